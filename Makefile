@@ -1,0 +1,39 @@
+# padlint developer entry points.  `make demo` and `make test` work on a
+# fresh machine: they create .venv and install padlint with its extras.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test test-fast bench corpus docs clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# torch 2.13.0 is the CPU build on this machine's disk; a bare `torch` would pull a multi-GB CUDA build
+	$(PY) -m pip install -q "torch==2.13.0"
+	$(PY) -m pip install -q -e ".[dev,runtime]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	-$(VENV)/bin/padlint check fixtures/ --exclude 'fixtures/runtime/*'
+	@echo
+	@echo "(exit status 1 above is expected: the buggy fixtures have findings)"
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not corpus and not slow"
+
+corpus: $(STAMP)
+	$(PY) -m padlint.corpus fetch 0.21.0 0.22.0 0.33.0
+
+bench: $(STAMP)
+	$(PY) benchmarks/run.py
+
+docs: $(STAMP)
+	$(PY) -m padlint.rules_doc --write docs/rules
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build dist

@@ -1,0 +1,104 @@
+"""Plain data classes shared by every stage: findings, trace steps, fixes, errors.
+
+The analysis produces them; suppressions, baseline and reporters consume
+them.  Nothing here knows about the CLI or an output format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """One step of a finding's path: where, and what happens there.
+
+    ``line`` is 1-based.  ``note`` is one sentence, e.g.
+    "padded slice of `self.seq_lens` (rows [num_reqs:num_reqs_padded] may be stale)".
+    """
+
+    path: str
+    line: int
+    note: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A reset statement to insert so that the padding rows hold the neutral value.
+
+    ``line`` is the 1-based line *before which* ``text`` is inserted, at
+    ``indent`` (the indentation of that statement, as written).  ``text`` is
+    one statement without indentation or newline, e.g.
+    ``is_prefilling[num_reqs:] = False``.  ``safe`` is always False for PAD001:
+    the fix changes the values of the padding rows.
+    """
+
+    path: str
+    line: int
+    indent: str
+    text: str
+    description: str
+    safe: bool = False
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One place where a value with stale padding rows reaches a sink.
+
+    Positions are 1-based lines and 1-based columns (end column exclusive,
+    as in ruff's JSON output) of the sink argument.  ``sink`` is the
+    constructor or call as written (``CommonAttentionMetadata``), ``field``
+    the keyword, attribute or positional index (as a string) it is passed as,
+    ``buffer`` the padded-slice expression as written (whitespace-normalised),
+    ``padded``/``real`` the count names, ``statement`` the normalised text of
+    the sink statement (used for baseline fingerprints), ``function`` the
+    qualified name of the function holding the sink.
+    """
+
+    code: str
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    message: str
+    severity: str
+    sink: str
+    field: str
+    buffer: str
+    padded: str
+    real: str
+    trace: tuple[TraceStep, ...] = ()
+    fix: Fix | None = None
+    statement: str = ""
+    function: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["trace"] = [asdict(t) for t in self.trace]
+        return d
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.column, self.code, self.field)
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A file that could not be checked: ``line`` is None when no line applies."""
+
+    path: str
+    line: int | None
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class CheckResult:
+    """Everything one run produced, before reporting."""
+
+    files_checked: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)

@@ -1,0 +1,1 @@
+"""Runtime checker (needs torch: pip install padlint[runtime])."""
