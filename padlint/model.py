@@ -94,6 +94,9 @@ class FileError:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def sort_key(self) -> tuple:
+        return (self.path, self.line or 0, self.message)
+
 
 @dataclass
 class CheckResult:
