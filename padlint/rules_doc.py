@@ -96,7 +96,7 @@ class RulePage:
         """Text of the ``## title`` section without its heading ("" if absent)."""
         for heading, text in _sections(self.body):
             if heading == title:
-                return text.strip("\n")
+                return text.partition("\n")[2].strip("\n")
         return ""
 
     def markdown(self, *, examples: bool = False) -> str:

@@ -1,0 +1,120 @@
+"""padlint.baseline: fingerprints without line numbers, multiset matching, stale entries."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from padlint import baseline
+from padlint.baseline import BaselineError, fingerprint
+
+from .conftest import BUGGY_PATH, canonical_finding
+
+
+def test_fingerprint_ignores_position_message_trace_and_fix(finding):
+    moved = canonical_finding(line=40, column=1, end_line=41, end_column=2, message="other words",
+                              trace=(), fix=None, buffer="x[:num_reqs_padded]")
+    assert fingerprint(moved) == fingerprint(finding)
+
+
+def test_fingerprint_normalises_statement_whitespace_and_path_form(finding):
+    assert fingerprint(canonical_finding(statement="meta  =  CommonAttentionMetadata(\n num_reqs=num_reqs_padded,"
+                                                   "\n    is_prefilling=is_prefilling,\n)")) == fingerprint(finding)
+    assert fingerprint(canonical_finding(path="./" + BUGGY_PATH)) == fingerprint(finding)
+
+
+@pytest.mark.parametrize("change", [
+    {"path": "other.py"}, {"code": "PAD100"}, {"sink": "FlashAttentionMetadata"}, {"field": "seq_lens"},
+    {"statement": "meta = CommonAttentionMetadata(is_prefilling=mask)"}, {"function": "GPUModelRunner._dummy_run"},
+])
+def test_fingerprint_depends_on_identity_fields(finding, change):
+    assert fingerprint(canonical_finding(**change)) != fingerprint(finding)
+
+
+def test_fingerprint_shape(finding):
+    fp = fingerprint(finding)
+    assert len(fp) == 20 and all(c in "0123456789abcdef" for c in fp)
+
+
+def test_write_format_is_stable_and_sorted(tmp_path, finding):
+    other = canonical_finding(path="a/first.py", field="seq_lens", line=3)
+    path = tmp_path / "padlint-baseline.json"
+    baseline.write(path, [finding, other])
+    text = path.read_text(encoding="utf-8")
+    doc = json.loads(text)
+    assert doc["version"] == 1 and doc["tool"] == "padlint"
+    assert [e["path"] for e in doc["entries"]] == ["a/first.py", BUGGY_PATH]
+    assert doc["entries"][1] == {
+        "code": "PAD001",
+        "field": "is_prefilling",
+        "fingerprint": fingerprint(finding),
+        "function": "GPUModelRunner._build_attention_metadata",
+        "path": BUGGY_PATH,
+        "sink": "CommonAttentionMetadata",
+        "statement": "meta = CommonAttentionMetadata( num_reqs=num_reqs_padded, is_prefilling=is_prefilling, )",
+    }
+    assert text.endswith("}\n") and text.startswith('{\n  "entries": [\n    {\n      "code": "PAD001",')
+    # Input order does not matter; no line numbers are stored.
+    baseline.write(tmp_path / "again.json", [other, finding])
+    assert (tmp_path / "again.json").read_text(encoding="utf-8") == text
+    assert '"line"' not in text
+
+
+def test_apply_hides_known_findings_after_lines_shift(tmp_path, finding):
+    path = tmp_path / "b.json"
+    baseline.write(path, [finding])
+    shifted = canonical_finding(line=finding.line + 7, end_line=finding.end_line + 7)
+    new = canonical_finding(field="seq_lens")
+    kept, messages = baseline.apply(path, [shifted, new])
+    assert kept == [new]
+    assert messages == []
+
+
+def test_apply_is_a_multiset(tmp_path, finding):
+    path = tmp_path / "b.json"
+    twin = canonical_finding(line=30, end_line=30)
+    baseline.write(path, [finding])
+    kept, messages = baseline.apply(path, [finding, twin])
+    assert kept == [twin] and messages == []
+
+    baseline.write(path, [finding, twin])
+    kept, messages = baseline.apply(path, [finding])
+    assert kept == []
+    assert len(messages) == 1
+
+
+def test_stale_entry_message(tmp_path, finding):
+    path = tmp_path / "b.json"
+    baseline.write(path, [finding])
+    kept, messages = baseline.apply(path, [])
+    assert kept == []
+    assert messages == [
+        (f"{path}: baseline entry no longer matches: PAD001 CommonAttentionMetadata.is_prefilling in "
+        f"{BUGGY_PATH} (GPUModelRunner._build_attention_metadata); remove it")
+    ]
+
+
+def test_empty_baseline_keeps_everything(tmp_path, finding):
+    path = tmp_path / "b.json"
+    baseline.write(path, [])
+    assert json.loads(path.read_text()) == {"entries": [], "tool": "padlint", "version": 1}
+    assert baseline.apply(path, [finding]) == ([finding], [])
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "baseline file not found"),
+    ("{not json", "baseline is not valid JSON"),
+    ("[]", "not a padlint baseline"),
+    ('{"version": 2, "entries": []}', "not a padlint baseline"),
+    ('{"version": 1, "entries": [{"code": "PAD001"}]}', "entries[0]: expected an object with a string fingerprint"),
+    ('{"version": 1, "entries": [{"fingerprint": "x", "path": 3}]}', "entries[0]"),
+])
+def test_bad_baseline_raises_one_line_error_naming_the_file(tmp_path, finding, content, message):
+    path = tmp_path / "b.json"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    with pytest.raises(BaselineError) as info:
+        baseline.apply(path, [finding])
+    text = str(info.value)
+    assert text.startswith(str(path)) and message in text and "\n" not in text
