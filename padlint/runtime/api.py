@@ -1,0 +1,166 @@
+"""Explicit API for engines and tests that call the checker themselves."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from padlint.runtime import checks, hooks
+from padlint.runtime.checker import Checker, Stats, parse_mode
+from padlint.runtime.context import StepCounts
+from padlint.runtime.errors import StalePaddingError, Violation
+from padlint.runtime.spec import FLAT, FieldRule, RuntimeSpec, runtime_spec
+
+_SPECS: dict[str, RuntimeSpec] = {}
+
+
+def _spec(profile: str) -> RuntimeSpec:
+    if profile not in _SPECS:
+        _SPECS[profile] = runtime_spec(profile)
+    return _SPECS[profile]
+
+
+def _checker(mode: str | None, profile: str = "vllm", cuda_policy: str = "sync") -> Checker:
+    inst = hooks.checker()
+    if inst is not None and mode is None:
+        return inst
+    chk = Checker(inst.spec if inst else _spec(profile), mode=parse_mode(mode, "strict"), cuda_policy=cuda_policy)
+    if inst is not None:
+        chk.label = inst.label
+    return chk
+
+
+def check_padding(tensor: Any, num_real: int, neutral: Any, *, axis: int = 0, num_padded: int | None = None,
+                  name: str = "tensor", why: str = "", mode: str | None = None) -> list[Violation]:
+    """Check that rows ``[num_real:num_padded)`` of ``tensor`` on ``axis`` hold ``neutral``.
+
+    ``tensor``: ``Tensor[num_padded, ...]`` (any dtype, CPU or CUDA) or a
+    numpy array; ``num_padded`` defaults to ``tensor.shape[axis]``.
+    ``neutral``: a scalar (``False``, ``0``, ``-1`` = vLLM PAD_SLOT_ID,
+    ``0`` = vLLM NULL_BLOCK_ID, ``1``) or ``"flat"`` for cumulative offsets
+    (every padding entry equals entry ``num_real - 1``; for
+    ``query_start_loc`` pass ``num_real = num_reqs + 1``).
+    ``mode``: "strict" (default without installed hooks) raises
+    :class:`StalePaddingError`; "record" returns the violations and adds
+    them to the installed checker's tally when hooks are installed.
+    A CUDA tensor costs one host synchronisation (none while a CUDA graph
+    is being captured: then nothing is checked and the skip is counted).
+    """
+    chk = _checker(mode)
+    if not chk.active:
+        return []
+    padded = tensor.shape[axis] if num_padded is None else num_padded
+    if num_padded is not None and tensor.shape[axis] < num_padded:
+        raise ValueError(f"{name}: shape {tuple(tensor.shape)} has fewer than num_padded={num_padded} rows on axis {axis}")
+    if isinstance(neutral, str) and neutral == "flat":
+        neutral = FLAT
+    if neutral is FLAT and num_real < 1:
+        raise ValueError(f"{name}: a flat (cumulative) check needs num_real >= 1")
+    rule = FieldRule(name, f"dim {axis}", neutral, "flat" if neutral is FLAT else repr(neutral), why)
+    with chk._lock:
+        chk.stats.objects_checked += 1
+    if num_real >= padded:
+        return []
+    a = checks.as_numpy(tensor)
+    on_device = a is None and getattr(tensor, "device", None) is not None and tensor.device.type != "cpu"
+    if on_device and chk.capturing():
+        with chk._lock:
+            chk.stats.skipped_capture += 1
+        return []
+    with chk._lock:
+        chk.stats.fields_checked += 1
+        if on_device:
+            chk.stats.host_syncs += 1
+    if a is not None:
+        bad = checks.cpu_has_stale(a, num_real, padded, neutral, axis)
+    else:
+        bad = True  # find_stale_rows decides (one sync on a device)
+    if not bad:
+        return []
+    rows, values, num_bad = checks.find_stale_rows(tensor, num_real, padded, neutral, axis, chk.max_rows)
+    if not num_bad:
+        return []
+    v = Violation(owner=name if "." in name else "check_padding", field=name, axis=rule.axis, real=num_real,
+                  padded=padded, start=num_real, stop=padded, dtype=str(tensor.dtype),
+                  device=str(getattr(tensor, "device", "cpu (numpy)")), shape=tuple(tensor.shape),
+                  expected=rule.expected_text(), why=why, rows=rows, values=values, num_bad=num_bad,
+                  fix=f"{name}[{num_real}:{padded}] = {rule.neutral_text}" if neutral is not FLAT
+                  else f"{name}[{num_real}:{padded}] = {name}[{num_real - 1}]",
+                  constructed_at=_caller(), when="explicit check", test=chk.label)
+    return chk._emit([v])
+
+
+def _caller() -> str:
+    f = sys._getframe(2)
+    return f"{f.f_code.co_filename}:{f.f_lineno} in {f.f_code.co_name}"
+
+
+def _pair(value: Any) -> tuple[int | None, int | None]:
+    if value is None:
+        return None, None
+    if isinstance(value, (tuple, list)):
+        real, padded = value
+        return int(real), int(padded)
+    return int(value), None
+
+
+def check_metadata(obj: Any, num_reqs: Any = None, num_tokens: Any = None, *, mode: str | None = None,
+                   profile: str = "vllm") -> list[Violation]:
+    """Check every profile field of a metadata object (e.g. ``CommonAttentionMetadata``).
+
+    ``num_reqs``/``num_tokens``: ``(real, padded)`` pairs, or the real
+    count alone (the padded count is then each field's own length: for
+    ``query_start_loc`` ``len - 1``).  Both None: inferred from the object
+    (trailing requests with zero query length in a CPU cumulative-offset
+    field are padding), or nothing is checked when that is impossible.
+    ``mode`` as in :func:`check_padding`; CUDA fields cost one host
+    synchronisation for the whole object.
+    Returns the violations (strict mode raises :class:`StalePaddingError`).
+    """
+    chk = _checker(mode)
+    if type(obj) not in chk._infer:
+        names = next((c.infer_from for c in chk.spec.classes), ("query_start_loc_cpu", "query_start_loc"))
+        chk.register_class(type(obj), names or ("query_start_loc_cpu", "query_start_loc"))
+    counts = None
+    if num_reqs is not None or num_tokens is not None:
+        rr, rp = _pair(num_reqs)
+        tr, tp = _pair(num_tokens)
+        counts = StepCounts(rr, rp, tr, tp, provider="check_metadata",
+                            names={"reqs": chk.spec.count_names("reqs"), "tokens": chk.spec.count_names("tokens")})
+    saved = chk.cuda_policy
+    if chk is hooks.checker() and saved == "deferred":
+        chk.cuda_policy = "sync"  # an explicit call expects an answer now
+    try:
+        return chk.check_object(obj, counts, when="explicit check", frame=sys._getframe(1))
+    finally:
+        chk.cuda_policy = saved
+
+
+def summary() -> Stats | None:
+    """The tally of the installed checker (None when nothing is installed)."""
+    chk = hooks.checker()
+    return chk.stats if chk else None
+
+
+def register_poison_buffer(buffer: Any, *, axis: str = "reqs", sentinel: Any = None, name: str = "") -> Any:
+    """Register a persistent source buffer for poison mode (see :mod:`padlint.runtime.poison`).
+
+    Raises RuntimeError unless hooks are installed with ``poison=True``.
+    """
+    inst = hooks.installed()
+    if inst is None or inst.poison is None:
+        raise RuntimeError("poison mode is off: install(..., poison=True) first")
+    return inst.poison.register(buffer, axis=axis, sentinel=sentinel, name=name)
+
+
+def poison_padding(num_reqs: int | None, num_tokens: int | None = None) -> int:
+    """Fill rows past the real counts of every registered buffer with its sentinel now
+    (engines without a step hook call this between steps).  Returns buffers filled."""
+    inst = hooks.installed()
+    if inst is None or inst.poison is None:
+        raise RuntimeError("poison mode is off: install(..., poison=True) first")
+    return inst.poison.poison(num_reqs, num_tokens)
+
+
+__all__ = ["check_padding", "check_metadata", "summary", "register_poison_buffer", "poison_padding",
+           "StalePaddingError", "Violation"]

@@ -1,0 +1,378 @@
+"""The checker: runs the checks of one metadata object and keeps the tally.
+
+One :class:`Checker` exists while hooks are installed (see
+:mod:`padlint.runtime.hooks`); the explicit API creates a throw-away one.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import traceback
+from collections import deque
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any, Iterator
+
+import numpy as np
+import torch
+
+from padlint.runtime import checks, context
+from padlint.runtime.context import StepCounts
+from padlint.runtime.errors import MAX_ROWS_SHOWN, StalePaddingError, Violation
+from padlint.runtime.spec import FLAT, FieldRule, RuntimeSpec
+
+MODES = ("strict", "record", "off")
+#: ``deferred``: no host synchronisation (device results read when ready);
+#: ``sync``: one synchronisation per metadata object; ``skip``: device fields not checked.
+CUDA_POLICIES = ("deferred", "sync", "skip")
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def parse_mode(text: str | None, default: str = "off") -> str:
+    """Normalise a mode string ("strict", "record", "off"; case-insensitive, "" -> default).
+
+    Raises ValueError naming the accepted values.
+    """
+    if text is None or not str(text).strip():
+        return default
+    mode = str(text).strip().lower()
+    if mode not in MODES:
+        raise ValueError(f"padlint runtime mode {text!r}: expected one of {', '.join(MODES)}")
+    return mode
+
+
+@dataclass
+class Stats:
+    """Tally of one installation (or one explicit check).
+
+    ``objects_checked``: metadata objects seen; ``fields_checked``: fields
+    whose padding rows were examined (a step without padding examines none);
+    ``skipped_capture``: device fields not checkable during CUDA-graph
+    capture; ``skipped_shape``: fields whose length matched neither the real
+    nor the padded count of the step (e.g. micro-batch slices);
+    ``skipped_unknown``: fields without counts (no provider call and nothing
+    to infer from); ``host_syncs``: host synchronisations the checker caused
+    (0 with the deferred CUDA policy unless a violation is found).
+    """
+
+    objects_checked: int = 0
+    fields_checked: int = 0
+    skipped_capture: int = 0
+    skipped_shape: int = 0
+    skipped_unknown: int = 0
+    host_syncs: int = 0
+    pending: int = 0
+    violations: list[Violation] = field(default_factory=list)
+
+    def line(self) -> str:
+        """The one-line summary the pytest plugin prints."""
+        extra = ""
+        if self.skipped_shape or self.skipped_unknown:
+            extra = f", {self.skipped_shape + self.skipped_unknown} skipped (shape/unknown counts)"
+        return (f"padlint runtime: {self.objects_checked} objects checked, {self.fields_checked} fields checked, "
+                f"{self.skipped_capture} skipped during capture{extra}, {len(self.violations)} violations")
+
+
+def _location(frame: FrameType | None) -> str:
+    """'file:line in function' of the first frame outside padlint.runtime and dataclasses."""
+    f = frame
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not (fn.startswith(_HERE) or fn.endswith("dataclasses.py") or fn.endswith("copy.py")
+                or fn.startswith("<string>")):  # dataclass __init__ is compiled from "<string>"
+            return f"{fn}:{f.f_lineno} in {f.f_code.co_name}"
+        f = f.f_back
+    return "<unknown>"
+
+
+def _stack(frame: FrameType | None, limit: int = 10) -> str:
+    if frame is None:
+        return ""
+    return "".join(traceback.format_list(traceback.extract_stack(frame, limit=limit)))
+
+
+class Checker:
+    """Checks metadata objects against a :class:`RuntimeSpec`.
+
+    ``mode``: "strict" raises :class:`StalePaddingError` (one per object),
+    "record" appends to ``stats.violations``, "off" checks nothing.
+    ``cuda_policy``: see :data:`CUDA_POLICIES`.  Thread-safe: the tally is
+    guarded by a lock; step counts are per thread.
+    """
+
+    def __init__(self, spec: RuntimeSpec, mode: str = "strict", cuda_policy: str = "deferred",
+                 max_rows: int = MAX_ROWS_SHOWN):
+        if cuda_policy not in CUDA_POLICIES:
+            raise ValueError(f"cuda_policy {cuda_policy!r}: expected one of {', '.join(CUDA_POLICIES)}")
+        self.spec = spec
+        self.mode = parse_mode(mode, "strict")
+        self.cuda_policy = cuda_policy
+        self.max_rows = max_rows
+        self.stats = Stats()
+        self.label = ""  # the current test id, set by the pytest plugin
+        self._lock = threading.Lock()
+        self._pending: deque = deque()
+        self._suspend = threading.local()
+        self._rules = tuple(r for r in spec.rules if not any(r.name == n for n, _ in spec.exempt))
+        self._class_exempt: dict[type, frozenset[str]] = {}
+        self._infer: dict[type, tuple[str, ...]] = {}
+        # Test hooks: treat CPU tensors as device tensors / pretend a capture is running.
+        self.force_device_path = False
+        self.capturing = checks.stream_is_capturing
+
+    # -- configuration ------------------------------------------------------
+    def register_class(self, cls: type, infer_from: tuple[str, ...] = (), exempt: tuple[str, ...] = ()) -> None:
+        self._infer[cls] = tuple(infer_from)
+        self._class_exempt[cls] = frozenset(exempt)
+
+    @property
+    def active(self) -> bool:
+        return self.mode != "off" and not getattr(self._suspend, "depth", 0)
+
+    @contextmanager
+    def suspended(self) -> Iterator[None]:
+        """No checks in this thread inside the block (the pytest ``padlint_off`` marker)."""
+        self._suspend.depth = getattr(self._suspend, "depth", 0) + 1
+        try:
+            yield
+        finally:
+            self._suspend.depth -= 1
+
+    # -- counts ---------------------------------------------------------------
+    def _infer_counts(self, obj: Any) -> StepCounts | None:
+        """Counts inferred from the object: trailing requests with zero query length are padding.
+
+        Reads the first CPU cumulative-offset field named by ``infer_from``
+        (``query_start_loc_cpu``: ``Tensor[num_reqs_padded + 1] int32``);
+        the padded counts are then each field's own length.  None when no
+        such field is on the CPU (reading a device tensor would synchronise).
+        """
+        names = self._infer.get(type(obj))
+        if names is None:
+            names = next((v for k, v in self._infer.items() if isinstance(obj, k)), ())
+        for name in names:
+            a = checks.as_numpy(getattr(obj, name, None)) if getattr(obj, name, None) is not None else None
+            if a is None or a.ndim != 1 or len(a) < 1:
+                continue
+            n = len(a) - 1
+            real = n
+            while real > 0 and a[real] == a[real - 1]:
+                real -= 1
+            return StepCounts(real, None, int(a[real]), None, provider=f"inferred from {name}",
+                              names={"reqs": ("num_reqs", "num_reqs_padded"),
+                                     "tokens": ("num_tokens", "num_tokens_padded")})
+        return None
+
+    # -- the check -----------------------------------------------------------
+    def check_object(self, obj: Any, counts: StepCounts | None = None, *, when: str = "construction",
+                     frame: FrameType | None = None, only: tuple[str, ...] | None = None) -> list[Violation]:
+        """Check the profile fields of ``obj`` (or only the names in ``only``).
+
+        ``counts``: the step's counts; None means the innermost provider
+        call, else inferred from the object.  Returns the violations found
+        now (deferred device results are reported later); in strict mode
+        raises :class:`StalePaddingError` instead.
+        """
+        if not self.active:
+            return []
+        self._drain(block=False)
+        if counts is None:
+            counts = context.current() or self._infer_counts(obj)
+        owner = type(obj).__name__
+        rules = self._rules if only is None else tuple(r for r in (self.spec.rule(n) for n in only) if r)
+        exempt = self._class_exempt.get(type(obj), frozenset())
+        with self._lock:
+            self.stats.objects_checked += 1
+        if counts is None:
+            present = sum(1 for r in rules if getattr(obj, r.name, None) is not None)
+            with self._lock:
+                self.stats.skipped_unknown += present
+            return []
+        # Inside a provider call, remember (id, version) of each tensor for the re-check at provider return.
+        seen: dict[str, tuple[int, int]] | None = {} if counts.frame is not None else None
+        cpu_bad: list[tuple[FieldRule, Any, int, int, int, int]] = []
+        dev_items: list[tuple[FieldRule, Any, int, int, int, int]] = []
+        n_checked = n_shape = n_capture = 0
+        capturing: bool | None = None
+        for rule in rules:
+            t = getattr(obj, rule.name, None)
+            if t is None or rule.name in exempt:
+                continue
+            is_tensor = isinstance(t, torch.Tensor)
+            if not is_tensor and not isinstance(t, np.ndarray):
+                continue
+            if is_tensor and seen is not None:
+                seen[rule.name] = (id(t), t._version)
+            if rule.axis == "tokens":
+                real, padded, off = counts.num_tokens, counts.num_tokens_padded, 0
+            else:
+                real, padded, off = counts.num_reqs, counts.num_reqs_padded, 1 if rule.axis == "reqs+1" else 0
+            if real is None or t.ndim == 0:
+                continue
+            length = t.shape[0]
+            if padded is None:  # inferred counts: the field's own length is its padded count
+                padded = length - off
+            start, stop = real + off, padded + off
+            if start >= stop or length <= start:
+                continue  # no padding rows: nothing to examine
+            if length != stop:
+                n_shape += 1
+                continue
+            if is_tensor and (t.is_cuda or t.device.type != "cpu" or self.force_device_path):
+                if capturing is None:
+                    capturing = self.capturing()
+                if capturing or self.cuda_policy == "skip":
+                    n_capture += capturing
+                    continue
+                dev_items.append((rule, t, real, padded, start, stop))
+                n_checked += 1
+                continue
+            a = checks.as_numpy(t)
+            n_checked += 1
+            if a is None:  # e.g. bfloat16: fall back to torch on the CPU
+                if checks.find_stale_rows(t, start, stop, rule.neutral)[2]:
+                    cpu_bad.append((rule, t, real, padded, start, stop))
+            elif checks.cpu_has_stale(a, start, stop, rule.neutral):
+                cpu_bad.append((rule, t, real, padded, start, stop))
+        if seen is not None:
+            for o, d in counts.seen:
+                if o is obj:
+                    d.update(seen)
+                    break
+            else:
+                counts.seen.append((obj, seen))
+        with self._lock:
+            self.stats.fields_checked += n_checked
+            self.stats.skipped_shape += n_shape
+            self.stats.skipped_capture += n_capture
+        found = [self._violation(owner, rule, t, real, padded, start, stop,
+                                 checks.find_stale_rows(t, start, stop, rule.neutral, max_rows=self.max_rows),
+                                 counts, when, frame)
+                 for rule, t, real, padded, start, stop in cpu_bad]
+        if dev_items:
+            found.extend(self._device(owner, dev_items, counts, when, frame))
+        return self._emit(found)
+
+    def _device(self, owner: str, items: list, counts: StepCounts, when: str,
+                frame: FrameType | None) -> list[Violation]:
+        packed = checks.pack_device_checks([(t, s, e, r.neutral) for r, t, _, _, s, e in items], self.max_rows)
+        if self.cuda_policy == "sync":
+            host = packed.cpu()  # the one synchronisation for this object
+            with self._lock:
+                self.stats.host_syncs += 1
+            return self._unpack(owner, items, host, counts, when, frame)
+        # deferred: a non-blocking copy into pinned memory and an event; read when the event has completed.
+        event = None
+        if packed.is_cuda:
+            host = torch.empty(packed.shape, dtype=packed.dtype, pin_memory=True)
+            host.copy_(packed, non_blocking=True)
+            event = torch.cuda.Event()
+            event.record()
+        else:
+            host = packed
+        where = _location(frame)
+        stack = _stack(counts.frame)
+        with self._lock:
+            self._pending.append((owner, items, host, event, counts.describe(), when, where, stack, self.label))
+            self.stats.pending = len(self._pending)
+        return []
+
+    def _unpack(self, owner: str, items: list, host: Any, counts: StepCounts | str, when: str,
+                frame: FrameType | None | str, stack: str | None = None, label: str | None = None) -> list[Violation]:
+        out = []
+        for (rule, t, real, padded, start, stop), (rows, values, num_bad) in zip(
+                items, checks.unpack_device_checks(host, [(t, s, e, r.neutral) for r, t, _, _, s, e in items],
+                                                   self.max_rows)):
+            if num_bad:
+                out.append(self._violation(owner, rule, t, real, padded, start, stop, (rows, values, num_bad),
+                                           counts, when, frame, stack, label))
+        return out
+
+    def _violation(self, owner: str, rule: FieldRule, t: Any, real: int, padded: int, start: int, stop: int,
+                   found: tuple, counts: StepCounts | str, when: str, frame: FrameType | None | str,
+                   stack: str | None = None, label: str | None = None) -> Violation:
+        rows, values, num_bad = found
+        is_tensor = isinstance(t, torch.Tensor)
+        return Violation(
+            owner=owner, field=rule.name, axis=rule.axis, real=real, padded=padded, start=start, stop=stop,
+            dtype=str(t.dtype), device=str(t.device) if is_tensor else "cpu (numpy)", shape=tuple(t.shape),
+            expected=rule.expected_text(), why=rule.why, rows=tuple(rows), values=tuple(values), num_bad=num_bad,
+            fix=self.spec.reset_text(rule),
+            constructed_at=frame if isinstance(frame, str) else (_location(frame) if frame is not None else ""),
+            provider_stack=stack if stack is not None else (_stack(counts.frame) if isinstance(counts, StepCounts) else ""),
+            when=when, counts_from=counts if isinstance(counts, str) else counts.describe(),
+            test=self.label if label is None else label)
+
+    def _emit(self, found: list[Violation]) -> list[Violation]:
+        if not found:
+            return found
+        with self._lock:
+            self.stats.violations.extend(found)
+        if self.mode == "strict":
+            raise StalePaddingError(found)
+        return found
+
+    # -- deferred device results --------------------------------------------
+    def _drain(self, block: bool) -> list[Violation]:
+        """Report deferred device results whose event has completed (all of them if ``block``)."""
+        if not self._pending:
+            return []
+        found: list[Violation] = []
+        while True:
+            with self._lock:
+                if not self._pending:
+                    break
+                owner, items, host, event, counts, when, where, stack, label = self._pending[0]
+                if event is not None and not event.query():
+                    if not block:
+                        break
+                    event.synchronize()
+                    self.stats.host_syncs += 1
+                self._pending.popleft()
+                self.stats.pending = len(self._pending)
+            found.extend(self._unpack(owner, items, host, counts, f"{when} (deferred device check)", where,
+                                      stack, label))
+        return self._emit(found)
+
+    def flush(self) -> list[Violation]:
+        """Wait for every deferred device check and report it (end of a test, end of a run)."""
+        return self._drain(block=True)
+
+    # -- provider return ---------------------------------------------------------
+    def on_provider_return(self, counts: StepCounts, result: Any, known: set[int] | None = None) -> None:
+        """Re-check fields whose tensor or version changed since they were checked,
+        and check metadata objects in the provider's return value that were
+        never checked (made by ``copy.copy``, which skips ``__init__``)."""
+        if not self.active:
+            return
+        checked = {id(obj) for obj, _ in counts.seen}
+        for obj, before in list(counts.seen):
+            changed = []
+            for rule in self._rules:
+                t = getattr(obj, rule.name, None)
+                if isinstance(t, torch.Tensor):
+                    old = before.get(rule.name)
+                    if old is None or old != (id(t), t._version):
+                        changed.append(rule.name)
+            if changed:
+                self.check_object(obj, counts, when="provider return (changed after construction)",
+                                  only=tuple(changed))
+        for obj in _metadata_in(result, tuple(self._infer)):
+            if id(obj) not in checked:
+                self.check_object(obj, counts, when="provider return (object not built through __init__)")
+
+
+def _metadata_in(value: Any, classes: tuple[type, ...], depth: int = 2) -> Iterator[Any]:
+    if not classes or value is None:
+        return
+    if isinstance(value, classes):
+        yield value
+    elif depth and isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _metadata_in(v, classes, depth - 1)
+    elif depth and isinstance(value, dict):
+        for v in value.values():
+            yield from _metadata_in(v, classes, depth - 1)

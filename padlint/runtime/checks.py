@@ -1,0 +1,168 @@
+"""Tensor-level checks of padding rows (torch and numpy).
+
+Three paths, all checking only the padding slice ``[start:stop)`` of one axis:
+
+* CPU (:func:`cpu_has_stale`): a numpy view of the CPU tensor, one
+  vectorised reduction; no torch dispatch on the hot path.
+* device, fused (:func:`pack_device_checks`): every device field of one
+  metadata object reduced on the device into one small ``float64`` tensor
+  (per field: number of offending rows, first offending rows, their
+  values), with no host synchronisation; the caller copies it to the host
+  once (``sync`` policy: one blocking copy; ``deferred``: a non-blocking
+  copy into pinned memory plus a CUDA event, read later).
+* details (:func:`find_stale_rows`): only after a check failed; may
+  synchronise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from padlint.runtime.errors import MAX_ROWS_SHOWN
+from padlint.runtime.spec import FLAT
+
+
+def stream_is_capturing() -> bool:
+    """True while the current CUDA stream is capturing a graph.
+
+    Guarded: a CPU-only torch build (or a build without a usable driver)
+    may raise from ``torch.cuda.is_current_stream_capturing()``; that counts
+    as "not capturing".
+    """
+    try:
+        return bool(torch.cuda.is_current_stream_capturing())
+    except Exception:  # noqa: BLE001 - any failure means no CUDA capture is possible
+        return False
+
+
+def as_numpy(t: Any) -> np.ndarray | None:
+    """Numpy view (no copy) of a CPU tensor or ndarray; None when there is none
+    (device tensor, bfloat16, tensor that requires grad)."""
+    if isinstance(t, np.ndarray):
+        return t
+    try:
+        return t.numpy()
+    except (TypeError, RuntimeError):
+        return None
+
+
+def _axis_slice(ndim: int, axis: int, start: int, stop: int) -> tuple:
+    return (slice(None),) * axis + (slice(start, stop),)
+
+
+def cpu_has_stale(a: np.ndarray, start: int, stop: int, neutral: Any, axis: int = 0) -> bool:
+    """True when some entry of ``a[start:stop]`` (on ``axis``) differs from ``neutral``.
+
+    ``neutral`` is a scalar or :data:`FLAT` (compare with ``a[start - 1]``,
+    the last real cumulative offset).  Cost: one slice and one reduction
+    over the padding rows only.
+    """
+    x = a[start:stop] if axis == 0 else a[_axis_slice(a.ndim, axis, start, stop)]
+    if neutral is FLAT:
+        v = a[start - 1] if axis == 0 else a[_axis_slice(a.ndim, axis, start - 1, start)]
+        return bool((x != v).any())
+    if not neutral:  # False / 0: any non-zero entry (NaN counts as non-zero) is stale
+        return bool(x.any())
+    return bool((x != neutral).any())
+
+
+def _as_torch(t: Any) -> torch.Tensor:
+    return torch.from_numpy(np.ascontiguousarray(t)) if isinstance(t, np.ndarray) else t
+
+
+def _rows_view(t: torch.Tensor, start: int, stop: int, neutral: Any, axis: int):
+    """(x, v, ne): padding rows moved to dim 0 and flattened to [n, -1], the
+    neutral value (tensor or scalar), and the per-entry mismatch mask."""
+    x = t.narrow(axis, start, stop - start)
+    if neutral is FLAT:
+        v = t.narrow(axis, start - 1, 1)
+        ne = x != v
+    else:
+        v = neutral
+        ne = x != v
+    if axis != 0:
+        x = x.movedim(axis, 0)
+        ne = ne.movedim(axis, 0)
+    n = stop - start
+    return x.reshape(n, -1), ne.reshape(n, -1)
+
+
+def find_stale_rows(t: Any, start: int, stop: int, neutral: Any, axis: int = 0,
+                    max_rows: int = MAX_ROWS_SHOWN) -> tuple[tuple[int, ...], tuple[Any, ...], int]:
+    """(rows, values, num_bad) of the padding rows ``[start:stop)`` that are not neutral.
+
+    ``rows`` are absolute row indices (first ``max_rows``), ``values`` the
+    value in each (for rows of a 2-D tensor, the first non-neutral entry).
+    Used only after a check failed: on a device tensor this synchronises.
+    """
+    t = _as_torch(t)
+    if stop <= start:
+        return (), (), 0
+    x, ne = _rows_view(t, start, stop, neutral, axis)
+    rowbad = ne.any(1)
+    idx = torch.nonzero(rowbad).flatten()
+    num_bad = int(idx.numel())
+    idx = idx[:max_rows]
+    cols = ne[idx].to(torch.uint8).argmax(1)
+    vals = x[idx, cols].cpu().tolist()
+    return tuple(start + int(i) for i in idx.cpu().tolist()), tuple(vals), num_bad
+
+
+def pack_device_checks(items: list[tuple[torch.Tensor, int, int, Any]],
+                       max_rows: int = MAX_ROWS_SHOWN) -> torch.Tensor:
+    """Fused check of several fields, entirely on their device; no host sync.
+
+    ``items``: (tensor, start, stop, neutral) with padding rows on dim 0.
+    Returns ``Tensor[sum(1 + 2 * k_i)] float64`` on the same device: per
+    field ``[num_bad, row_0..row_{k-1}, value_0..value_{k-1}]`` with
+    ``k = min(max_rows, stop - start)``; a row index ``>= stop - start``
+    means "no offending row" (rows are relative to ``start``).  Values go
+    through float64, exact for integers below 2**53.
+    """
+    parts = []
+    for t, start, stop, neutral in items:
+        n = stop - start
+        x, ne = _rows_view(t, start, stop, neutral, 0)
+        rowbad = ne.any(1)
+        k = min(max_rows, n)
+        key = torch.where(rowbad, torch.arange(n, device=t.device), n)
+        first = torch.topk(key, k, largest=False, sorted=True).values
+        safe = first.clamp(max=n - 1)
+        cols = ne[safe].to(torch.uint8).argmax(1)
+        vals = x[safe, cols]
+        parts.append(rowbad.sum().reshape(1).to(torch.float64))
+        parts.append(first.to(torch.float64))
+        parts.append(vals.to(torch.float64))
+    return torch.cat(parts)
+
+
+def unpack_device_checks(host: torch.Tensor | np.ndarray, items: list[tuple[Any, int, int, Any]],
+                         max_rows: int = MAX_ROWS_SHOWN) -> list[tuple[tuple[int, ...], tuple[Any, ...], int]]:
+    """Per field (rows, values, num_bad) from a host copy of :func:`pack_device_checks`."""
+    flat = np.asarray(host).tolist()
+    out, pos = [], 0
+    for t, start, stop, _ in items:
+        n = stop - start
+        k = min(max_rows, n)
+        num_bad = int(flat[pos])
+        rel = flat[pos + 1: pos + 1 + k]
+        vals = flat[pos + 1 + k: pos + 1 + 2 * k]
+        pos += 1 + 2 * k
+        rows, shown = [], []
+        for r, v in zip(rel, vals):
+            if r < n:
+                rows.append(start + int(r))
+                shown.append(_pyvalue(v, t.dtype))
+        out.append((tuple(rows), tuple(shown), num_bad))
+    return out
+
+
+def _pyvalue(v: float, dtype: torch.dtype) -> Any:
+    if dtype == torch.bool:
+        return bool(v)
+    if not dtype.is_floating_point and not dtype.is_complex:
+        return int(v)
+    return v

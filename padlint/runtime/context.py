@@ -1,0 +1,84 @@
+"""The counts of the current step: a per-thread stack of provider calls (no torch).
+
+The provider hook pushes a :class:`StepCounts` when the provider is entered
+and pops it when it returns; metadata objects built in between are checked
+against the innermost entry.  Thread-local, so engines that build metadata
+on several threads (async scheduling) see their own step.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
+
+
+@dataclass
+class StepCounts:
+    """Real and padded counts of one provider call.
+
+    ``num_reqs``/``num_reqs_padded``: request rows; ``num_tokens``/
+    ``num_tokens_padded``: token rows.  A padded count equals its real count
+    when the provider was called without one (vLLM: ``num_reqs_padded=None``
+    outside full CUDA graphs).  ``names`` maps axis ("reqs", "tokens") to the
+    (real, padded) argument names used in messages.  ``frame`` is the
+    provider's caller (for the call stack in messages); ``seen`` the objects
+    checked during this call with, per field, ``(id(tensor), tensor._version)``
+    at check time, re-checked when the provider returns if either changed.
+    """
+
+    num_reqs: int | None
+    num_reqs_padded: int | None
+    num_tokens: int | None
+    num_tokens_padded: int | None
+    provider: str = ""
+    names: dict[str, tuple[str, str]] = field(default_factory=dict)
+    frame: FrameType | None = None
+    seen: list[tuple[Any, dict[str, tuple[int, int]]]] = field(default_factory=list)
+
+    def describe(self) -> str:
+        r = self.names.get("reqs", ("num_reqs", "num_reqs_padded"))
+        t = self.names.get("tokens", ("num_tokens", "num_tokens_padded"))
+        return (f"{self.provider}({r[0]}={self.num_reqs}, {r[1]}={self.num_reqs_padded}, "
+                f"{t[0]}={self.num_tokens}, {t[1]}={self.num_tokens_padded})")
+
+    @property
+    def has_padding(self) -> bool:
+        return ((self.num_reqs_padded or 0) > (self.num_reqs or 0)
+                or (self.num_tokens_padded or 0) > (self.num_tokens or 0))
+
+
+class _Local(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[StepCounts] = []
+        self.init_depth = 0
+        self.last: StepCounts | None = None
+
+
+_local = _Local()
+
+
+def current() -> StepCounts | None:
+    """The innermost active provider call of this thread, or None."""
+    stack = _local.stack
+    return stack[-1] if stack else None
+
+
+def push(counts: StepCounts) -> None:
+    _local.stack.append(counts)
+
+
+def pop() -> StepCounts:
+    counts = _local.stack.pop()
+    _local.last = counts
+    return counts
+
+
+def last() -> StepCounts | None:
+    """The most recent provider call of this thread that has returned (poison mode uses it)."""
+    return _local.last
+
+
+def local() -> _Local:
+    return _local

@@ -1,0 +1,307 @@
+"""Installing and uninstalling the runtime hooks: the one registry of patches.
+
+Nothing is patched until :func:`install` is called; :func:`uninstall`
+restores every patched attribute exactly (an attribute that was inherited
+is deleted again, not left as a copy).  Hooks:
+
+* the *provider* (``module:Class.method``): its arguments give the real and
+  padded counts of the step (pushed on a per-thread stack while it runs);
+  on return, fields whose tensor or version changed are re-checked;
+* each metadata class: ``__init__`` (also reached by ``dataclasses.replace``)
+  checks every profile field on creation; ``__setattr__`` checks a profile
+  field stored after construction (``meta.dcp_local_seq_lens = ...``);
+* the optional *step* function: poison mode fills padding rows of
+  registered source buffers with a sentinel when a step returns.
+
+With ``lazy=True`` a target whose module is not imported yet is patched
+right after its module is first imported (a ``sys.meta_path`` finder),
+so an engine plugin can install before the engine imports its runner.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.abc
+import importlib.util
+import inspect
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from padlint.runtime import context
+from padlint.runtime.checker import Checker
+from padlint.runtime.context import StepCounts
+from padlint.runtime.spec import ClassSpec, ProviderSpec, RuntimeSpec
+
+_MISSING = object()
+
+
+@dataclass
+class _Patch:
+    owner: Any
+    name: str
+    old: Any  # the value in owner.__dict__ before, or _MISSING
+
+    def undo(self) -> None:
+        if self.old is _MISSING:
+            try:
+                delattr(self.owner, self.name)
+            except AttributeError:
+                pass
+        else:
+            setattr(self.owner, self.name, self.old)
+
+
+@dataclass
+class Installation:
+    """The installed hooks: checker, patches, targets not (yet) found, post-import finder."""
+
+    checker: Checker
+    patches: list[_Patch] = field(default_factory=list)
+    waiting: dict[str, list[tuple[str, Callable[[Any], None]]]] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    finder: Any = None
+    poison: Any = None
+
+
+_REGISTRY: dict[str, Installation] = {}
+_LOCK = threading.RLock()
+
+
+def installed() -> Installation | None:
+    """The current installation, or None."""
+    return _REGISTRY.get("current")
+
+
+def checker() -> Checker | None:
+    inst = installed()
+    return inst.checker if inst else None
+
+
+def _split(target: str) -> tuple[str, list[str]]:
+    if ":" not in target:
+        raise ValueError(f"target {target!r}: expected 'module:Qualified.name'")
+    mod, qual = target.split(":", 1)
+    return mod, qual.split(".")
+
+
+def _resolve(module: Any, parts: list[str]) -> tuple[Any, str, Any]:
+    owner = module
+    for p in parts[:-1]:
+        owner = getattr(owner, p)
+    return owner, parts[-1], getattr(owner, parts[-1])
+
+
+def _patch(inst: Installation, owner: Any, name: str, new: Any) -> None:
+    old = owner.__dict__.get(name, _MISSING) if hasattr(owner, "__dict__") else _MISSING
+    inst.patches.append(_Patch(owner, name, old))
+    setattr(owner, name, new)
+
+
+# -- provider ------------------------------------------------------------------
+def _arg_getter(func: Callable, name: str) -> Callable[[tuple, dict], Any]:
+    """A fast getter of argument ``name`` from (args, kwargs), honouring defaults."""
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return lambda a, k: k.get(name)
+    for i, p in enumerate(params):
+        if p.name == name:
+            default = None if p.default is inspect.Parameter.empty else p.default
+            if p.kind is inspect.Parameter.KEYWORD_ONLY:
+                return lambda a, k: k.get(name, default)
+            return lambda a, k: k[name] if name in k else (a[i] if i < len(a) else default)
+    return lambda a, k: k.get(name)
+
+
+def _wrap_provider(inst: Installation, spec: ProviderSpec, module: Any) -> None:
+    owner, name, func = _resolve(module, _split(spec.target)[1])
+    raw = owner.__dict__.get(name, func) if isinstance(owner, type) else func
+    if isinstance(raw, (staticmethod, classmethod)):
+        raise TypeError(f"provider {spec.target}: static and class methods are not supported")
+    chk = inst.checker
+    g_rr, g_rp = _arg_getter(func, spec.reqs[0]), _arg_getter(func, spec.reqs[1])
+    g_tr, g_tp = _arg_getter(func, spec.tokens[0]), _arg_getter(func, spec.tokens[1])
+    names = {"reqs": spec.reqs, "tokens": spec.tokens}
+    label = spec.target.split(":", 1)[1]
+
+    @functools.wraps(func)
+    def provider(*args: Any, **kwargs: Any) -> Any:
+        if not chk.active:
+            return func(*args, **kwargs)
+        rr, rp, tr, tp = g_rr(args, kwargs), g_rp(args, kwargs), g_tr(args, kwargs), g_tp(args, kwargs)
+        counts = StepCounts(rr, rp if rp is not None else rr, tr, tp if tp is not None else tr,
+                            provider=label, names=names, frame=sys._getframe(1))
+        context.push(counts)
+        try:
+            result = func(*args, **kwargs)
+        finally:
+            context.pop()
+        chk.on_provider_return(counts, result)
+        counts.seen.clear()
+        counts.frame = None
+        return result
+
+    provider.__padlint_wrapped__ = func  # type: ignore[attr-defined]
+    _patch(inst, owner, name, provider)
+
+
+# -- metadata classes -----------------------------------------------------------
+def _wrap_class(inst: Installation, spec: ClassSpec, module: Any) -> None:
+    owner, name, cls = _resolve(module, _split(spec.target)[1])
+    if not isinstance(cls, type):
+        raise TypeError(f"metadata class {spec.target}: not a class")
+    chk = inst.checker
+    chk.register_class(cls, spec.infer_from, tuple(n for n, _ in spec.exempt))
+    orig_init = cls.__init__
+    orig_setattr = cls.__setattr__
+    checked = frozenset(r.name for r in chk.spec.rules)
+    local = context.local()
+
+    @functools.wraps(orig_init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        local.init_depth += 1
+        try:
+            orig_init(self, *args, **kwargs)
+        finally:
+            local.init_depth -= 1
+        if chk.active and not local.init_depth:
+            chk.check_object(self, frame=sys._getframe(1))
+
+    def __setattr__(self: Any, key: str, value: Any) -> None:
+        orig_setattr(self, key, value)
+        if key in checked and value is not None and not local.init_depth and chk.active:
+            chk.check_object(self, when="attribute store", frame=sys._getframe(1), only=(key,))
+
+    _patch(inst, cls, "__init__", __init__)
+    _patch(inst, cls, "__setattr__", __setattr__)
+
+
+def _wrap_step(inst: Installation, target: str, module: Any) -> None:
+    owner, name, func = _resolve(module, _split(target)[1])
+
+    @functools.wraps(func)
+    def step(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        finally:
+            if inst.poison is not None and inst.checker.active:
+                inst.poison.after_step(context.last())
+
+    _patch(inst, owner, name, step)
+
+
+# -- post-import hook ------------------------------------------------------------
+class _PostImportFinder(importlib.abc.MetaPathFinder):
+    """Patches waiting targets right after their module is executed."""
+
+    def __init__(self, inst: Installation):
+        self.inst = inst
+        self._busy: set[str] = set()
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname not in self.inst.waiting or fullname in self._busy:
+            return None
+        self._busy.add(fullname)
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            self._busy.discard(fullname)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader = spec.loader
+        inst = self.inst
+
+        class _Loader(importlib.abc.Loader):
+            def create_module(self, s: Any) -> Any:
+                return loader.create_module(s)
+
+            def exec_module(self, module: Any) -> None:
+                loader.exec_module(module)
+                _apply_waiting(inst, fullname, module)
+
+        spec.loader = _Loader()
+        return spec
+
+
+def _apply_waiting(inst: Installation, modname: str, module: Any) -> None:
+    with _LOCK:
+        for _, apply in inst.waiting.pop(modname, []):
+            apply(module)
+
+
+# -- public API ------------------------------------------------------------------
+def install(profile: Any = "vllm", *, mode: str = "strict", provider: Any = ..., classes: Any = ...,
+            step: Any = ..., cuda_policy: str = "deferred", lazy: bool = False, poison: bool = False,
+            spec: RuntimeSpec | None = None) -> Checker:
+    """Install the runtime hooks and return the :class:`Checker`.
+
+    ``profile``: a profile name or :class:`padlint.profile.Profile`;
+    ``provider``/``classes``/``step`` override its ``[runtime]`` tables
+    (``None`` disables one).  ``mode``: "strict", "record" or "off".
+    ``lazy``: targets whose module is not importable yet are patched when
+    it is imported; otherwise importing a target module that fails raises
+    ``ImportError``.  ``poison``: enable poison mode (register buffers with
+    :func:`padlint.runtime.poison.register_buffer`).
+    Raises RuntimeError if hooks are already installed (call :func:`uninstall`).
+    """
+    from padlint.runtime.spec import _UNSET, runtime_spec
+
+    def arg(v: Any) -> Any:
+        return _UNSET if v is ... else v
+
+    with _LOCK:
+        if installed() is not None:
+            raise RuntimeError("padlint runtime hooks are already installed; call padlint.runtime.uninstall() first")
+        if spec is None:
+            spec = runtime_spec(profile, provider=arg(provider), classes=arg(classes), step=arg(step))
+        inst = Installation(Checker(spec, mode=mode, cuda_policy=cuda_policy))
+        if poison:
+            from padlint.runtime.poison import Poisoner
+            inst.poison = Poisoner()
+        todo: list[tuple[str, Callable[[Any], None]]] = []
+        for c in spec.classes:
+            todo.append((c.target, functools.partial(lambda c, m: _wrap_class(inst, c, m), c)))
+        if spec.provider is not None:
+            todo.append((spec.provider.target, lambda m: _wrap_provider(inst, spec.provider, m)))
+        if spec.step:
+            todo.append((spec.step, lambda m: _wrap_step(inst, spec.step, m)))
+        try:
+            for target, apply in todo:
+                modname = _split(target)[0]
+                module = sys.modules.get(modname)
+                if module is None and lazy:
+                    inst.waiting.setdefault(modname, []).append((target, apply))
+                    continue
+                if module is None:
+                    module = importlib.import_module(modname)
+                apply(module)
+        except BaseException:
+            for p in reversed(inst.patches):
+                p.undo()
+            raise
+        if inst.waiting:
+            inst.finder = _PostImportFinder(inst)
+            sys.meta_path.insert(0, inst.finder)
+        _REGISTRY["current"] = inst
+        return inst.checker
+
+
+def uninstall() -> Checker | None:
+    """Remove every hook (and the post-import finder); returns the old checker (its
+    tally stays readable).  Deferred device checks are flushed first (they
+    may raise in strict mode, after the hooks are gone).  No-op when nothing
+    is installed."""
+    with _LOCK:
+        inst = _REGISTRY.pop("current", None)
+        if inst is None:
+            return None
+        if inst.finder is not None and inst.finder in sys.meta_path:
+            sys.meta_path.remove(inst.finder)
+        for p in reversed(inst.patches):
+            p.undo()
+        inst.patches.clear()
+    inst.checker.flush()
+    return inst.checker
