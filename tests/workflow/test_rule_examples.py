@@ -1,0 +1,45 @@
+"""The valid and invalid examples on each rule page are the rule's tests (the Fixit convention).
+
+An invalid example must produce its rule's code on exactly the lines marked
+``# error: PADnnn``; a valid example must produce no finding of that code.
+PAD001 examples run through the analysis API directly; PAD100 (unused
+suppression) is decided after the analysis, by the suppression stage, so its
+examples run through ``padlint check``.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from padlint.profile import load_profile
+from padlint.rules_doc import load_pages
+
+PAGES = load_pages()
+
+
+def _examples(code, valid):
+    return [pytest.param(e, id=e.title) for e in PAGES[code].examples if e.valid == valid]
+
+
+def _expected_lines(example, code):
+    return sorted(line for line, c in example.errors if c == code)
+
+
+def _pad001_lines(example):
+    from padlint.analysis import check_module
+
+    findings = check_module(cst.parse_module(example.code), "example.py", load_profile("vllm"))
+    return sorted(f.line for f in findings if f.code == "PAD001"), [f.message for f in findings]
+
+
+@pytest.mark.parametrize("example", _examples("PAD001", valid=False))
+def test_pad001_invalid_example(example):
+    lines, messages = _pad001_lines(example)
+    assert lines == _expected_lines(example, "PAD001"), messages
+
+
+@pytest.mark.parametrize("example", _examples("PAD001", valid=True))
+def test_pad001_valid_example(example):
+    lines, messages = _pad001_lines(example)
+    assert lines == [], messages
