@@ -1,0 +1,146 @@
+"""The corpus cache helper, on small hand-made wheels (no network).
+
+A wheel is a zip file; these tests build one holding a few `vllm/` files,
+some of them not Python, and check what `tests/corpus_cache.py` extracts,
+where, and what it leaves behind.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+_HELPER = Path(__file__).resolve().parents[1] / "corpus_cache.py"
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("padlint_tests_corpus_cache_unit", _HELPER)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+cc = _load()
+
+RUNNER_TEXT = "class GPUModelRunner:\n    pass\n"
+
+
+def make_wheel(path: Path, extra: dict[str, str] | None = None) -> Path:
+    """A minimal fake vLLM wheel at ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    files = {
+        "vllm/__init__.py": "",
+        "vllm/v1/worker/gpu_model_runner.py": RUNNER_TEXT,
+        "vllm/_C.abi3.so": "binary",
+        "vllm/py.typed": "",
+        "vllm-0.0.1.dist-info/METADATA": "Name: vllm\n",
+        "other/setup.py": "print('not vllm')\n",
+    }
+    files.update(extra or {})
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, text in files.items():
+            zf.writestr(name, text)
+    return path
+
+
+def test_cache_root_honours_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("PADLINT_CORPUS_DIR", str(tmp_path / "c"))
+    assert cc.cache_root() == tmp_path / "c"
+    assert cc.tree_dir("1.2.3") == tmp_path / "c" / "vllm-1.2.3"
+    monkeypatch.delenv("PADLINT_CORPUS_DIR")
+    assert cc.cache_root() == Path.home() / ".cache" / "padlint-corpus"
+
+
+def test_seed_wheel_extracts_only_vllm_python_and_is_kept(tmp_path):
+    seed = tmp_path / "seed"
+    wheel = make_wheel(seed / "wheels" / "vllm-0.0.1-cp38-abi3-manylinux_2_28_x86_64.whl")
+    root = tmp_path / "cache"
+    target = cc.ensure_vllm("0.0.1", root, seed=str(seed))
+    assert target == root / "vllm-0.0.1"
+    files = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
+    assert files == [".complete", "vllm/__init__.py", "vllm/v1/worker/gpu_model_runner.py"]
+    assert (target / cc.RUNNER).read_text() == RUNNER_TEXT
+    assert wheel.is_file(), "a seed wheel is never deleted"
+    assert sorted(p.name for p in root.iterdir()) == ["vllm-0.0.1"], "no temporary leftovers"
+
+
+def test_seed_tree_is_copied(tmp_path):
+    seed = tmp_path / "seed"
+    runner = seed / "vllm-0.0.2" / "vllm" / "v1" / "worker" / "gpu_model_runner.py"
+    runner.parent.mkdir(parents=True)
+    runner.write_text(RUNNER_TEXT)
+    (runner.parent / "notes.txt").write_text("skip me")
+    target = cc.ensure_vllm("0.0.2", tmp_path / "cache", seed=str(seed))
+    assert (target / cc.RUNNER).read_text() == RUNNER_TEXT
+    assert not (target / "vllm" / "v1" / "worker" / "notes.txt").exists()
+
+
+def test_download_path_deletes_the_wheel_and_is_idempotent(tmp_path, monkeypatch):
+    calls = []
+
+    def fake_download(version, dest):
+        calls.append(version)
+        return make_wheel(dest / f"vllm-{version}-cp38-abi3-manylinux_2_28_x86_64.whl")
+
+    monkeypatch.setattr(cc, "_download", fake_download)
+    root = tmp_path / "cache"
+    target = cc.ensure_vllm("0.0.3", root, seed="")
+    assert calls == ["0.0.3"]
+    assert cc.is_extracted("0.0.3", root)
+    assert not list(root.rglob("*.whl")), "the downloaded wheel is removed after extraction"
+    # Second call: already extracted, nothing fetched.
+    assert cc.ensure_vllm("0.0.3", root, seed="") == target
+    assert calls == ["0.0.3"]
+
+
+def test_seed_without_the_version_falls_back_to_download(tmp_path, monkeypatch):
+    monkeypatch.setattr(cc, "_download", lambda version, dest: make_wheel(dest / f"vllm-{version}-x.whl"))
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    target = cc.ensure_vllm("0.0.4", tmp_path / "cache", seed=str(seed))
+    assert (target / cc.RUNNER).is_file()
+
+
+def test_incomplete_tree_is_replaced(tmp_path, monkeypatch):
+    monkeypatch.setattr(cc, "_download", lambda version, dest: make_wheel(dest / f"vllm-{version}-x.whl"))
+    root = tmp_path / "cache"
+    stale = root / "vllm-0.0.5" / "vllm" / "half_written.py"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("")
+    target = cc.ensure_vllm("0.0.5", root, seed="")
+    assert not stale.exists()
+    assert (target / cc.RUNNER).is_file()
+
+
+def test_unsafe_member_names_are_skipped(tmp_path):
+    seed = tmp_path / "seed"
+    make_wheel(seed / "vllm-0.0.6-x.whl", {"vllm/../../escape.py": "x = 1\n"})
+    root = tmp_path / "cache"
+    cc.ensure_vllm("0.0.6", root, seed=str(seed))
+    assert not list(tmp_path.rglob("escape.py"))
+
+
+def test_wheel_without_runner_is_an_error(tmp_path):
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    with zipfile.ZipFile(seed / "vllm-0.0.7-x.whl", "w") as zf:
+        zf.writestr("vllm/__init__.py", "")
+    with pytest.raises(cc.CorpusError, match="gpu_model_runner.py missing"):
+        cc.ensure_vllm("0.0.7", tmp_path / "cache", seed=str(seed))
+    assert not cc.is_extracted("0.0.7", tmp_path / "cache")
+
+
+def test_failed_download_is_an_error(tmp_path, monkeypatch):
+    class Proc:
+        returncode = 1
+        stdout = ""
+        stderr = "ERROR: No matching distribution found for vllm==0.0.8"
+
+    monkeypatch.setattr(cc.subprocess, "run", lambda *a, **k: Proc())
+    with pytest.raises(cc.CorpusError, match="No matching distribution"):
+        cc.ensure_vllm("0.0.8", tmp_path / "cache", seed="")
