@@ -1,16 +1,83 @@
-"""PAD001 dataflow (placeholder until the engine lands)."""
+"""Driver of the static checker: index -> parse what can matter -> interpret -> findings.
+
+``check_source`` parses the whole file with ``ast`` (fast, C) to find the
+functions that can matter, then parses only those with libcst (each as a
+small module wrapped in ``class _:`` lines so that lines and columns stay
+exact) and resolves libcst positions on them alone.  Position metadata on a
+whole 7,000-line runner costs about 1.6 s; on the needed methods a fraction.
+"""
 
 from __future__ import annotations
 
-import libcst as cst
+import ast
+import warnings
 
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from padlint.analysis.findings import hits_to_findings
+from padlint.analysis.index import build_index
+from padlint.analysis.interp import Interpreter, Segment
 from padlint.model import Finding
 from padlint.profile import Profile
 
 
-def check_module(module: cst.Module, path: str, profile: Profile) -> list[Finding]:
-    """Return PAD001 findings for one parsed module, sorted by position.
+class AnalysisSyntaxError(SyntaxError):
+    """The file is not valid Python.  ``lineno`` is 1-based (or None)."""
 
-    ``path`` is used as written in findings and traces.
+
+def _parse_segment(lines: list[str], start: int, end: int, ancestors: tuple[int, ...]) -> Segment:
+    wrapper = [" " * col + "class _:\n" for col in ancestors]
+    text = "".join(wrapper) + "".join(lines[start - 1:end])
+    if not text.endswith("\n"):
+        text += "\n"
+    module = cst.parse_module(text)
+    wrapped = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapped.resolve(PositionProvider)
+    node: cst.CSTNode = module.body[0]
+    for _ in ancestors:  # each wrapper `class _:` holds the next level
+        assert isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock)
+        node = node.body.body[0]
+    func = node
+    if not isinstance(func, cst.FunctionDef):
+        raise ValueError("segment is not a function")
+    return Segment(func=func, positions=positions, line_offset=start - 1 - len(ancestors))
+
+
+def check_source(source: str, path: str, profile: Profile) -> list[Finding]:
+    """PAD001 findings for one file's text, sorted by position.
+
+    Raises :class:`AnalysisSyntaxError` (with ``lineno``) when the file does
+    not parse, and ``RecursionError`` for pathologically deep nesting.
     """
-    return []
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, filename=path)
+    except SyntaxError as e:
+        raise AnalysisSyntaxError(f"syntax error: {e.msg}", (path, e.lineno, e.offset, e.text)) from None
+    except (ValueError, MemoryError) as e:  # null bytes, too big
+        raise AnalysisSyntaxError(f"cannot parse: {e}") from None
+    lines = source.splitlines(keepends=True)
+    index = build_index(tree, lines, profile)
+    if not index.entries:
+        return []
+    functions: dict[str, tuple[str, str, Segment]] = {}
+    for qual in sorted(index.needed, key=lambda q: index.functions[q].start):
+        info = index.functions[qual]
+        try:
+            seg = _parse_segment(lines, info.start, info.end, info.ancestors)
+        except cst.ParserSyntaxError as e:
+            raise AnalysisSyntaxError(
+                f"syntax error (libcst): {e.message}",
+                (path, e.raw_line + info.start - 1 - len(info.ancestors), e.raw_column, None)) from None
+        functions[qual] = (info.owner, info.name, seg)
+    interp = Interpreter(profile, functions, lines)
+    for entry in index.entries:
+        interp.run_entry(entry)
+    return hits_to_findings(interp, path, profile, source)
+
+
+def check_module(module: cst.Module, path: str, profile: Profile) -> list[Finding]:
+    """PAD001 findings for an already parsed module (see :func:`check_source`)."""
+    return check_source(module.code, path, profile)

@@ -1,0 +1,126 @@
+"""Turn sink hits into :class:`~padlint.model.Finding`: message, trace and fix."""
+
+from __future__ import annotations
+
+import re
+
+from padlint.analysis.interp import Interpreter, SinkHit
+from padlint.analysis.values import Taint
+from padlint.model import Finding, Fix, TraceStep
+from padlint.profile import Profile
+
+CODE = "PAD001"
+
+
+def _short(buffer: str) -> str:
+    """`self.input_batch.x_cpu_tensor[:n]` -> `x_cpu_tensor[:n]`; keeps `q.gpu[:n]` views."""
+    i = buffer.find("[")
+    base, rest = (buffer[:i], buffer[i:]) if i > 0 else (buffer, "")
+    if "(" in base:
+        return buffer
+    parts = base.split(".")
+    keep = 2 if len(parts) >= 2 and parts[-1] in ("gpu", "cpu", "np") else 1
+    return ".".join(parts[-keep:]) + rest
+
+
+def _neutral(profile: Profile, field: str, source: str) -> str:
+    text = profile.neutral_for(field, "0")
+    if text != "flat" and not re.fullmatch(r"[-\w.]+", text):
+        return text
+    if re.fullmatch(r"[A-Za-z_]\w*", text) and text not in ("True", "False", "None"):
+        # a named constant: use the name only where the module can see it
+        if not re.search(rf"\b{re.escape(text)}\b", source):
+            value = profile.constant(text)
+            if value is not None:
+                return repr(value)
+    return text
+
+
+def _fix_text(hit: SinkHit, taint: Taint, real: str | None, neutral: str) -> str | None:
+    """The reset statement, in the names in scope at the sink."""
+    if real is None:
+        return None
+    off = taint.offset
+    lo = f"{real} + {off}" if off else real
+    if len({t.dim for t in hit.taints}) > 1:
+        return None  # sources disagree on the padded dimension: no single reset
+    lead = ":, " * taint.dim
+    if hit.arg_name is not None:
+        target = hit.arg_name
+        if neutral == "flat":
+            return f"{target}[{lead}{lo}:] = {target}[{lead}{real}]"
+        return f"{target}[{lead}{lo}:] = {neutral}"
+    # the sink argument is the padded slice itself: reset the buffer's padding rows
+    text = taint.buffer if taint.reason == "stale" else hit.arg_text
+    i = text.rfind("[")
+    if i <= 0 or not text.endswith("]"):
+        return None
+    base = text[:i]
+    inner = text[i + 1:-1]
+    dims = inner.split(",")
+    if len(dims) != taint.dim + 1 or not dims[-1].startswith(":"):
+        return None
+    upper = dims[-1][1:]
+    if neutral == "flat":
+        return f"{base}[{lead}{lo}:{upper}] = {base}[{lead}{real}]"
+    return f"{base}[{lead}{lo}:{upper}] = {neutral}"
+
+
+def hits_to_findings(interp: Interpreter, path: str, profile: Profile, source: str) -> list[Finding]:
+    out: list[Finding] = []
+    for key, hit in interp.hits.items():
+        taint = hit.taints[0]
+        pair = profile.pair_for_padded(taint.padded)
+        real_canon = next((r for r in (pair.real if pair else ()) if r in hit.real_names),
+                          pair.real[0] if pair else None)
+        real_name = hit.real_names.get(real_canon) if real_canon else None
+        neutral = _neutral(profile, hit.field, source)
+        fix_text = _fix_text(hit, taint, real_name, neutral)
+        rows = (f"[{real_canon} + {taint.offset}:{taint.padded} + {taint.offset}]" if taint.offset
+                else f"[{real_canon}:{taint.padded}]")
+        short = _short(taint.buffer)
+        if hit.arg_name and taint.derived_from:
+            what = f"`{hit.arg_name}` is derived from `{_short(taint.derived_from)}`"
+        elif hit.arg_name and taint.reason == "uninit":
+            what = f"`{hit.arg_name}` is allocated with `{taint.buffer}`"
+        elif hit.arg_name:
+            what = f"`{hit.arg_name}` is the padded slice `{short}`"
+        elif taint.reason == "uninit":
+            what = f"`{hit.arg_text}` is allocated with `{taint.buffer}`"
+        elif taint.derived_from:
+            what = f"`{hit.arg_text}` is derived from `{_short(taint.derived_from)}`"
+        else:
+            what = f"`{short}` is a padded slice of a persistent buffer"
+        state = "are uninitialised" if taint.reason == "uninit" else "may be stale"
+        if hit.kind == "attribute":
+            where = f"when stored as `.{hit.field}` on a {hit.sink}"
+        elif hit.kind == "keyword":
+            where = f"when passed as `{hit.field}=` to {hit.sink}"
+        else:
+            where = f"when passed as argument {hit.field} to {hit.sink}"
+        more = f" (and {len(hit.taints) - 1} more source{'s' if len(hit.taints) > 2 else ''})" if len(hit.taints) > 1 else ""
+        via = ""
+        if key in interp.clean_hits:
+            via = " on the path " + " -> ".join(
+                n.split("`")[1] for _, n in hit.chain if "`" in n) + " (other paths reset it)"
+        shown = "the last real offset" if neutral == "flat" else neutral
+        fix_hint = f"; add `{fix_text}` before line {hit.stmt_line}" if fix_text else \
+            f"; reset rows {rows} to {shown} before line {hit.stmt_line}"
+        message = f"{what}{more}; rows {rows} {state} {where}{via}{fix_hint}"
+
+        trace = [TraceStep(path, line, note) for line, note in hit.chain]
+        for t in hit.taints[:3]:
+            trace.extend(TraceStep(path, line, note) for line, note in t.steps)
+        trace.append(TraceStep(path, hit.span[0], f"reaches sink {hit.sink} as `{hit.field}`"))
+        indent = re.match(r"[ \t]*", interp.lines[hit.stmt_line - 1]).group(0) \
+            if 0 < hit.stmt_line <= len(interp.lines) else ""
+        fix = Fix(path=path, line=hit.stmt_line, indent=indent, text=fix_text,
+                  description=f"reset the padding rows {rows} of `{hit.arg_name or short}` to {neutral}",
+                  safe=False) if fix_text else None
+        out.append(Finding(
+            code=CODE, path=path, line=hit.span[0], column=hit.span[1], end_line=hit.span[2],
+            end_column=hit.span[3], message=message, severity=hit.severity, sink=hit.sink,
+            field=hit.field, buffer=taint.buffer, padded=taint.padded, real=real_canon or "",
+            trace=tuple(trace), fix=fix, statement=hit.stmt_text, function=hit.function))
+    out.sort(key=Finding.sort_key)
+    return out

@@ -1,0 +1,128 @@
+"""Module index: which functions can matter, and the call graph between them.
+
+Built with the standard ``ast`` module (C speed) before any libcst parsing,
+so that libcst (slow: ~0.5 MB/s to parse, more for position metadata) only
+parses the functions that can matter:
+
+* *core* functions mention a padded count, a sink, a reset method, a
+  device copy, a padded getter or an uninitialised allocator;
+* *needed* functions are the core ones and every function of the same class
+  that calls one of them (directly or transitively): the paths from entry
+  points to sinks and resets.
+
+Entry points are needed methods that no other method of the class calls
+(``execute_model``, ``capture_model``), as the issue specifies.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from padlint.profile import Profile
+
+
+@dataclass
+class FuncInfo:
+    """One top-level function or method.  Lines are 1-based, inclusive."""
+
+    qualname: str           # "Runner._build_attention_metadata" or "helper"
+    name: str
+    owner: str              # class name, or "" for module-level functions
+    start: int              # first decorator line or def line
+    def_line: int
+    end: int
+    ancestors: tuple[int, ...]  # column offsets of enclosing class lines (for re-parsing)
+    calls: set[str] = field(default_factory=set)  # names called as self.NAME(...) / NAME(...)
+    core: bool = False
+
+
+@dataclass
+class ModuleIndex:
+    functions: dict[str, FuncInfo]
+    needed: set[str]
+    entries: list[str]
+
+
+def relevance_pattern(profile: Profile) -> re.Pattern[str]:
+    """A regex that matches text mentioning anything PAD001 can act on.
+
+    Calls only (``X(``), not type annotations, for sinks, resets, copies and
+    allocators; padded count names as whole words, plus any ``*_padded`` name.
+    """
+    alts: list[str] = [r"\w_padded\b"]
+    for pair in profile.counts:
+        alts.extend(rf"\b{re.escape(w)}\b" for w in pair.padded)
+    calls: set[str] = set(profile.padded_getters) | set(profile.copy_to_device) | set(profile.fill_methods)
+    calls.update(name for name, _ in profile.reset_helpers)
+    alts.extend(rf"\.{re.escape(w)}\(" for w in sorted(calls))
+    alts.extend(rf"\b{re.escape(name)}\(" for name, _ in profile.reset_helpers)
+    for pat in profile.sink_constructors + profile.sink_calls + profile.forward_calls:
+        rx = re.escape(pat).replace(r"\*", r"[\w.]*").replace(r"\?", r"[\w.]")
+        alts.append(rf"\b{rx}\(")
+    for alloc in profile.uninitialized_allocators:
+        alts.append(rf"\b{re.escape(alloc)}\(")
+    return re.compile("|".join(alts))
+
+
+def build_index(tree: ast.Module, lines: list[str], profile: Profile) -> ModuleIndex:
+    """Index ``tree`` (parsed from ``lines``); see the module docstring."""
+    pattern = relevance_pattern(profile)
+    functions: dict[str, FuncInfo] = {}
+
+    def add(node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str, ancestors: tuple[int, ...]) -> None:
+        start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        end = node.end_lineno or node.lineno
+        info = FuncInfo(
+            qualname=f"{owner}.{node.name}" if owner else node.name,
+            name=node.name, owner=owner, start=start, def_line=node.lineno, end=end,
+            ancestors=ancestors)
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call):
+                f = sub.func
+                if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+                    info.calls.add(f.attr)
+                elif isinstance(f, ast.Name):
+                    info.calls.add(f.id)
+        text = "\n".join(lines[start - 1:end])
+        info.core = pattern.search(text) is not None
+        functions[info.qualname] = info
+
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            add(node, "", ())
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    add(item, node.name, (node.col_offset,))
+
+    # needed = core + transitive callers within the same owner
+    by_owner: dict[str, dict[str, FuncInfo]] = {}
+    for info in functions.values():
+        by_owner.setdefault(info.owner, {})[info.name] = info
+    needed: set[str] = {q for q, i in functions.items() if i.core}
+    changed = True
+    while changed:
+        changed = False
+        for q, info in functions.items():
+            if q in needed:
+                continue
+            peers = by_owner[info.owner]
+            if any(c in peers and peers[c].qualname in needed for c in info.calls):
+                needed.add(q)
+                changed = True
+
+    entries: list[str] = []
+    for owner, peers in by_owner.items():
+        called = set()
+        for info in peers.values():
+            called.update(c for c in info.calls if c in peers and c != info.name)
+        for name, info in sorted(peers.items(), key=lambda kv: kv[1].start):
+            if info.qualname in needed and name not in called:
+                entries.append(info.qualname)
+        # a class whose needed methods all call each other (a cycle) still gets an entry
+        if not any(functions[e].owner == owner for e in entries):
+            cyc = [i.qualname for i in sorted(peers.values(), key=lambda i: i.start) if i.qualname in needed]
+            entries.extend(cyc[:1])
+    return ModuleIndex(functions=functions, needed=needed, entries=entries)

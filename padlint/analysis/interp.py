@@ -1,0 +1,991 @@
+"""Flow-sensitive abstract interpreter for PAD001 over libcst function bodies.
+
+Each entry point is interpreted from a state where every persistent buffer
+row may be stale.  ``self.m(...)`` calls to needed methods of the same class
+(and calls of nested functions) are followed by interpreting the callee with
+the caller's heap, its arguments bound to the callee's parameters and its
+counts bound in the caller's terms, so a reset in ``_prepare_inputs`` covers
+a sink in ``_build_attention_metadata`` on the path that calls both, and no
+other path.  Branches are joined (a reset on one branch only does not count;
+one under ``if P > R:`` does); loop bodies may run zero times.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+import libcst as cst
+
+from padlint.analysis.values import (
+    ALL, UNKNOWN, AVal, Count, FuncVal, LocState, MetaVal, Ref, Refs, State, Taint, TupleVal,
+    UnknownVal, covers, join_vals, with_step,
+)
+from padlint.profile import Profile
+
+
+@dataclass(frozen=True)
+class CountVal(AVal):
+    """A count bound in entry-point terms; ``canon`` None is the value None."""
+
+    canon: str | None
+    offset: int = 0
+
+
+VIEW_METHODS = frozenset({
+    "view", "reshape", "unsqueeze", "squeeze", "flatten", "contiguous", "numpy", "view_as",
+    "expand", "expand_as", "detach", "narrow", "t", "permute", "transpose", "as_strided", "ravel",
+})
+COPY_METHODS = frozenset({
+    "clone", "to", "cpu", "cuda", "int", "long", "bool", "float", "half", "double", "type",
+    "copy", "tolist", "astype", "pin_memory",
+})
+ELEMENTWISE_METHODS = frozenset({
+    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not", "logical_xor",
+    "add", "sub", "mul", "div", "clamp", "clip", "masked_fill", "abs", "neg", "minimum", "maximum",
+    "bitwise_and", "bitwise_or", "bitwise_not", "where", "floor_divide", "remainder", "sign",
+})
+ELEMENTWISE_FUNCS = frozenset({
+    "where", "maximum", "minimum", "clamp", "clip", "logical_and", "logical_or", "logical_not",
+    "logical_xor", "eq", "ne", "lt", "le", "gt", "ge", "add", "sub", "subtract", "mul", "multiply",
+    "div", "floor_divide", "remainder", "abs", "neg", "negative", "bitwise_and", "bitwise_or",
+    "bitwise_not", "greater", "less", "equal", "not_equal", "greater_equal", "less_equal",
+})
+ELEMENTWISE_MODULES = frozenset({"torch", "np", "numpy"})
+
+
+def norm(text: str) -> str:
+    """Whitespace-normalised expression text: ``x.gpu[: n + 1]`` -> ``x.gpu[:n + 1]``."""
+    text = re.sub(r"#[^\n]*", "", text)
+    text = " ".join(text.split())
+    text = re.sub(r"([\[(])\s+", r"\1", text)
+    text = re.sub(r"\s+([\])])", r"\1", text)
+    text = re.sub(r",\s*([\])])", r"\1", text)
+    text = re.sub(r"\s*:\s*", ":", text)
+    return text
+
+
+def dotted(node: cst.BaseExpression) -> str | None:
+    """``self.model`` for an Attribute/Name chain, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+@dataclass
+class Segment:
+    """A re-parsed function with positions: ``pos(node)`` gives file coordinates."""
+
+    func: cst.FunctionDef
+    positions: dict  # node -> CodeRange in segment coordinates
+    line_offset: int
+
+    def span(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
+        r = self.positions[node]
+        return (r.start.line + self.line_offset, r.start.column + 1,
+                r.end.line + self.line_offset, r.end.column + 1)
+
+
+@dataclass
+class SinkHit:
+    """A sink argument reached on one path (stale or clean)."""
+
+    key: tuple[int, int, str]
+    sink: str
+    field: str
+    kind: str            # "keyword" | "positional" | "attribute"
+    severity: str
+    arg_text: str        # the argument as written, normalised
+    arg_name: str | None # the argument if it is a plain name
+    span: tuple[int, int, int, int]
+    stmt_line: int
+    stmt_text: str
+    function: str
+    chain: tuple[tuple[int, str], ...]
+    taints: tuple[Taint, ...]
+    real_names: dict[str, str]  # canonical real count -> name in scope at the sink
+    padded_names: dict[str, str]
+
+
+@dataclass
+class Frame:
+    qual: str
+    owner: str
+    seg: Segment
+    chain: tuple[tuple[int, str], ...]
+    params: tuple[str, ...] = ()
+    returns: list = field(default_factory=list)
+    loop_exits: list = field(default_factory=list)
+    stmt: cst.CSTNode | None = None
+    nested: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    depth: int = 0
+
+
+class Interpreter:
+    """Interprets needed functions of one module; collects :class:`SinkHit`."""
+
+    MAX_DEPTH = 10
+
+    def __init__(self, profile: Profile, functions: dict[str, tuple[str, str, Segment]],
+                 source_lines: list[str]):
+        # functions: qualname -> (owner, name, segment)
+        self.p = profile
+        self.functions = functions
+        self.by_owner: dict[str, dict[str, str]] = {}
+        for q, (owner, name, _seg) in functions.items():
+            self.by_owner.setdefault(owner, {})[name] = q
+        self.lines = source_lines
+        self.hits: dict[tuple[int, int, str], SinkHit] = {}
+        self.clean_hits: dict[tuple[int, int, str], list[tuple[tuple[int, str], ...]]] = {}
+        self._fresh = 0
+        self._stack: list[str] = []
+        self._real_for = profile.is_real_for
+
+    # ------------------------------------------------------------------ entry
+    def run_entry(self, qual: str) -> None:
+        owner, name, seg = self.functions[qual]
+        line = seg.span(seg.func.name)[0]
+        frame = Frame(qual=qual, owner=owner, seg=seg,
+                      chain=((line, f"entry point `{name}`"),))
+        state = State()
+        for p in self._params(seg.func):
+            if p == "self":
+                state.env[p] = Refs(frozenset({Ref("self", None, "self")}))
+        frame.params = tuple(self._params(seg.func))
+        self._stack = [qual]
+        self._exec_function(seg.func, frame, state)
+
+    @staticmethod
+    def _params(func: cst.FunctionDef) -> list[str]:
+        ps = func.params
+        return [p.name.value for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params)]
+
+    def _exec_function(self, func: cst.FunctionDef, frame: Frame, state: State) -> tuple[State, AVal]:
+        end = self._exec_block(func.body, frame, state)
+        states = [s for s, _ in frame.returns] + ([end] if end is not None else [])
+        value: AVal | None = None
+        for _, v in frame.returns:
+            value = join_vals(value, v)
+        exit_state = State.join(states) or state
+        return exit_state, value if value is not None else UNKNOWN
+
+    # ------------------------------------------------------------- statements
+    def _exec_block(self, block: cst.BaseSuite | list, frame: Frame, state: State | None) -> State | None:
+        if isinstance(block, cst.SimpleStatementSuite):
+            body = [block]
+        elif isinstance(block, cst.IndentedBlock):
+            body = list(block.body)
+        else:
+            body = list(block)
+        for stmt in body:
+            if state is None:
+                return None
+            state = self._exec_stmt(stmt, frame, state)
+        return state
+
+    def _exec_stmt(self, stmt: cst.CSTNode, frame: Frame, state: State) -> State | None:
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            frame.stmt = stmt
+            for small in stmt.body:
+                state = self._exec_small(small, frame, state)
+                if state is None:
+                    return None
+            return state
+        frame.stmt = stmt
+        if isinstance(stmt, cst.If):
+            return self._exec_if(stmt, frame, state)
+        if isinstance(stmt, (cst.For, cst.While)):
+            if isinstance(stmt, cst.For):
+                self._eval(stmt.iter, frame, state)
+                self._bind(stmt.target, UNKNOWN, frame, state)
+            else:
+                self._eval(stmt.test, frame, state)
+            saved = frame.loop_exits
+            frame.loop_exits = []
+            body_end = self._exec_block(stmt.body, frame, state.copy())
+            exits = frame.loop_exits
+            frame.loop_exits = saved
+            after = State.join([state, body_end, *exits])
+            if stmt.orelse is not None and after is not None:
+                after = self._exec_block(stmt.orelse.body, frame, after)
+            return after
+        if isinstance(stmt, cst.With):
+            for item in stmt.items:
+                v = self._eval(item.item, frame, state)
+                if item.asname is not None:
+                    self._bind(item.asname.name, v, frame, state)
+            return self._exec_block(stmt.body, frame, state)
+        if isinstance(stmt, (cst.Try, getattr(cst, "TryStar", cst.Try))):
+            before = state.copy()
+            end = self._exec_block(stmt.body, frame, state)
+            if end is not None and stmt.orelse is not None:
+                end = self._exec_block(stmt.orelse.body, frame, end)
+            ends = [end]
+            for h in stmt.handlers:
+                start = State.join([before, end]) or before.copy()
+                ends.append(self._exec_block(h.body, frame, start.copy()))
+            out = State.join(ends)
+            if stmt.finalbody is not None and out is not None:
+                out = self._exec_block(stmt.finalbody.body, frame, out)
+            return out
+        if isinstance(stmt, cst.FunctionDef):
+            key = f"{frame.qual}.<{stmt.name.value}@{frame.seg.span(stmt)[0]}>"
+            frame.nested[stmt.name.value] = stmt
+            state.env[stmt.name.value] = FuncVal(key)
+            return state
+        if isinstance(stmt, cst.Match):
+            self._eval(stmt.subject, frame, state)
+            ends = [state]
+            for case in stmt.cases:
+                ends.append(self._exec_block(case.body, frame, state.copy()))
+            return State.join(ends)
+        return state  # ClassDef and others: no effect on padding
+
+    def _exec_if(self, stmt: cst.If, frame: Frame, state: State) -> State | None:
+        self._eval(stmt.test, frame, state)
+        guard = self._is_padding_guard(stmt.test, frame, state)
+        then_end = self._exec_block(stmt.body, frame, state.copy())
+        if stmt.orelse is None:
+            if guard:
+                # `if P > R:` only skips when there are no padding rows: the reset counts.
+                return then_end if then_end is not None else state
+            return State.join([then_end, state])
+        if isinstance(stmt.orelse, cst.If):
+            else_end = self._exec_if(stmt.orelse, frame, state.copy())
+        else:
+            else_end = self._exec_block(stmt.orelse.body, frame, state.copy())
+        return State.join([then_end, else_end])
+
+    def _is_padding_guard(self, test: cst.BaseExpression, frame: Frame, state: State) -> bool:
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+            return False
+        op = test.comparisons[0].operator
+        left = self._count(test.left, state)
+        right = self._count(test.comparisons[0].comparator, state)
+        if left is None or right is None:
+            return False
+        if isinstance(op, (cst.GreaterThan, cst.NotEqual)) and self._real_for(right.canon, left.canon):
+            return True
+        if isinstance(op, (cst.LessThan, cst.NotEqual)) and self._real_for(left.canon, right.canon):
+            return True
+        return False
+
+    def _exec_small(self, small: cst.BaseSmallStatement, frame: Frame, state: State) -> State | None:
+        if isinstance(small, cst.Assign):
+            value = self._eval(small.value, frame, state)
+            for target in small.targets:
+                self._assign(target.target, small.value, value, frame, state)
+            return state
+        if isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                value = self._eval(small.value, frame, state)
+                self._assign(small.target, small.value, value, frame, state)
+            return state
+        if isinstance(small, cst.AugAssign):
+            self._eval(small.value, frame, state)
+            return state
+        if isinstance(small, cst.Expr):
+            self._eval(small.value, frame, state)
+            return state
+        if isinstance(small, cst.Return):
+            value = self._eval(small.value, frame, state) if small.value is not None else UNKNOWN
+            frame.returns.append((state, value))
+            return None
+        if isinstance(small, cst.Raise):
+            return None
+        if isinstance(small, (cst.Break, cst.Continue)):
+            frame.loop_exits.append(state)
+            return None
+        if isinstance(small, cst.Assert):
+            self._eval(small.test, frame, state)
+            return state
+        return state
+
+    # ------------------------------------------------------------ assignment
+    def _bind(self, target: cst.BaseExpression, value: AVal, frame: Frame, state: State) -> None:
+        if isinstance(target, cst.Name):
+            state.env[target.value] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elems = [e.value for e in target.elements]
+            if isinstance(value, TupleVal) and len(value.items) == len(elems) and not any(
+                    isinstance(e, cst.StarredElement) for e in target.elements):
+                for e, v in zip(elems, value.items):
+                    self._bind(e, v, frame, state)
+            else:
+                for e in elems:
+                    self._bind(e, UNKNOWN, frame, state)
+
+    def _assign(self, target: cst.BaseExpression, value_node: cst.BaseExpression, value: AVal,
+                frame: Frame, state: State) -> None:
+        if isinstance(target, cst.Name):
+            if isinstance(value, (UnknownVal, CountVal)) or self._known_count(target.value):
+                c = self._count_rhs(value_node, target.value, state)
+                if c is not None:
+                    value = c
+            state.env[target.value] = value
+            return
+        if isinstance(target, (cst.Tuple, cst.List)):
+            self._bind(target, value, frame, state)
+            return
+        if isinstance(target, cst.Attribute):
+            base = self._eval(target.value, frame, state)
+            if isinstance(base, MetaVal):
+                self._check_sink(base.sink, target.attr.value, "attribute", value_node, value,
+                                 frame, state, "error", node=frame.stmt)
+                return
+            if isinstance(base, Refs):
+                # `self.X = fresh_tensor`: the persistent location now holds that tensor's state
+                fresh = [r for r in (value.refs if isinstance(value, Refs) else ()) if not r.persistent]
+                for r in base.refs:
+                    if r.count is None and r.persistent:
+                        loc = self._attr_loc(r.loc, target.attr.value)
+                        if fresh:
+                            st = LocState(entry_stale=False)
+                            for f in fresh:
+                                st = LocState(False, st.taints | state.loc(f.loc).taints)
+                            state.heap[loc] = st
+            return
+        if isinstance(target, cst.Subscript):
+            self._write_region(target, value, frame, state)
+
+    def _write_region(self, target: cst.Subscript, value: AVal, frame: Frame, state: State) -> None:
+        """``x[lo:hi] = value``: a reset when ``lo`` is a count; a full write when ``[:P]``/``[:]``."""
+        base = self._eval(target.value, frame, state)
+        if not isinstance(base, Refs):
+            return
+        sl = self._first_slice(target)
+        if sl is None:
+            return
+        lower, upper = sl
+        for r in base.refs:
+            self._reset(r, lower, upper, state, value)
+
+    def _first_slice(self, node: cst.Subscript):
+        """(lower, upper) of the first slice element that bounds rows, or None for an index."""
+        found = self._slice_dim(node)
+        return None if found is None else found[:2]
+
+    @staticmethod
+    def _slice_dim(node: cst.Subscript):
+        """(lower, upper, dim) of the first bounding slice element, or None for an index."""
+        elems = node.slice
+        if len(elems) == 1 and isinstance(elems[0].slice, cst.Index):
+            return None
+        for dim, el in enumerate(elems):
+            s = el.slice
+            if isinstance(s, cst.Slice):
+                if s.lower is None and s.upper is None and len(elems) > 1:
+                    continue  # leading `:` of a 2-D slice: rows are in a later dim
+                return (s.lower, s.upper, dim)
+        return None
+
+    def _no_padding(self, canon: str, state: State) -> bool:
+        """True where the caller bound the real count to this padded count (``num_reqs=num_reqs_padded``):
+        on this path the slice has no padding rows, every row is real to the metadata."""
+        pair = self.p.pair_for_padded(canon)
+        if pair is None:
+            return False
+        for real in pair.real:
+            v = state.env.get(real)
+            if isinstance(v, CountVal) and v.canon == canon:
+                return True
+        return False
+
+    def _reset(self, ref: Ref, lower, upper, state: State, value: AVal | None) -> None:
+        """Record a write into rows [lower:upper] of ``ref``'s location."""
+        st = state.loc(ref.loc) if ref.persistent else state.heap.get(ref.loc, LocState(False))
+        low = self._count(lower, state) if lower is not None else None
+        if lower is not None and not self._is_zero(lower):
+            if low is not None and low.canon:
+                state.heap[ref.loc] = LocState(st.entry_stale, st.taints, st.clean | {(low.canon, low.offset)})
+            return
+        up = self._count(upper, state) if upper is not None else None
+        view = ref.count
+        bound = up if upper is not None else view
+        if bound is not None and bound.canon and not self.p.is_padded_name(bound.canon):
+            return  # writes only real rows [:R]: padding untouched
+        if upper is not None and up is None:
+            return  # unknown bound
+        taints = self._taints(value, state) if value is not None else set()
+        if taints:
+            state.heap[ref.loc] = LocState(False, frozenset(taints), frozenset())
+        else:
+            state.heap[ref.loc] = LocState(False, frozenset(), frozenset({ALL}))
+
+    def _count_rhs(self, node, target: str, state: State) -> CountVal | None:
+        """The count a name bound to ``node`` denotes (assignment or call argument).
+
+        Direct aliases are followed (``n = num_reqs_padded``, ``P = P or R``,
+        ``P + 1``, ``x if c else None``); anything else computed into a name
+        that is itself a count name makes that name its own canonical count
+        (``num_reqs_padded = batch_desc.num_reqs if ... else num_reqs`` is the
+        padded count, not ``num_reqs``).
+        """
+        own = CountVal(target) if self._known_count(target) else None
+        if isinstance(node, cst.Name):
+            if node.value == "None":
+                return CountVal(None)
+            v = state.env.get(node.value)
+            if isinstance(v, CountVal):
+                return v
+            if self._known_count(node.value) and (v is None or isinstance(v, UnknownVal)):
+                return CountVal(node.value)
+            return own
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add) \
+                and isinstance(node.right, cst.Integer):
+            base = self._count_rhs(node.left, "", state)
+            if base is not None and base.canon is not None:
+                return CountVal(base.canon, base.offset + int(node.right.value, 0))
+            return own
+        if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+            left = self._count_rhs(node.left, "", state)
+            if left is not None and left.canon is None:
+                return self._count_rhs(node.right, target, state)
+            return left if left is not None else own
+        if isinstance(node, cst.IfExp):
+            a = self._count_rhs(node.body, "", state)
+            b = self._count_rhs(node.orelse, "", state)
+            if a is not None and a.canon is None:
+                return b if b is not None else own
+            if b is not None and b.canon is None:
+                return a if a is not None else own
+            if a is not None and b is not None:
+                if a == b:
+                    return a
+                if self.p.is_padded_name(b.canon or "") and not self.p.is_padded_name(a.canon or ""):
+                    return b
+                return a
+            return own
+        if isinstance(node, cst.Attribute) and self.p.is_padded_name(node.attr.value):
+            return CountVal(node.attr.value)
+        return own
+
+    def _known_count(self, name: str) -> bool:
+        return self.p.is_padded_name(name) or any(name in pair.real for pair in self.p.counts)
+
+    @staticmethod
+    def _is_zero(node) -> bool:
+        return isinstance(node, cst.Integer) and node.value == "0"
+
+    # ----------------------------------------------------------- expressions
+    def _count(self, node, state: State) -> Count | None:
+        """The count a bound expression denotes, in entry-point terms."""
+        if node is None:
+            return None
+        if isinstance(node, cst.Name):
+            v = state.env.get(node.value)
+            if isinstance(v, CountVal):
+                if v.canon is None:
+                    return None
+                return Count(v.canon, v.offset, node.value)
+            if v is None or isinstance(v, UnknownVal):
+                return Count(node.value, 0, node.value)
+            return None
+        if isinstance(node, cst.Attribute):
+            name = node.attr.value
+            if self.p.is_padded_name(name):
+                return Count(name, 0, name)
+            return None
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+            sign = 1 if isinstance(node.operator, cst.Add) else -1
+            if isinstance(node.right, cst.Integer):
+                c = self._count(node.left, state)
+                if c is not None:
+                    return Count(c.canon, c.offset + sign * int(node.right.value, 0), c.written)
+            if isinstance(node.left, cst.Integer) and sign == 1:
+                c = self._count(node.right, state)
+                if c is not None:
+                    return Count(c.canon, c.offset + int(node.left.value, 0), c.written)
+        if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+            left = state.env.get(node.left.value) if isinstance(node.left, cst.Name) else None
+            if isinstance(left, CountVal) and left.canon is None:
+                return self._count(node.right, state)
+            return self._count(node.left, state)
+        return None
+
+    def _text(self, node: cst.CSTNode) -> str:
+        return norm(cst.Module(body=[]).code_for_node(node))
+
+    def _attr_loc(self, loc: str, attr: str) -> str:
+        if attr in self.p.shared_views:
+            return loc + "#host"
+        if attr == self.p.device_view:
+            return loc + "#dev"
+        return f"{loc}.{attr}"
+
+    def _new_loc(self, line: int) -> str:
+        self._fresh += 1
+        return f"new:{line}:{self._fresh}"
+
+    def _eval(self, node, frame: Frame, state: State) -> AVal:
+        if node is None:
+            return UNKNOWN
+        if isinstance(node, cst.Name):
+            v = state.env.get(node.value)
+            if v is not None:
+                return v
+            if node.value in frame.nested:
+                return FuncVal(node.value)
+            return UNKNOWN
+        if isinstance(node, cst.Attribute):
+            base = self._eval(node.value, frame, state)
+            if isinstance(base, Refs):
+                out = set()
+                for r in base.refs:
+                    if r.count is None and not r.loc.startswith("new:"):
+                        out.add(Ref(self._attr_loc(r.loc, node.attr.value), None, self._text(node),
+                                    frame.seg.span(node)[0], r.persistent))
+                return Refs(frozenset(out)) if out else UNKNOWN
+            return UNKNOWN
+        if isinstance(node, cst.Subscript):
+            return self._eval_subscript(node, frame, state)
+        if isinstance(node, cst.Call):
+            return self._eval_call(node, frame, state)
+        if isinstance(node, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation)):
+            parts = self._operands(node)
+            vals = [self._eval(p, frame, state) for p in parts]
+            return self._derive(vals, node, frame, state, "elementwise")
+        if isinstance(node, cst.BooleanOperation):
+            left = self._eval(node.left, frame, state)
+            right = self._eval(node.right, frame, state)
+            if isinstance(left, CountVal) and left.canon is None and isinstance(node.operator, cst.Or):
+                return right
+            if isinstance(left, CountVal):
+                return left
+            return join_vals(left, right)
+        if isinstance(node, cst.IfExp):
+            self._eval(node.test, frame, state)
+            return join_vals(self._eval(node.body, frame, state), self._eval(node.orelse, frame, state))
+        if isinstance(node, cst.Tuple):
+            return TupleVal(tuple(self._eval(e.value, frame, state) for e in node.elements))
+        if isinstance(node, (cst.List, cst.Set)):
+            for e in node.elements:
+                self._eval(e.value, frame, state)
+            return UNKNOWN
+        if isinstance(node, cst.Dict):
+            for e in node.elements:
+                if isinstance(e, cst.DictElement):
+                    self._eval(e.key, frame, state)
+                self._eval(e.value, frame, state)
+            return UNKNOWN
+        if isinstance(node, cst.NamedExpr):
+            v = self._eval(node.value, frame, state)
+            self._bind(node.target, v, frame, state)
+            return v
+        if isinstance(node, (cst.Await,)):
+            return self._eval(node.expression, frame, state)
+        if isinstance(node, cst.StarredElement):
+            return self._eval(node.value, frame, state)
+        return UNKNOWN
+
+    @staticmethod
+    def _operands(node) -> list:
+        if isinstance(node, cst.BinaryOperation):
+            return [node.left, node.right]
+        if isinstance(node, cst.Comparison):
+            return [node.left] + [c.comparator for c in node.comparisons]
+        return [node.expression]
+
+    def _eval_subscript(self, node: cst.Subscript, frame: Frame, state: State) -> AVal:
+        base = self._eval(node.value, frame, state)
+        if not isinstance(base, Refs):
+            for el in node.slice:
+                if isinstance(el.slice, cst.Index):
+                    self._eval(el.slice.value, frame, state)
+            return UNKNOWN
+        found = self._slice_dim(node)
+        sl = found[:2] if found is not None else None
+        line = frame.seg.span(node)[0]
+        text = self._text(node)
+        out = set()
+        if sl is None:
+            # `block_table[gid]`: an element of a persistent container is persistent too
+            idx = node.slice[0].slice
+            for r in base.refs:
+                if r.count is None and isinstance(idx, cst.Index):
+                    out.add(Ref(f"{r.loc}[{self._text(idx.value)}]", None, text, line, r.persistent))
+            return Refs(frozenset(out)) if out else UNKNOWN
+        lower, upper = sl
+        if lower is not None and not self._is_zero(lower):
+            return UNKNOWN  # rows [lo:...] do not start at row 0: not a padded slice
+        if upper is None:
+            return base
+        count = self._count(upper, state)
+        if count is not None:
+            count = replace(count, dim=found[2], unpadded=self._no_padding(count.canon, state))
+        for r in base.refs:
+            out.add(Ref(r.loc, count if count is not None else Count("", 0, self._text(upper)),
+                        text, line, r.persistent))
+        return Refs(frozenset(out))
+
+    def _taints(self, value: AVal | None, state: State) -> set[Taint]:
+        """Taints reaching a read of ``value`` now."""
+        if not isinstance(value, Refs):
+            return set()
+        out: set[Taint] = set()
+        for r in value.refs:
+            st = state.loc(r.loc) if r.persistent else state.heap.get(r.loc, LocState(False))
+            cands: set[Taint] = set(st.taints)
+            c = r.count
+            if c is not None:
+                if not c.canon or c.unpadded or not self.p.is_padded_name(c.canon):
+                    continue  # sliced to a real (or unknown) count: no padding rows
+                if st.entry_stale and r.persistent:
+                    pair = self.p.pair_for_padded(c.canon)
+                    real = pair.real[0] if pair else "?"
+                    rows = self._rows(real, c.canon, c.offset)
+                    cands.add(Taint(
+                        buffer=r.text, padded=c.canon, offset=c.offset, reason="stale", dim=c.dim,
+                        steps=((r.line, f"padded slice `{r.text}` of persistent buffer "
+                                        f"`{self._base_text(r.text)}`: rows {rows} may be stale"),)))
+            out.update(t for t in cands if not covers(st.clean, t.padded, t.offset, self._real_for))
+        return out
+
+    @staticmethod
+    def _rows(real: str, padded: str, offset: int) -> str:
+        if offset:
+            return f"[{real} + {offset}:{padded} + {offset}]"
+        return f"[{real}:{padded}]"
+
+    @staticmethod
+    def _base_text(text: str) -> str:
+        i = text.find("[")
+        return text[:i] if i > 0 else text
+
+    def _derive(self, vals: list[AVal], node, frame: Frame, state: State, how: str) -> AVal:
+        taints: set[Taint] = set()
+        for v in vals:
+            taints |= self._taints(v, state)
+        if not taints:
+            return UNKNOWN
+        line = frame.seg.span(node)[0]
+        text = self._text(node)
+        loc = self._new_loc(line)
+        note = (f"`{text}` is a copy: it keeps the stale rows of this moment" if how == "copy"
+                else f"`{text}` is derived ({how}): stale where its inputs are; later resets of the inputs do not reach it")
+        state.heap[loc] = LocState(False, frozenset(with_step(t, line, note, t.derived_from or t.buffer)
+                                                   for t in taints), frozenset())
+        return Refs(frozenset({Ref(loc, None, text, line, False)}))
+
+    # ------------------------------------------------------------------ calls
+    def _eval_call(self, node: cst.Call, frame: Frame, state: State) -> AVal:
+        func = node.func
+        name = dotted(func) or ""
+        last = name.rsplit(".", 1)[-1] if name else (func.attr.value if isinstance(func, cst.Attribute) else "")
+
+        # forward sinks (checked before following self.m calls)
+        if name and name in self.p.forward_calls:
+            for i, arg in enumerate(node.args):
+                v = self._eval(arg.value, frame, state)
+                if arg.star:
+                    continue
+                fld = arg.keyword.value if arg.keyword else str(i)
+                self._check_sink(name, fld, "keyword" if arg.keyword else "positional", arg.value, v,
+                                 frame, state, self.p.forward_severity, node=arg)
+            return UNKNOWN
+
+        # metadata constructors
+        if name and self.p.is_sink_constructor(name) and self._looks_like_class(last):
+            self._check_call_args(name, node, frame, state, skip_first=False)
+            return MetaVal(name)
+
+        # dataclasses.replace(meta, field=...) on a metadata object
+        if last == "replace" and node.args:
+            first = self._eval(node.args[0].value, frame, state)
+            if isinstance(first, MetaVal):
+                self._check_call_args(first.sink, node, frame, state, skip_first=True)
+                return first
+
+        # self.m(...) / nested function / module-level function
+        target = self._resolve_callee(func, frame, state)
+        if target is not None:
+            return self._inline(target, node, frame, state)
+
+        # configured sink calls
+        if name and any(re.fullmatch(_glob(pat), name) for pat in self.p.sink_calls):
+            self._check_call_args(name, node, frame, state, skip_first=False)
+            return UNKNOWN
+
+        # reset helpers: clear_padding(buf, n)
+        helpers = dict(self.p.reset_helpers)
+        if last in helpers:
+            idx = helpers[last]
+            args = [a for a in node.args if a.keyword is None]
+            vals = [self._eval(a.value, frame, state) for a in node.args]
+            if idx < len(args):
+                buf = self._eval(args[idx].value, frame, state)
+                count = args[idx + 1].value if idx + 1 < len(args) else None
+                if isinstance(buf, Refs):
+                    for r in buf.refs:
+                        if count is not None and self._count(count, state) is not None:
+                            self._reset(r, count, None, state, None)
+                        else:
+                            self._reset(r, None, None, state, None)
+            return UNKNOWN
+
+        # allocators
+        if name in self.p.uninitialized_allocators:
+            return self._alloc(node, frame, state, uninit=True, like=name.endswith("_like"))
+        if name in self.p.initialized_allocators:
+            for a in node.args:
+                self._eval(a.value, frame, state)
+            loc = self._new_loc(frame.seg.span(node)[0])
+            state.heap[loc] = LocState(False)
+            return Refs(frozenset({Ref(loc, None, self._text(node), frame.seg.span(node)[0], False)}))
+
+        # module-level elementwise functions: torch.where(...), np.maximum(...)
+        if isinstance(func, cst.Attribute) and name and name.split(".")[0] in ELEMENTWISE_MODULES \
+                and last in ELEMENTWISE_FUNCS:
+            vals = [self._eval(a.value, frame, state) for a in node.args]
+            return self._derive(vals, node, frame, state, f"`{name}`")
+
+        # resets: `buf[R:P].fill_(v)`, `buf.np[R + 1:].fill(v)`
+        if isinstance(func, cst.Attribute) and func.attr.value in self.p.fill_methods \
+                and isinstance(func.value, cst.Subscript):
+            for a in node.args:
+                self._eval(a.value, frame, state)
+            base = self._eval(func.value.value, frame, state)
+            sl = self._first_slice(func.value)
+            if isinstance(base, Refs) and sl is not None:
+                for r in base.refs:
+                    self._reset(r, sl[0], sl[1], state, None)
+            return UNKNOWN
+
+        # method calls on a receiver
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            recv = self._eval(func.value, frame, state)
+            arg_vals = [self._eval(a.value, frame, state) for a in node.args]
+            if isinstance(recv, Refs):
+                return self._method(recv, method, node, arg_vals, frame, state)
+            return UNKNOWN
+
+        for a in node.args:
+            self._eval(a.value, frame, state)
+        return UNKNOWN
+
+    @staticmethod
+    def _looks_like_class(last: str) -> bool:
+        return bool(last) and last[0].isupper()
+
+    def _method(self, recv: Refs, method: str, node: cst.Call, arg_vals: list[AVal],
+                frame: Frame, state: State) -> AVal:
+        p = self.p
+        if method in p.fill_methods:
+            for r in recv.refs:
+                self._reset(r, None, None, state, None)
+            return recv
+        if method in p.copy_to_device:
+            arg = node.args[0].value if node.args else None
+            count = self._count(arg, state) if arg is not None else None
+            for r in recv.refs:
+                if r.count is not None:
+                    continue
+                if count is not None and count.canon and not p.is_padded_name(count.canon):
+                    continue  # copies only real rows [:R]: device padding rows keep their state
+                host = state.loc(r.loc + "#host")
+                state.heap[r.loc + "#dev"] = host
+            return UNKNOWN
+        if method == "copy_" and node.args:
+            src = arg_vals[0]
+            taints = self._taints(src, state)
+            for r in recv.refs:
+                c = r.count
+                if c is not None and c.canon and not p.is_padded_name(c.canon):
+                    continue
+                if isinstance(src, Refs) and len(src.refs) == 1 and not taints:
+                    s = next(iter(src.refs))
+                    if s.count is None:
+                        state.heap[r.loc] = state.loc(s.loc) if s.persistent else state.heap.get(s.loc, LocState(False))
+                        continue
+                state.heap[r.loc] = (LocState(False, frozenset(taints), frozenset()) if taints
+                                     else LocState(False, frozenset(), frozenset({ALL})))
+            return recv
+        if method in p.padded_getters and node.args:
+            count = self._count(node.args[0].value, state)
+            if count is not None:
+                count = replace(count, unpadded=self._no_padding(count.canon, state))
+            line = frame.seg.span(node)[0]
+            out = {Ref(r.loc + "#dev", count if count is not None else Count(""), self._text(node), line,
+                       r.persistent) for r in recv.refs if r.count is None}
+            return Refs(frozenset(out)) if out else UNKNOWN
+        if method in VIEW_METHODS:
+            return recv
+        if method in COPY_METHODS:
+            return self._derive([recv], node, frame, state, "copy")
+        if method in ELEMENTWISE_METHODS:
+            return self._derive([recv, *arg_vals], node, frame, state, f"`.{method}()`")
+        return UNKNOWN
+
+    def _alloc(self, node: cst.Call, frame: Frame, state: State, *, uninit: bool, like: bool) -> AVal:
+        line = frame.seg.span(node)[0]
+        loc = self._new_loc(line)
+        taints: set[Taint] = set()
+        count: Count | None = None
+        if node.args:
+            first = node.args[0].value
+            if like:
+                v = self._eval(first, frame, state)
+                if isinstance(v, Refs):
+                    for r in v.refs:
+                        if r.count is not None and r.count.canon:
+                            count = r.count
+            else:
+                if isinstance(first, (cst.Tuple, cst.List)) and first.elements:
+                    first = first.elements[0].value
+                count = self._count(first, state)
+        if uninit and count is not None and count.canon and self.p.is_padded_name(count.canon) \
+                and not count.unpadded and not self._no_padding(count.canon, state):
+            pair = self.p.pair_for_padded(count.canon)
+            rows = self._rows(pair.real[0] if pair else "?", count.canon, count.offset)
+            text = self._text(node)
+            taints.add(Taint(buffer=text, padded=count.canon, offset=count.offset, reason="uninit",
+                             steps=((line, f"`{text}` allocates uninitialised rows: {rows} hold garbage "
+                                           f"unless written"),)))
+        state.heap[loc] = LocState(False, frozenset(taints), frozenset())
+        return Refs(frozenset({Ref(loc, None, self._text(node), line, False)}))
+
+    # ------------------------------------------------------------- inlining
+    def _resolve_callee(self, func, frame: Frame, state: State):
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            q = self.by_owner.get(frame.owner, {}).get(func.attr.value)
+            if q is not None:
+                return ("func", q)
+            return None
+        if isinstance(func, cst.Name):
+            v = state.env.get(func.value)
+            if isinstance(v, FuncVal) and func.value in frame.nested:
+                return ("nested", func.value)
+            q = self.by_owner.get("", {}).get(func.value)
+            if q is not None and func.value not in state.env:
+                return ("func", q)
+        return None
+
+    def _inline(self, target, node: cst.Call, frame: Frame, state: State) -> AVal:
+        kind, key = target
+        arg_vals = [self._eval(a.value, frame, state) for a in node.args]
+        if kind == "func":
+            owner, name, seg = self.functions[key]
+            func = seg.func
+            qual = key
+        else:
+            func = frame.nested[key]
+            seg, owner, qual, name = frame.seg, frame.owner, f"{frame.qual}.{key}", key
+        if qual in self._stack or len(self._stack) > self.MAX_DEPTH:
+            return UNKNOWN
+        line = frame.seg.span(node)[0]
+        callee = Frame(qual=qual, owner=owner, seg=seg,
+                       chain=frame.chain + ((line, f"calls `{name}`"),), depth=frame.depth + 1)
+        if kind == "nested":
+            callee.nested = dict(frame.nested)
+            env = dict(state.env)  # closure: sees the enclosing locals
+        else:
+            env = {}
+        ps = func.params
+        positional = [*ps.posonly_params, *ps.params]
+        is_method = kind == "func" and owner != "" and positional and positional[0].name.value == "self"
+        if is_method:
+            env["self"] = state.env.get("self", Refs(frozenset({Ref("self", None, "self")})))
+            positional = positional[1:]
+        all_params = positional + list(ps.kwonly_params)
+        for p in all_params:
+            if p.default is not None:
+                if isinstance(p.default, cst.Name) and p.default.value == "None":
+                    env[p.name.value] = CountVal(None)
+                else:
+                    env[p.name.value] = UNKNOWN
+            else:
+                env[p.name.value] = UNKNOWN
+        pos_i = 0
+        for a, v in zip(node.args, arg_vals):
+            if a.star:
+                continue
+            pname = None
+            if a.keyword is not None:
+                if any(p.name.value == a.keyword.value for p in all_params):
+                    pname = a.keyword.value
+            elif pos_i < len(positional):
+                pname = positional[pos_i].name.value
+                pos_i += 1
+            if pname is None:
+                continue
+            if isinstance(v, (UnknownVal, CountVal)) or self._known_count(pname):
+                c = self._count_rhs(a.value, pname, state)
+                v = c if c is not None else v
+            env[pname] = v
+        callee_state = State(env, state.heap)
+        self._stack.append(qual)
+        try:
+            exit_state, value = self._exec_function(func, callee, callee_state)
+        finally:
+            self._stack.pop()
+        state.heap = exit_state.heap
+        return value
+
+    # ----------------------------------------------------------------- sinks
+    def _check_call_args(self, sink: str, node: cst.Call, frame: Frame, state: State, *, skip_first: bool) -> None:
+        for i, arg in enumerate(node.args):
+            v = self._eval(arg.value, frame, state)
+            if arg.star or (skip_first and i == 0):
+                continue
+            fld = arg.keyword.value if arg.keyword else str(i)
+            self._check_sink(sink, fld, "keyword" if arg.keyword else "positional", arg.value, v,
+                             frame, state, "error", node=arg)
+
+    def _check_sink(self, sink: str, fld: str, kind: str, value_node, value: AVal,
+                    frame: Frame, state: State, severity: str, node) -> None:
+        if self.p.is_exempt(fld) or self.p.is_arg_ignored(sink, fld):
+            return
+        span = frame.seg.span(node)
+        key = (span[0], span[1], fld)
+        taints = self._taints(value, state)
+        if not taints:
+            self.clean_hits.setdefault(key, []).append(frame.chain)
+            return
+        if key in self.hits:
+            return
+        stmt = frame.stmt if frame.stmt is not None else node
+        stmt_line = frame.seg.span(stmt)[0]
+        stmt_text = self._stmt_text(stmt)
+        real_names, padded_names = self._names_in_scope(frame, state)
+        self.hits[key] = SinkHit(
+            key=key, sink=sink, field=fld, kind=kind, severity=severity,
+            arg_text=self._text(value_node),
+            arg_name=value_node.value if isinstance(value_node, cst.Name) else None,
+            span=span, stmt_line=stmt_line, stmt_text=stmt_text, function=frame.qual,
+            chain=frame.chain, taints=tuple(sorted(taints, key=lambda t: (t.steps[0][0], t.buffer))),
+            real_names=real_names, padded_names=padded_names)
+
+    def _stmt_text(self, stmt: cst.CSTNode) -> str:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            return norm(" ; ".join(self._text(s) for s in stmt.body))
+        if isinstance(stmt, (cst.If, cst.While)):
+            return norm(self._text(stmt.test))
+        return norm(self._text(stmt))[:200]
+
+    def _names_in_scope(self, frame: Frame, state: State) -> tuple[dict[str, str], dict[str, str]]:
+        """Map canonical counts to names that denote them at the sink (for the fix)."""
+        real: dict[str, str] = {}
+        padded: dict[str, str] = {}
+        for n in sorted(set(state.env) | set(frame.params)):
+            v = state.env.get(n)
+            if isinstance(v, CountVal):
+                if v.canon is None or v.offset:
+                    continue
+                canon = v.canon
+            elif v is None or isinstance(v, UnknownVal):
+                canon = n
+            else:
+                continue
+            table = padded if self.p.is_padded_name(canon) else real
+            if canon not in table or n == canon:
+                table[canon] = n
+        return real, padded
+
+
+def _glob(pat: str) -> str:
+    return re.escape(pat).replace(r"\*", ".*").replace(r"\?", ".")

@@ -1,0 +1,190 @@
+"""Abstract values and heap state of the PAD001 dataflow.
+
+Vocabulary (see shared docs/domain.md):
+
+* a *location* (``loc``) names storage: ``self.seq_lens``; a CpuGpuBuffer's
+  host views ``.cpu``/``.np`` share ``self.query_start_loc#host`` and its
+  device view is ``self.query_start_loc#dev``; a tensor created in the
+  analysed code (derived, copied, ``torch.empty``) gets a fresh ``new:...`` loc.
+* a :class:`Count` is a slice bound in *entry-point terms* ("counts are bound
+  per call"): ``canon`` is the name as the entry point knows it, ``offset``
+  the ``+ 1`` of cumulative offsets.
+* a :class:`Ref` is a view of a location: the whole buffer (``count=None``)
+  or rows ``[:count]`` of it.
+* a :class:`Taint` is one reason a value's padding rows may be stale or
+  uninitialised, with the trace steps that produced it.
+* a reset records a *clean key* ``(real_canon, offset)`` on a location: rows
+  ``[R + offset:]`` hold the neutral value, which covers the padding rows of
+  every padded slice ``[:P + offset']`` with P paired to R and offset <= offset'.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterable
+
+ALL = "*"  # clean key: the whole buffer was reset
+
+
+@dataclass(frozen=True)
+class Count:
+    """A slice bound: ``canon`` (entry-point name, or "" if unknown) plus ``offset`` rows."""
+
+    canon: str
+    offset: int = 0
+    written: str = ""  # as written at the use site
+    unpadded: bool = False  # real and padded counts are the same value on this path
+    dim: int = 0            # which subscript dimension the count bounds (mrope: 1)
+
+
+@dataclass(frozen=True)
+class Taint:
+    """Why padding rows [real:padded] of a value may be stale (or uninitialised)."""
+
+    buffer: str            # padded-slice / allocation expression as written, normalised
+    padded: str            # padded count, entry-point terms
+    offset: int            # +1 for cumulative offsets
+    reason: str            # "stale" | "uninit"
+    dim: int = 0           # padded dimension of the source slice
+    steps: tuple[tuple[int, str], ...] = ()  # (line, note), source first
+    derived_from: str = ""  # for derived tensors: the input expression named in messages
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A view of location ``loc``: whole buffer if ``count`` is None, else rows [:count]."""
+
+    loc: str
+    count: Count | None = None
+    text: str = ""          # the expression as written (normalised)
+    line: int = 0           # where the view was taken
+    persistent: bool = True
+
+
+class AVal:
+    """Base of abstract values."""
+
+
+@dataclass(frozen=True)
+class Refs(AVal):
+    """One or more alternative views (after a join)."""
+
+    refs: frozenset[Ref]
+
+
+@dataclass(frozen=True)
+class TupleVal(AVal):
+    items: tuple[AVal, ...]
+
+
+@dataclass(frozen=True)
+class MetaVal(AVal):
+    """An object built by a sink constructor; attribute stores on it are sinks."""
+
+    sink: str
+
+
+@dataclass(frozen=True)
+class FuncVal(AVal):
+    """A nested function (closure) defined in an analysed function."""
+
+    key: str
+
+
+@dataclass(frozen=True)
+class UnknownVal(AVal):
+    pass
+
+
+UNKNOWN = UnknownVal()
+
+
+def join_vals(a: AVal | None, b: AVal | None) -> AVal:
+    if a is None:
+        return b if b is not None else UNKNOWN
+    if b is None or a == b:
+        return a
+    if isinstance(a, Refs) and isinstance(b, Refs):
+        return Refs(a.refs | b.refs)
+    if isinstance(a, Refs) and isinstance(b, UnknownVal):
+        return a
+    if isinstance(b, Refs) and isinstance(a, UnknownVal):
+        return b
+    if isinstance(a, TupleVal) and isinstance(b, TupleVal) and len(a.items) == len(b.items):
+        return TupleVal(tuple(join_vals(x, y) for x, y in zip(a.items, b.items)))
+    if isinstance(a, MetaVal):
+        return a
+    if isinstance(b, MetaVal):
+        return b
+    return a if not isinstance(a, UnknownVal) else b
+
+
+@dataclass(frozen=True)
+class LocState:
+    """Padding state of one location.
+
+    ``entry_stale``: rows may hold values from an earlier step (persistent
+    buffers at an entry point).  ``taints``: explicit reasons (derived or
+    allocated tensors).  ``clean``: resets seen so far.
+    """
+
+    entry_stale: bool = True
+    taints: frozenset[Taint] = frozenset()
+    clean: frozenset = frozenset()
+
+    def join(self, other: "LocState") -> "LocState":
+        return LocState(
+            entry_stale=self.entry_stale or other.entry_stale,
+            taints=self.taints | other.taints,
+            clean=self.clean & other.clean,
+        )
+
+
+PERSISTENT = LocState()
+
+
+class State:
+    """Flow state on one path: local values, count bindings live in frames; heap here."""
+
+    __slots__ = ("env", "heap")
+
+    def __init__(self, env: dict[str, AVal] | None = None, heap: dict[str, LocState] | None = None):
+        self.env: dict[str, AVal] = env if env is not None else {}
+        self.heap: dict[str, LocState] = heap if heap is not None else {}
+
+    def copy(self) -> "State":
+        return State(dict(self.env), dict(self.heap))
+
+    def loc(self, loc: str) -> LocState:
+        return self.heap.get(loc, PERSISTENT)
+
+    @staticmethod
+    def join(states: Iterable["State | None"]) -> "State | None":
+        live = [s for s in states if s is not None]
+        if not live:
+            return None
+        if len(live) == 1:
+            return live[0]
+        out = live[0].copy()
+        for s in live[1:]:
+            for k in set(out.env) | set(s.env):
+                out.env[k] = join_vals(out.env.get(k), s.env.get(k))
+            for k in set(out.heap) | set(s.heap):
+                out.heap[k] = out.loc(k).join(s.loc(k))
+        return out
+
+
+def covers(clean: frozenset, padded: str, offset: int, is_real_for: Callable[[str, str], bool]) -> bool:
+    """True if a reset recorded in ``clean`` covers rows [R + o:P + offset] of a slice [:P + offset]."""
+    if ALL in clean:
+        return True
+    for key in clean:
+        real, o = key
+        if o <= offset and is_real_for(real, padded):
+            return True
+    return False
+
+
+def with_step(t: Taint, line: int, note: str, derived_from: str | None = None) -> Taint:
+    return replace(t, steps=t.steps + ((line, note),),
+                   derived_from=t.derived_from if derived_from is None else derived_from)
