@@ -1,0 +1,102 @@
+"""check_padding / check_metadata: the API an engine calls itself."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from toy_common import CommonAttentionMetadata
+
+from padlint.runtime import StalePaddingError, check_metadata, check_padding
+
+
+def test_bool_mask_padding_rows_must_be_false():
+    mask = torch.tensor([True, False, True, False, True, False])
+    # real 3: rows [3:6) = [False, True, False]: row 4 is stale
+    with pytest.raises(StalePaddingError) as info:
+        check_padding(mask, 3, False, name="is_prefilling")
+    (v,) = info.value.violations
+    assert (v.rows, v.values, v.num_bad) == ((4,), (True,), 1)
+    assert (v.start, v.stop) == (3, 6)
+    assert isinstance(info.value, AssertionError)
+    # real 5: only row 5 is padding, and it is False
+    assert check_padding(mask, 5, False, name="is_prefilling") == []
+
+
+def test_pad_slot_id_and_values_listed():
+    slots = torch.tensor([10, 11, 12, -1, 7, -1, 9], dtype=torch.int64)
+    found = check_padding(slots, 3, -1, name="slot_mapping", mode="record")
+    assert len(found) == 1
+    assert found[0].rows == (4, 6) and found[0].values == (7, 9) and found[0].num_bad == 2
+    assert "slot_mapping[3:7] = -1" in found[0].fix
+
+
+def test_flat_cumulative_offsets():
+    # 2 real requests with 3 and 2 tokens: [0, 3, 5]; padding entries must all be 5
+    qsl = torch.tensor([0, 3, 5, 5, 5], dtype=torch.int32)
+    assert check_padding(qsl, 3, "flat", name="query_start_loc") == []
+    stale = torch.tensor([0, 3, 5, 6, 5], dtype=torch.int32)
+    (v,) = check_padding(stale, 3, "flat", name="query_start_loc", mode="record")
+    assert v.rows == (3,) and v.values == (6,)
+
+
+def test_two_dimensional_block_table_rows_and_first_bad_entry():
+    table = torch.zeros(4, 3, dtype=torch.int32)
+    table[:2] = torch.tensor([[5, 6, 7], [8, 9, 0]])
+    table[3, 2] = 42  # padding row 3, column 2
+    (v,) = check_padding(table, 2, 0, name="block_table_tensor", mode="record")
+    assert v.rows == (3,) and v.values == (42,)
+
+
+def test_axis_one_and_num_padded():
+    t = torch.zeros(2, 6, dtype=torch.int32)
+    t[1, 4] = 3
+    (v,) = check_padding(t, 3, 0, axis=1, name="x", mode="record")
+    assert v.rows == (4,)
+    # columns [3:4) only: clean
+    assert check_padding(t, 3, 0, axis=1, num_padded=4, name="x", mode="record") == []
+
+
+def test_numpy_array_and_no_padding():
+    a = np.array([1, 2, 0, 3], dtype=np.int32)
+    (v,) = check_padding(a, 2, 0, name="seq_lens", mode="record")
+    assert v.rows == (3,) and v.values == (3,)
+    assert check_padding(a, 4, 0, name="seq_lens") == []  # real == padded: nothing to check
+
+
+def test_off_mode_checks_nothing():
+    assert check_padding(torch.ones(4), 1, 0, name="x", mode="off") == []
+
+
+def _meta(seq_lens, qsl, slots):
+    seq = torch.tensor(seq_lens, dtype=torch.int32)
+    q = torch.tensor(qsl, dtype=torch.int32)
+    return CommonAttentionMetadata(
+        query_start_loc=q.clone(), query_start_loc_cpu=q, seq_lens=seq, num_reqs=len(seq_lens),
+        num_actual_tokens=len(slots), max_query_len=4, max_seq_len=8,
+        block_table_tensor=torch.zeros(len(seq_lens), 2, dtype=torch.int32),
+        slot_mapping=torch.tensor(slots, dtype=torch.int64))
+
+
+def test_check_metadata_with_explicit_counts():
+    # 2 real requests of 4 padded; 3 real tokens of 4 padded
+    meta = _meta([5, 6, 0, 9], [0, 2, 3, 3, 3], [4, 5, 6, 17])
+    found = check_metadata(meta, num_reqs=(2, 4), num_tokens=(3, 4), mode="record")
+    assert {v.field: v.rows for v in found} == {"seq_lens": (3,), "slot_mapping": (3,)}
+
+
+def test_check_metadata_infers_padding_from_query_start_loc():
+    # query lengths [2, 1, 0, 0]: the trailing two requests are padding, 3 real tokens;
+    # seq_lens row 2 holds 7 (stale); slot_mapping row 3 (a padding token) holds 17.
+    meta = _meta([5, 6, 7, 0], [0, 2, 3, 3, 3], [4, 5, 6, 17])
+    found = check_metadata(meta, mode="record")
+    assert {v.field: v.rows for v in found} == {"seq_lens": (2,), "slot_mapping": (3,)}
+    assert "inferred from query_start_loc_cpu" in found[0].counts_from
+
+
+def test_check_metadata_strict_raises_one_error_for_all_fields():
+    meta = _meta([5, 6, 7, 0], [0, 2, 3, 3, 3], [4, 5, 6, 17])
+    with pytest.raises(StalePaddingError) as info:
+        check_metadata(meta, num_reqs=(2, 4), num_tokens=(3, 4))
+    assert {v.field for v in info.value.violations} == {"seq_lens", "slot_mapping"}
+    assert "test_explicit_api.py" in info.value.violations[0].constructed_at

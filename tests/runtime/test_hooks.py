@@ -1,0 +1,239 @@
+"""Installing, uninstalling, and what each hook sees."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+import toy_common
+import toy_runner_buggy
+import toy_runner_fixed
+from conftest import ROOT, TOY_DIR, make_runner
+
+import padlint.runtime as pr
+from padlint.runtime import StalePaddingError
+
+
+def test_import_padlint_patches_nothing_and_imports_no_torch():
+    code = textwrap.dedent("""
+        import sys
+        import padlint, padlint.runtime, padlint.pytest_plugin, padlint.runtime.vllm_plugin
+        padlint.runtime.vllm_plugin.register()   # PADLINT_RUNTIME unset: nothing happens
+        assert "torch" not in sys.modules, "torch imported"
+        assert "padlint.runtime.hooks" not in sys.modules
+        print("clean")
+    """)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "clean"
+
+
+def test_uninstall_restores_every_patched_attribute(install_toy):
+    cls = toy_common.CommonAttentionMetadata
+    init, setattr_ = cls.__dict__["__init__"], cls.__dict__.get("__setattr__")
+    provider = toy_runner_buggy.ToyModelRunner.__dict__["_build_attention_metadata"]
+    install_toy("buggy")
+    assert cls.__dict__["__init__"] is not init
+    assert toy_runner_buggy.ToyModelRunner.__dict__["_build_attention_metadata"] is not provider
+    pr.uninstall()
+    assert cls.__dict__["__init__"] is init
+    assert cls.__dict__.get("__setattr__") is setattr_  # was inherited (None here): deleted again
+    assert toy_runner_buggy.ToyModelRunner.__dict__["_build_attention_metadata"] is provider
+    assert pr.installed() is None
+    # and the buggy runner runs unchecked again
+    runner = make_runner("buggy")
+    for rid, p in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
+        runner.add_request(rid, p)
+    runner.execute_model()
+    runner.remove_request("B")
+    runner.execute_model()
+
+
+def test_install_twice_is_refused(install_toy):
+    install_toy("buggy")
+    with pytest.raises(RuntimeError, match="already installed"):
+        pr.install("vllm", provider=None, classes=[], step=None)
+
+
+def test_unknown_target_module_raises_and_leaves_nothing_patched(install_toy):
+    init = toy_common.CommonAttentionMetadata.__dict__["__init__"]
+    with pytest.raises(ImportError):
+        pr.install("vllm", provider="no_such_module_xyz:R.f", classes=["toy_common:CommonAttentionMetadata"],
+                   step=None)
+    assert toy_common.CommonAttentionMetadata.__dict__["__init__"] is init
+    assert pr.installed() is None
+
+
+def _meta(seq_lens, n_tokens=4):
+    seq = toy_common.torch.tensor(seq_lens, dtype=toy_common.torch.int32)
+    q = toy_common.torch.zeros(len(seq_lens) + 1, dtype=toy_common.torch.int32)
+    return toy_common.CommonAttentionMetadata(
+        query_start_loc=q, query_start_loc_cpu=q.clone(), seq_lens=seq, num_reqs=len(seq_lens),
+        num_actual_tokens=n_tokens, max_query_len=1, max_seq_len=9,
+        block_table_tensor=toy_common.torch.zeros(len(seq_lens), 2, dtype=toy_common.torch.int32),
+        slot_mapping=toy_common.torch.full((n_tokens,), -1, dtype=toy_common.torch.int64))
+
+
+class _Provider:
+    """A provider of the toy's signature that builds whatever the test passes in."""
+
+    def _build_attention_metadata(self, num_reqs, num_reqs_padded, num_tokens, num_tokens_padded, build=None):
+        return build()
+
+
+@pytest.fixture
+def provider_hooks(install_toy):
+    def _install(mode="strict"):
+        return install_toy(provider=f"{__name__}:_Provider._build_attention_metadata", mode=mode)
+    return _install
+
+
+def test_dataclasses_replace_is_checked(provider_hooks):
+    provider_hooks()
+    p = _Provider()
+    good = p._build_attention_metadata(2, 4, 1, 4, build=lambda: _meta([3, 4, 0, 0]))
+    # replace() goes through __init__: the new seq_lens has a stale row 3
+    with pytest.raises(StalePaddingError) as info:
+        p._build_attention_metadata(2, 4, 1, 4, build=lambda: dataclasses.replace(
+            good, seq_lens=toy_common.torch.tensor([3, 4, 0, 5], dtype=toy_common.torch.int32)))
+    (v,) = info.value.violations
+    assert v.field == "seq_lens" and v.rows == (3,) and v.when == "construction"
+
+
+def test_attribute_store_after_construction_is_checked(provider_hooks):
+    provider_hooks()
+
+    def build():
+        meta = _meta([3, 4, 0, 0])
+        meta.dcp_local_seq_lens = toy_common.torch.tensor([1, 1, 2, 0], dtype=toy_common.torch.int32)
+        return meta
+
+    with pytest.raises(StalePaddingError) as info:
+        _Provider()._build_attention_metadata(2, 4, 1, 4, build=build)
+    (v,) = info.value.violations
+    assert (v.field, v.rows, v.values, v.when) == ("dcp_local_seq_lens", (2,), (2,), "attribute store")
+
+
+def test_in_place_write_after_construction_is_caught_at_provider_return(provider_hooks):
+    chk = provider_hooks("record")
+
+    def build():
+        meta = _meta([3, 4, 0, 0])
+        meta.seq_lens[3] = 8  # after the construction check: only the tensor's version changes
+        return meta
+
+    _Provider()._build_attention_metadata(2, 4, 1, 4, build=build)
+    (v,) = chk.stats.violations
+    assert v.field == "seq_lens" and v.rows == (3,) and v.values == (8,)
+    assert v.when.startswith("provider return")
+
+
+def test_copy_copy_skips_init_but_is_checked_at_provider_return(provider_hooks):
+    chk = provider_hooks("record")
+    with chk.suspended():  # outside a provider the counts would be inferred (all queries empty: all padding)
+        clean = _meta([3, 4, 0, 0])
+
+    def build():
+        c = copy.copy(clean)  # no __init__, no __setattr__
+        c.__dict__["seq_lens"] = toy_common.torch.tensor([3, 4, 6, 0], dtype=toy_common.torch.int32)
+        return (c, {})
+
+    _Provider()._build_attention_metadata(2, 4, 1, 4, build=build)
+    (v,) = chk.stats.violations
+    assert v.field == "seq_lens" and v.rows == (2,) and "not built through __init__" in v.when
+
+
+def test_counts_are_per_thread(provider_hooks):
+    """Two threads in the provider at once, with different counts: each object is
+    checked against its own thread's counts (thread A: real 4 of 4, nothing to
+    check; thread B: real 2 of 4, row 3 = 5 is stale)."""
+    chk = provider_hooks("record")
+    barrier = threading.Barrier(2)
+    p = _Provider()
+
+    def build():
+        barrier.wait(timeout=10)  # both threads are inside their provider call now
+        return _meta([3, 4, 0, 5])
+
+    ta = threading.Thread(target=p._build_attention_metadata, args=(4, 4, 1, 4), kwargs={"build": build})
+    tb = threading.Thread(target=p._build_attention_metadata, args=(2, 4, 1, 4), kwargs={"build": build})
+    ta.start(); tb.start(); ta.join(); tb.join()
+    (v,) = chk.stats.violations
+    assert v.real == 2 and v.rows == (3,)
+    assert chk.stats.objects_checked == 2
+
+
+def test_padded_none_means_not_padded(provider_hooks):
+    """vLLM passes num_reqs_padded=None outside full CUDA graphs: padded = real."""
+    chk = provider_hooks("strict")
+    _Provider()._build_attention_metadata(4, None, 4, None, build=lambda: _meta([3, 4, 0, 5]))
+    assert chk.stats.violations == [] and chk.stats.fields_checked == 0
+
+
+def test_metadata_with_other_batch_size_is_skipped_not_misjudged(provider_hooks):
+    """A micro-batch slice (2 rows) built inside a provider call for 4 padded rows
+    matches neither count: counted as skipped, not checked against the wrong rows."""
+    chk = provider_hooks("strict")
+    _Provider()._build_attention_metadata(1, 4, 1, 4, build=lambda: _meta([3, 9]))
+    assert chk.stats.skipped_shape >= 1
+    assert chk.stats.violations == []
+
+
+def test_suspended_and_off_check_nothing(install_toy):
+    chk = install_toy("buggy", "strict")
+    runner = make_runner("buggy")
+    for rid, p in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
+        runner.add_request(rid, p)
+    runner.execute_model()
+    runner.remove_request("B")
+    with chk.suspended():
+        runner.execute_model()
+    assert chk.stats.violations == []
+
+
+def test_lazy_install_patches_a_module_when_it_is_first_imported(tmp_path):
+    mod = tmp_path / "late_runner_mod.py"
+    mod.write_text(textwrap.dedent("""
+        from dataclasses import dataclass
+        import torch
+
+        @dataclass
+        class CommonAttentionMetadata:
+            seq_lens: torch.Tensor
+
+        class Runner:
+            def _build_attention_metadata(self, num_reqs, num_reqs_padded, num_tokens, num_tokens_padded):
+                return CommonAttentionMetadata(seq_lens=torch.tensor([1, 2, 7], dtype=torch.int32))
+    """))
+    code = textwrap.dedent("""
+        import sys
+        import padlint.runtime as pr
+        pr.install("vllm", mode="strict", provider="late_runner_mod:Runner._build_attention_metadata",
+                   classes=["late_runner_mod:CommonAttentionMetadata"], step=None, lazy=True)
+        assert "late_runner_mod" not in sys.modules
+        import late_runner_mod
+        try:
+            late_runner_mod.Runner()._build_attention_metadata(2, 3, 2, 3)
+        except AssertionError as e:
+            print("raised", type(e).__name__, e.violations[0].field, e.violations[0].rows)
+        pr.uninstall()
+        late_runner_mod.Runner()._build_attention_metadata(2, 3, 2, 3)
+        print("uninstalled ok")
+    """)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{tmp_path}:{ROOT}"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["raised StalePaddingError seq_lens (2,)", "uninstalled ok"]
+
+
+def test_fixed_and_buggy_modules_do_not_share_hooks(install_toy):
+    """Hooking the buggy variant's provider leaves the fixed variant's untouched."""
+    install_toy("buggy")
+    assert "__padlint_wrapped__" not in vars(toy_runner_fixed.ToyModelRunner._build_attention_metadata)
+    assert TOY_DIR.is_dir()
