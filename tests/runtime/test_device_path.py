@@ -1,0 +1,116 @@
+"""The device path (fused reduction, deferred or one sync) and capture handling, exercised on CPU tensors.
+
+``Checker.force_device_path`` sends CPU tensors down the path CUDA tensors
+take, and ``Checker.capturing`` stands in for
+``torch.cuda.is_current_stream_capturing()``; the CUDA-only parts (pinned
+copy, event) run in tests/runtime/test_cuda.py on a GPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from conftest import make_runner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from padlint.runtime import StalePaddingError, checks
+from padlint.runtime.spec import FLAT
+
+
+def _stale_scenario(runner):
+    """See test_toy_runner._scenario: step 2 has padding row 3 stale in is_prefilling and seq_lens."""
+    for rid, prompt in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
+        runner.add_request(rid, prompt)
+    runner.execute_model()
+    runner.remove_request("B")
+
+
+def test_deferred_policy_reports_later_without_host_sync(install_toy):
+    chk = install_toy("buggy", "strict", cuda_policy="deferred")
+    chk.force_device_path = True
+    runner = make_runner("buggy")
+    _stale_scenario(runner)
+    runner.execute_model()  # no exception yet: the result is pending
+    assert chk.stats.pending == 1 and chk.stats.host_syncs == 0
+    with pytest.raises(StalePaddingError) as info:
+        chk.flush()
+    assert {v.field: v.rows for v in info.value.violations} == {"is_prefilling": (3,), "seq_lens": (3,)}
+    v = info.value.violations[0]
+    assert "deferred device check" in v.when and "toy_runner_buggy.py" in v.constructed_at
+    assert chk.stats.host_syncs == 0  # CPU "device": no event to wait for
+
+
+def test_sync_policy_one_sync_per_object(install_toy):
+    chk = install_toy("fixed", "strict", cuda_policy="sync")
+    chk.force_device_path = True
+    runner = make_runner("fixed")
+    _stale_scenario(runner)
+    runner.execute_model()
+    # step 1 had padding rows only on the token axis (10 tokens of 16), step 2 on both: 2 objects, 2 syncs
+    assert chk.stats.host_syncs == 2
+    assert chk.stats.violations == []
+
+
+def test_sync_policy_raises_at_construction(install_toy):
+    chk = install_toy("buggy", "strict", cuda_policy="sync")
+    chk.force_device_path = True
+    runner = make_runner("buggy")
+    _stale_scenario(runner)
+    with pytest.raises(StalePaddingError) as info:
+        runner.execute_model()
+    assert {v.field for v in info.value.violations} == {"is_prefilling", "seq_lens"}
+
+
+def test_during_capture_device_fields_are_skipped_and_counted(install_toy):
+    chk = install_toy("buggy", "strict", cuda_policy="sync")
+    chk.force_device_path = True
+    chk.capturing = lambda: True
+    runner = make_runner("buggy")
+    _stale_scenario(runner)
+    runner.execute_model()  # nothing raised: nothing checkable
+    # step 1: slot_mapping, positions have padding; step 2: 7 fields (see test_toy_runner)
+    assert chk.stats.skipped_capture == 2 + 7
+    assert chk.stats.fields_checked == 0 and chk.stats.host_syncs == 0
+    assert "9 skipped during capture" in chk.stats.line()
+
+
+def test_capture_probe_is_safe_on_cpu_only_torch():
+    assert checks.stream_is_capturing() is False
+
+
+def _reference(values, start, stop, neutral):
+    """Plain-Python answer: rows of a 1-D list that differ from neutral (or from values[start-1] when flat)."""
+    v = values[start - 1] if neutral is FLAT else neutral
+    return [i for i in range(start, stop) if values[i] != v]
+
+
+@settings(max_examples=150, deadline=None)
+@given(values=st.lists(st.integers(min_value=-3, max_value=3), min_size=2, max_size=40),
+       data=st.data(), neutral=st.sampled_from([0, -1, 1, FLAT]))
+def test_fused_pack_agrees_with_reference(values, data, neutral):
+    n = len(values)
+    start = data.draw(st.integers(min_value=1, max_value=n - 1))
+    t = torch.tensor(values, dtype=torch.int32)
+    expected = _reference(values, start, n, neutral)
+    packed = checks.pack_device_checks([(t, start, n, neutral)], max_rows=4)
+    ((rows, vals, num_bad),) = checks.unpack_device_checks(packed, [(t, start, n, neutral)], max_rows=4)
+    assert num_bad == len(expected)
+    assert list(rows) == expected[:4]
+    assert list(vals) == [values[i] for i in expected[:4]]
+    # the CPU path and the detail path agree with it
+    assert checks.cpu_has_stale(t.numpy(), start, n, neutral) == bool(expected)
+    assert checks.find_stale_rows(t, start, n, neutral, max_rows=4) == (tuple(expected[:4]),
+                                                                         tuple(values[i] for i in expected[:4]),
+                                                                         len(expected))
+
+
+def test_fused_pack_two_dimensional_and_bool():
+    table = torch.zeros(5, 3, dtype=torch.int32)
+    table[4, 1] = 9
+    mask = torch.tensor([True, False, False, True])
+    items = [(table, 2, 5, 0), (mask, 1, 4, False)]
+    out = checks.unpack_device_checks(checks.pack_device_checks(items), items)
+    assert out == [((4,), (9,), 1), ((3,), (True,), 1)]
+    assert np.asarray(checks.pack_device_checks(items)).dtype == np.float64

@@ -1,0 +1,66 @@
+"""Poison mode: a missing reset changes the output instead of passing silently."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import make_runner
+
+import padlint.runtime as pr
+
+STEP = "toy_common:ToyRunnerBase.execute_model"
+
+
+def _run(variant, poison, install_toy):
+    """Three requests (prompt 2 each), two steps; each step is padded from 3 to 4 requests.
+
+    Row 3 is never used by a request, so it holds zeros: without poison the
+    buggy variant's missing resets read 0 / False there and the output is
+    right by luck.  With poison, after step 1 row 3 of every registered
+    buffer holds the sentinel: seq_lens -99 and num_computed_tokens -1 (so
+    the buggy is_prefilling[3] = (-1 < 0) = True).
+    Returns (outputs of both steps, checker).
+    """
+    chk = install_toy(variant, "record", step=STEP, poison=poison)
+    runner = make_runner(variant)
+    if poison:
+        pr.register_poison_buffer(runner.seq_lens, axis="reqs")
+        pr.register_poison_buffer(runner.input_batch.num_computed_tokens_cpu_tensor, axis="reqs", sentinel=-1)
+        pr.register_poison_buffer(runner.query_start_loc, axis="reqs+1")
+        pr.register_poison_buffer(runner.positions, axis="tokens")
+        pr.register_poison_buffer(runner.slot_mapping, axis="tokens")
+    for rid in "ABC":
+        runner.add_request(rid, 2)
+    outs = []
+    for _ in range(2):
+        _, (num_prefills, out) = runner.execute_model()
+        outs.append((num_prefills, out.tolist()))
+    return outs, chk
+
+
+def test_fixed_runner_output_is_the_same_with_poison(install_toy):
+    plain, _ = _run("fixed", False, install_toy)
+    pr.uninstall()
+    poisoned, chk = _run("fixed", True, install_toy)
+    # step 1: 3 prefills of 2 tokens: seq_lens sum 6, 6 tokens with a slot, positions 3 * (0 + 1) = 3
+    # step 2: 3 decodes: seq_lens 3 each = 9, 3 slots, positions 2 each = 6
+    assert plain == [(3, [6, 6, 3]), (0, [9, 3, 6])]
+    assert poisoned == plain
+    assert chk.stats.violations == []
+
+
+def test_buggy_runner_output_changes_with_poison(install_toy):
+    plain, chk_plain = _run("buggy", False, install_toy)
+    assert plain == [(3, [6, 6, 3]), (0, [9, 3, 6])]  # the bug passes silently: row 3 held zeros
+    assert chk_plain.stats.violations == []
+    pr.uninstall()
+    poisoned, chk = _run("buggy", True, install_toy)
+    # step 2 reads the sentinels in padding row 3: one extra "prefill", seq_lens sum 9 - 99
+    assert poisoned == [(3, [6, 6, 3]), (1, [9 - 99, 3, 6])]
+    assert {v.field: (v.rows, v.values) for v in chk.stats.violations} == {
+        "is_prefilling": ((3,), (True,)), "seq_lens": ((3,), (-99,))}
+
+
+def test_poison_api_needs_poison_mode(install_toy):
+    install_toy("fixed", "record")
+    with pytest.raises(RuntimeError, match="poison mode is off"):
+        pr.register_poison_buffer(make_runner("fixed").seq_lens)
