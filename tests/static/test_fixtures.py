@@ -72,8 +72,8 @@ def run_fixture(name: str, profile) -> tuple[str, list[Finding]]:
 
 
 def line_of(source: str, text: str) -> int:
-    """1-based line of the only line of ``source`` that contains ``text``."""
-    hits = [i for i, line in enumerate(source.splitlines(), 1) if text in line]
+    """1-based line of the only line of ``source`` whose code starts with ``text``."""
+    hits = [i for i, line in enumerate(source.splitlines(), 1) if line.strip().startswith(text)]
     assert len(hits) == 1, f"{text!r} occurs on lines {hits}, expected exactly one"
     return hits[0]
 
@@ -319,3 +319,26 @@ def test_findings_are_sorted_and_deterministic(profile):
     _, second = run_fixture("tuple_return_buggy.py", profile)
     assert first == second
     assert [f.sort_key() for f in first] == sorted(f.sort_key() for f in first)
+
+
+BUGGY_FILES = [p for p in FIXTURE_FILES if p.stem.endswith("_buggy")]
+
+
+@pytest.mark.parametrize("path", BUGGY_FILES, ids=lambda p: p.name)
+def test_applying_the_fixes_removes_the_findings(path, profile):
+    """A finding's fix is a reset; inserted where it says, the finding goes away.
+
+    Findings that come without a fix must stay; none may appear.
+    """
+    from padlint.fix import apply_fixes
+
+    source, findings = run_fixture(path.name, profile)
+    fixes = [f.fix for f in findings if f.fix is not None]
+    if not fixes:
+        pytest.skip("no finding with a fix (the acceptance test reports the missing findings)")
+    fixed = apply_fixes(source, fixes)
+    after = check_module(libcst.parse_module(fixed), str(path), profile)
+    unfixed = Counter(f.field for f in findings if f.fix is None)
+    assert Counter(f.field for f in after) == unfixed, (
+        f"after inserting {[fx.text for fx in fixes]}:\n"
+        + "\n".join(f"  {f.line} field={f.field}: {f.message}" for f in after))
