@@ -13,7 +13,6 @@ import ast
 import warnings
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from padlint.analysis.findings import hits_to_findings
 from padlint.analysis.index import build_index
@@ -26,22 +25,20 @@ class AnalysisSyntaxError(SyntaxError):
     """The file is not valid Python.  ``lineno`` is 1-based (or None)."""
 
 
-def _parse_segment(lines: list[str], start: int, end: int, ancestors: tuple[int, ...]) -> Segment:
-    wrapper = [" " * col + "class _:\n" for col in ancestors]
-    text = "".join(wrapper) + "".join(lines[start - 1:end])
+def _parse_segment(lines: list[str], info, ast_func) -> Segment:
+    """Parse one function alone, wrapped in ``class _:`` lines so indentation parses."""
+    wrapper = [" " * col + "class _:\n" for col in info.ancestors]
+    text = "".join(wrapper) + "".join(lines[info.start - 1:info.end])
     if not text.endswith("\n"):
         text += "\n"
     module = cst.parse_module(text)
-    wrapped = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapped.resolve(PositionProvider)
     node: cst.CSTNode = module.body[0]
-    for _ in ancestors:  # each wrapper `class _:` holds the next level
+    for _ in info.ancestors:  # each wrapper `class _:` holds the next level
         assert isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock)
         node = node.body.body[0]
-    func = node
-    if not isinstance(func, cst.FunctionDef):
+    if not isinstance(node, cst.FunctionDef):
         raise ValueError("segment is not a function")
-    return Segment(func=func, positions=positions, line_offset=start - 1 - len(ancestors))
+    return Segment(node, ast_func, lines)
 
 
 def check_source(source: str, path: str, profile: Profile) -> list[Finding]:
@@ -66,7 +63,7 @@ def check_source(source: str, path: str, profile: Profile) -> list[Finding]:
     for qual in sorted(index.needed, key=lambda q: index.functions[q].start):
         info = index.functions[qual]
         try:
-            seg = _parse_segment(lines, info.start, info.end, info.ancestors)
+            seg = _parse_segment(lines, info, index.nodes[qual])
         except cst.ParserSyntaxError as e:
             raise AnalysisSyntaxError(
                 f"syntax error (libcst): {e.message}",

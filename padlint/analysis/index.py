@@ -43,6 +43,7 @@ class ModuleIndex:
     functions: dict[str, FuncInfo]
     needed: set[str]
     entries: list[str]
+    nodes: dict[str, ast.AST] = field(default_factory=dict)
 
 
 def relevance_pattern(profile: Profile) -> re.Pattern[str]:
@@ -70,6 +71,7 @@ def build_index(tree: ast.Module, lines: list[str], profile: Profile) -> ModuleI
     """Index ``tree`` (parsed from ``lines``); see the module docstring."""
     pattern = relevance_pattern(profile)
     functions: dict[str, FuncInfo] = {}
+    nodes: dict[str, ast.AST] = {}
 
     def add(node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str, ancestors: tuple[int, ...]) -> None:
         start = min([d.lineno for d in node.decorator_list] + [node.lineno])
@@ -88,6 +90,7 @@ def build_index(tree: ast.Module, lines: list[str], profile: Profile) -> ModuleI
         text = "\n".join(lines[start - 1:end])
         info.core = pattern.search(text) is not None
         functions[info.qualname] = info
+        nodes[info.qualname] = node
 
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -125,4 +128,4 @@ def build_index(tree: ast.Module, lines: list[str], profile: Profile) -> ModuleI
         if not any(functions[e].owner == owner for e in entries):
             cyc = [i.qualname for i in sorted(peers.values(), key=lambda i: i.start) if i.qualname in needed]
             entries.extend(cyc[:1])
-    return ModuleIndex(functions=functions, needed=needed, entries=entries)
+    return ModuleIndex(functions=functions, needed=needed, entries=entries, nodes=nodes)

@@ -76,18 +76,137 @@ def dotted(node: cst.BaseExpression) -> str | None:
     return None
 
 
-@dataclass
 class Segment:
-    """A re-parsed function with positions: ``pos(node)`` gives file coordinates."""
+    """A function parsed with libcst, with lazily computed file positions.
 
-    func: cst.FunctionDef
-    positions: dict  # node -> CodeRange in segment coordinates
-    line_offset: int
+    Position metadata is costly in libcst (a full code generation pass), so
+    statement lines come from the ``ast`` tree of the same text (a parallel
+    walk over statements only), and columns are computed on demand for the
+    one statement that holds a node (a sink argument, say).
+    """
 
-    def span(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
-        r = self.positions[node]
-        return (r.start.line + self.line_offset, r.start.column + 1,
-                r.end.line + self.line_offset, r.end.column + 1)
+    def __init__(self, func: cst.FunctionDef, ast_func, lines: list[str]):
+        self.func = func
+        self.lines = lines
+        self.def_line = ast_func.lineno
+        self._stmt: dict[int, tuple[int, int]] = {}
+        self._pos: dict[int, dict] = {}
+        _map_body(_suite_body(func.body), ast_func.body, self._stmt)
+
+    def stmt_lines(self, stmt) -> tuple[int, int] | None:
+        return self._stmt.get(id(stmt))
+
+    def line(self, node, stmt) -> int:
+        """1-based file line of ``node`` inside statement ``stmt``."""
+        lines = self._stmt.get(id(node)) or self._stmt.get(id(stmt))
+        if lines is None:
+            return self.def_line
+        if node is stmt or lines[0] == lines[1] or id(node) in self._stmt:
+            return lines[0]
+        return self.span(node, stmt)[0]
+
+    def span(self, node, stmt) -> tuple[int, int, int, int]:
+        """(line, col, end_line, end_col) of ``node``, 1-based, end column exclusive."""
+        lines = self._stmt.get(id(stmt))
+        if lines is None:
+            return (self.def_line, 1, self.def_line, 1)
+        pos = self._pos.get(id(stmt))
+        if pos is None:
+            pos = self._pos[id(stmt)] = _positions(stmt)
+        r = pos.get(node)
+        if r is None:
+            return (lines[0], 1, lines[0], 1)
+        text = self.lines[lines[0] - 1] if lines[0] - 1 < len(self.lines) else ""
+        indent = len(text) - len(text.lstrip(" \t"))
+        def col(line: int, c: int) -> int:
+            # libcst renders continuation lines relative to the block indentation too
+            return c + indent + 1
+        return (lines[0] + r.start.line - 1, col(r.start.line, r.start.column),
+                lines[0] + r.end.line - 1, col(r.end.line, r.end.column))
+
+
+def _positions(stmt) -> dict:
+    """libcst positions of the nodes of one statement, relative to its first line."""
+    from libcst.metadata import MetadataWrapper, PositionProvider
+    if isinstance(stmt, cst.SimpleStatementSuite):
+        stmt = cst.SimpleStatementLine(body=stmt.body)
+    elif not isinstance(stmt, cst.SimpleStatementLine) and hasattr(stmt, "body"):
+        # a compound statement: only its header matters here; drop the bodies
+        changes = {"body": cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])])}
+        for name in ("orelse", "handlers", "finalbody"):
+            if hasattr(stmt, name):
+                changes[name] = () if name == "handlers" else None
+        if isinstance(stmt, cst.FunctionDef):
+            changes = {"body": changes["body"]}
+        try:
+            stmt = stmt.with_changes(**changes)
+        except Exception:
+            pass
+    if getattr(stmt, "leading_lines", None):
+        stmt = stmt.with_changes(leading_lines=())  # children keep their identity
+    if getattr(stmt, "decorators", None):
+        stmt = stmt.with_changes(decorators=())
+    module = cst.Module(body=[stmt])
+    return dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider))
+
+
+def _suite_body(block) -> list:
+    if isinstance(block, cst.SimpleStatementSuite):
+        return [block]
+    return list(getattr(block, "body", ()))
+
+
+def _map_body(cst_body: list, ast_body: list, out: dict[int, tuple[int, int]]) -> None:
+    """Give each libcst statement the (first, last) lines of its ast twin."""
+    import ast as _ast
+    i = 0
+    for st in cst_body:
+        if i >= len(ast_body):
+            return
+        if isinstance(st, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            n = len(st.body)
+            first, last = ast_body[i], ast_body[min(i + n, len(ast_body)) - 1]
+            out[id(st)] = (first.lineno, last.end_lineno or last.lineno)
+            i += n
+            continue
+        a = ast_body[i]
+        i += 1
+        start = min([d.lineno for d in getattr(a, "decorator_list", ())] + [a.lineno])
+        out[id(st)] = (a.lineno, a.lineno) if not hasattr(a, "body") else (a.lineno, _header_end(a))
+        if start != a.lineno:
+            out[id(st)] = (a.lineno, a.lineno)
+        if isinstance(st, cst.If) and isinstance(a, _ast.If):
+            _map_body(_suite_body(st.body), a.body, out)
+            orelse = st.orelse
+            if isinstance(orelse, cst.If):
+                _map_body([orelse], a.orelse, out)
+            elif orelse is not None:
+                _map_body(_suite_body(orelse.body), a.orelse, out)
+        elif isinstance(st, (cst.For, cst.While)) and hasattr(a, "body"):
+            _map_body(_suite_body(st.body), a.body, out)
+            if st.orelse is not None:
+                _map_body(_suite_body(st.orelse.body), a.orelse, out)
+        elif isinstance(st, cst.Try) or type(st).__name__ == "TryStar":
+            _map_body(_suite_body(st.body), a.body, out)
+            for h, ah in zip(st.handlers, getattr(a, "handlers", ())):
+                _map_body(_suite_body(h.body), ah.body, out)
+            if st.orelse is not None:
+                _map_body(_suite_body(st.orelse.body), a.orelse, out)
+            if st.finalbody is not None:
+                _map_body(_suite_body(st.finalbody.body), a.finalbody, out)
+        elif isinstance(st, cst.Match) and hasattr(a, "cases"):
+            for c, ac in zip(st.cases, a.cases):
+                _map_body(_suite_body(c.body), ac.body, out)
+        elif hasattr(st, "body") and hasattr(a, "body"):  # With, FunctionDef, ClassDef
+            _map_body(_suite_body(st.body), a.body, out)
+
+
+def _header_end(a) -> int:
+    """Last line of a compound statement's header (before its body)."""
+    body = getattr(a, "body", None)
+    if body:
+        return max(a.lineno, body[0].lineno - 1)
+    return a.lineno
 
 
 @dataclass
@@ -148,7 +267,7 @@ class Interpreter:
     # ------------------------------------------------------------------ entry
     def run_entry(self, qual: str) -> None:
         owner, name, seg = self.functions[qual]
-        line = seg.span(seg.func.name)[0]
+        line = seg.def_line
         frame = Frame(qual=qual, owner=owner, seg=seg,
                       chain=((line, f"entry point `{name}`"),))
         state = State()
@@ -233,7 +352,7 @@ class Interpreter:
                 out = self._exec_block(stmt.finalbody.body, frame, out)
             return out
         if isinstance(stmt, cst.FunctionDef):
-            key = f"{frame.qual}.<{stmt.name.value}@{frame.seg.span(stmt)[0]}>"
+            key = f"{frame.qual}.<{stmt.name.value}@{frame.seg.line(stmt, stmt)}>"
             frame.nested[stmt.name.value] = stmt
             state.env[stmt.name.value] = FuncVal(key)
             return state
@@ -268,9 +387,13 @@ class Interpreter:
         right = self._count(test.comparisons[0].comparator, state)
         if left is None or right is None:
             return False
-        if isinstance(op, (cst.GreaterThan, cst.NotEqual)) and self._real_for(right.canon, left.canon):
+        def paired(real: Count, padded: Count) -> bool:
+            if self._real_for(real.canon, padded.canon):
+                return True
+            return (not self.p.is_padded_name(real.canon)) and self._real_for(real.written, padded.written)
+        if isinstance(op, (cst.GreaterThan, cst.NotEqual)) and paired(right, left):
             return True
-        if isinstance(op, (cst.LessThan, cst.NotEqual)) and self._real_for(left.canon, right.canon):
+        if isinstance(op, (cst.LessThan, cst.NotEqual)) and paired(left, right):
             return True
         return False
 
@@ -401,7 +524,13 @@ class Interpreter:
         low = self._count(lower, state) if lower is not None else None
         if lower is not None and not self._is_zero(lower):
             if low is not None and low.canon:
-                state.heap[ref.loc] = LocState(st.entry_stale, st.taints, st.clean | {(low.canon, low.offset)})
+                keys = {(low.canon, low.offset)}
+                if low.written and low.written != low.canon and not self.p.is_padded_name(low.canon) \
+                        and self._known_count(low.written):
+                    # `x[num_scheduled_tokens:]` pairs with `num_input_tokens` by name too,
+                    # unless the caller bound the real name to a padded count
+                    keys.add((low.written, low.offset))
+                state.heap[ref.loc] = LocState(st.entry_stale, st.taints, st.clean | keys)
             return
         up = self._count(upper, state) if upper is not None else None
         view = ref.count
@@ -538,7 +667,7 @@ class Interpreter:
                 for r in base.refs:
                     if r.count is None and not r.loc.startswith("new:"):
                         out.add(Ref(self._attr_loc(r.loc, node.attr.value), None, self._text(node),
-                                    frame.seg.span(node)[0], r.persistent))
+                                    frame.seg.line(node, frame.stmt), r.persistent))
                 return Refs(frozenset(out)) if out else UNKNOWN
             return UNKNOWN
         if isinstance(node, cst.Subscript):
@@ -599,7 +728,7 @@ class Interpreter:
             return UNKNOWN
         found = self._slice_dim(node)
         sl = found[:2] if found is not None else None
-        line = frame.seg.span(node)[0]
+        line = frame.seg.line(node, frame.stmt)
         text = self._text(node)
         out = set()
         if sl is None:
@@ -640,9 +769,10 @@ class Interpreter:
                     rows = self._rows(real, c.canon, c.offset)
                     cands.add(Taint(
                         buffer=r.text, padded=c.canon, offset=c.offset, reason="stale", dim=c.dim,
+                        padded_written=c.written,
                         steps=((r.line, f"padded slice `{r.text}` of persistent buffer "
                                         f"`{self._base_text(r.text)}`: rows {rows} may be stale"),)))
-            out.update(t for t in cands if not covers(st.clean, t.padded, t.offset, self._real_for))
+            out.update(t for t in cands if not covers(st.clean, t, self._real_for))
         return out
 
     @staticmethod
@@ -662,7 +792,7 @@ class Interpreter:
             taints |= self._taints(v, state)
         if not taints:
             return UNKNOWN
-        line = frame.seg.span(node)[0]
+        line = frame.seg.line(node, frame.stmt)
         text = self._text(node)
         loc = self._new_loc(line)
         note = (f"`{text}` is a copy: it keeps the stale rows of this moment" if how == "copy"
@@ -733,9 +863,9 @@ class Interpreter:
         if name in self.p.initialized_allocators:
             for a in node.args:
                 self._eval(a.value, frame, state)
-            loc = self._new_loc(frame.seg.span(node)[0])
+            loc = self._new_loc(frame.seg.line(node, frame.stmt))
             state.heap[loc] = LocState(False)
-            return Refs(frozenset({Ref(loc, None, self._text(node), frame.seg.span(node)[0], False)}))
+            return Refs(frozenset({Ref(loc, None, self._text(node), frame.seg.line(node, frame.stmt), False)}))
 
         # module-level elementwise functions: torch.where(...), np.maximum(...)
         if isinstance(func, cst.Attribute) and name and name.split(".")[0] in ELEMENTWISE_MODULES \
@@ -809,7 +939,7 @@ class Interpreter:
             count = self._count(node.args[0].value, state)
             if count is not None:
                 count = replace(count, unpadded=self._no_padding(count.canon, state))
-            line = frame.seg.span(node)[0]
+            line = frame.seg.line(node, frame.stmt)
             out = {Ref(r.loc + "#dev", count if count is not None else Count(""), self._text(node), line,
                        r.persistent) for r in recv.refs if r.count is None}
             return Refs(frozenset(out)) if out else UNKNOWN
@@ -822,7 +952,7 @@ class Interpreter:
         return UNKNOWN
 
     def _alloc(self, node: cst.Call, frame: Frame, state: State, *, uninit: bool, like: bool) -> AVal:
-        line = frame.seg.span(node)[0]
+        line = frame.seg.line(node, frame.stmt)
         loc = self._new_loc(line)
         taints: set[Taint] = set()
         count: Count | None = None
@@ -844,6 +974,7 @@ class Interpreter:
             rows = self._rows(pair.real[0] if pair else "?", count.canon, count.offset)
             text = self._text(node)
             taints.add(Taint(buffer=text, padded=count.canon, offset=count.offset, reason="uninit",
+                             padded_written=count.written,
                              steps=((line, f"`{text}` allocates uninitialised rows: {rows} hold garbage "
                                            f"unless written"),)))
         state.heap[loc] = LocState(False, frozenset(taints), frozenset())
@@ -877,7 +1008,7 @@ class Interpreter:
             seg, owner, qual, name = frame.seg, frame.owner, f"{frame.qual}.{key}", key
         if qual in self._stack or len(self._stack) > self.MAX_DEPTH:
             return UNKNOWN
-        line = frame.seg.span(node)[0]
+        line = frame.seg.line(node, frame.stmt)
         callee = Frame(qual=qual, owner=owner, seg=seg,
                        chain=frame.chain + ((line, f"calls `{name}`"),), depth=frame.depth + 1)
         if kind == "nested":
@@ -940,7 +1071,7 @@ class Interpreter:
                     frame: Frame, state: State, severity: str, node) -> None:
         if self.p.is_exempt(fld) or self.p.is_arg_ignored(sink, fld):
             return
-        span = frame.seg.span(node)
+        span = frame.seg.span(node, frame.stmt)
         key = (span[0], span[1], fld)
         taints = self._taints(value, state)
         if not taints:
@@ -949,7 +1080,7 @@ class Interpreter:
         if key in self.hits:
             return
         stmt = frame.stmt if frame.stmt is not None else node
-        stmt_line = frame.seg.span(stmt)[0]
+        stmt_line = frame.seg.line(stmt, stmt)
         stmt_text = self._stmt_text(stmt)
         real_names, padded_names = self._names_in_scope(frame, state)
         self.hits[key] = SinkHit(

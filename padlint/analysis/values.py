@@ -46,6 +46,7 @@ class Taint:
     offset: int            # +1 for cumulative offsets
     reason: str            # "stale" | "uninit"
     dim: int = 0           # padded dimension of the source slice
+    padded_written: str = ""  # the padded count as written at the slice (profile pairs by name)
     steps: tuple[tuple[int, str], ...] = ()  # (line, note), source first
     derived_from: str = ""  # for derived tensors: the input expression named in messages
 
@@ -174,13 +175,14 @@ class State:
         return out
 
 
-def covers(clean: frozenset, padded: str, offset: int, is_real_for: Callable[[str, str], bool]) -> bool:
-    """True if a reset recorded in ``clean`` covers rows [R + o:P + offset] of a slice [:P + offset]."""
+def covers(clean: frozenset, taint: "Taint", is_real_for: Callable[[str, str], bool]) -> bool:
+    """True if a reset recorded in ``clean`` covers rows [R + o:P + offset] of the taint's slice."""
     if ALL in clean:
         return True
     for key in clean:
         real, o = key
-        if o <= offset and is_real_for(real, padded):
+        if o <= taint.offset and (is_real_for(real, taint.padded) or
+                                  (taint.padded_written and is_real_for(real, taint.padded_written))):
             return True
     return False
 
