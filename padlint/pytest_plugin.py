@@ -1,4 +1,139 @@
-"""pytest plugin (registered through the ``pytest11`` entry point).
+"""pytest plugin (registered through the ``pytest11`` entry point): runtime assert mode in test runs.
 
-Imports nothing heavy unless runtime checking is enabled.
+Loaded by every pytest run in an environment where padlint is installed,
+so it is inert and cheap when off: it imports only ``os`` and ``pytest``
+until checking is enabled, and then installs the hooks of
+:mod:`padlint.runtime` once per session.
+
+Enable (first one set wins):
+
+* ``--padlint-runtime=strict|record|off``
+* ``PADLINT_RUNTIME=strict|record|off``
+* ini option ``padlint_runtime = strict``
+
+Other ini options: ``padlint_profile`` (default "vllm"),
+``padlint_cuda_policy`` ("deferred", "sync", "skip"), ``padlint_provider``
+and ``padlint_classes`` (override the profile's provider and metadata
+classes, ``module:Qualified.name``, for a project's own runner).
+
+``@pytest.mark.padlint_off`` opts one test out.  Strict mode fails the test
+whose step built the metadata (deferred device results are read at the end
+of each test).  Record mode lets every test run, lists the violations in
+the terminal summary and makes the session fail.  The summary line reads
+"padlint runtime: N objects checked, N fields checked, N skipped during
+capture, N violations".
 """
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+_CHECKER = pytest.StashKey[Any]()
+_OWNED = pytest.StashKey[bool]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("padlint", "padlint runtime checker (stale CUDA-graph padding rows)")
+    group.addoption("--padlint-runtime", dest="padlint_runtime", default=None,
+                    choices=("strict", "record", "off"),
+                    help="check padding rows of metadata objects as they are built "
+                         "(default: $PADLINT_RUNTIME, else the padlint_runtime ini option, else off)")
+    parser.addini("padlint_runtime", "padlint runtime mode: strict, record or off", default="off")
+    parser.addini("padlint_profile", "padlint engine profile name or TOML path", default="vllm")
+    parser.addini("padlint_cuda_policy", "deferred (no host sync), sync (one per object) or skip",
+                  default="deferred")
+    parser.addini("padlint_provider", "override the profile's provider (module:Class.method)", default="")
+    parser.addini("padlint_classes", "override the profile's metadata classes (module:Class)", type="linelist",
+                  default=[])
+
+
+def _mode(config: pytest.Config) -> str:
+    for value in (config.getoption("padlint_runtime"), os.environ.get("PADLINT_RUNTIME"),
+                  config.getini("padlint_runtime")):
+        if value is not None and str(value).strip():
+            mode = str(value).strip().lower()
+            if mode not in ("strict", "record", "off"):
+                raise pytest.UsageError(f"padlint runtime mode {value!r}: expected strict, record or off")
+            return mode
+    return "off"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "padlint_off: do not run padlint's runtime padding checks in this test")
+    mode = _mode(config)
+    if mode == "off":
+        return
+    from padlint.runtime import hooks  # imports torch: only now that checking is on
+
+    existing = hooks.checker()
+    if existing is not None:  # e.g. installed by the engine plugin in this process
+        config.stash[_CHECKER] = existing
+        config.stash[_OWNED] = False
+        return
+    kw: dict[str, Any] = {}
+    if config.getini("padlint_provider"):
+        kw["provider"] = config.getini("padlint_provider")
+    if config.getini("padlint_classes"):
+        kw["classes"] = list(config.getini("padlint_classes"))
+    config.stash[_CHECKER] = hooks.install(config.getini("padlint_profile") or "vllm", mode=mode,
+                                           cuda_policy=config.getini("padlint_cuda_policy") or "deferred",
+                                           lazy=True, **kw)
+    config.stash[_OWNED] = True
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    checker = item.config.stash.get(_CHECKER, None)
+    if checker is None:
+        return (yield)
+    checker.label = item.nodeid
+    if item.get_closest_marker("padlint_off") is not None:
+        with checker.suspended():
+            return (yield)
+    try:
+        result = yield
+    finally:
+        checker.label = item.nodeid
+    checker.flush()  # deferred device results of this test; strict mode raises here
+    return result
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    checker = config.stash.get(_CHECKER, None)
+    if checker is None:
+        return
+    try:
+        checker.flush()
+    except AssertionError:
+        pass  # already tallied; listed below
+    stats = checker.stats
+    if checker.mode == "record" and stats.violations:
+        terminalreporter.section("padlint runtime: stale padding rows")
+        for v in stats.violations:
+            terminalreporter.write_line(v.format())
+    terminalreporter.write_line(stats.line())
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    checker = session.config.stash.get(_CHECKER, None)
+    if checker is not None:
+        try:
+            checker.flush()  # deferred device results still pending at the end of the run
+        except AssertionError:
+            pass  # tallied in stats.violations
+    if checker is not None and checker.mode == "record" and checker.stats.violations and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if config.stash.get(_OWNED, False):
+        from padlint.runtime import hooks
+
+        try:
+            hooks.uninstall()
+        except AssertionError:
+            pass
+        config.stash[_OWNED] = False
