@@ -1,0 +1,77 @@
+"""The vllm.general_plugins entry point reaches an engine worker process.
+
+The "worker" is a subprocess with a stand-in ``vllm`` package
+(fixtures/runtime/fake_vllm) on its path: it loads the general plugins the
+way every vLLM process does, then imports the model runner (after the
+plugin ran, as in vLLM) and runs two steps of the buggy toy runner; step 2
+pads 3 requests to 4 and row 3 holds a stale prefill (see
+test_toy_runner._scenario).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from importlib.metadata import entry_points
+
+from conftest import ROOT, TOY_DIR
+
+WORKER = textwrap.dedent('''
+    import sys
+    from vllm.plugins import load_general_plugins
+
+    print("PLUGINS=" + ",".join(load_general_plugins()))
+    load_general_plugins()  # vLLM may load plugins more than once: must stay harmless
+    import padlint.runtime as pr
+    print("INSTALLED=%s" % (pr.installed() is not None if "padlint.runtime.hooks" in sys.modules else False))
+
+    from vllm.v1.worker.gpu_model_runner import GPUModelRunner
+
+    runner = GPUModelRunner()
+    for rid, prompt in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
+        runner.add_request(rid, prompt)
+    runner.execute_model()
+    runner.remove_request("B")
+    try:
+        runner.execute_model()
+        print("NO_ERROR")
+    except AssertionError as e:
+        print("RAISED " + type(e).__name__)
+        print(e)
+''')
+
+
+def _worker(mode):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PADLINT_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(TOY_DIR / "fake_vllm"), str(TOY_DIR), str(ROOT)])
+    if mode is not None:
+        env["PADLINT_RUNTIME"] = mode
+    return subprocess.run([sys.executable, "-c", WORKER], capture_output=True, text=True, env=env, timeout=180)
+
+
+def test_entry_point_is_declared():
+    eps = {ep.name: ep.value for ep in entry_points(group="vllm.general_plugins")}
+    assert eps.get("padlint_runtime") == "padlint.runtime.vllm_plugin:register"
+
+
+def test_strict_env_reaches_the_worker_and_raises():
+    out = _worker("strict")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "PLUGINS=padlint_runtime" in lines
+    assert "INSTALLED=True" in lines
+    assert "RAISED StalePaddingError" in lines
+    assert "CommonAttentionMetadata.is_prefilling" in out.stdout and "row 3: True" in out.stdout
+    # counts came from the profile's real provider target, reached through the stand-in module path
+    assert "GPUModelRunner._build_attention_metadata(num_reqs=3, num_reqs_padded=4" in out.stdout
+    # the atexit report of the worker
+    assert "objects checked" in out.stderr and "2 violations" in out.stderr
+
+
+def test_without_env_the_worker_is_unchecked():
+    out = _worker(None)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "INSTALLED=False" in lines and "NO_ERROR" in lines
