@@ -263,6 +263,9 @@ class Interpreter:
         self._fresh = 0
         self._stack: list[str] = []
         self._real_for = profile.is_real_for
+        self._texts: dict[int, str] = {}
+        self._keep: list = []
+        self._empty = cst.Module(body=[])
 
     # ------------------------------------------------------------------ entry
     def run_entry(self, qual: str) -> None:
@@ -637,7 +640,15 @@ class Interpreter:
         return None
 
     def _text(self, node: cst.CSTNode) -> str:
-        return norm(cst.Module(body=[]).code_for_node(node))
+        key = id(node)
+        text = self._texts.get(key)
+        if text is None:
+            text = self._texts[key] = norm(self._empty.code_for_node(node))
+            self._keep.append(node)  # ids stay unique while cached
+        return text
+
+    def _t(self, x) -> str:
+        return x if isinstance(x, str) else self._text(x)
 
     def _attr_loc(self, loc: str, attr: str) -> str:
         if attr in self.p.shared_views:
@@ -666,7 +677,7 @@ class Interpreter:
                 out = set()
                 for r in base.refs:
                     if r.count is None and not r.loc.startswith("new:"):
-                        out.add(Ref(self._attr_loc(r.loc, node.attr.value), None, self._text(node),
+                        out.add(Ref(self._attr_loc(r.loc, node.attr.value), None, node,
                                     frame.seg.line(node, frame.stmt), r.persistent))
                 return Refs(frozenset(out)) if out else UNKNOWN
             return UNKNOWN
@@ -729,7 +740,7 @@ class Interpreter:
         found = self._slice_dim(node)
         sl = found[:2] if found is not None else None
         line = frame.seg.line(node, frame.stmt)
-        text = self._text(node)
+        text = node  # rendered lazily (code generation is costly in libcst)
         out = set()
         if sl is None:
             # `block_table[gid]`: an element of a persistent container is persistent too
@@ -747,7 +758,7 @@ class Interpreter:
         if count is not None:
             count = replace(count, dim=found[2], unpadded=self._no_padding(count.canon, state))
         for r in base.refs:
-            out.add(Ref(r.loc, count if count is not None else Count("", 0, self._text(upper)),
+            out.add(Ref(r.loc, count if count is not None else Count("", 0, ""),
                         text, line, r.persistent))
         return Refs(frozenset(out))
 
@@ -767,11 +778,12 @@ class Interpreter:
                     pair = self.p.pair_for_padded(c.canon)
                     real = pair.real[0] if pair else "?"
                     rows = self._rows(real, c.canon, c.offset)
+                    rtext = self._t(r.text)
                     cands.add(Taint(
-                        buffer=r.text, padded=c.canon, offset=c.offset, reason="stale", dim=c.dim,
+                        buffer=rtext, padded=c.canon, offset=c.offset, reason="stale", dim=c.dim,
                         padded_written=c.written,
-                        steps=((r.line, f"padded slice `{r.text}` of persistent buffer "
-                                        f"`{self._base_text(r.text)}`: rows {rows} may be stale"),)))
+                        steps=((r.line, f"padded slice `{rtext}` of persistent buffer "
+                                        f"`{self._base_text(rtext)}`: rows {rows} may be stale"),)))
             out.update(t for t in cands if not covers(st.clean, t, self._real_for))
         return out
 
@@ -865,7 +877,7 @@ class Interpreter:
                 self._eval(a.value, frame, state)
             loc = self._new_loc(frame.seg.line(node, frame.stmt))
             state.heap[loc] = LocState(False)
-            return Refs(frozenset({Ref(loc, None, self._text(node), frame.seg.line(node, frame.stmt), False)}))
+            return Refs(frozenset({Ref(loc, None, node, frame.seg.line(node, frame.stmt), False)}))
 
         # module-level elementwise functions: torch.where(...), np.maximum(...)
         if isinstance(func, cst.Attribute) and name and name.split(".")[0] in ELEMENTWISE_MODULES \
@@ -940,7 +952,7 @@ class Interpreter:
             if count is not None:
                 count = replace(count, unpadded=self._no_padding(count.canon, state))
             line = frame.seg.line(node, frame.stmt)
-            out = {Ref(r.loc + "#dev", count if count is not None else Count(""), self._text(node), line,
+            out = {Ref(r.loc + "#dev", count if count is not None else Count(""), node, line,
                        r.persistent) for r in recv.refs if r.count is None}
             return Refs(frozenset(out)) if out else UNKNOWN
         if method in VIEW_METHODS:
@@ -978,7 +990,7 @@ class Interpreter:
                              steps=((line, f"`{text}` allocates uninitialised rows: {rows} hold garbage "
                                            f"unless written"),)))
         state.heap[loc] = LocState(False, frozenset(taints), frozenset())
-        return Refs(frozenset({Ref(loc, None, self._text(node), line, False)}))
+        return Refs(frozenset({Ref(loc, None, node, line, False)}))
 
     # ------------------------------------------------------------- inlining
     def _resolve_callee(self, func, frame: Frame, state: State):

@@ -57,7 +57,7 @@ class Ref:
 
     loc: str
     count: Count | None = None
-    text: str = ""          # the expression as written (normalised)
+    text: object = ""       # the expression: normalised text, or its libcst node (rendered lazily)
     line: int = 0           # where the view was taken
     persistent: bool = True
 
@@ -107,9 +107,10 @@ def join_vals(a: AVal | None, b: AVal | None) -> AVal:
         return a
     if isinstance(a, Refs) and isinstance(b, Refs):
         return Refs(a.refs | b.refs)
-    if isinstance(a, Refs) and isinstance(b, UnknownVal):
+    # a tensor on one path and None/a scalar on another: the tensor's rows still matter
+    if isinstance(a, Refs) and not isinstance(b, (TupleVal, MetaVal)):
         return a
-    if isinstance(b, Refs) and isinstance(a, UnknownVal):
+    if isinstance(b, Refs) and not isinstance(a, (TupleVal, MetaVal)):
         return b
     if isinstance(a, TupleVal) and isinstance(b, TupleVal) and len(a.items) == len(b.items):
         return TupleVal(tuple(join_vals(x, y) for x, y in zip(a.items, b.items)))
