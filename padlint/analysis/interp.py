@@ -91,6 +91,7 @@ class Segment:
         self.def_line = ast_func.lineno
         self._stmt: dict[int, tuple[int, int]] = {}
         self._pos: dict[int, dict] = {}
+        self._line: dict[int, int] = {}  # node ids: nodes live as long as the segment
         _map_body(_suite_body(func.body), ast_func.body, self._stmt)
 
     def stmt_lines(self, stmt) -> tuple[int, int] | None:
@@ -103,6 +104,23 @@ class Segment:
             return self.def_line
         if node is stmt or lines[0] == lines[1] or id(node) in self._stmt:
             return lines[0]
+        cached = self._line.get(id(node))
+        if cached is not None:
+            return cached
+        self._line[id(node)] = line = self._find_line(node, stmt, lines)
+        return line
+
+    def _find_line(self, node, stmt, lines: tuple[int, int]) -> int:
+        if id(stmt) in self._pos:
+            return self.span(node, stmt)[0]
+        # Multi-line statement: find the node's first code line in the statement's
+        # source rather than running libcst's position pass (a full code generation);
+        # exact spans are computed only for sink arguments.
+        head = _EMPTY.code_for_node(node).split("\n", 1)[0].strip()
+        if head:
+            for i in range(lines[0], lines[1] + 1):
+                if head in self.lines[i - 1]:
+                    return i
         return self.span(node, stmt)[0]
 
     def span(self, node, stmt) -> tuple[int, int, int, int]:
@@ -123,6 +141,9 @@ class Segment:
             return c + indent + 1
         return (lines[0] + r.start.line - 1, col(r.start.line, r.start.column),
                 lines[0] + r.end.line - 1, col(r.end.line, r.end.column))
+
+
+_EMPTY = cst.Module(body=[])
 
 
 def _positions(stmt) -> dict:
