@@ -7,7 +7,7 @@ from conftest import make_runner
 
 import padlint.runtime as pr
 
-STEP = "toy_common:ToyRunnerBase.execute_model"
+
 
 
 def _run(variant, poison, install_toy):
@@ -20,7 +20,7 @@ def _run(variant, poison, install_toy):
     the buggy is_prefilling[3] = (-1 < 0) = True).
     Returns (outputs of both steps, checker).
     """
-    chk = install_toy(variant, "record", step=STEP, poison=poison)
+    chk = install_toy(variant, "record", step=f"toy_runner_{variant}:ToyModelRunner.execute_model", poison=poison)
     runner = make_runner(variant)
     if poison:
         pr.register_poison_buffer(runner.seq_lens, axis="reqs")
