@@ -67,6 +67,31 @@ def relevance_pattern(profile: Profile) -> re.Pattern[str]:
     return re.compile("|".join(alts))
 
 
+def prefilter_patterns(profile: Profile) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(sink, padded) regexes: a file can hold a PAD001 finding only if both match.
+
+    The analysis is per module: a finding needs a sink call (metadata
+    constructor, forward call or configured sink call) and a padded count,
+    padded getter or uninitialised allocator in the same file.
+    """
+    sinks: list[str] = []
+    for pat in profile.sink_constructors + profile.sink_calls + profile.forward_calls:
+        rx = re.escape(pat).replace(r"\*", r"[\w.]*").replace(r"\?", r"[\w.]")
+        sinks.append(rf"\b{rx}\(")
+    padded: list[str] = [r"\w_padded\b"]
+    for pair in profile.counts:
+        padded.extend(rf"\b{re.escape(w)}\b" for w in pair.padded)
+    padded.extend(rf"\.{re.escape(w)}\(" for w in profile.padded_getters)
+    padded.extend(rf"\b{re.escape(a)}\(" for a in profile.uninitialized_allocators)
+    return re.compile("|".join(sinks) or r"(?!)"), re.compile("|".join(padded))
+
+
+def may_matter(text: str, profile: Profile, patterns=None) -> bool:
+    """Cheap text test run before any parsing (see :func:`prefilter_patterns`)."""
+    sink, padded = patterns or prefilter_patterns(profile)
+    return sink.search(text) is not None and padded.search(text) is not None
+
+
 def build_index(tree: ast.Module, lines: list[str], profile: Profile) -> ModuleIndex:
     """Index ``tree`` (parsed from ``lines``); see the module docstring."""
     pattern = relevance_pattern(profile)
