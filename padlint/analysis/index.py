@@ -76,8 +76,9 @@ def prefilter_patterns(profile: Profile) -> tuple[re.Pattern[str], re.Pattern[st
     """
     sinks: list[str] = []
     for pat in profile.sink_constructors + profile.sink_calls + profile.forward_calls:
-        rx = re.escape(pat).replace(r"\*", r"[\w.]*").replace(r"\?", r"[\w.]")
-        sinks.append(rf"\b{rx}\(")
+        lead = "" if pat.startswith("*") else r"\b"  # a search needs no leading wildcard
+        rx = re.escape(pat.lstrip("*")).replace(r"\*", r"[\w.]*").replace(r"\?", r"[\w.]")
+        sinks.append(rf"{lead}{rx}\(")
     padded: list[str] = [r"\w_padded\b"]
     for pair in profile.counts:
         padded.extend(rf"\b{re.escape(w)}\b" for w in pair.padded)
