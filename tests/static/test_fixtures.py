@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import ast
 import io
+import json
 import re
+import subprocess
+import sys
 import tokenize
 from collections import Counter
 from pathlib import Path
@@ -342,3 +345,42 @@ def test_applying_the_fixes_removes_the_findings(path, profile):
     assert Counter(f.field for f in after) == unfixed, (
         f"after inserting {[fx.text for fx in fixes]}:\n"
         + "\n".join(f"  {f.line} field={f.field}: {f.message}" for f in after))
+
+
+# ---------------------------------------------------------------------------
+# the same fixtures through the command line
+
+
+def _padlint_command() -> list[str]:
+    """The installed console script beside this interpreter, else ``padlint.cli:main``."""
+    script = Path(sys.executable).with_name("padlint")
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-c", "import sys; from padlint.cli import main; sys.exit(main())"]
+
+
+def test_cli_json_over_fixture_directory():
+    """`padlint check --format json fixtures/static` reports exactly the declared findings.
+
+    The CLI adds discovery, a text prefilter, parsing and reporting around
+    the analysis; none of them may lose or invent a finding.  Exit status 1:
+    there are findings.
+    """
+    proc = subprocess.run(_padlint_command() + ["check", "--format", "json", str(FIXTURES)],
+                          check=False, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, (
+        f"expected exit 1 (findings), got {proc.returncode}\nstdout:\n{proc.stdout[-1000:]}\n"
+        f"stderr:\n{proc.stderr[-2000:]}")
+    try:
+        doc = json.loads(proc.stdout)
+    except json.JSONDecodeError as e:
+        pytest.fail(f"no JSON on stdout ({e}):\n{proc.stdout[-1000:]}\nstderr:\n{proc.stderr[-2000:]}")
+    findings = doc["findings"] if isinstance(doc, dict) else doc
+    got = Counter((Path(f["path"]).name, f["code"], f["line"], f["field"]) for f in findings)
+    expected: Counter = Counter()
+    for path in FIXTURE_FILES:
+        for (code, line, field), n in parse_expectations(path.read_text(encoding="utf-8")).items():
+            expected[(path.name, code, line, field)] += n
+    missing = sorted((expected - got).elements())
+    unexpected = sorted((got - expected).elements())
+    assert not missing and not unexpected, f"missing: {missing}\nunexpected: {unexpected}"
