@@ -17,6 +17,7 @@ Entry points are needed methods that no other method of the class calls
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -87,8 +88,27 @@ def prefilter_patterns(profile: Profile) -> tuple[re.Pattern[str], re.Pattern[st
     return re.compile("|".join(sinks) or r"(?!)"), re.compile("|".join(padded))
 
 
+@functools.lru_cache(maxsize=8)
+def _literals(profile: Profile) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Fixed substrings that every match of the prefilter regexes contains."""
+    def lit(pat: str) -> str:
+        parts = re.split(r"[*?\[\]]", pat)
+        return max(parts, key=len)
+    sinks = tuple(lit(p) + ("(" if not p.endswith("*") else "")
+                  for p in profile.sink_constructors + profile.sink_calls + profile.forward_calls)
+    padded = ["_padded"] + [w for pair in profile.counts for w in pair.padded]
+    padded += [f".{g}(" for g in profile.padded_getters] + [f"{a}(" for a in profile.uninitialized_allocators]
+    return tuple(x for x in sinks if x), tuple(padded)
+
+
 def may_matter(text: str, profile: Profile, patterns=None) -> bool:
-    """Cheap text test run before any parsing (see :func:`prefilter_patterns`)."""
+    """Cheap text test run before any parsing (see :func:`prefilter_patterns`).
+
+    Substring tests first (C speed), the regexes only on files that pass them.
+    """
+    sink_lits, pad_lits = _literals(profile)
+    if not any(x in text for x in sink_lits) or not any(x in text for x in pad_lits):
+        return False
     sink, padded = patterns or prefilter_patterns(profile)
     return sink.search(text) is not None and padded.search(text) is not None
 
