@@ -320,6 +320,8 @@ class Checker:
         """Report deferred device results whose event has completed (all of them if ``block``)."""
         if not self._pending:
             return []
+        if self.capturing():  # querying or waiting on an event is not allowed while a graph is captured
+            return []
         found: list[Violation] = []
         while True:
             with self._lock:
