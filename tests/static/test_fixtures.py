@@ -253,6 +253,15 @@ def test_dummy_run_reported_once_on_the_capture_path(profile):
     assert not any("execute_model" in s.note for s in f.trace), [s.note for s in f.trace]
 
 
+def test_padded_count_passed_as_real_adds_no_dummy_path_finding(profile):
+    """Only the execute_model path has padding rows in the callee's frame (see the fixture)."""
+    source, findings = run_fixture("padded_as_real_buggy.py", profile)
+    assert len(findings) == 1, [(f.line, f.field) for f in findings]
+    f = findings[0]
+    assert "execute_model" in f.trace[0].note
+    assert f.trace[0].line in method_lines(source, "execute_model")
+
+
 def test_uninitialised_slot_mapping_fix_uses_pad_slot_id(profile):
     """torch.empty padding: the fix writes -1 (PAD_SLOT_ID) into [num_tokens:]."""
     source, findings = run_fixture("torch_empty_buggy.py", profile)
