@@ -42,8 +42,8 @@ def _fix_text(hit: SinkHit, taint: Taint, real: str | None, neutral: str) -> str
         return None
     off = taint.offset
     lo = f"{real} + {off}" if off else real
-    if len({t.dim for t in hit.taints}) > 1:
-        return None  # sources disagree on the padded dimension: no single reset
+    if len({t.dim for t in hit.taints} | set(hit.dims)) > 1:
+        return None  # alternatives disagree on the padded dimension: no single reset fits all
     lead = ":, " * taint.dim
     if hit.arg_name is not None:
         target = hit.arg_name

@@ -249,6 +249,7 @@ class SinkHit:
     taints: tuple[Taint, ...]
     real_names: dict[str, str]  # canonical real count -> name in scope at the sink
     padded_names: dict[str, str]
+    dims: frozenset = frozenset()  # padded dimensions of every alternative of the value
 
 
 @dataclass
@@ -805,7 +806,8 @@ class Interpreter:
                         padded_written=c.written,
                         steps=((r.line, f"padded slice `{rtext}` of persistent buffer "
                                         f"`{self._base_text(rtext)}`: rows {rows} may be stale"),)))
-            out.update(t for t in cands if not covers(st.clean, t, self._real_for))
+            clean = st.clean | r.clean_at if r.clean_at else st.clean
+            out.update(t for t in cands if not covers(clean, t, self._real_for))
         return out
 
     @staticmethod
@@ -1122,7 +1124,9 @@ class Interpreter:
             arg_name=value_node.value if isinstance(value_node, cst.Name) else None,
             span=span, stmt_line=stmt_line, stmt_text=stmt_text, function=frame.qual,
             chain=frame.chain, taints=tuple(sorted(taints, key=lambda t: (t.steps[0][0], t.buffer))),
-            real_names=real_names, padded_names=padded_names)
+            real_names=real_names, padded_names=padded_names,
+            dims=frozenset(r.count.dim for r in value.refs if r.count is not None and r.count.canon)
+            if isinstance(value, Refs) else frozenset())
 
     def _stmt_text(self, stmt: cst.CSTNode) -> str:
         if isinstance(stmt, cst.SimpleStatementLine):

@@ -60,6 +60,9 @@ class Ref:
     text: object = ""       # the expression: normalised text, or its libcst node (rendered lazily)
     line: int = 0           # where the view was taken
     persistent: bool = True
+    # resets seen on the branch this view came from, kept when branches join
+    # (`if mrope: x = a[:P] else: x = b[:P]; b[R:P].zero_()` leaves x clean on the else path)
+    clean_at: frozenset = frozenset()
 
 
 class AVal:
@@ -167,12 +170,22 @@ class State:
             return None
         if len(live) == 1:
             return live[0]
-        out = live[0].copy()
+        out = State({}, dict(live[0].heap))
         for s in live[1:]:
-            for k in set(out.env) | set(s.env):
-                out.env[k] = join_vals(out.env.get(k), s.env.get(k))
             for k in set(out.heap) | set(s.heap):
                 out.heap[k] = out.loc(k).join(s.loc(k))
+        for k in set().union(*(s.env for s in live)):
+            vals = [s.env.get(k) for s in live]
+            first = vals[0]
+            if all(v == first for v in vals[1:]):
+                out.env[k] = first
+                continue
+            joined: AVal | None = None
+            for s, v in zip(live, vals):
+                if isinstance(v, Refs):
+                    v = Refs(frozenset(replace(r, clean_at=r.clean_at | s.loc(r.loc).clean) for r in v.refs))
+                joined = join_vals(joined, v)
+            out.env[k] = joined
         return out
 
 
