@@ -15,7 +15,7 @@ import warnings
 import libcst as cst
 
 from padlint.analysis.findings import hits_to_findings
-from padlint.analysis.index import build_index
+from padlint.analysis.index import build_index, has_live_chunk
 from padlint.analysis.interp import Interpreter, Segment
 from padlint.model import Finding
 from padlint.profile import Profile
@@ -47,6 +47,8 @@ def check_source(source: str, path: str, profile: Profile) -> list[Finding]:
     Raises :class:`AnalysisSyntaxError` (with ``lineno``) when the file does
     not parse, and ``RecursionError`` for pathologically deep nesting.
     """
+    if not has_live_chunk(source, profile):
+        return []  # no class holds both a sink and a padded count: nothing to parse
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -113,11 +113,48 @@ def may_matter(text: str, profile: Profile, patterns=None) -> bool:
     return sink.search(text) is not None and padded.search(text) is not None
 
 
+def _relevance_literals(profile: Profile) -> tuple[str, ...]:
+    sink_lits, pad_lits = _literals(profile)
+    calls = set(profile.copy_to_device) | set(profile.fill_methods) | {n for n, _ in profile.reset_helpers}
+    return sink_lits + pad_lits + tuple(f"{c}(" for c in sorted(calls))
+
+
+_TOP = re.compile(r"^(?:class|def|async\s+def)\s", re.M)
+
+
+def has_live_chunk(text: str, profile: Profile) -> bool:
+    """Text-only test before ``ast.parse``: does one top-level class (or the
+    module's functions taken together) mention both a sink call and a padded
+    count?  Chunks are cut at column-0 ``class``/``def`` lines.
+    """
+    sink_re, _ = prefilter_patterns(profile)
+    sink_lits, pad_lits = _literals(profile)
+    starts = [m.start() for m in _TOP.finditer(text)]
+    if not starts:
+        return False
+    chunks = [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
+    module_funcs = "".join(c for c in chunks if not c.startswith("class"))
+    for chunk in [c for c in chunks if c.startswith("class")] + [module_funcs]:
+        if any(x in chunk for x in pad_lits) and any(x in chunk for x in sink_lits) \
+                and sink_re.search(chunk):
+            return True
+    return False
+
+
 def build_index(tree: ast.Module, lines: list[str], profile: Profile) -> ModuleIndex:
-    """Index ``tree`` (parsed from ``lines``); see the module docstring."""
+    """Index ``tree`` (parsed from ``lines``); see the module docstring.
+
+    Only classes (and the module's own functions) that hold a sink call can
+    produce findings: the others are not indexed further.
+    """
     pattern = relevance_pattern(profile)
+    sink_re, _ = prefilter_patterns(profile)
+    sink_lits, pad_lits = _literals(profile)
+    rel_lits = _relevance_literals(profile)
     functions: dict[str, FuncInfo] = {}
     nodes: dict[str, ast.AST] = {}
+    has_sink: set[str] = set()  # owners holding a sink call
+    has_pad: set[str] = set()   # owners mentioning a padded count, getter or allocator
 
     def add(node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str, ancestors: tuple[int, ...]) -> None:
         start = min([d.lineno for d in node.decorator_list] + [node.lineno])
@@ -126,15 +163,14 @@ def build_index(tree: ast.Module, lines: list[str], profile: Profile) -> ModuleI
             qualname=f"{owner}.{node.name}" if owner else node.name,
             name=node.name, owner=owner, start=start, def_line=node.lineno, end=end,
             ancestors=ancestors)
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Call):
-                f = sub.func
-                if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
-                    info.calls.add(f.attr)
-                elif isinstance(f, ast.Name):
-                    info.calls.add(f.id)
-        text = "\n".join(lines[start - 1:end])
-        info.core = pattern.search(text) is not None
+        text = "".join(lines[start - 1:end])
+        # substring tests (C speed) decide; regexes only confirm the rare hits
+        info.core = any(x in text for x in rel_lits) and pattern.search(text) is not None
+        if info.core:
+            if any(x in text for x in sink_lits) and sink_re.search(text):
+                has_sink.add(owner)
+            if any(x in text for x in pad_lits):
+                has_pad.add(owner)
         functions[info.qualname] = info
         nodes[info.qualname] = node
 
@@ -145,6 +181,18 @@ def build_index(tree: ast.Module, lines: list[str], profile: Profile) -> ModuleI
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     add(item, node.name, (node.col_offset,))
+
+    # only owners with a sink matter; find their calls
+    live = has_sink & has_pad
+    functions = {q: i for q, i in functions.items() if i.owner in live}
+    for q, info in functions.items():
+        for sub in ast.walk(nodes[q]):
+            if isinstance(sub, ast.Call):
+                f = sub.func
+                if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+                    info.calls.add(f.attr)
+                elif isinstance(f, ast.Name):
+                    info.calls.add(f.id)
 
     # needed = core + transitive callers within the same owner
     by_owner: dict[str, dict[str, FuncInfo]] = {}
