@@ -55,6 +55,19 @@ ELEMENTWISE_FUNCS = frozenset({
 ELEMENTWISE_MODULES = frozenset({"torch", "np", "numpy"})
 
 
+def _strip_parens(text: str) -> str:
+    """``(a[:n])`` -> ``a[:n]`` when the outer parentheses enclose the whole text."""
+    while text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(text):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and i < len(text) - 1:
+                return text
+        text = text[1:-1].strip()
+    return text
+
+
 def norm(text: str) -> str:
     """Whitespace-normalised expression text: ``x.gpu[: n + 1]`` -> ``x.gpu[:n + 1]``."""
     text = re.sub(r"#[^\n]*", "", text)
@@ -63,7 +76,7 @@ def norm(text: str) -> str:
     text = re.sub(r"\s+([\])])", r"\1", text)
     text = re.sub(r",\s*([\])])", r"\1", text)
     text = re.sub(r"\s*:\s*", ":", text)
-    return text
+    return _strip_parens(text)
 
 
 def dotted(node: cst.BaseExpression) -> str | None:
@@ -805,7 +818,8 @@ class Interpreter:
                         buffer=rtext, padded=c.canon, offset=c.offset, reason="stale", dim=c.dim,
                         padded_written=c.written,
                         steps=((r.line, f"padded slice `{rtext}` of persistent buffer "
-                                        f"`{self._base_text(rtext)}`: rows {rows} may be stale"),)))
+                                        f"`{self._base_text(rtext)}`: its padding rows (up to "
+                                        f"{c.written or c.canon}) may be stale"),)))
             clean = st.clean | r.clean_at if r.clean_at else st.clean
             out.update(t for t in cands if not covers(clean, t, self._real_for))
         return out
