@@ -24,7 +24,7 @@ _EXPORTS = {
     "install": "padlint.runtime.hooks",
     "uninstall": "padlint.runtime.hooks",
     "installed": "padlint.runtime.hooks",
-    "checker": "padlint.runtime.hooks",
+    "current_checker": "padlint.runtime.hooks",
     "check_padding": "padlint.runtime.api",
     "check_metadata": "padlint.runtime.api",
     "summary": "padlint.runtime.api",

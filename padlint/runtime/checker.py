@@ -17,6 +17,8 @@ from typing import Any, Iterator
 
 import numpy as np
 import torch
+from numpy import count_nonzero
+from torch import Tensor
 
 from padlint.runtime import checks, context
 from padlint.runtime.context import StepCounts
@@ -117,6 +119,9 @@ class Checker:
         self._pending: deque = deque()
         self._suspend = threading.local()
         self._rules = tuple(r for r in spec.rules if not any(r.name == n for n, _ in spec.exempt))
+        # (rule, name, on the token axis, offset of the padding rows, neutral) per checked field
+        self._plan = tuple((r, r.name, r.axis == "tokens", 1 if r.axis == "reqs+1" else 0, r.neutral)
+                           for r in self._rules)
         self._class_exempt: dict[type, frozenset[str]] = {}
         self._infer: dict[type, tuple[str, ...]] = {}
         # Test hooks: treat CPU tensors as device tensors / pretend a capture is running.
@@ -178,66 +183,93 @@ class Checker:
         """
         if not self.active:
             return []
-        self._drain(block=False)
+        if self._pending:
+            self._drain(block=False)
         if counts is None:
             counts = context.current() or self._infer_counts(obj)
-        owner = type(obj).__name__
-        rules = self._rules if only is None else tuple(r for r in (self.spec.rule(n) for n in only) if r)
-        exempt = self._class_exempt.get(type(obj), frozenset())
-        with self._lock:
-            self.stats.objects_checked += 1
         if counts is None:
+            rules = self._rules if only is None else tuple(r for r in (self.spec.rule(n) for n in only) if r)
             present = sum(1 for r in rules if getattr(obj, r.name, None) is not None)
             with self._lock:
+                self.stats.objects_checked += 1
                 self.stats.skipped_unknown += present
             return []
-        # Inside a provider call, remember (id, version) of each tensor for the re-check at provider return.
-        seen: dict[str, tuple[int, int]] | None = {} if counts.frame is not None else None
-        cpu_bad: list[tuple[FieldRule, Any, int, int, int, int]] = []
-        dev_items: list[tuple[FieldRule, Any, int, int, int, int]] = []
+        if (counts.num_reqs_padded is not None and counts.num_reqs_padded == counts.num_reqs
+                and counts.num_tokens_padded is not None and counts.num_tokens_padded == counts.num_tokens):
+            with self._lock:  # a step without padding rows: nothing to examine
+                self.stats.objects_checked += 1
+            return []
+        track = counts.frame is not None  # inside a provider call: remember tensors for the re-check at return
+        plan = self._plan if only is None else tuple(p for p in self._plan if p[0].name in only)
+        exempt = self._class_exempt.get(type(obj), ())
+        rr, rp, tr, tp = counts.num_reqs, counts.num_reqs_padded, counts.num_tokens, counts.num_tokens_padded
+        values = getattr(obj, "__dict__", None)
+        seen: dict[str, tuple[Any, int]] | None = {} if track else None
+        cpu_bad: list = []
+        dev_items: list = []
         n_checked = n_shape = n_capture = 0
         capturing: bool | None = None
-        for rule in rules:
-            t = getattr(obj, rule.name, None)
-            if t is None or rule.name in exempt:
+        force = self.force_device_path
+        for rule, name, tokens, off, neutral in plan:
+            t = values.get(name) if values is not None else getattr(obj, name, None)
+            if t is None:
+                if values is None or name in values or not hasattr(obj, name):
+                    continue
+                t = getattr(obj, name)  # a property or class attribute
+                if t is None:
+                    continue
+            if exempt and name in exempt:
                 continue
-            is_tensor = isinstance(t, torch.Tensor)
-            if not is_tensor and not isinstance(t, np.ndarray):
+            is_tensor = isinstance(t, Tensor)
+            if is_tensor:
+                if seen is not None:
+                    seen[name] = (t, t._version)
+            elif not isinstance(t, np.ndarray):
                 continue
-            if is_tensor and seen is not None:
-                seen[rule.name] = (id(t), t._version)
-            if rule.axis == "tokens":
-                real, padded, off = counts.num_tokens, counts.num_tokens_padded, 0
+            if tokens:
+                real, padded = tr, tp
             else:
-                real, padded, off = counts.num_reqs, counts.num_reqs_padded, 1 if rule.axis == "reqs+1" else 0
-            if real is None or t.ndim == 0:
+                real, padded = rr, rp
+            if real is None or not t.ndim:
                 continue
             length = t.shape[0]
             if padded is None:  # inferred counts: the field's own length is its padded count
                 padded = length - off
-            start, stop = real + off, padded + off
+            start = real + off
+            stop = padded + off
             if start >= stop or length <= start:
                 continue  # no padding rows: nothing to examine
             if length != stop:
                 n_shape += 1
                 continue
-            if is_tensor and (t.is_cuda or t.device.type != "cpu" or self.force_device_path):
-                if capturing is None:
-                    capturing = self.capturing()
-                if capturing or self.cuda_policy == "skip":
-                    n_capture += capturing
+            if is_tensor:
+                a = None if (force or t.is_cuda) else checks.as_numpy(t)
+                if a is None and (force or t.device.type != "cpu"):
+                    if capturing is None:
+                        capturing = self.capturing()
+                    if capturing or self.cuda_policy == "skip":
+                        n_capture += capturing
+                        continue
+                    dev_items.append((rule, t, real, padded, start, stop))
+                    n_checked += 1
                     continue
-                dev_items.append((rule, t, real, padded, start, stop))
-                n_checked += 1
-                continue
-            a = checks.as_numpy(t)
+            else:
+                a = t
             n_checked += 1
-            if a is None:  # e.g. bfloat16: fall back to torch on the CPU
-                if checks.find_stale_rows(t, start, stop, rule.neutral)[2]:
+            if a is None:  # e.g. bfloat16 on the CPU: torch instead of numpy
+                if checks.find_stale_rows(t, start, stop, neutral)[2]:
                     cpu_bad.append((rule, t, real, padded, start, stop))
-            elif checks.cpu_has_stale(a, start, stop, rule.neutral):
+                continue
+            x = a[start:stop]
+            if neutral is FLAT:
+                bad = count_nonzero(x != a[start - 1])
+            elif not neutral:  # False / 0: any non-zero entry (NaN included) is stale
+                bad = count_nonzero(x)
+            else:
+                bad = count_nonzero(x != neutral)
+            if bad:
                 cpu_bad.append((rule, t, real, padded, start, stop))
-        if seen is not None:
+        if seen:
             for o, d in counts.seen:
                 if o is obj:
                     d.update(seen)
@@ -245,9 +277,14 @@ class Checker:
             else:
                 counts.seen.append((obj, seen))
         with self._lock:
-            self.stats.fields_checked += n_checked
-            self.stats.skipped_shape += n_shape
-            self.stats.skipped_capture += n_capture
+            st = self.stats
+            st.objects_checked += 1
+            st.fields_checked += n_checked
+            st.skipped_shape += n_shape
+            st.skipped_capture += n_capture
+        if not cpu_bad and not dev_items:
+            return []
+        owner = type(obj).__name__
         found = [self._violation(owner, rule, t, real, padded, start, stop,
                                  checks.find_stale_rows(t, start, stop, rule.neutral, max_rows=self.max_rows),
                                  counts, when, frame)
@@ -352,13 +389,16 @@ class Checker:
             return
         checked = {id(obj) for obj, _ in counts.seen}
         for obj, before in list(counts.seen):
+            values = getattr(obj, "__dict__", None) or {}
             changed = []
-            for rule in self._rules:
-                t = getattr(obj, rule.name, None)
-                if isinstance(t, torch.Tensor):
-                    old = before.get(rule.name)
-                    if old is None or old != (id(t), t._version):
-                        changed.append(rule.name)
+            for name, (old, version) in before.items():
+                t = values.get(name)
+                if t is old and t._version == version:
+                    continue
+                if t is None:
+                    t = getattr(obj, name, None)
+                if isinstance(t, Tensor) and (t is not old or t._version != version):
+                    changed.append(name)
             if changed:
                 self.check_object(obj, counts, when="provider return (changed after construction)",
                                   only=tuple(changed))

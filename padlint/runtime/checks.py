@@ -63,10 +63,10 @@ def cpu_has_stale(a: np.ndarray, start: int, stop: int, neutral: Any, axis: int 
     x = a[start:stop] if axis == 0 else a[_axis_slice(a.ndim, axis, start, stop)]
     if neutral is FLAT:
         v = a[start - 1] if axis == 0 else a[_axis_slice(a.ndim, axis, start - 1, start)]
-        return bool((x != v).any())
+        return bool(np.count_nonzero(x != v))
     if not neutral:  # False / 0: any non-zero entry (NaN counts as non-zero) is stale
-        return bool(x.any())
-    return bool((x != neutral).any())
+        return bool(np.count_nonzero(x))
+    return bool(np.count_nonzero(x != neutral))
 
 
 def _as_torch(t: Any) -> torch.Tensor:

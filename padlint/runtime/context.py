@@ -14,7 +14,7 @@ from types import FrameType
 from typing import Any
 
 
-@dataclass
+@dataclass(slots=True)
 class StepCounts:
     """Real and padded counts of one provider call.
 
@@ -24,7 +24,7 @@ class StepCounts:
     outside full CUDA graphs).  ``names`` maps axis ("reqs", "tokens") to the
     (real, padded) argument names used in messages.  ``frame`` is the
     provider's caller (for the call stack in messages); ``seen`` the objects
-    checked during this call with, per field, ``(id(tensor), tensor._version)``
+    checked during this call with, per field, ``(tensor, tensor._version)``
     at check time, re-checked when the provider returns if either changed.
     """
 
@@ -35,7 +35,7 @@ class StepCounts:
     provider: str = ""
     names: dict[str, tuple[str, str]] = field(default_factory=dict)
     frame: FrameType | None = None
-    seen: list[tuple[Any, dict[str, tuple[int, int]]]] = field(default_factory=list)
+    seen: list[tuple[Any, dict[str, tuple[Any, int]]]] = field(default_factory=list)
 
     def describe(self) -> str:
         r = self.names.get("reqs", ("num_reqs", "num_reqs_padded"))

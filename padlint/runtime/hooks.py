@@ -75,9 +75,13 @@ def installed() -> Installation | None:
     return _REGISTRY.get("current")
 
 
-def checker() -> Checker | None:
+def current_checker() -> Checker | None:
+    """The installed :class:`Checker` (its ``stats`` is the tally), or None."""
     inst = installed()
     return inst.checker if inst else None
+
+
+checker = current_checker  # short internal name
 
 
 def _split(target: str) -> tuple[str, list[str]]:
