@@ -387,6 +387,8 @@ class Checker:
         never checked (made by ``copy.copy``, which skips ``__init__``)."""
         if not self.active:
             return
+        if self._pending:
+            self._drain(block=False)
         checked = {id(obj) for obj, _ in counts.seen}
         for obj, before in list(counts.seen):
             values = getattr(obj, "__dict__", None) or {}
