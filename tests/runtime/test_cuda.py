@@ -36,8 +36,9 @@ def test_deferred_check_adds_no_host_sync(install_toy):
     _stale_scenario(runner)
     with chk.suspended():
         meta, _ = runner.execute_model()
+    chk.flush()  # step 1's deferred results (clean), so only this object is pending below
     torch.cuda.synchronize()
-    counts = pr.checker()._infer_counts(meta)  # from query_start_loc_cpu: real 3 of 4
+    counts = pr.current_checker()._infer_counts(meta)  # from query_start_loc_cpu: real 3 of 4
     assert counts.num_reqs == 3
     torch.cuda.set_sync_debug_mode("error")  # any synchronising CUDA call raises
     try:

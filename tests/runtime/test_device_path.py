@@ -28,18 +28,34 @@ def _stale_scenario(runner):
 
 
 def test_deferred_policy_reports_later_without_host_sync(install_toy):
+    """Deferred: nothing is read back at construction; the packed result is read when ready
+    (here at the provider's return: a CPU "device" has no event to wait for)."""
     chk = install_toy("buggy", "strict", cuda_policy="deferred")
     chk.force_device_path = True
     runner = make_runner("buggy")
     _stale_scenario(runner)
-    runner.execute_model()  # no exception yet: the result is pending
-    assert chk.stats.pending == 1 and chk.stats.host_syncs == 0
     with pytest.raises(StalePaddingError) as info:
-        chk.flush()
+        runner.execute_model()
     assert {v.field: v.rows for v in info.value.violations} == {"is_prefilling": (3,), "seq_lens": (3,)}
     v = info.value.violations[0]
     assert "deferred device check" in v.when and "toy_runner_buggy.py" in v.constructed_at
-    assert chk.stats.host_syncs == 0  # CPU "device": no event to wait for
+    assert "in execute_model" in v.provider_stack
+    assert chk.stats.host_syncs == 0 and chk.stats.pending == 0
+
+
+def test_deferred_results_wait_for_flush_outside_a_provider(install_toy):
+    chk = install_toy("buggy", "strict", cuda_policy="deferred")
+    chk.force_device_path = True
+    runner = make_runner("buggy")
+    _stale_scenario(runner)
+    with chk.suspended():
+        meta, _ = runner.execute_model()
+    counts = chk._infer_counts(meta)  # query_start_loc_cpu [0, 1, 5, 6, 6]: 3 real requests
+    assert chk.check_object(meta, counts) == []  # packed, not read
+    assert chk.stats.pending == 1
+    with pytest.raises(StalePaddingError) as info:
+        chk.flush()
+    assert {v.field: v.rows for v in info.value.violations} == {"is_prefilling": (3,), "seq_lens": (3,)}
 
 
 def test_sync_policy_one_sync_per_object(install_toy):
