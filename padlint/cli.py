@@ -1,0 +1,368 @@
+"""Command line: ``padlint check``, ``padlint explain CODE``, ``padlint rules``, ``padlint --version``.
+
+Exit codes (like ruff):
+
+- 0: no findings and no file errors (or ``--exit-zero``);
+- 1: findings, or files that could not be checked (unreadable, undecodable,
+  binary, syntax error, too deeply nested, a path that does not exist);
+  with ``--diff``: a fix would change a file;
+- 2: usage, configuration, profile, baseline or output-file error, or an
+  internal error outside any one file: one line on stderr, no traceback
+  (``--show-traceback`` or ``PADLINT_DEBUG=1`` prints it).
+
+:func:`main` returns the exit code and never raises (``SystemExit`` from
+argparse included); the ``padlint`` console script passes it to ``sys.exit``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+import traceback
+from collections import defaultdict
+from pathlib import Path
+from typing import Sequence, TextIO
+
+from padlint import __version__
+from padlint.config import (
+    ConfigError,
+    PathPattern,
+    RuleSelection,
+    check_glob,
+    parse_selectors,
+    resolve_config,
+)
+from padlint.model import CheckResult, FileError, Finding, Fix
+from padlint.parse import SourceFile, read_source
+from padlint.reporters import FORMATS
+
+
+class UsageError(Exception):
+    """A run-level problem reported as one line with exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (subcommands check, explain, rules)."""
+    parser = argparse.ArgumentParser(
+        prog="padlint",
+        description="Find stale CUDA-graph padding rows reaching metadata sinks in LLM-inference engines.")
+    parser.add_argument("--version", action="version", version=f"padlint {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser("check", help="check files and directories (default: .)",
+                           description="Check Python files for stale padding rows reaching a sink.")
+    check.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
+    check.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    check.add_argument("-o", "--output-file", metavar="PATH", help="write the report to PATH instead of stdout")
+    check.add_argument("--no-color", action="store_true", help="never colour the output")
+    check.add_argument("--statistics", action="store_true",
+                       help="print counts per code and the pad=keep buffers instead of the findings")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings or file errors")
+    check.add_argument("--select", action="append", default=[], metavar="CODES",
+                       help="comma-separated code prefixes to enable (PAD, PAD0, PAD001); replaces the config's")
+    check.add_argument("--ignore", action="append", default=[], metavar="CODES",
+                       help="comma-separated code prefixes to disable")
+    check.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                       help="skip files and directories matching GLOB (added to the configured excludes)")
+    check.add_argument("--profile", metavar="NAME", help="engine profile (default: from config, else vllm)")
+    check.add_argument("--config", metavar="PATH", help="configuration file (padlint.toml or pyproject.toml)")
+    check.add_argument("--baseline", metavar="PATH", help="hide the findings recorded in this baseline file")
+    check.add_argument("--write-baseline", metavar="PATH", help="record the current findings as a baseline and exit 0")
+    check.add_argument("--fix", action="store_true", help="apply fixes (PAD001 resets need --unsafe-fixes)")
+    check.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change values (all PAD001 resets)")
+    check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff instead of writing them")
+    check.add_argument("--show-traceback", action="store_true", help="print tracebacks of internal errors")
+
+    explain = sub.add_parser("explain", help="explain a rule", description="Print the documentation of a rule.")
+    explain.add_argument("code", metavar="CODE")
+    sub.add_parser("rules", help="list the rules", description="List every rule with its name and summary.")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(argv) if argv is not None else None)
+    except SystemExit as e:  # --help, --version, usage errors
+        return int(e.code) if isinstance(e.code, int) else (0 if e.code is None else 2)
+    debug = bool(getattr(args, "show_traceback", False)) or os.environ.get("PADLINT_DEBUG", "") not in ("", "0")
+    try:
+        if args.command == "check":
+            return _check(args, debug)
+        if args.command == "explain":
+            return _explain(args.code)
+        if args.command == "rules":
+            return _rules()
+        parser.print_help(sys.stderr)
+        return 2
+    except UsageError as e:
+        print(f"padlint: error: {e}", file=sys.stderr)
+        return 2
+    except ConfigError as e:
+        print(f"padlint: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("padlint: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - one line, never a traceback
+        if debug:
+            traceback.print_exc(file=sys.stderr)
+        print(f"padlint: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+
+
+# -- check ----------------------------------------------------------------
+
+
+def _split_codes(values: list[str], option: str) -> list[str]:
+    items = [c.strip() for v in values for c in v.split(",") if c.strip()]
+    return parse_selectors(items, option)
+
+
+def _check(args: argparse.Namespace, debug: bool) -> int:
+    from padlint.pipeline import RunOptions, run
+
+    cwd = Path.cwd()
+    paths = args.paths or ["."]
+    config = resolve_config(paths, args.config)
+    profile = config.build_profile(args.profile)
+    cli_select = _split_codes(args.select, "--select") if args.select else None
+    cli_ignore = _split_codes(args.ignore, "--ignore")
+    selection = RuleSelection(((config.select, config.ignore), (None if cli_select is None else tuple(cli_select),
+                                                               tuple(cli_ignore))))
+    excludes = tuple(PathPattern(check_glob(g, "--exclude"), cwd) for g in args.exclude)
+    options = RunOptions(profile=profile, config=config, selection=selection, excludes=excludes,
+                         baseline=None if args.write_baseline else args.baseline, show_traceback=debug)
+    try:
+        output = run(paths, options, cwd)
+    except Exception as e:
+        if type(e).__name__ == "BaselineError":
+            raise UsageError(str(e)) from None
+        raise
+    for note in output.notes:
+        print(f"padlint: warning: {note}", file=sys.stderr)
+    result = output.result
+
+    if args.write_baseline:
+        from padlint.baseline import BaselineError, write
+
+        try:
+            write(args.write_baseline, result.findings)
+        except BaselineError as e:
+            raise UsageError(str(e)) from None
+        except OSError as e:
+            raise UsageError(f"{args.write_baseline}: cannot write baseline: {e.strerror or e}") from None
+        print(f"padlint: wrote {len(result.findings)} findings to baseline {args.write_baseline}", file=sys.stderr)
+        return 0
+
+    footer = ""
+    if args.diff or args.fix:
+        applied, diff_text, fix_errors, skipped_unsafe = _fixes(result, output.sources, args.unsafe_fixes,
+                                                                 write=args.fix and not args.diff)
+        result.errors.extend(fix_errors)
+        if args.diff:
+            _emit(diff_text, args.output_file)
+            n = len(applied)
+            print(f"padlint: {n} fix{'es' if n != 1 else ''} would be applied"
+                  + (f"; {skipped_unsafe} more with --unsafe-fixes" if skipped_unsafe else ""), file=sys.stderr)
+            return 0 if args.exit_zero or not diff_text else 1
+        fixed = len(result.findings) - len([f for f in result.findings if id(f) not in applied])
+        result.findings = [f for f in result.findings if id(f) not in applied]
+        footer = f"Fixed {fixed} finding{'s' if fixed != 1 else ''} ({len(result.findings)} remaining)."
+        if skipped_unsafe:
+            footer += f" {skipped_unsafe} unsafe fix{'es' if skipped_unsafe != 1 else ''} available with --unsafe-fixes."
+
+    text = _render(args, output, result, selection, footer)
+    _emit(text, args.output_file)
+    if args.exit_zero:
+        return 0
+    return 1 if result.findings or result.errors else 0
+
+
+def _render(args: argparse.Namespace, output, result: CheckResult, selection: RuleSelection, footer: str) -> str:
+    fmt = args.format
+    if fmt == "text":
+        from padlint.reporters import text
+
+        return text.render(result, output.sources, color=_use_color(args), statistics=args.statistics,
+                           policies=output.policies, rule_name=_rule_namer(), footer=footer)
+    if fmt == "json":
+        from padlint.reporters import json_
+
+        if args.statistics:
+            return json_.render_statistics(result, output.policies)
+        return json_.render(result)
+    try:
+        if fmt == "concise":
+            from padlint.reporters import concise
+
+            return _nl(concise.render(result))
+        if fmt == "github":
+            from padlint.reporters import github
+
+            return _nl(github.render(result))
+        from padlint.reporters import sarif
+
+        return _nl(sarif.render(result, rules=_sarif_rules(result, selection)))
+    except ImportError as e:
+        raise UsageError(f"--format {fmt} is not available: {e}") from None
+
+
+def _nl(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def _use_color(args: argparse.Namespace) -> bool:
+    """Colour only on a terminal, never with --no-color, --output-file or NO_COLOR (rich's detection)."""
+    if args.no_color or args.output_file:
+        return False
+    from rich.console import Console
+
+    probe = Console(file=sys.stdout)
+    return probe.is_terminal and probe.color_system is not None and not probe.no_color
+
+
+def _rule_namer():
+    try:
+        from padlint.rules_doc import list_rules
+
+        names = {code: name for code, name, _ in list_rules()}
+    except Exception:  # noqa: BLE001 - names are decoration only
+        names = {}
+    return lambda code: names.get(code, "")
+
+
+def _sarif_rules(result: CheckResult, selection: RuleSelection) -> list[str]:
+    try:
+        from padlint.rules_doc import list_rules
+
+        known = [code for code, _, _ in list_rules()]
+    except Exception:  # noqa: BLE001
+        known = ["PAD001", "PAD100", "PAD101"]
+    return sorted({c for c in known if selection.enabled(c)} | {f.code for f in result.findings})
+
+
+def _emit(text: str, output_file: str | None, stream: TextIO | None = None) -> None:
+    if output_file:
+        try:
+            Path(output_file).write_text(text, encoding="utf-8")
+        except OSError as e:
+            raise UsageError(f"{output_file}: cannot write output: {e.strerror or e}") from None
+        return
+    stream = stream or sys.stdout
+    stream.write(text)
+    stream.flush()
+
+
+# -- fixes ----------------------------------------------------------------
+
+
+def _fixes(result: CheckResult, sources: dict[str, SourceFile], unsafe: bool, *, write: bool
+           ) -> tuple[set[int], str, list[FileError], int]:
+    """Apply (or only diff) the fixes of ``result``'s findings, file by file.
+
+    Returns (ids of findings whose fix was applied, unified diff text, errors,
+    number of findings whose unsafe fix was skipped).  A file is written only
+    when ``write``, atomically, re-encoded with its own encoding, and only if
+    its bytes are unchanged since they were read.
+    """
+    from padlint.fix import apply_fixes
+
+    by_path: dict[str, list[Finding]] = defaultdict(list)
+    skipped = 0
+    for f in result.findings:
+        if f.fix is None:
+            continue
+        if not (f.fix.safe or unsafe):
+            skipped += 1
+            continue
+        by_path[f.fix.path].append(f)
+    applied: set[int] = set()
+    diffs: list[str] = []
+    errors: list[FileError] = []
+    for path in sorted(by_path):
+        findings = by_path[path]
+        source = sources.get(path) or read_source(path)
+        if isinstance(source, FileError):
+            errors.append(FileError(path, source.line, f"fix not applied: {source.message}"))
+            continue
+        fixes: list[Fix] = list(dict.fromkeys(f.fix for f in findings))
+        try:
+            new_text = apply_fixes(source.text, fixes)
+        except Exception as e:  # noqa: BLE001 - one file's fixes must not stop the run
+            errors.append(FileError(path, None, f"fix not applied: {type(e).__name__}: {e}"))
+            continue
+        if new_text == source.text:
+            continue
+        diffs.append(_unified_diff(path, source.text, new_text))
+        if write:
+            error = _write_fixed(source, new_text)
+            if error:
+                errors.append(error)
+                continue
+        applied.update(id(f) for f in findings)
+    return applied, "".join(diffs), errors, skipped
+
+
+def _unified_diff(path: str, old: str, new: str) -> str:
+    lines = []
+    for line in difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                     fromfile=f"a/{path}", tofile=f"b/{path}"):
+        lines.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
+    return "".join(lines)
+
+
+def _write_fixed(source: SourceFile, new_text: str) -> FileError | None:
+    from padlint.fix import write_atomic
+
+    try:
+        data = new_text.encode(source.encoding)
+    except UnicodeEncodeError as e:
+        return FileError(source.path, None, f"fix not applied: cannot encode as {source.encoding}: {e.reason}")
+    try:
+        with open(source.path, "rb") as fh:
+            current = fh.read()
+    except OSError as e:
+        return FileError(source.path, None, f"fix not applied: cannot read: {e.strerror or e}")
+    if current != source.raw:
+        return FileError(source.path, None, "fix not applied: the file changed during the run")
+    try:
+        write_atomic(source.path, data)
+    except OSError as e:
+        return FileError(source.path, None, f"fix not applied: cannot write: {e.strerror or e}")
+    return None
+
+
+# -- explain / rules ----------------------------------------------------------
+
+
+def _explain(code: str) -> int:
+    try:
+        from padlint.rules_doc import explain
+    except ImportError as e:
+        raise UsageError(f"rule documentation is not available: {e}") from None
+    try:
+        text = explain(code.strip().upper())
+    except (KeyError, ValueError, LookupError) as e:
+        msg = e.args[0] if e.args and isinstance(e.args[0], str) else f"unknown rule code {code!r}"
+        raise UsageError(msg) from None
+    _emit(_nl(text), None)
+    return 0
+
+
+def _rules() -> int:
+    try:
+        from padlint.rules_doc import list_rules
+    except ImportError as e:
+        raise UsageError(f"rule documentation is not available: {e}") from None
+    rows = list_rules()
+    width = max((len(name) for _, name, _ in rows), default=0)
+    _emit("".join(f"{code}  {name:<{width}}  {summary}\n" for code, name, summary in rows), None)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

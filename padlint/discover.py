@@ -1,0 +1,89 @@
+"""Turn command-line paths into the list of Python files to check.
+
+- A named file is checked whatever its name or the excludes say (like ruff
+  without ``--force-exclude``).
+- A named directory is walked (symlinked directories are not followed),
+  collecting ``*.py`` (and ``*.pyi``) files and skipping directories and
+  files that match an exclude pattern and every virtual environment (a
+  directory holding ``pyvenv.cfg``).
+- A path that does not exist is a :class:`FileError` ("no such file or
+  directory"); the run goes on and exits 1, like ruff's E902.
+- An unreadable directory is a :class:`FileError` as well.
+
+Paths are reported as given on the command line joined with the relative
+path below them (``fixtures`` -> ``fixtures/bug.py``), normalised.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from padlint.config import PathPattern
+from padlint.model import FileError
+
+PY_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass
+class Discovery:
+    """Files to check (display paths, in order, no duplicates) and path errors."""
+
+    files: list[str] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+
+
+def discover(paths: list[str], excludes: list[PathPattern], cwd: Path | None = None) -> Discovery:
+    """Collect the files under ``paths`` (default ``["."]``), skipping ``excludes``."""
+    cwd = cwd or Path.cwd()
+    out = Discovery()
+    seen: set[str] = set()
+
+    def add(display: str) -> None:
+        key = os.path.realpath(cwd / display)
+        if key not in seen:
+            seen.add(key)
+            out.files.append(display)
+
+    for arg in paths or ["."]:
+        display = os.path.normpath(arg)
+        full = cwd / display
+        if os.path.isdir(full):
+            for f in _walk(display, cwd, excludes, out.errors):
+                add(f)
+        elif os.path.lexists(full):
+            add(display)  # a file (or FIFO, dangling link): parse.read_source reports it
+        else:
+            out.errors.append(FileError(display, None, "no such file or directory"))
+    return out
+
+
+def _walk(root: str, cwd: Path, excludes: list[PathPattern], errors: list[FileError]) -> list[str]:
+    found: list[str] = []
+
+    def onerror(e: OSError) -> None:
+        where = os.path.relpath(e.filename, cwd) if e.filename and os.path.isabs(e.filename) else (e.filename or root)
+        errors.append(FileError(os.path.normpath(where), None, f"cannot read directory: {e.strerror or e}"))
+
+    for dirpath, dirnames, filenames in os.walk(cwd / root, onerror=onerror):
+        rel_dir = os.path.normpath(os.path.join(root, os.path.relpath(dirpath, cwd / root)))
+        abs_dir = Path(os.path.abspath(dirpath))
+        keep = []
+        for d in sorted(dirnames):
+            sub = abs_dir / d
+            if _excluded(sub, excludes) or (sub / "pyvenv.cfg").is_file():
+                continue
+            keep.append(d)
+        dirnames[:] = keep
+        for name in sorted(filenames):
+            if not name.endswith(PY_SUFFIXES):
+                continue
+            if _excluded(abs_dir / name, excludes):
+                continue
+            found.append(os.path.normpath(os.path.join(rel_dir, name)))
+    return found
+
+
+def _excluded(path: Path, excludes: list[PathPattern]) -> bool:
+    return any(p.matches(path) for p in excludes)

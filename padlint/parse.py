@@ -1,0 +1,154 @@
+"""Read and parse one source file; every failure becomes a :class:`FileError`.
+
+Two steps, both total (they return an error instead of raising):
+
+- :func:`read_source` reads bytes and decodes them (PEP 263 coding cookie or
+  BOM, else UTF-8).  Refuses non-regular files (FIFOs, devices: opening a
+  FIFO would block the run), unreadable files and binary files (NUL bytes).
+- :func:`parse_source` parses the text with libcst.  A syntax error gives
+  "syntax error: ..." with libcst's line; input nested deeper than CPython
+  itself accepts gives "too deeply nested" (libcst's native parser would
+  overflow the C stack on such input, so it is never handed to it).
+
+Decoding keeps line endings as written (no newline translation), so the
+text round-trips byte for byte through :attr:`SourceFile.encoding`.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import stat
+import tokenize
+import warnings
+from dataclasses import dataclass
+
+import libcst as cst
+
+from padlint.model import FileError
+
+#: Deeper bracket nesting than this is refused before parsing.  CPython's
+#: tokenizer refuses more than 200 nested brackets ("too many nested
+#: parentheses"), so no valid Python file is lost.
+MAX_BRACKET_DEPTH = 200
+
+DEEP_MESSAGE = "too deeply nested to analyse, skipped"
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A decoded source file.
+
+    ``text`` is the decoded text with line endings as written; ``encoding``
+    the codec it was decoded with ("utf-8", "utf-8-sig" for a BOM, or the
+    coding cookie's codec); ``raw`` the bytes as read (used to detect that
+    the file changed before a fix is written).
+    """
+
+    path: str
+    text: str
+    encoding: str
+    raw: bytes
+
+
+def read_source(path: str) -> SourceFile | FileError:
+    """Read and decode ``path``; never raises for a bad file.
+
+    Errors (as :class:`FileError`, line None unless a line applies):
+    not a regular file, cannot read (permission, dangling symlink, ...),
+    binary file (NUL byte), unknown coding cookie, undecodable bytes.
+    """
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        return FileError(path, None, f"cannot read: {e.strerror or e}")
+    if not stat.S_ISREG(st.st_mode):
+        return FileError(path, None, "not a regular file, skipped")
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        return FileError(path, None, f"cannot read: {e.strerror or e}")
+    return decode_source(path, raw)
+
+
+def decode_source(path: str, raw: bytes) -> SourceFile | FileError:
+    """Decode ``raw`` (the bytes of ``path``) per PEP 263; see :func:`read_source`."""
+    if b"\0" in raw:
+        return FileError(path, None, "binary file, skipped")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError as e:
+        msg = str(getattr(e, "msg", e))
+        if "unknown encoding" in msg or "encoding problem" in msg:
+            # a coding cookie naming an unknown codec, or contradicting a BOM
+            return FileError(path, None, f"cannot decode: {msg}")
+        encoding = "utf-8"  # no usable cookie and not UTF-8: let the decode below say where
+    try:
+        text = raw.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as e:
+        line = raw[: getattr(e, "start", 0)].count(b"\n") + 1 if isinstance(e, UnicodeDecodeError) else None
+        label = "UTF-8" if encoding in ("utf-8", "utf-8-sig") else encoding
+        return FileError(path, line, f"cannot decode as {label}: {getattr(e, 'reason', e)}")
+    return SourceFile(path, text, encoding, raw)
+
+
+def parse_source(source: SourceFile) -> cst.Module | FileError:
+    """Parse with libcst; returns the module or a :class:`FileError`.
+
+    Nesting guard: the text is first handed to CPython's own parser
+    (``ast.parse``, C and ~20x faster than libcst), which refuses deep
+    nesting with a clean error; only then to libcst.  Newer syntax that this
+    interpreter's ``ast`` rejects falls back to a bracket-depth count.
+    """
+    error = _nesting_error(source.path, source.text)
+    if error is not None:
+        return error
+    try:
+        return cst.parse_module(source.text)
+    except cst.ParserSyntaxError as e:
+        return FileError(source.path, e.raw_line or None, f"syntax error: {_one_line(e.message)}")
+    except RecursionError:
+        return FileError(source.path, None, DEEP_MESSAGE)
+
+
+def _nesting_error(path: str, text: str) -> FileError | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes etc.
+            ast.parse(text)
+    except (RecursionError, MemoryError):
+        return FileError(path, None, DEEP_MESSAGE)
+    except SyntaxError as e:
+        msg = str(e.msg or "")
+        if "too many nested" in msg or "too many levels of indentation" in msg or "too complex" in msg:
+            return FileError(path, e.lineno, DEEP_MESSAGE)
+        if _bracket_depth(text) > MAX_BRACKET_DEPTH:
+            return FileError(path, None, DEEP_MESSAGE)
+    except ValueError:
+        # "source code string cannot contain null bytes": caught earlier as binary
+        pass
+    return None
+
+
+def _bracket_depth(text: str) -> int:
+    """Maximum bracket depth, counting brackets inside strings too (an over-estimate)."""
+    depth = best = 0
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+            if depth > best:
+                best = depth
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+    return best
+
+
+def _one_line(text: str) -> str:
+    """The first line of a (possibly multi-line) libcst error message."""
+    first = " ".join(text.split("\n", 1)[0].split())
+    for prefix in ("parser error: ", "tokenizer error: "):
+        if first.startswith(prefix):
+            first = first[len(prefix):]
+    return first or "invalid syntax"

@@ -1,0 +1,50 @@
+"""Cheap text test run before parsing: can this file produce a PAD001 finding?
+
+A finding needs a padded slice, and a padded slice needs a padded count
+name (a ``counts[].padded`` name of the profile, or any ``X_padded``
+identifier) or a padded getter (``get_device_tensor``).  A file whose text
+holds none of them cannot matter and is not parsed: libcst parses about
+0.5 MB/s, and most files of an engine checkout are skipped this way.
+
+A second test says whether a file holds padlint comments at all
+(``noqa``/``padlint:``), so that unused suppressions are reported in
+skipped files too without parsing them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from padlint.profile import Profile
+
+
+@dataclass(frozen=True)
+class Prefilter:
+    """Compiled tests for one profile; build with :func:`build_prefilter`."""
+
+    needles: tuple[str, ...]
+
+    def may_matter(self, text: str) -> bool:
+        """True when ``text`` mentions a padded count name or a padded getter.
+
+        Plain substring tests (``"_padded" in text`` covers every ``X_padded``
+        name): an over-match only costs a parse, an under-match would lose a
+        finding, so no word boundaries are required.
+        """
+        return any(n in text for n in self.needles)
+
+
+_DIRECTIVE = re.compile(r"#.*?(?:padlint\s*:|noqa)", re.IGNORECASE)
+
+
+def build_prefilter(profile: Profile) -> Prefilter:
+    """A :class:`Prefilter` for ``profile``'s count names and getters."""
+    names = {n for pair in profile.counts for n in pair.padded} | set(profile.padded_getters)
+    names = {n for n in names if "_padded" not in n}
+    return Prefilter(("_padded", *sorted(names)))
+
+
+def has_directives(text: str) -> bool:
+    """True when ``text`` may hold a ``# noqa`` or ``# padlint:`` comment."""
+    return _DIRECTIVE.search(text) is not None

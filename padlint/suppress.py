@@ -1,0 +1,398 @@
+"""Comment directives: suppressions, per-buffer pad policies, PAD100 and PAD101.
+
+Runs after the analysis, over one file's findings and text (comments are
+read with :mod:`tokenize`, statement spans from its logical lines).
+
+Suppressions
+    ``# padlint: ignore[PAD001]``, ``# padlint: ignore[PAD001,PAD100]``,
+    bare ``# padlint: ignore``; ``# noqa: PAD001`` and bare ``# noqa``.
+    Codes are prefixes (``PAD0`` covers ``PAD001``), like flake8.  A
+    directive applies to every finding of the *statement* it is written in
+    (any physical line of a multi-line statement: opening, argument or
+    closing line), or of the statement directly below a block of
+    comment-only lines holding it.
+
+PAD100 (unused suppression, like ruff's RUF100)
+    A ``padlint: ignore`` directive, or a ``PAD`` code of a ``noqa``
+    directive, that suppressed nothing.  A bare ``# noqa`` and non-PAD
+    ``noqa`` codes belong to other tools and are never reported.  Listing
+    ``PAD100`` in the directive itself silences its PAD100.
+
+Pad policies (on the allocation statement of a persistent buffer)
+    ``# padlint: pad=keep(reason)``: findings whose padded-slice buffer is
+    that attribute (any view: ``self.seq_lens.gpu[:n]`` matches
+    ``self.seq_lens``) are dropped and the buffer is listed with its reason
+    by ``--statistics``.  ``pad=zero`` / ``pad=fill(v)``: the finding stays,
+    with its reset (``fix.text``, and the same text in message and fix
+    description) rewritten to write ``0`` / ``v``.  Policies apply within
+    the file that declares them.
+
+PAD101 (invalid directive)
+    A ``padlint:`` comment that cannot be understood: unknown directive,
+    bad code list, ``pad=keep`` without a reason, ``pad=fill`` without a
+    value, a pad policy not on an assignment to a name or attribute.
+    Reported as a finding (severity "error") rather than a run error, so it
+    points at the line and obeys select/ignore.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field, replace
+
+from padlint.model import Finding
+
+UNUSED_CODE = "PAD100"
+INVALID_CODE = "PAD101"
+
+_PADLINT = re.compile(r"padlint\s*:\s*(?P<body>.*)", re.IGNORECASE | re.DOTALL)
+_IGNORE = re.compile(r"ignore(?P<rest>(?:\s.*|\[.*)?)$", re.DOTALL)
+_PAD = re.compile(r"pad\s*=\s*(?P<kind>[A-Za-z_]+)\s*(?P<arg>\(.*)?$", re.DOTALL)
+_NOQA = re.compile(r"noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_CODE = re.compile(r"PAD[0-9]{0,3}")
+_ATTR_PATH = re.compile(r"\s*([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)")
+
+
+@dataclass
+class Suppression:
+    """One ``padlint: ignore`` or ``noqa`` directive; ``codes`` None means bare."""
+
+    line: int
+    column: int  # 1-based
+    end_column: int  # exclusive
+    kind: str  # "padlint" or "noqa"
+    codes: tuple[str, ...] | None
+    text: str
+    used: set[str] = field(default_factory=set)
+    used_bare: bool = False
+
+
+@dataclass(frozen=True)
+class PadPolicy:
+    """A ``pad=keep|zero|fill`` declaration for the buffer assigned on ``line``.
+
+    ``buffer`` is the assigned attribute path (``self.seq_lens``), ``value``
+    the reason (keep) or the pad value as written (zero -> "0", fill).
+    """
+
+    path: str
+    line: int
+    buffer: str
+    kind: str
+    value: str
+
+
+@dataclass
+class Directives:
+    """What :func:`scan` found in one file.
+
+    ``spans`` maps a physical line to its logical line (first, last);
+    ``comment_only`` holds lines with nothing but a comment.
+    """
+
+    path: str = ""
+    suppressions: list[Suppression] = field(default_factory=list)
+    policies: list[PadPolicy] = field(default_factory=list)
+    problems: list[Finding] = field(default_factory=list)
+    spans: dict[int, tuple[int, int]] = field(default_factory=dict)
+    comment_only: set[int] = field(default_factory=set)
+
+
+@dataclass
+class Outcome:
+    """Result of :func:`apply` for one file.
+
+    ``findings``: kept findings plus PAD100/PAD101; ``suppressed``: number
+    of findings hidden by a suppression; ``kept_by_policy``: findings
+    dropped by ``pad=keep``, per policy.
+    """
+
+    findings: list[Finding]
+    suppressed: int = 0
+    kept_by_policy: dict[PadPolicy, int] = field(default_factory=dict)
+
+
+def scan(text: str, path: str) -> Directives:
+    """Read the directives and statement spans of one file's text.
+
+    Never raises: a tokenize error (the file may not even be valid Python
+    when the prefilter skipped parsing) keeps what was read before it.
+    """
+    out = Directives(path=path)
+    comments: list[tokenize.TokenInfo] = []
+    logical: list[tuple[int, int, list[tokenize.TokenInfo]]] = []
+    start: int | None = None
+    current: list[tokenize.TokenInfo] = []
+    skip = {tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT:
+                comments.append(tok)
+            if start is None:
+                if tok.type == tokenize.COMMENT:
+                    out.comment_only.add(tok.start[0])
+                    continue
+                if tok.type == tokenize.NL or tok.type in skip:
+                    continue
+                start, current = tok.start[0], []
+            current.append(tok)
+            if tok.type == tokenize.NEWLINE:
+                end = tok.start[0]
+                for line in range(start, end + 1):
+                    out.spans[line] = (start, end)
+                logical.append((start, end, current))
+                start = None
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    for tok in comments:
+        _read_comment(tok, path, logical, out)
+    return out
+
+
+def _read_comment(tok: tokenize.TokenInfo, path: str, logical, out: Directives) -> None:
+    line, col0 = tok.start
+    offset = 0
+    for segment in tok.string.split("#"):
+        seg_col = col0 + offset  # 0-based column of this segment's text
+        offset += len(segment) + 1
+        body = segment.strip()
+        lead = len(segment) - len(segment.lstrip())
+        if not body:
+            continue
+        # the directive is reported from its '#' (one before the segment)
+        column = seg_col  # 1-based column of the '#': seg_col - 1 + 1
+        end_column = seg_col + lead + len(body) + 1
+        if re.match(r"noqa\b", body, re.IGNORECASE):
+            m = _NOQA.match(body)
+            codes = tuple(re.split(r"[,\s]+", m.group("codes").strip())) if m and m.group("codes") else None
+            out.suppressions.append(Suppression(line, column, end_column, "noqa", codes, "# " + body))
+            continue
+        m = _PADLINT.match(body)
+        if not m:
+            continue
+        directive = m.group("body").strip()
+        problem = _read_padlint(directive, line, column, end_column, path, logical, out)
+        if problem:
+            out.problems.append(_finding(INVALID_CODE, path, line, column, end_column,
+                                         f"invalid padlint directive `# {body}`: {problem}", "error", body))
+
+
+def _read_padlint(directive: str, line: int, column: int, end_column: int, path: str, logical,
+                  out: Directives) -> str | None:
+    """Record one ``padlint:`` directive; returns a problem description or None."""
+    m = _IGNORE.match(directive)
+    if m:
+        rest = m.group("rest").strip()
+        codes = None
+        if rest.startswith("["):
+            if "]" not in rest:
+                return "unclosed '[' in the code list"
+            codes = tuple(c for c in re.split(r"[,\s]+", rest[1:rest.index("]")]) if c)
+            if not codes:
+                return "empty code list (write `ignore` to suppress every code)"
+            bad = [c for c in codes if not _CODE.fullmatch(c)]
+            if bad:
+                return f"invalid rule code {bad[0]!r} (expected e.g. PAD001)"
+        out.suppressions.append(Suppression(line, column, end_column, "padlint", codes, f"# padlint: {directive}"))
+        return None
+    m = _PAD.match(directive)
+    if not m:
+        return "expected `ignore`, `ignore[CODES]`, `pad=keep(reason)`, `pad=zero` or `pad=fill(value)`"
+    kind, arg = m.group("kind"), m.group("arg")
+    inner = None
+    if arg is not None:
+        if not arg.rstrip().endswith(")"):
+            return "expected `)` at the end of the pad policy"
+        inner = arg.strip()[1:-1].strip()
+    if kind == "keep":
+        if not inner:
+            return "pad=keep needs a reason: `pad=keep(kernel reads only [:num_reqs])`"
+        value = inner
+    elif kind == "zero":
+        if inner:
+            return "pad=zero takes no argument (use pad=fill(value))"
+        value = "0"
+    elif kind == "fill":
+        if not inner:
+            return "pad=fill needs a value: `pad=fill(-1)`"
+        try:
+            ast.parse(inner, mode="eval")
+        except SyntaxError:
+            return f"pad=fill value {inner!r} is not a Python expression"
+        value = inner
+    else:
+        return f"unknown pad policy {kind!r} (expected keep, zero or fill)"
+    target = _assigned_target(line, logical)
+    if target is None:
+        return "a pad policy must be on an assignment to a name or attribute (the buffer's allocation)"
+    out.policies.append(PadPolicy(path, target[0], target[1], kind, value))
+    return None
+
+
+def _assigned_target(line: int, logical) -> tuple[int, str] | None:
+    """The statement the comment on ``line`` annotates: (its first line, target path)."""
+    stmt = None
+    for first, last, toks in logical:
+        if first <= line <= last:
+            stmt = (first, toks)
+            break
+        if first > line:  # a comment-only line above the statement
+            stmt = (first, toks)
+            break
+    if stmt is None:
+        return None
+    first, toks = stmt
+    parts: list[str] = []
+    depth = 0
+    for tok in toks:
+        if tok.type == tokenize.OP and tok.string in "([{":
+            depth += 1
+        elif tok.type == tokenize.OP and tok.string in ")]}":
+            depth -= 1
+        if depth == 0 and tok.type == tokenize.OP and tok.string in ("=", ":"):
+            break
+        if tok.type in (tokenize.COMMENT, tokenize.NL):
+            continue
+        parts.append(tok.string)
+    else:
+        return None
+    target = "".join(parts)
+    if not re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*", target):
+        return None
+    return first, target
+
+
+def buffer_path(expr: str, views: frozenset[str]) -> str:
+    """The attribute path of a buffer expression, without trailing views/getters.
+
+    ``self.seq_lens.gpu[:num_reqs_padded]`` -> ``self.seq_lens`` (with
+    ``gpu`` in ``views``); ``blk.get_device_tensor(n)`` -> ``blk``.
+    """
+    m = _ATTR_PATH.match(expr)
+    if not m:
+        return ""
+    parts = re.sub(r"\s+", "", m.group(1)).split(".")
+    while len(parts) > 1 and parts[-1] in views:
+        parts.pop()
+    return ".".join(parts)
+
+
+def apply(findings: list[Finding], directives: Directives, views: frozenset[str] = frozenset()) -> Outcome:
+    """Apply pad policies and suppressions to one file's findings; add PAD100/PAD101.
+
+    ``views`` are the names stripped when matching buffers to pad policies
+    (the profile's shared and device views and padded getters).
+    """
+    out = Outcome(findings=[])
+    by_buffer: dict[str, PadPolicy] = {}
+    for policy in directives.policies:
+        by_buffer[buffer_path(policy.buffer, views)] = policy
+    for finding in findings:
+        policy = by_buffer.get(buffer_path(finding.buffer, views)) if finding.buffer else None
+        if policy is not None and policy.kind == "keep":
+            out.kept_by_policy[policy] = out.kept_by_policy.get(policy, 0) + 1
+            continue
+        if policy is not None:
+            finding = _with_pad_value(finding, policy.value)
+        if _suppress(finding, directives):
+            out.suppressed += 1
+            continue
+        out.findings.append(finding)
+    for policy in directives.policies:
+        if policy.kind == "keep":
+            out.kept_by_policy.setdefault(policy, 0)
+    out.findings.extend(_unused(directives, directives.path))
+    out.findings.extend(directives.problems)
+    out.findings.sort(key=Finding.sort_key)
+    return out
+
+
+def _candidate_lines(finding: Finding, directives: Directives) -> set[int]:
+    lines: set[int] = set()
+    for line in range(finding.line, max(finding.line, finding.end_line) + 1):
+        first, last = directives.spans.get(line, (line, line))
+        lines.update(range(first, last + 1))
+    above = min(lines) - 1
+    while above in directives.comment_only:
+        lines.add(above)
+        above -= 1
+    return lines
+
+
+def _suppress(finding: Finding, directives: Directives) -> bool:
+    lines = _candidate_lines(finding, directives)
+    hit = False
+    for s in directives.suppressions:
+        if s.line not in lines:
+            continue
+        if s.codes is None:
+            s.used_bare = True
+            hit = True
+            continue
+        for code in s.codes:
+            if finding.code.startswith(code):
+                s.used.add(code)
+                hit = True
+    return hit
+
+
+def _unused(directives: Directives, path: str) -> list[Finding]:
+    out = []
+    for s in directives.suppressions:
+        if s.codes is None:
+            if s.kind == "padlint" and not s.used_bare:
+                out.append(_finding(UNUSED_CODE, path, s.line, s.column, s.end_column,
+                                    f"unused suppression `{s.text}`: no finding to suppress here", "warning",
+                                    s.text))
+            continue
+        if UNUSED_CODE in s.codes:
+            continue
+        ours = [c for c in s.codes if c.startswith("PAD")]
+        unused = [c for c in ours if c not in s.used]
+        if unused:
+            out.append(_finding(UNUSED_CODE, path, s.line, s.column, s.end_column,
+                                f"unused suppression `{s.text}` (unused: {', '.join(unused)})", "warning", s.text))
+    return out
+
+
+def _finding(code: str, path: str, line: int, column: int, end_column: int, message: str, severity: str,
+             statement: str) -> Finding:
+    return Finding(code=code, path=path, line=line, column=column, end_line=line, end_column=end_column,
+                   message=message, severity=severity, sink="", field="", buffer="", padded="", real="",
+                   trace=(), fix=None, statement=statement, function="")
+
+
+_FILL_CALL = re.compile(r"(?P<recv>.+)\.(?P<method>fill_|fill|zero_)\((?P<arg>.*)\)")
+_ASSIGN = re.compile(r"(?P<lhs>[^=]+?)\s*=(?!=)\s*(?P<rhs>.+)")
+
+
+def rewrite_reset(text: str, value: str) -> str:
+    """``text`` (a reset statement) writing ``value`` instead of its neutral value.
+
+    ``x[num_reqs:] = False`` -> ``x[num_reqs:] = 0``;
+    ``buf[n:].fill_(0)`` -> ``buf[n:].fill_(-1)``; ``buf[n:].zero_()`` ->
+    ``buf[n:].fill_(v)`` (unchanged when v is 0).  Unknown shapes are returned unchanged.
+    """
+    m = _FILL_CALL.fullmatch(text.strip())
+    if m:
+        if m.group("method") == "zero_":
+            return text if value == "0" else f"{m.group('recv')}.fill_({value})"
+        return f"{m.group('recv')}.{m.group('method')}({value})"
+    m = _ASSIGN.fullmatch(text.strip())
+    if m:
+        return f"{m.group('lhs')} = {value}"
+    return text
+
+
+def _with_pad_value(finding: Finding, value: str) -> Finding:
+    if finding.fix is None:
+        return finding
+    old = finding.fix.text
+    new = rewrite_reset(old, value)
+    if new == old:
+        return finding
+    fix = replace(finding.fix, text=new, description=finding.fix.description.replace(old, new))
+    return replace(finding, fix=fix, message=finding.message.replace(old, new))
