@@ -1,4 +1,9 @@
-"""check_padding / check_metadata: the API an engine calls itself."""
+"""check_padding / check_metadata: the API an engine calls itself.
+
+Every call passes ``mode`` so that it uses its own checker, not the one the
+pytest plugin installs when ``PADLINT_RUNTIME`` is set (these tests expect
+violations; they must not count in that session's tally).
+"""
 
 from __future__ import annotations
 
@@ -14,13 +19,13 @@ def test_bool_mask_padding_rows_must_be_false():
     mask = torch.tensor([True, False, True, False, True, False])
     # real 3: rows [3:6) = [False, True, False]: row 4 is stale
     with pytest.raises(StalePaddingError) as info:
-        check_padding(mask, 3, False, name="is_prefilling")
+        check_padding(mask, 3, False, name="is_prefilling", mode="strict")
     (v,) = info.value.violations
     assert (v.rows, v.values, v.num_bad) == ((4,), (True,), 1)
     assert (v.start, v.stop) == (3, 6)
     assert isinstance(info.value, AssertionError)
     # real 5: only row 5 is padding, and it is False
-    assert check_padding(mask, 5, False, name="is_prefilling") == []
+    assert check_padding(mask, 5, False, name="is_prefilling", mode="strict") == []
 
 
 def test_pad_slot_id_and_values_listed():
@@ -34,7 +39,7 @@ def test_pad_slot_id_and_values_listed():
 def test_flat_cumulative_offsets():
     # 2 real requests with 3 and 2 tokens: [0, 3, 5]; padding entries must all be 5
     qsl = torch.tensor([0, 3, 5, 5, 5], dtype=torch.int32)
-    assert check_padding(qsl, 3, "flat", name="query_start_loc") == []
+    assert check_padding(qsl, 3, "flat", name="query_start_loc", mode="strict") == []
     stale = torch.tensor([0, 3, 5, 6, 5], dtype=torch.int32)
     (v,) = check_padding(stale, 3, "flat", name="query_start_loc", mode="record")
     assert v.rows == (3,) and v.values == (6,)
@@ -61,7 +66,7 @@ def test_numpy_array_and_no_padding():
     a = np.array([1, 2, 0, 3], dtype=np.int32)
     (v,) = check_padding(a, 2, 0, name="seq_lens", mode="record")
     assert v.rows == (3,) and v.values == (3,)
-    assert check_padding(a, 4, 0, name="seq_lens") == []  # real == padded: nothing to check
+    assert check_padding(a, 4, 0, name="seq_lens", mode="strict") == []  # real == padded: nothing to check
 
 
 def test_off_mode_checks_nothing():
@@ -97,6 +102,6 @@ def test_check_metadata_infers_padding_from_query_start_loc():
 def test_check_metadata_strict_raises_one_error_for_all_fields():
     meta = _meta([5, 6, 7, 0], [0, 2, 3, 3, 3], [4, 5, 6, 17])
     with pytest.raises(StalePaddingError) as info:
-        check_metadata(meta, num_reqs=(2, 4), num_tokens=(3, 4))
+        check_metadata(meta, num_reqs=(2, 4), num_tokens=(3, 4), mode="strict")
     assert {v.field for v in info.value.violations} == {"seq_lens", "slot_mapping"}
     assert "test_explicit_api.py" in info.value.violations[0].constructed_at
