@@ -36,6 +36,11 @@ def _neutral(profile: Profile, field: str, source: str) -> str:
     return text
 
 
+def _flat_source(real: str, off: int) -> str:
+    """The last real entry: index R for cumulative offsets (R + 1 entries), R - 1 otherwise."""
+    return real if off else f"{real} - 1"
+
+
 def _fix_text(hit: SinkHit, taint: Taint, real: str | None, neutral: str) -> str | None:
     """The reset statement, in the names in scope at the sink."""
     if real is None:
@@ -48,8 +53,12 @@ def _fix_text(hit: SinkHit, taint: Taint, real: str | None, neutral: str) -> str
     if hit.arg_name is not None:
         target = hit.arg_name
         if neutral == "flat":
-            return f"{target}[{lead}{lo}:] = {target}[{lead}{real}]"
-        return f"{target}[{lead}{lo}:] = {neutral}"
+            text = f"{target}[{lead}{lo}:] = {target}[{lead}{_flat_source(real, off)}]"
+        else:
+            text = f"{target}[{lead}{lo}:] = {neutral}"
+        if hit.maybe_none:
+            text = f"if {target} is not None: {text}"
+        return text
     # the sink argument is the padded slice itself: reset the buffer's padding rows
     text = taint.buffer if taint.reason == "stale" else hit.arg_text
     i = text.rfind("[")
@@ -62,11 +71,12 @@ def _fix_text(hit: SinkHit, taint: Taint, real: str | None, neutral: str) -> str
         return None
     upper = dims[-1][1:]
     if neutral == "flat":
-        return f"{base}[{lead}{lo}:{upper}] = {base}[{lead}{real}]"
+        return f"{base}[{lead}{lo}:{upper}] = {base}[{lead}{_flat_source(real, off)}]"
     return f"{base}[{lead}{lo}:{upper}] = {neutral}"
 
 
 def hits_to_findings(interp: Interpreter, path: str, profile: Profile, source: str) -> list[Finding]:
+    """One :class:`Finding` per sink argument reached stale on some path, sorted by position."""
     out: list[Finding] = []
     for key, hit in interp.hits.items():
         taint = hit.taints[0]
@@ -74,10 +84,15 @@ def hits_to_findings(interp: Interpreter, path: str, profile: Profile, source: s
         real_canon = next((r for r in (pair.real if pair else ()) if r in hit.real_names),
                           pair.real[0] if pair else None)
         real_name = hit.real_names.get(real_canon) if real_canon else None
+        # counts as the sink's code names them; entry-point names only where none is in scope
+        real_shown = real_name or real_canon or "?"
+        padded_shown = hit.padded_names.get(taint.padded) or taint.padded
         neutral = _neutral(profile, hit.field, source)
         fix_text = _fix_text(hit, taint, real_name, neutral)
-        rows = (f"[{real_canon} + {taint.offset}:{taint.padded} + {taint.offset}]" if taint.offset
-                else f"[{real_canon}:{taint.padded}]")
+        lead = ":, " * taint.dim
+        noun = "rows" if taint.dim == 0 else "entries"
+        rows = (f"[{lead}{real_shown} + {taint.offset}:{padded_shown} + {taint.offset}]" if taint.offset
+                else f"[{lead}{real_shown}:{padded_shown}]")
         short = _short(taint.buffer)
         if hit.arg_name and taint.derived_from:
             what = f"`{hit.arg_name}` is derived from `{_short(taint.derived_from)}`"
@@ -98,15 +113,17 @@ def hits_to_findings(interp: Interpreter, path: str, profile: Profile, source: s
             where = f"when passed as `{hit.field}=` to {hit.sink}"
         else:
             where = f"when passed as argument {hit.field} to {hit.sink}"
-        more = f" (and {len(hit.taints) - 1} more source{'s' if len(hit.taints) > 2 else ''})" if len(hit.taints) > 1 else ""
+        more = f" (and {len(hit.taints) - 1} more source{'s' if len(hit.taints) > 2 else ''})" \
+            if len(hit.taints) > 1 else ""
         via = ""
         if key in interp.clean_hits:
             via = " on the path " + " -> ".join(
-                n.split("`")[1] for _, n in hit.chain if "`" in n) + " (other paths reset it)"
-        shown = "the last real offset" if neutral == "flat" else neutral
+                n.split("`")[1] for _, n in hit.chain if "`" in n) + \
+                " (other paths to this sink reset these rows or have none)"
+        shown = "the last real value" if neutral == "flat" else neutral
         fix_hint = f"; add `{fix_text}` before line {hit.stmt_line}" if fix_text else \
-            f"; reset rows {rows} to {shown} before line {hit.stmt_line}"
-        message = f"{what}{more}; rows {rows} {state} {where}{via}{fix_hint}"
+            f"; reset {noun} {rows} to {shown} before line {hit.stmt_line}"
+        message = f"{what}{more}; {noun} {rows} {state} {where}{via}{fix_hint}"
 
         trace = [TraceStep(path, line, note) for line, note in hit.chain]
         for t in hit.taints[:3]:
@@ -115,12 +132,12 @@ def hits_to_findings(interp: Interpreter, path: str, profile: Profile, source: s
         indent = re.match(r"[ \t]*", interp.lines[hit.stmt_line - 1]).group(0) \
             if 0 < hit.stmt_line <= len(interp.lines) else ""
         fix = Fix(path=path, line=hit.stmt_line, indent=indent, text=fix_text,
-                  description=f"reset the padding rows {rows} of `{hit.arg_name or short}` to {neutral}",
+                  description=f"reset the padding {noun} {rows} of `{hit.arg_name or short}` to {shown}",
                   safe=False) if fix_text else None
         out.append(Finding(
             code=CODE, path=path, line=hit.span[0], column=hit.span[1], end_line=hit.span[2],
             end_column=hit.span[3], message=message, severity=hit.severity, sink=hit.sink,
-            field=hit.field, buffer=taint.buffer, padded=taint.padded, real=real_canon or "",
+            field=hit.field, buffer=taint.buffer, padded=padded_shown, real=real_shown,
             trace=tuple(trace), fix=fix, statement=hit.stmt_text, function=hit.function))
     out.sort(key=Finding.sort_key)
     return out

@@ -263,6 +263,7 @@ class SinkHit:
     real_names: dict[str, str]  # canonical real count -> name in scope at the sink
     padded_names: dict[str, str]
     dims: frozenset = frozenset()  # padded dimensions of every alternative of the value
+    maybe_none: bool = False       # the value is None on some path (a fix must guard)
 
 
 @dataclass
@@ -1126,8 +1127,9 @@ class Interpreter:
         if not taints:
             self.clean_hits.setdefault(key, []).append(frame.chain)
             return
-        if key in self.hits:
-            return
+        old = self.hits.get(key)
+        if old is not None and len(old.chain) <= len(frame.chain):
+            return  # keep the most direct stale path
         stmt = frame.stmt if frame.stmt is not None else node
         stmt_line = frame.seg.line(stmt, stmt)
         stmt_text = self._stmt_text(stmt)
@@ -1140,7 +1142,8 @@ class Interpreter:
             chain=frame.chain, taints=tuple(sorted(taints, key=lambda t: (t.steps[0][0], t.buffer))),
             real_names=real_names, padded_names=padded_names,
             dims=frozenset(r.count.dim for r in value.refs if r.count is not None and r.count.canon)
-            if isinstance(value, Refs) else frozenset())
+            if isinstance(value, Refs) else frozenset(),
+            maybe_none=isinstance(value, Refs) and value.maybe_none)
 
     def _stmt_text(self, stmt: cst.CSTNode) -> str:
         if isinstance(stmt, cst.SimpleStatementLine):

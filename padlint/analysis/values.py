@@ -71,9 +71,10 @@ class AVal:
 
 @dataclass(frozen=True)
 class Refs(AVal):
-    """One or more alternative views (after a join)."""
+    """One or more alternative views (after a join); ``maybe_none``: None on some path."""
 
     refs: frozenset[Ref]
+    maybe_none: bool = False
 
 
 @dataclass(frozen=True)
@@ -103,13 +104,22 @@ class UnknownVal(AVal):
 UNKNOWN = UnknownVal()
 
 
+def _is_none(v) -> bool:
+    return getattr(v, "canon", 0) is None  # CountVal(None): the value None
+
+
 def join_vals(a: AVal | None, b: AVal | None) -> AVal:
     if a is None:
         return b if b is not None else UNKNOWN
     if b is None or a == b:
         return a
     if isinstance(a, Refs) and isinstance(b, Refs):
-        return Refs(a.refs | b.refs)
+        return Refs(a.refs | b.refs, a.maybe_none or b.maybe_none)
+    # None on one path (`x = None`): the tensor's rows still matter, and a fix must guard
+    if isinstance(a, Refs) and _is_none(b):
+        return Refs(a.refs, True)
+    if isinstance(b, Refs) and _is_none(a):
+        return Refs(b.refs, True)
     # a tensor on one path and None/a scalar on another: the tensor's rows still matter
     if isinstance(a, Refs) and not isinstance(b, (TupleVal, MetaVal)):
         return a
@@ -183,7 +193,8 @@ class State:
             joined: AVal | None = None
             for s, v in zip(live, vals):
                 if isinstance(v, Refs):
-                    v = Refs(frozenset(replace(r, clean_at=r.clean_at | s.loc(r.loc).clean) for r in v.refs))
+                    v = Refs(frozenset(replace(r, clean_at=r.clean_at | s.loc(r.loc).clean) for r in v.refs),
+                             v.maybe_none)
                 joined = join_vals(joined, v)
             out.env[k] = joined
         return out
