@@ -102,34 +102,38 @@ def parse_source(source: SourceFile) -> cst.Module | FileError:
     nesting with a clean error; only then to libcst.  Newer syntax that this
     interpreter's ``ast`` rejects falls back to a bracket-depth count.
     """
-    error = _nesting_error(source.path, source.text)
+    error, ast_error = _nesting_error(source.path, source.text)
     if error is not None:
         return error
     try:
         return cst.parse_module(source.text)
     except cst.ParserSyntaxError as e:
+        if ast_error is not None and ast_error.lineno:
+            # CPython agrees it is an error and places it better than libcst does
+            return FileError(source.path, ast_error.lineno, f"syntax error: {_one_line(str(ast_error.msg))}")
         return FileError(source.path, e.raw_line or None, f"syntax error: {_one_line(e.message)}")
     except RecursionError:
         return FileError(source.path, None, DEEP_MESSAGE)
 
 
-def _nesting_error(path: str, text: str) -> FileError | None:
+def _nesting_error(path: str, text: str) -> tuple[FileError | None, SyntaxError | None]:
+    """(a "too deeply nested" error or None, CPython's SyntaxError or None)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes etc.
             ast.parse(text)
     except (RecursionError, MemoryError):
-        return FileError(path, None, DEEP_MESSAGE)
+        return FileError(path, None, DEEP_MESSAGE), None
     except SyntaxError as e:
         msg = str(e.msg or "")
         if "too many nested" in msg or "too many levels of indentation" in msg or "too complex" in msg:
-            return FileError(path, e.lineno, DEEP_MESSAGE)
+            return FileError(path, e.lineno, DEEP_MESSAGE), None
         if _bracket_depth(text) > MAX_BRACKET_DEPTH:
-            return FileError(path, None, DEEP_MESSAGE)
+            return FileError(path, None, DEEP_MESSAGE), None
+        return None, e
     except ValueError:
-        # "source code string cannot contain null bytes": caught earlier as binary
-        pass
-    return None
+        pass  # "source code string cannot contain null bytes": caught earlier as binary
+    return None, None
 
 
 def _bracket_depth(text: str) -> int:

@@ -1,0 +1,105 @@
+"""Helpers for driving the CLI in-process inside a scratch project directory."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import padlint.analysis
+from padlint.cli import main
+from padlint.model import Finding, Fix
+
+# The canonical bug (vLLM issue 41841): a mask derived from two padded
+# slices reaches CommonAttentionMetadata without `x[num_reqs:] = False`.
+CANONICAL = """\
+from vllm.v1.attention.backend import CommonAttentionMetadata
+
+
+class Runner:
+    def build(self, num_reqs, num_reqs_padded):
+        x = self.a[:num_reqs_padded] < self.b[:num_reqs_padded]
+        return CommonAttentionMetadata(is_prefilling=x)
+"""
+
+# The same with the vLLM 0.22 reset: no finding.
+CANONICAL_FIXED = CANONICAL.replace(
+    "        return CommonAttentionMetadata",
+    "        x[num_reqs:] = False\n        return CommonAttentionMetadata",
+)
+
+
+@dataclass
+class Run:
+    rc: int
+    out: str
+    err: str
+
+
+class Project:
+    """A scratch directory (the working directory of the run) and a way to run padlint in it."""
+
+    def __init__(self, root: Path, capsys: pytest.CaptureFixture[str]):
+        self.root = root
+        self._capsys = capsys
+
+    def write(self, rel: str, text: str = "", *, raw: bytes | None = None) -> Path:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if raw is not None:
+            path.write_bytes(raw)
+        else:
+            path.write_text(textwrap.dedent(text), encoding="utf-8")
+        return path
+
+    def run(self, *argv: str) -> Run:
+        self._capsys.readouterr()
+        rc = main(list(argv))
+        captured = self._capsys.readouterr()
+        return Run(rc, captured.out, captured.err)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Project:
+    root = tmp_path / "proj"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    for var in ("FORCE_COLOR", "PADLINT_DEBUG", "NO_COLOR"):
+        monkeypatch.delenv(var, raising=False)
+    return Project(root, capsys)
+
+
+# -- a stand-in analysis for tests that need findings at known places ---------
+
+_MARK = re.compile(r'stale\("(?P<buf>[^"]*)"\)')
+
+
+def fake_check_module(module, path: str, profile) -> list[Finding]:
+    """One PAD001 per ``stale("BUFFER")`` call in the source, at that call.
+
+    The finding's fix resets ``x`` with ``False`` before the finding's line
+    (indentation of that line).
+    """
+    findings = []
+    for i, line in enumerate(module.code.splitlines(), start=1):
+        for m in _MARK.finditer(line):
+            indent = line[: len(line) - len(line.lstrip())]
+            findings.append(Finding(
+                code="PAD001", path=path, line=i, column=m.start() + 1, end_line=i, end_column=m.end() + 1,
+                message=f"stale rows of `{m.group('buf')}` reach Meta; add `x[num_reqs:] = False`",
+                severity="error", sink="Meta", field="x", buffer=m.group("buf"),
+                padded="num_reqs_padded", real="num_reqs",
+                fix=Fix(path=path, line=i, indent=indent, text="x[num_reqs:] = False",
+                        description="reset `x` to False"),
+                statement=line.strip(), function="f"))
+    return findings
+
+
+@pytest.fixture
+def fake_analysis(monkeypatch: pytest.MonkeyPatch):
+    """Replace the analysis with :func:`fake_check_module`."""
+    monkeypatch.setattr(padlint.analysis, "check_module", fake_check_module)
+    return fake_check_module
