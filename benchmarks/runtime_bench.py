@@ -31,7 +31,6 @@ from dataclasses import dataclass
 import torch
 
 
-
 def _make_classes():
     @dataclass
     class Meta:

@@ -40,7 +40,7 @@ _EXPORTS = {
     "FLAT": "padlint.runtime.spec",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = list(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:

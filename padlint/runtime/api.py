@@ -162,5 +162,12 @@ def poison_padding(num_reqs: int | None, num_tokens: int | None = None) -> int:
     return inst.poison.poison(num_reqs, num_tokens)
 
 
-__all__ = ["check_padding", "check_metadata", "summary", "register_poison_buffer", "poison_padding",
-           "StalePaddingError", "Violation"]
+__all__ = [
+    "StalePaddingError",
+    "Violation",
+    "check_metadata",
+    "check_padding",
+    "poison_padding",
+    "register_poison_buffer",
+    "summary",
+]

@@ -10,10 +10,11 @@ import os
 import threading
 import traceback
 from collections import deque
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import torch
@@ -83,8 +84,7 @@ def _location(frame: FrameType | None) -> str:
     f = frame
     while f is not None:
         fn = f.f_code.co_filename
-        if not (fn.startswith(_HERE) or fn.endswith("dataclasses.py") or fn.endswith("copy.py")
-                or fn.startswith("<string>")):  # dataclass __init__ is compiled from "<string>"
+        if not (fn.startswith((_HERE, "<string>")) or fn.endswith(("dataclasses.py", "copy.py"))):  # dataclass __init__ is compiled from "<string>"
             return f"{fn}:{f.f_lineno} in {f.f_code.co_name}"
         f = f.f_back
     return "<unknown>"

@@ -52,8 +52,8 @@ class Violation:
         shown = ", ".join(f"row {r}: {v!r}" for r, v in zip(self.rows, self.values))
         more = f" (+{self.num_bad - len(self.rows)} more)" if self.num_bad > len(self.rows) else ""
         lines = [
-            f"{self.owner}.{self.field}: {self.num_bad} stale padding row(s) in [{self.start}:{self.stop}) "
-            f"on axis {self.axis!r} (real {self.real}, padded {self.padded})",
+            (f"{self.owner}.{self.field}: {self.num_bad} stale padding row(s) in [{self.start}:{self.stop}) "
+             f"on axis {self.axis!r} (real {self.real}, padded {self.padded})"),
             f"  tensor: dtype={self.dtype} device={self.device} shape={list(self.shape)}",
             f"  expected: {self.expected}" + (f" -- {self.why}" if self.why else ""),
             f"  found: {shown}{more}",

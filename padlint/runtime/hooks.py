@@ -27,8 +27,9 @@ import importlib.util
 import inspect
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from padlint.runtime import context
 from padlint.runtime.checker import Checker
@@ -154,7 +155,7 @@ def _wrap_provider(inst: Installation, spec: ProviderSpec, module: Any) -> None:
 
 # -- metadata classes -----------------------------------------------------------
 def _wrap_class(inst: Installation, spec: ClassSpec, module: Any) -> None:
-    owner, name, cls = _resolve(module, _split(spec.target)[1])
+    _, _, cls = _resolve(module, _split(spec.target)[1])
     if not isinstance(cls, type):
         raise TypeError(f"metadata class {spec.target}: not a class")
     chk = inst.checker

@@ -29,7 +29,7 @@ def test_import_padlint_patches_nothing_and_imports_no_torch():
         print("clean")
     """)
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    out = subprocess.run(check=False, args=[sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "clean"
 
@@ -227,7 +227,7 @@ def test_lazy_install_patches_a_module_when_it_is_first_imported(tmp_path):
         print("uninstalled ok")
     """)
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{tmp_path}:{ROOT}"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    out = subprocess.run(check=False, args=[sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:2] == ["raised StalePaddingError seq_lens (2,)", "uninstalled ok"]
 

@@ -8,8 +8,6 @@ from conftest import make_runner
 import padlint.runtime as pr
 
 
-
-
 def _run(variant, poison, install_toy):
     """Three requests (prompt 2 each), two steps; each step is padded from 3 to 4 requests.
 

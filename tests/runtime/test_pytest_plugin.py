@@ -52,7 +52,7 @@ def _pytest(tmp_path, *args, env_mode=None, ini_extra=""):
     env["PYTHONPATH"] = f"{TOY_DIR}{os.pathsep}{ROOT}"
     if env_mode is not None:
         env["PADLINT_RUNTIME"] = env_mode
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *args, str(tmp_path)],
+    return subprocess.run(check=False, args=[sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *args, str(tmp_path)],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
 
 

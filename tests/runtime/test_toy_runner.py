@@ -55,7 +55,7 @@ def test_fixed_runner_passes_in_strict_mode(install_toy):
     chk = install_toy("fixed", "strict")
     runner = make_runner("fixed")
     _scenario(runner)
-    meta, (num_prefills, out) = runner.execute_model()
+    meta, (num_prefills, _) = runner.execute_model()
     assert meta.is_prefilling.tolist() == [False, True, False, False]  # row 1 is D, still in its prompt
     assert num_prefills == 1
     # Step 2: 3 real requests padded to 4, 6 tokens padded to 8; the checked fields
