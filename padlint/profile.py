@@ -79,6 +79,7 @@ class Profile:
     sink_constructors: tuple[str, ...] = ()
     forward_calls: tuple[str, ...] = ()
     forward_severity: str = "warning"
+    forward_exempt: tuple[tuple[str, str], ...] = ()
     sink_calls: tuple[str, ...] = ()
     fill_methods: tuple[str, ...] = ("fill_", "fill", "zero_")
     reset_helpers: tuple[tuple[str, int], ...] = ()
@@ -119,7 +120,12 @@ class Profile:
         return None
 
     def is_exempt(self, field_name: str) -> bool:
+        """Fields exempt at every metadata sink (``[exempt]``, each with its reason)."""
         return any(name == field_name for name, _ in self.exempt)
+
+    def is_forward_exempt(self, field_name: str) -> bool:
+        """Model-forward arguments exempt on purpose (``[sinks.forward_exempt]``)."""
+        return any(name == field_name for name, _ in self.forward_exempt)
 
     def constant(self, name: str) -> Any:
         return dict(self.constants).get(name)
@@ -256,6 +262,7 @@ def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
         sink_constructors=_str_tuple(sinks.get("constructors", []), f"{origin}: sinks.constructors"),
         forward_calls=_str_tuple(sinks.get("forward_calls", []), f"{origin}: sinks.forward_calls"),
         forward_severity=str(sinks.get("forward_severity", "warning")),
+        forward_exempt=tuple((str(k), str(v)) for k, v in sinks.get("forward_exempt", {}).items()),
         sink_calls=_str_tuple(sinks.get("calls", []), f"{origin}: sinks.calls"),
         fill_methods=_str_tuple(resets.get("fill_methods", ["fill_", "fill", "zero_"]), f"{origin}: resets.fill_methods"),
         reset_helpers=tuple((str(k), int(v)) for k, v in helpers.items()),

@@ -864,6 +864,8 @@ class Interpreter:
                 if arg.star:
                     continue
                 fld = arg.keyword.value if arg.keyword else str(i)
+                if self.p.is_forward_exempt(fld):
+                    continue
                 self._check_sink(name, fld, "keyword" if arg.keyword else "positional", arg.value, v,
                                  frame, state, self.p.forward_severity, node=arg)
             return UNKNOWN
