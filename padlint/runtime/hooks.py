@@ -184,8 +184,27 @@ def _wrap_class(inst: Installation, spec: ClassSpec, module: Any) -> None:
     _patch(inst, cls, "__setattr__", __setattr__)
 
 
+def _attr_path(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
 def _wrap_step(inst: Installation, target: str, module: Any) -> None:
     owner, name, func = _resolve(module, _split(target)[1])
+    registered: set[int] = set()
+
+    def register_profile_buffers(runner: Any) -> None:
+        """Register the profile's ``[runtime.poison]`` buffers of this runner, once per runner."""
+        registered.add(id(runner))
+        for p in inst.checker.spec.poison:
+            buf = _attr_path(runner, p.path)
+            if buf is None:
+                inst.missing.append(f"poison buffer {type(runner).__name__}.{p.path}")
+                continue
+            inst.poison.register(buf, axis=p.axis, sentinel=p.sentinel, name=p.path)
 
     @functools.wraps(func)
     def step(*args: Any, **kwargs: Any) -> Any:
@@ -193,6 +212,8 @@ def _wrap_step(inst: Installation, target: str, module: Any) -> None:
             return func(*args, **kwargs)
         finally:
             if inst.poison is not None and inst.checker.active:
+                if args and id(args[0]) not in registered and inst.checker.spec.poison:
+                    register_profile_buffers(args[0])
                 inst.poison.after_step(context.last())
 
     _patch(inst, owner, name, step)
@@ -240,7 +261,7 @@ def _apply_waiting(inst: Installation, modname: str, module: Any) -> None:
 # -- public API ------------------------------------------------------------------
 def install(profile: Any = "vllm", *, mode: str = "strict", provider: Any = ..., classes: Any = ...,
             step: Any = ..., cuda_policy: str = "deferred", lazy: bool = False, poison: bool = False,
-            spec: RuntimeSpec | None = None) -> Checker:
+            poison_buffers: Any = ..., spec: RuntimeSpec | None = None) -> Checker:
     """Install the runtime hooks and return the :class:`Checker`.
 
     ``profile``: a profile name or :class:`padlint.profile.Profile`;
@@ -248,8 +269,11 @@ def install(profile: Any = "vllm", *, mode: str = "strict", provider: Any = ...,
     (``None`` disables one).  ``mode``: "strict", "record" or "off".
     ``lazy``: targets whose module is not importable yet are patched when
     it is imported; otherwise importing a target module that fails raises
-    ``ImportError``.  ``poison``: enable poison mode (register buffers with
-    :func:`padlint.runtime.poison.register_buffer`).
+    ``ImportError``.  ``poison``: enable poison mode: after each step, the
+    profile's ``[runtime.poison]`` buffers of the step's runner (or
+    ``poison_buffers``: ``(attribute path, axis, sentinel)`` tuples) and
+    buffers registered with :func:`padlint.runtime.register_poison_buffer`
+    get their sentinel.
     Raises RuntimeError if hooks are already installed (call :func:`uninstall`).
     """
     from padlint.runtime.spec import _UNSET, runtime_spec
@@ -261,7 +285,8 @@ def install(profile: Any = "vllm", *, mode: str = "strict", provider: Any = ...,
         if installed() is not None:
             raise RuntimeError("padlint runtime hooks are already installed; call padlint.runtime.uninstall() first")
         if spec is None:
-            spec = runtime_spec(profile, provider=arg(provider), classes=arg(classes), step=arg(step))
+            spec = runtime_spec(profile, provider=arg(provider), classes=arg(classes), step=arg(step),
+                                poison=arg(poison_buffers))
         inst = Installation(Checker(spec, mode=mode, cuda_policy=cuda_policy))
         if poison:
             from padlint.runtime.poison import Poisoner

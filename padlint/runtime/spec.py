@@ -87,6 +87,19 @@ class ClassSpec:
 
 
 @dataclass(frozen=True)
+class PoisonSpec:
+    """A source buffer poison mode fills, as an attribute path from the step's ``self``.
+
+    ``path``: e.g. ``"input_batch.num_computed_tokens_cpu_tensor"``; ``axis``
+    as for fields; ``sentinel``: None for the per-dtype default.
+    """
+
+    path: str
+    axis: str = "reqs"
+    sentinel: Any = None
+
+
+@dataclass(frozen=True)
 class RuntimeSpec:
     """Everything the runtime checker reads from a profile."""
 
@@ -96,6 +109,7 @@ class RuntimeSpec:
     provider: ProviderSpec | None = None
     classes: tuple[ClassSpec, ...] = ()
     step: str | None = None
+    poison: tuple[PoisonSpec, ...] = ()
     constants: tuple[tuple[str, Any], ...] = ()
     by_name: dict[str, FieldRule] = field(default_factory=dict, compare=False, hash=False)
 
@@ -143,13 +157,27 @@ def _names(value: Any, where: str) -> tuple[str, ...]:
 _UNSET: Any = object()
 
 
+def _poison_specs(table: Any, where: str) -> tuple[PoisonSpec, ...]:
+    if not isinstance(table, dict):
+        raise ProfileError(f"{where}: expected a table of path = {{ axis = ..., sentinel = ... }}")
+    out = []
+    for path, spec in table.items():
+        spec = spec if isinstance(spec, dict) else {}
+        axis = spec.get("axis", "reqs")
+        if axis not in AXES:
+            raise ProfileError(f"{where}.{path}.axis: expected one of {', '.join(AXES)}, got {axis!r}")
+        out.append(PoisonSpec(str(path), axis, spec.get("sentinel")))
+    return tuple(out)
+
+
 def runtime_spec(profile: Profile | str = "vllm", *, provider: Any = _UNSET, classes: Any = _UNSET,
-                 step: Any = _UNSET) -> RuntimeSpec:
+                 step: Any = _UNSET, poison: Any = _UNSET) -> RuntimeSpec:
     """Build the :class:`RuntimeSpec` of ``profile`` (a :class:`Profile` or a name).
 
     ``provider`` (a target string or :class:`ProviderSpec`, or None to
-    disable), ``classes`` (target strings or :class:`ClassSpec`) and
-    ``step`` override the profile's ``[runtime]`` tables, so tests and
+    disable), ``classes`` (target strings or :class:`ClassSpec`), ``step``
+    and ``poison`` (:class:`PoisonSpec` or ``(path, axis, sentinel)``
+    tuples) override the profile's ``[runtime]`` tables, so tests and
     other engines can point the hooks at their own runner.
     Raises :class:`padlint.profile.ProfileError` on a malformed table.
     """
@@ -206,5 +234,10 @@ def runtime_spec(profile: Profile | str = "vllm", *, provider: Any = _UNSET, cla
     else:
         step_target = step
 
+    if poison is _UNSET:
+        poison_specs = _poison_specs(rt.get("poison", {}), f"{origin}: runtime.poison")
+    else:
+        poison_specs = tuple(p if isinstance(p, PoisonSpec) else PoisonSpec(*p) for p in poison)
+
     return RuntimeSpec(profile=profile.name, rules=tuple(rules), exempt=profile.exempt, provider=prov,
-                       classes=cls_tuple, step=step_target, constants=profile.constants)
+                       classes=cls_tuple, step=step_target, poison=poison_specs, constants=profile.constants)

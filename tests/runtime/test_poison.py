@@ -62,3 +62,27 @@ def test_poison_api_needs_poison_mode(install_toy):
     install_toy("fixed", "record")
     with pytest.raises(RuntimeError, match="poison mode is off"):
         pr.register_poison_buffer(make_runner("fixed").seq_lens)
+
+
+def test_profile_poison_buffers_are_registered_from_the_step_runner(install_toy):
+    """Poison buffers named by attribute path (the profile's [runtime.poison] table) are
+    found on the runner the step is called on: no register call needed."""
+    chk = install_toy("buggy", "record", step="toy_runner_buggy:ToyModelRunner.execute_model", poison=True,
+                      poison_buffers=[("seq_lens", "reqs", None),
+                                      ("input_batch.num_computed_tokens_cpu_tensor", "reqs", -1),
+                                      ("no_such_buffer", "reqs", None)])
+    runner = make_runner("buggy")
+    for rid in "ABC":
+        runner.add_request(rid, 2)
+    outs = [(n, o.tolist()) for n, o in (runner.execute_model()[1] for _ in range(2))]
+    assert outs == [(3, [6, 6, 3]), (1, [9 - 99, 3, 6])]  # as with the explicit registrations above
+    assert {v.field for v in chk.stats.violations} == {"is_prefilling", "seq_lens"}
+    assert pr.installed().missing == ["poison buffer ToyModelRunner.no_such_buffer"]
+
+
+def test_vllm_profile_names_poison_buffers():
+    spec = pr.runtime_spec("vllm")
+    assert spec.step == "vllm.v1.worker.gpu_model_runner:GPUModelRunner.execute_model"
+    paths = {p.path: (p.axis, p.sentinel) for p in spec.poison}
+    assert paths["input_batch.num_computed_tokens_cpu_tensor"] == ("reqs", -1)
+    assert paths["query_start_loc"] == ("reqs+1", None)
