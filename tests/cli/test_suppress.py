@@ -1,0 +1,229 @@
+"""Suppression comments, PAD100, PAD101 and pad=keep/zero/fill policies.
+
+Findings come from the stand-in analysis (``stale("BUFFER")`` marks a
+PAD001 at that call, with fix ``x[num_reqs:] = False``), so that every
+placement is exercised whatever the real analysis reports.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from padlint.suppress import buffer_path, rewrite_reset, scan
+
+from .conftest import CANONICAL
+
+
+def _findings(project, *args):
+    r = project.run("check", "--format", "json", *args)
+    assert r.rc in (0, 1), r.err
+    return json.loads(r.out)["findings"]
+
+
+def _summary(findings):
+    return [(f["code"], f["line"]) for f in findings]
+
+
+MULTILINE = """\
+def f(self, num_reqs, num_reqs_padded):
+    meta = Meta({open}
+        a=1,
+        x=stale("self.a[:num_reqs_padded]"),{arg}
+        b=2,
+    ){close}
+    return meta
+"""
+
+
+@pytest.mark.parametrize("where", ["open", "arg", "close"])
+@pytest.mark.parametrize("comment", ["# padlint: ignore[PAD001]", "# noqa: PAD001", "# noqa", "# padlint: ignore",
+                                     "# padlint: ignore[PAD0]", "# NOQA:PAD001,E501"])
+def test_suppression_on_any_line_of_multiline_call(project, fake_analysis, where, comment):
+    slots = {"open": "", "arg": "", "close": ""}
+    slots[where] = "  " + comment
+    project.write("a.py", MULTILINE.format(**slots))
+    assert _findings(project) == []
+
+
+def test_unsuppressed_multiline_call_reports_the_argument_line(project, fake_analysis):
+    project.write("a.py", MULTILINE.format(open="", arg="", close=""))
+    assert _summary(_findings(project)) == [("PAD001", 4)]
+
+
+def test_suppression_on_line_above(project, fake_analysis):
+    project.write("a.py", """\
+        def f(self):
+            # padlint: ignore[PAD001]
+            meta = Meta(x=stale("self.a[:num_reqs_padded]"))
+            # noqa: PAD001
+            # (second comment line of the same block)
+            meta = Meta(x=stale("self.b[:num_reqs_padded]"))
+        """)
+    assert _findings(project) == []
+
+
+def test_suppression_above_does_not_leak_past_code(project, fake_analysis):
+    project.write("a.py", """\
+        def f(self):
+            y = 1  # noqa: PAD001
+            meta = Meta(x=stale("self.a[:num_reqs_padded]"))
+        """)
+    # the noqa belongs to `y = 1` (a code line): it suppresses nothing and is itself reported
+    assert _summary(_findings(project)) == [("PAD100", 2), ("PAD001", 3)]
+
+
+def test_other_codes_do_not_suppress(project, fake_analysis):
+    project.write("a.py", 'm = Meta(x=stale("self.a[:num_reqs_padded]"))  # noqa: E501\n')
+    # E501 is not ours: no PAD100 for it, and PAD001 stays
+    assert _summary(_findings(project)) == [("PAD001", 1)]
+
+
+def test_wrong_pad_code_does_not_suppress(project, fake_analysis):
+    project.write("a.py", 'm = Meta(x=stale("self.a[:num_reqs_padded]"))  # padlint: ignore[PAD002]\n')
+    found = _findings(project)
+    assert _summary(found) == [("PAD001", 1), ("PAD100", 1)]
+    assert found[1]["message"] == "unused suppression `# padlint: ignore[PAD002]` (unused: PAD002)"
+
+
+def test_pad100_unused_suppressions(project, fake_analysis):
+    project.write("a.py", """\
+        x = 1  # padlint: ignore[PAD001]
+        y = 2  # noqa: PAD001, E501
+        z = 3  # noqa
+        w = 4  # padlint: ignore
+        v = 5  # noqa: E501
+        m = Meta(x=stale("self.a[:num_reqs_padded]"))  # noqa: PAD001, PAD100
+        k = Meta(x=stale("self.b[:num_reqs_padded]"))  # padlint: ignore[PAD001,PAD101]
+        """)
+    found = _findings(project)
+    # line 3 (bare noqa) and 5 (E501 only) are other tools'; line 6 lists PAD100 itself
+    assert _summary(found) == [("PAD100", 1), ("PAD100", 2), ("PAD100", 4), ("PAD100", 7)]
+    by_line = {f["line"]: f for f in found}
+    assert by_line[2]["message"] == "unused suppression `# noqa: PAD001, E501` (unused: PAD001)"
+    assert by_line[4]["message"] == "unused suppression `# padlint: ignore`: no finding to suppress here"
+    assert by_line[7]["message"].endswith("(unused: PAD101)")
+    # PAD100 findings are ordinary findings: severity warning, empty sink fields, no fix
+    f = by_line[1]
+    assert (f["severity"], f["sink"], f["field"], f["buffer"], f["fix"]) == ("warning", "", "", "", None)
+    assert (f["column"], f["end_column"]) == (8, 33)  # the comment `# padlint: ignore[PAD001]` at column 8
+
+
+def test_pad100_in_file_skipped_by_prefilter(project):
+    # no padded name: never parsed, yet its suppression is reported unused
+    project.write("plain.py", "x = 1  # noqa: PAD001\n")
+    r = project.run("check", "--format", "json")
+    assert r.rc == 1
+    assert _summary(json.loads(r.out)["findings"]) == [("PAD100", 1)]
+
+
+def test_pad100_obeys_ignore_and_per_file_ignores(project):
+    project.write("plain.py", "x = 1  # noqa: PAD001\n")
+    assert project.run("check", "--ignore", "PAD100").rc == 0
+    project.write("padlint.toml", '[per-file-ignores]\n"plain.py" = ["PAD100"]\n')
+    assert project.run("check").rc == 0
+
+
+def test_pad101_invalid_directives(project):
+    project.write("a.py", """\
+        x = 1  # padlint: bogus
+        y = 2  # padlint: ignore[E501]
+        z = 3  # padlint: ignore[PAD001
+        self.buf = torch.zeros(8)  # padlint: pad=keep
+        self.buf2 = torch.zeros(8)  # padlint: pad=fill
+        self.buf3 = torch.zeros(8)  # padlint: pad=sometimes
+        foo(self.buf4)  # padlint: pad=zero
+        """)
+    found = _findings(project)
+    assert _summary(found) == [("PAD101", n) for n in range(1, 8)]
+    msgs = [f["message"] for f in found]
+    assert "pad=keep needs a reason" in msgs[3]
+    assert "pad=fill needs a value" in msgs[4]
+    assert "unknown pad policy 'sometimes'" in msgs[5]
+    assert "must be on an assignment" in msgs[6]
+    assert all(f["severity"] == "error" for f in found)
+
+
+def test_pad_keep_silences_matching_buffer_any_view(project, fake_analysis):
+    project.write("a.py", """\
+        class R:
+            def __init__(self, n):
+                self.seq_lens = CpuGpuBuffer(n)  # padlint: pad=keep(kernel reads only [:num_reqs])
+                # padlint: pad=keep(only read on the host)
+                self.other: torch.Tensor = torch.zeros(n)
+
+            def f(self, num_reqs_padded):
+                Meta(x=stale("self.seq_lens[:num_reqs_padded]"))
+                Meta(x=stale("self.seq_lens.gpu[:num_reqs_padded]"))
+                Meta(x=stale("self.seq_lens.np[: num_reqs_padded + 1]"))
+                Meta(x=stale("self.other[:num_reqs_padded]"))
+                Meta(x=stale("self.seq_lens_cpu[:num_reqs_padded]"))
+        """)
+    assert _summary(_findings(project)) == [("PAD001", 12)]
+    r = project.run("check", "--statistics")
+    assert "a.py:3: self.seq_lens (3 findings silenced): kernel reads only [:num_reqs]" in r.out
+    assert "a.py:5: self.other (1 finding silenced): only read on the host" in r.out
+
+
+def test_pad_keep_is_per_file(project, fake_analysis):
+    project.write("alloc.py", "self.seq_lens = torch.zeros(8)  # padlint: pad=keep(reason)\n")
+    project.write("use.py", 'Meta(x=stale("self.seq_lens[:num_reqs_padded]"))\n')
+    assert [(f["path"], f["line"]) for f in _findings(project)] == [("use.py", 1)]
+
+
+def test_pad_zero_and_fill_rewrite_the_reset(project, fake_analysis):
+    project.write("a.py", """\
+        self.slots = torch.zeros(8)  # padlint: pad=fill(-1)
+        self.lens = torch.zeros(8)  # padlint: pad=zero
+        Meta(x=stale("self.slots[:num_reqs_padded]"))
+        Meta(x=stale("self.lens.gpu[:num_reqs_padded]"))
+        Meta(x=stale("self.other[:num_reqs_padded]"))
+        """)
+    found = _findings(project)
+    fixes = {f["line"]: f["fix"]["text"] for f in found}
+    assert fixes == {3: "x[num_reqs:] = -1", 4: "x[num_reqs:] = 0", 5: "x[num_reqs:] = False"}
+    assert found[0]["message"] == "stale rows of `self.slots[:num_reqs_padded]` reach Meta; add `x[num_reqs:] = -1`"
+
+
+def test_pad_keep_and_unused_noqa(project, fake_analysis):
+    # the keep policy silences the finding first, so the noqa is unused
+    project.write("a.py", """\
+        self.seq_lens = torch.zeros(8)  # padlint: pad=keep(reason)
+        Meta(x=stale("self.seq_lens[:num_reqs_padded]"))  # noqa: PAD001
+        """)
+    assert _summary(_findings(project)) == [("PAD100", 2)]
+
+
+def test_canonical_suppressed_end_to_end(project):
+    project.write("bug.py", CANONICAL.replace("(is_prefilling=x)", "(is_prefilling=x)  # padlint: ignore[PAD001]"))
+    r = project.run("check")
+    assert r.rc == 0, r.out
+
+
+def test_canonical_suppressed_above_end_to_end(project):
+    project.write("bug.py", CANONICAL.replace("        return Common", "        # noqa: PAD001\n        return Common"))
+    assert project.run("check").rc == 0
+
+
+def test_rewrite_reset_unit():
+    assert rewrite_reset("x[num_reqs:] = False", "0") == "x[num_reqs:] = 0"
+    assert rewrite_reset("buf[n:].fill_(0)", "-1") == "buf[n:].fill_(-1)"
+    assert rewrite_reset("buf.np[n + 1:].fill(0)", "7") == "buf.np[n + 1:].fill(7)"
+    assert rewrite_reset("buf[n:].zero_()", "0") == "buf[n:].zero_()"
+    assert rewrite_reset("buf[n:].zero_()", "1") == "buf[n:].fill_(1)"
+    assert rewrite_reset("clear(buf)", "1") == "clear(buf)"
+
+
+def test_buffer_path_unit():
+    views = frozenset({"cpu", "np", "gpu", "get_device_tensor"})
+    assert buffer_path("self.seq_lens[:num_reqs_padded]", views) == "self.seq_lens"
+    assert buffer_path("self.seq_lens.gpu[: num_reqs_padded + 1]", views) == "self.seq_lens"
+    assert buffer_path("self.input_batch.block_table.get_device_tensor(num_reqs_padded)", views) == \
+        "self.input_batch.block_table"
+    assert buffer_path("(a + b)", views) == ""
+
+
+def test_scan_survives_tokenize_errors():
+    d = scan("x = (1,  # noqa: PAD001\n", "a.py")  # unterminated bracket
+    assert [s.codes for s in d.suppressions] == [("PAD001",)]
