@@ -237,3 +237,28 @@ def test_fixed_and_buggy_modules_do_not_share_hooks(install_toy):
     install_toy("buggy")
     assert "__padlint_wrapped__" not in vars(toy_runner_fixed.ToyModelRunner._build_attention_metadata)
     assert TOY_DIR.is_dir()
+
+
+class _VllmStyleProvider:
+    """The argument order and defaults of vLLM 0.21's provider (counts first, padded counts
+    optional and None outside full CUDA graphs), called by keyword as vLLM's execute_model does."""
+
+    def _build_attention_metadata(self, num_tokens, num_reqs, max_query_len, num_tokens_padded=None,
+                                  num_reqs_padded=None, ubatch_slices=None, build=None):
+        return build()
+
+
+def test_vllm_keyword_call_style_gives_the_counts(install_toy):
+    chk = install_toy(provider=f"{__name__}:_VllmStyleProvider._build_attention_metadata", mode="record")
+    p = _VllmStyleProvider()
+    # full CUDA graph step: 2 real requests of 4, 1 real token of 4; seq_lens row 3 is stale
+    p._build_attention_metadata(num_tokens=1, num_tokens_padded=4, num_reqs=2, num_reqs_padded=4,
+                                max_query_len=1, build=lambda: _meta([3, 4, 0, 5]))
+    (v,) = chk.stats.violations
+    assert (v.field, v.real, v.padded, v.rows) == ("seq_lens", 2, 4, (3,))
+    assert "num_reqs=2, num_reqs_padded=4, num_tokens=1, num_tokens_padded=4" in v.counts_from
+    # piecewise step: padded counts None -> not padded, nothing examined
+    before = chk.stats.fields_checked
+    p._build_attention_metadata(num_tokens=4, num_tokens_padded=None, num_reqs=4, num_reqs_padded=None,
+                                max_query_len=1, build=lambda: _meta([3, 4, 0, 5]))
+    assert chk.stats.fields_checked == before and len(chk.stats.violations) == 1
