@@ -66,7 +66,11 @@ def pytest_configure(config: pytest.Config) -> None:
     mode = _mode(config)
     if mode == "off":
         return
-    from padlint.runtime import hooks  # imports torch: only now that checking is on
+    try:
+        from padlint.runtime import hooks  # imports torch: only now that checking is on
+    except ImportError as e:
+        raise pytest.UsageError(f"padlint runtime mode {mode!r} needs torch and numpy "
+                                f"(pip install 'padlint[runtime]'): {e}") from None
 
     existing = hooks.checker()
     if existing is not None:  # e.g. installed by the engine plugin in this process
