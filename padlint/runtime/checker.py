@@ -162,10 +162,8 @@ class Checker:
             a = checks.as_numpy(getattr(obj, name, None)) if getattr(obj, name, None) is not None else None
             if a is None or a.ndim != 1 or len(a) < 1:
                 continue
-            n = len(a) - 1
-            real = n
-            while real > 0 and a[real] == a[real - 1]:
-                real -= 1
+            nonempty = np.flatnonzero(np.diff(a))  # requests with a non-zero query length
+            real = int(nonempty[-1]) + 1 if nonempty.size else 0
             return StepCounts(real, None, int(a[real]), None, provider=f"inferred from {name}",
                               names={"reqs": ("num_reqs", "num_reqs_padded"),
                                      "tokens": ("num_tokens", "num_tokens_padded")})
