@@ -107,6 +107,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("padlint: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (`padlint check | head`): stop quietly, and keep
+        # the interpreter from complaining when it flushes stdout at exit
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 1
     except Exception as e:  # noqa: BLE001 - one line, never a traceback
         if debug:
             traceback.print_exc(file=sys.stderr)
@@ -253,7 +262,11 @@ def _emit(text: str, output_file: str | None, stream: TextIO | None = None) -> N
             raise UsageError(f"{output_file}: cannot write output: {e.strerror or e}") from None
         return
     stream = stream or sys.stdout
-    stream.write(text)
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:  # e.g. PYTHONIOENCODING=ascii: escape rather than fail
+        encoding = getattr(stream, "encoding", None) or "ascii"
+        stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
     stream.flush()
 
 

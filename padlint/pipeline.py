@@ -24,9 +24,9 @@ from padlint.config import Config, PathPattern, RuleSelection, per_file_ignored
 from padlint.discover import discover
 from padlint.model import CheckResult, FileError, Finding
 from padlint.parse import DEEP_MESSAGE, SourceFile, parse_source, read_source
-from padlint.prefilter import Prefilter, build_prefilter, has_directives
+from padlint.prefilter import Prefilter, build_prefilter, has_directives, has_own_directives
 from padlint.profile import Profile
-from padlint.suppress import PadPolicy, apply, scan
+from padlint.suppress import Directives, PadPolicy, apply, scan
 
 
 @dataclass(frozen=True)
@@ -114,9 +114,13 @@ def _check_file(path: str, cwd: Path, options: RunOptions, prefilter: Prefilter,
             out.result.errors.append(FileError(path, None, DEEP_MESSAGE))
             return
     out.result.files_checked += 1
-    if not findings and not has_directives(source.text):
+    if not (has_own_directives(source.text) or (findings and has_directives(source.text))):
+        directives = Directives(path=path)  # nothing can suppress or be reported: skip tokenizing
+    else:
+        directives = scan(source.text, path)
+    if not findings and not directives.suppressions and not directives.policies and not directives.problems:
         return
-    outcome = apply(findings, scan(source.text, path), views)
+    outcome = apply(findings, directives, views)
     out.suppressed += outcome.suppressed
     out.policies.extend(outcome.kept_by_policy.items())
     abs_path = Path(os.path.abspath(cwd / path))

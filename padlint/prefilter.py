@@ -35,7 +35,8 @@ class Prefilter:
         return any(n in text for n in self.needles)
 
 
-_DIRECTIVE = re.compile(r"#.*?(?:padlint\s*:|noqa)", re.IGNORECASE)
+_DIRECTIVE = re.compile(r"#[^\n]*?(?:padlint\s*:|noqa)", re.IGNORECASE)
+_OWN_DIRECTIVE = re.compile(r"#[^\n]*?(?:padlint\s*:|noqa\s*:[^\n]*?PAD)", re.IGNORECASE)
 
 
 def build_prefilter(profile: Profile) -> Prefilter:
@@ -46,5 +47,15 @@ def build_prefilter(profile: Profile) -> Prefilter:
 
 
 def has_directives(text: str) -> bool:
-    """True when ``text`` may hold a ``# noqa`` or ``# padlint:`` comment."""
+    """True when ``text`` may hold a ``# noqa`` or ``# padlint:`` comment (anything that can suppress)."""
     return _DIRECTIVE.search(text) is not None
+
+
+def has_own_directives(text: str) -> bool:
+    """True when ``text`` may hold a comment that padlint reports on without any finding.
+
+    That is a ``# padlint:`` comment or a ``noqa`` listing a ``PAD`` code
+    (unused: PAD100; invalid: PAD101; pad=keep: statistics).  A bare
+    ``# noqa`` or ``# noqa: E501`` cannot, and those are common.
+    """
+    return _OWN_DIRECTIVE.search(text) is not None
