@@ -406,17 +406,33 @@ class Interpreter:
     def _exec_if(self, stmt: cst.If, frame: Frame, state: State) -> State | None:
         self._eval(stmt.test, frame, state)
         guard = self._is_padding_guard(stmt.test, frame, state)
-        then_end = self._exec_block(stmt.body, frame, state.copy())
+        then_start, else_start = state.copy(), state.copy()
+        self._refine_none(stmt.test, then_start, else_start)
+        then_end = self._exec_block(stmt.body, frame, then_start)
         if stmt.orelse is None:
             if guard:
                 # `if P > R:` only skips when there are no padding rows: the reset counts.
                 return then_end if then_end is not None else state
-            return State.join([then_end, state])
+            return State.join([then_end, else_start])
         if isinstance(stmt.orelse, cst.If):
-            else_end = self._exec_if(stmt.orelse, frame, state.copy())
+            else_end = self._exec_if(stmt.orelse, frame, else_start)
         else:
-            else_end = self._exec_block(stmt.orelse.body, frame, state.copy())
+            else_end = self._exec_block(stmt.orelse.body, frame, else_start)
         return State.join([then_end, else_end])
+
+    @staticmethod
+    def _refine_none(test, then_state: State, else_state: State) -> None:
+        """`if x is not None:` -> x is None on the other branch (and vice versa)."""
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.left, cst.Name)):
+            return
+        comp = test.comparisons[0]
+        if not (isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None"):
+            return
+        if isinstance(comp.operator, cst.IsNot):
+            else_state.env[test.left.value] = CountVal(None)
+        elif isinstance(comp.operator, cst.Is):
+            then_state.env[test.left.value] = CountVal(None)
 
     def _is_padding_guard(self, test: cst.BaseExpression, frame: Frame, state: State) -> bool:
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
