@@ -52,6 +52,7 @@ _PADLINT = re.compile(r"padlint\s*:\s*(?P<body>.*)", re.IGNORECASE | re.DOTALL)
 _IGNORE = re.compile(r"ignore(?P<rest>(?:\s.*|\[.*)?)$", re.DOTALL)
 _PAD = re.compile(r"pad\s*=\s*(?P<kind>[A-Za-z_]+)\s*(?P<arg>\(.*)?$", re.DOTALL)
 _NOQA = re.compile(r"noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_START = re.compile(r"#\s*(?=noqa\b|padlint\s*:)", re.IGNORECASE)
 _CODE = re.compile(r"PAD[0-9]{0,3}")
 _ATTR_PATH = re.compile(r"\s*([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)")
 
@@ -153,22 +154,26 @@ def scan(text: str, path: str) -> Directives:
 
 
 def _read_comment(tok: tokenize.TokenInfo, path: str, logical, out: Directives) -> None:
+    """Record the directives of one comment token.
+
+    A comment may hold several (``# noqa: E501  # padlint: ignore[PAD001]``);
+    each runs from its ``#`` to the next directive's ``#``, so other ``#``
+    (``pad=keep(see #41841)``) stay part of the text.
+    """
     line, col0 = tok.start
-    offset = 0
-    for segment in tok.string.split("#"):
-        seg_col = col0 + offset  # 0-based column of this segment's text
-        offset += len(segment) + 1
-        body = segment.strip()
-        lead = len(segment) - len(segment.lstrip())
-        if not body:
-            continue
-        # the directive is reported from its '#' (one before the segment)
-        column = seg_col  # 1-based column of the '#': seg_col - 1 + 1
-        end_column = seg_col + lead + len(body) + 1
-        if re.match(r"noqa\b", body, re.IGNORECASE):
+    text = tok.string
+    starts = [m.start() for m in _START.finditer(text)]
+    for i, start in enumerate(starts):
+        segment = text[start:starts[i + 1] if i + 1 < len(starts) else len(text)].rstrip()
+        body = segment[1:].strip()
+        column = col0 + start + 1  # 1-based column of the '#'
+        end_column = col0 + start + len(segment) + 1
+        if body[:4].lower() == "noqa":
             m = _NOQA.match(body)
             codes = tuple(re.split(r"[,\s]+", m.group("codes").strip())) if m and m.group("codes") else None
-            out.suppressions.append(Suppression(line, column, end_column, "noqa", codes, "# " + body))
+            shown = m.group(0) if m else body[:4]
+            end_column = column + segment.index(shown) + len(shown)
+            out.suppressions.append(Suppression(line, column, end_column, "noqa", codes, "# " + shown))
             continue
         m = _PADLINT.match(body)
         if not m:
@@ -196,7 +201,9 @@ def _read_padlint(directive: str, line: int, column: int, end_column: int, path:
             bad = [c for c in codes if not _CODE.fullmatch(c)]
             if bad:
                 return f"invalid rule code {bad[0]!r} (expected e.g. PAD001)"
-        out.suppressions.append(Suppression(line, column, end_column, "padlint", codes, f"# padlint: {directive}"))
+        shown = "# padlint: ignore" + (rest[: rest.index("]") + 1] if codes else "")
+        out.suppressions.append(Suppression(line, column, min(end_column, column + len(shown)), "padlint", codes,
+                                            shown))
         return None
     m = _PAD.match(directive)
     if not m:
@@ -204,9 +211,13 @@ def _read_padlint(directive: str, line: int, column: int, end_column: int, path:
     kind, arg = m.group("kind"), m.group("arg")
     inner = None
     if arg is not None:
-        if not arg.rstrip().endswith(")"):
+        close = _closing_paren(arg)
+        if close is None:
             return "expected `)` at the end of the pad policy"
-        inner = arg.strip()[1:-1].strip()
+        trailing = arg[close + 1:].strip()
+        if trailing and not trailing.startswith("#"):
+            return f"unexpected text after the pad policy: {trailing!r}"
+        inner = arg[1:close].strip()
     if kind == "keep":
         if not inner:
             return "pad=keep needs a reason: `pad=keep(kernel reads only [:num_reqs])`"
@@ -229,6 +240,19 @@ def _read_padlint(directive: str, line: int, column: int, end_column: int, path:
     if target is None:
         return "a pad policy must be on an assignment to a name or attribute (the buffer's allocation)"
     out.policies.append(PadPolicy(path, target[0], target[1], kind, value))
+    return None
+
+
+def _closing_paren(text: str) -> int | None:
+    """Index of the ``)`` closing the ``(`` at ``text[0]``, or None."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
     return None
 
 

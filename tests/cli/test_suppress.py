@@ -227,3 +227,18 @@ def test_buffer_path_unit():
 def test_scan_survives_tokenize_errors():
     d = scan("x = (1,  # noqa: PAD001\n", "a.py")  # unterminated bracket
     assert [s.codes for s in d.suppressions] == [("PAD001",)]
+
+
+def test_hash_inside_reason_and_trailing_comments():
+    d = scan("self.a = torch.zeros(8)  # padlint: pad=keep(see vLLM #41841)  # more words\n"
+             "x = 1  # noqa: PAD001  # why: legacy\n"
+             "y = 2  # padlint: ignore[PAD001]  # tracked in #12\n", "a.py")
+    assert [(p.buffer, p.value) for p in d.policies] == [("self.a", "see vLLM #41841")]
+    assert [(s.line, s.codes, s.text) for s in d.suppressions] == [
+        (2, ("PAD001",), "# noqa: PAD001"), (3, ("PAD001",), "# padlint: ignore[PAD001]")]
+    assert d.problems == []
+
+
+def test_directive_inside_string_is_not_a_comment():
+    d = scan('s = "# noqa: PAD001"\n', "a.py")
+    assert d.suppressions == []
