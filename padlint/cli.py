@@ -174,6 +174,8 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
         result.errors.extend(fix_errors)
         if args.diff:
             _emit(diff_text, args.output_file)
+            for e in result.errors:
+                print(f"padlint: error: {e.path}{f':{e.line}' if e.line else ''}: {e.message}", file=sys.stderr)
             n = len(applied)
             print(f"padlint: {n} fix{'es' if n != 1 else ''} would be applied"
                   + (f"; {skipped_unsafe} more with --unsafe-fixes" if skipped_unsafe else ""), file=sys.stderr)
