@@ -5,7 +5,7 @@ Exit codes (like ruff):
 - 0: no findings and no file errors (or ``--exit-zero``);
 - 1: findings, or files that could not be checked (unreadable, undecodable,
   binary, syntax error, too deeply nested, a path that does not exist);
-  with ``--diff``: a fix would change a file;
+  with ``--diff``: a fix would change a file (or a file error);
 - 2: usage, configuration, profile, baseline or output-file error, or an
   internal error outside any one file: one line on stderr, no traceback
   (``--show-traceback`` or ``PADLINT_DEBUG=1`` prints it).
@@ -179,7 +179,7 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
             n = len(applied)
             print(f"padlint: {n} fix{'es' if n != 1 else ''} would be applied"
                   + (f"; {skipped_unsafe} more with --unsafe-fixes" if skipped_unsafe else ""), file=sys.stderr)
-            return 0 if args.exit_zero or not diff_text else 1
+            return 0 if args.exit_zero or not (diff_text or result.errors) else 1
         fixed = len(result.findings) - len([f for f in result.findings if id(f) not in applied])
         result.findings = [f for f in result.findings if id(f) not in applied]
         footer = f"Fixed {fixed} finding{'s' if fixed != 1 else ''} ({len(result.findings)} remaining)."
