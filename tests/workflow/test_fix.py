@@ -229,10 +229,8 @@ def test_write_atomic_new_file_respects_umask(tmp_path):
     assert stat.S_IMODE((tmp_path / "new.json").stat().st_mode) == 0o640
 
 
-# -- end to end, once the analysis reports findings with fixes -----------------
+# -- end to end: the analysis's own fix ------------------------------------------
 
-@pytest.mark.xfail(strict=False, reason="needs the PAD001 analysis (padlint.analysis.check_module) to report "
-                                        "the canonical finding with its fix")
 def test_fixed_fixture_passes_check():
     from padlint.analysis import check_module
     from padlint.profile import load_profile
@@ -245,3 +243,17 @@ def test_fixed_fixture_passes_check():
     assert "is_prefilling[num_reqs:] = False" in out
     assert check_module(cst.parse_module(out), BUGGY_PATH, profile) == []
     assert apply_fixes(out, fixes) == out
+
+
+def test_padlint_check_fix_then_check_passes(tmp_path, capsys):
+    """End to end through the CLI: --fix --unsafe-fixes writes the reset, a second check is clean."""
+    from padlint.cli import main
+
+    target = _write(tmp_path / "runner.py", BUGGY.encode(), 0o640)
+    assert main(["check", "--format", "concise", str(target)]) == 1
+    assert f"{target}:14:13: PAD001 " in capsys.readouterr().out
+    assert main(["check", "--fix", "--unsafe-fixes", str(target)]) == 0
+    assert target.read_text(encoding="utf-8") == FIXED
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runner.py"]
+    assert main(["check", str(target)]) == 0

@@ -43,3 +43,28 @@ def test_pad001_invalid_example(example):
 def test_pad001_valid_example(example):
     lines, messages = _pad001_lines(example)
     assert lines == [], messages
+
+
+def _padlint_check_lines(tmp_path, capsys, example, code):
+    """Run ``padlint check --format concise`` on the example; the lines reported with ``code``."""
+    from padlint.cli import main
+
+    path = tmp_path / "example.py"
+    path.write_text(example.code, encoding="utf-8")
+    rc = main(["check", "--format", "concise", str(path)])
+    out = capsys.readouterr().out
+    lines = sorted(int(line.split(":")[1]) for line in out.splitlines() if f": {code} " in line)
+    return rc, lines, out
+
+
+@pytest.mark.parametrize("example", _examples("PAD100", valid=False))
+def test_pad100_invalid_example(tmp_path, capsys, example):
+    rc, lines, out = _padlint_check_lines(tmp_path, capsys, example, "PAD100")
+    assert lines == _expected_lines(example, "PAD100"), out
+    assert rc == 1
+
+
+@pytest.mark.parametrize("example", _examples("PAD100", valid=True))
+def test_pad100_valid_example(tmp_path, capsys, example):
+    rc, lines, out = _padlint_check_lines(tmp_path, capsys, example, "PAD100")
+    assert lines == [] and rc == 0, out
