@@ -22,8 +22,9 @@ import os
 import sys
 import traceback
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import TextIO
 
 from padlint import __version__
 from padlint.config import (
@@ -73,6 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--fix", action="store_true", help="apply fixes (PAD001 resets need --unsafe-fixes)")
     check.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change values (all PAD001 resets)")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff instead of writing them")
+    check.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
+                       help="worker processes for parsing and analysis (default: one per CPU; 1: none)")
     check.add_argument("--show-traceback", action="store_true", help="print tracebacks of internal errors")
 
     explain = sub.add_parser("explain", help="explain a rule", description="Print the documentation of a rule.")
@@ -144,7 +147,8 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
                                                                tuple(cli_ignore))))
     excludes = tuple(PathPattern(check_glob(g, "--exclude"), cwd) for g in args.exclude)
     options = RunOptions(profile=profile, config=config, selection=selection, excludes=excludes,
-                         baseline=None if args.write_baseline else args.baseline, show_traceback=debug)
+                         baseline=None if args.write_baseline else args.baseline, show_traceback=debug,
+                         jobs=args.jobs if args.jobs > 0 else (os.cpu_count() or 1))
     try:
         output = run(paths, options, cwd)
     except Exception as e:

@@ -14,6 +14,8 @@ not counted.
 
 from __future__ import annotations
 
+import concurrent.futures
+import concurrent.futures.process
 import os
 import sys
 import traceback
@@ -24,9 +26,12 @@ from padlint.config import Config, PathPattern, RuleSelection, per_file_ignored
 from padlint.discover import discover
 from padlint.model import CheckResult, FileError, Finding
 from padlint.parse import DEEP_MESSAGE, SourceFile, parse_source, read_source
-from padlint.prefilter import Prefilter, build_prefilter, has_directives, has_own_directives
+from padlint.prefilter import build_prefilter, has_directives, has_own_directives
 from padlint.profile import Profile
 from padlint.suppress import Directives, PadPolicy, apply, scan
+
+#: Fewer files than this to parse are analysed in this process (a pool costs ~0.1 s to start).
+PARALLEL_MIN_FILES = 8
 
 
 @dataclass(frozen=True)
@@ -36,7 +41,8 @@ class RunOptions:
     ``excludes``: extra exclude globs (``--exclude``, anchored at the
     working directory) on top of the configuration's.  ``baseline``: a
     baseline file to apply (None: none).  ``show_traceback``: print the
-    traceback of internal errors to stderr.
+    traceback of internal errors to stderr.  ``jobs``: worker processes for
+    parse and analysis (1: none).
     """
 
     profile: Profile
@@ -45,6 +51,7 @@ class RunOptions:
     excludes: tuple[PathPattern, ...] = ()
     baseline: str | None = None
     show_traceback: bool = False
+    jobs: int = 1
 
 
 @dataclass
@@ -67,7 +74,14 @@ class RunOutput:
 
 
 def run(paths: list[str], options: RunOptions, cwd: Path | None = None) -> RunOutput:
-    """Check ``paths`` (files or directories; default ``["."]``)."""
+    """Check ``paths`` (files or directories; default ``["."]``).
+
+    Reading, the prefilter and comment handling run in this process; parse
+    and analysis of the files that pass the prefilter run in ``options.jobs``
+    worker processes when there are at least :data:`PARALLEL_MIN_FILES` of
+    them (else, or when a pool cannot be started, here).  Results do not
+    depend on the number of jobs.
+    """
     cwd = cwd or Path.cwd()
     found = discover(paths, [*options.config.exclude_patterns(), *options.excludes], cwd)
     out = RunOutput(result=CheckResult(errors=list(found.errors)))
@@ -75,13 +89,29 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None) -> RunOu
     views = frozenset((*options.profile.shared_views, options.profile.device_view,
                        *options.profile.padded_getters, *options.profile.copy_to_device))
     per_file = options.config.per_file_patterns()
+
+    sources: list[SourceFile] = []
     for path in found.files:
+        source = read_source(path if os.path.isabs(path) else str(cwd / path))
+        if isinstance(source, FileError):
+            out.result.errors.append(FileError(path, source.line, source.message))
+        else:
+            sources.append(SourceFile(path, source.text, source.encoding, source.raw))
+    to_analyse = [s for s in sources if prefilter.may_matter(s.text)]
+    analysed = _analyse_all(to_analyse, options)
+
+    for source in sources:
         try:
-            _check_file(path, cwd, options, prefilter, views, per_file, out)
+            findings = analysed.get(source.path, [])
+            if isinstance(findings, FileError):
+                out.result.errors.append(findings)
+                continue
+            out.result.files_checked += 1
+            _finish_file(source, findings, cwd, options, views, per_file, out)
         except Exception as e:  # noqa: BLE001 - one bad file must not stop the run
             if options.show_traceback:
                 traceback.print_exc(file=sys.stderr)
-            out.result.errors.append(FileError(path, None, f"internal error: {type(e).__name__}: {e}"))
+            out.result.errors.append(FileError(source.path, None, f"internal error: {type(e).__name__}: {e}"))
     if options.baseline:
         from padlint.baseline import apply as apply_baseline
 
@@ -93,27 +123,48 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None) -> RunOu
     return out
 
 
-def _check_file(path: str, cwd: Path, options: RunOptions, prefilter: Prefilter, views: frozenset[str],
-                per_file, out: RunOutput) -> None:
-    source = read_source(str(cwd / path) if not os.path.isabs(path) else path)
-    if isinstance(source, FileError):
-        out.result.errors.append(FileError(path, source.line, source.message))
-        return
-    source = SourceFile(path, source.text, source.encoding, source.raw)
-    findings: list[Finding] = []
-    if prefilter.may_matter(source.text):
+def analyse(source: SourceFile, profile: Profile, show_traceback: bool = False) -> list[Finding] | FileError:
+    """Parse and analyse one file; never raises (errors become a :class:`FileError`).
+
+    Runs in worker processes, so it takes and returns only picklable values.
+    """
+    try:
         module = parse_source(source)
         if isinstance(module, FileError):
-            out.result.errors.append(module)
-            return
-        try:
-            from padlint.analysis import check_module
+            return module
+        from padlint.analysis import check_module
 
-            findings = list(check_module(module, path, options.profile))
-        except RecursionError:
-            out.result.errors.append(FileError(path, None, DEEP_MESSAGE))
-            return
-    out.result.files_checked += 1
+        return list(check_module(module, source.path, profile))
+    except RecursionError:
+        return FileError(source.path, None, DEEP_MESSAGE)
+    except Exception as e:  # noqa: BLE001 - one bad file must not stop the run
+        if show_traceback:
+            traceback.print_exc(file=sys.stderr)
+        return FileError(source.path, None, f"internal error: {type(e).__name__}: {e}")
+
+
+def _analyse_all(sources: list[SourceFile], options: RunOptions) -> dict[str, list[Finding] | FileError]:
+    jobs = max(1, options.jobs)
+    if jobs > 1 and len(sources) >= PARALLEL_MIN_FILES:
+        try:
+            return _analyse_parallel(sources, options, jobs)
+        except (OSError, ImportError, RuntimeError, concurrent.futures.process.BrokenProcessPool):
+            pass  # no worker processes here (sandbox, no /dev/shm): do it in this process
+    return {s.path: analyse(s, options.profile, options.show_traceback) for s in sources}
+
+
+def _analyse_parallel(sources: list[SourceFile], options: RunOptions, jobs: int
+                      ) -> dict[str, list[Finding] | FileError]:
+    # biggest files first, so that one large file does not finish last alone
+    order = sorted(sources, key=lambda s: -len(s.text))
+    with concurrent.futures.ProcessPoolExecutor(max_workers=min(jobs, len(order))) as pool:
+        results = pool.map(analyse, order, [options.profile] * len(order), [options.show_traceback] * len(order))
+        return {s.path: r for s, r in zip(order, results)}
+
+
+def _finish_file(source: SourceFile, findings: list[Finding], cwd: Path, options: RunOptions,
+                 views: frozenset[str], per_file, out: RunOutput) -> None:
+    path = source.path
     if not (has_own_directives(source.text) or (findings and has_directives(source.text))):
         directives = Directives(path=path)  # nothing can suppress or be reported: skip tokenizing
     else:

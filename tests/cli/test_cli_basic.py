@@ -172,7 +172,7 @@ def _env() -> dict[str, str]:
 
 def test_subprocess_piped_output_has_no_ansi(tmp_path):
     (tmp_path / "bug.py").write_text(CANONICAL)
-    proc = subprocess.run([str(PADLINT), "check", "."], cwd=tmp_path, capture_output=True, text=True,
+    proc = subprocess.run([str(PADLINT), "check", "."], cwd=tmp_path, capture_output=True, text=True, check=False,
                           env=_env(), timeout=120)
     assert proc.returncode == 1
     assert ANSI not in proc.stdout
@@ -184,9 +184,9 @@ def test_subprocess_force_color_colours(tmp_path):
     # rich honours FORCE_COLOR; --no-color still wins
     (tmp_path / "bug.py").write_text(CANONICAL)
     env = _env() | {"FORCE_COLOR": "1"}
-    coloured = subprocess.run([str(PADLINT), "check", "."], cwd=tmp_path, capture_output=True, text=True,
+    coloured = subprocess.run([str(PADLINT), "check", "."], cwd=tmp_path, capture_output=True, text=True, check=False,
                               env=env, timeout=120)
-    plain = subprocess.run([str(PADLINT), "check", ".", "--no-color"], cwd=tmp_path, capture_output=True,
+    plain = subprocess.run([str(PADLINT), "check", ".", "--no-color"], cwd=tmp_path, capture_output=True, check=False,
                            text=True, env=env, timeout=120)
     assert ANSI in coloured.stdout
     assert ANSI not in plain.stdout
@@ -195,11 +195,11 @@ def test_subprocess_force_color_colours(tmp_path):
 def test_subprocess_python_m_and_exit_codes(tmp_path):
     (tmp_path / "ok.py").write_text(CANONICAL_FIXED)
     ok = subprocess.run([sys.executable, "-m", "padlint", "check", "ok.py", "--format", "json"], cwd=tmp_path,
-                        capture_output=True, text=True, env=_env(), timeout=120)
+                        capture_output=True, text=True, check=False, env=_env(), timeout=120)
     assert ok.returncode == 0
     assert json.loads(ok.stdout)["files_checked"] == 1
     bad = subprocess.run([str(PADLINT), "check", "--config", "missing.toml"], cwd=tmp_path,
-                         capture_output=True, text=True, env=_env(), timeout=120)
+                         capture_output=True, text=True, check=False, env=_env(), timeout=120)
     assert bad.returncode == 2
     assert bad.stderr.startswith("padlint: error: ")
     assert "missing.toml: configuration file not found" in bad.stderr
@@ -241,3 +241,31 @@ def test_internal_error_outside_files_is_one_line(project, monkeypatch):
     r = project.run("check")
     assert r.rc == 2
     assert r.err == "padlint: internal error: RuntimeError: kaput\n"
+
+
+def test_parallel_jobs_give_the_same_result(project, monkeypatch):
+    import padlint.pipeline
+
+    monkeypatch.setattr(padlint.pipeline, "PARALLEL_MIN_FILES", 2)
+    for i in range(4):
+        project.write(f"bug{i}.py", CANONICAL)
+    project.write("bad.py", "x = num_reqs_padded\ndef f(:\n")
+    serial = project.run("check", "--format", "json", "-j", "1")
+    parallel = project.run("check", "--format", "json", "-j", "2")
+    assert serial.rc == parallel.rc == 1
+    assert json.loads(serial.out) == json.loads(parallel.out)
+    assert len(json.loads(parallel.out)["findings"]) == 4
+
+
+def test_pool_failure_falls_back_to_serial(project, monkeypatch):
+    import padlint.pipeline
+
+    def no_pool(*a, **k):
+        raise OSError("no /dev/shm")
+
+    monkeypatch.setattr(padlint.pipeline, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(padlint.pipeline, "_analyse_parallel", no_pool)
+    project.write("bug.py", CANONICAL)
+    r = project.run("check", "-j", "4")
+    assert r.rc == 1
+    assert "bug.py:7:" in r.out

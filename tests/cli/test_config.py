@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from padlint.config import Config, ConfigError, config_from_dict, find_config, load_config
+from padlint.config import (
+    Config,
+    ConfigError,
+    config_from_dict,
+    find_config,
+    load_config,
+)
 from padlint.prefilter import build_prefilter
 
 from .conftest import CANONICAL
