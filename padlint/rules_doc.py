@@ -109,7 +109,7 @@ class RulePage:
         head, _, rest = "".join(parts).strip("\n").partition("\n")
         if not head.startswith("# "):
             head, rest = f"# {self.name} ({self.code})", head + "\n" + rest
-        return f"{head}\n\n{self.summary}.\n\nDefault severity: {self.severity}.\n\n{rest.strip()}\n"
+        return f"{head}\n\n{self.summary.rstrip('.')}.\n\nDefault severity: {self.severity}.\n\n{rest.strip()}\n"
 
 
 def parse_page(path: Path) -> RulePage:

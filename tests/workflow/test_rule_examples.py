@@ -3,8 +3,8 @@
 An invalid example must produce its rule's code on exactly the lines marked
 ``# error: PADnnn``; a valid example must produce no finding of that code.
 PAD001 examples run through the analysis API directly; PAD100 (unused
-suppression) is decided after the analysis, by the suppression stage, so its
-examples run through ``padlint check``.
+suppression) and PAD101 (invalid directive) are decided after the analysis,
+by the suppression stage, so their examples run through ``padlint check``.
 """
 
 from __future__ import annotations
@@ -57,14 +57,19 @@ def _padlint_check_lines(tmp_path, capsys, example, code):
     return rc, lines, out
 
 
-@pytest.mark.parametrize("example", _examples("PAD100", valid=False))
-def test_pad100_invalid_example(tmp_path, capsys, example):
-    rc, lines, out = _padlint_check_lines(tmp_path, capsys, example, "PAD100")
-    assert lines == _expected_lines(example, "PAD100"), out
+def _cli_examples(valid):
+    return [pytest.param(code, e, id=f"{code}-{e.title}")
+            for code in ("PAD100", "PAD101") for e in PAGES[code].examples if e.valid == valid]
+
+
+@pytest.mark.parametrize("code, example", _cli_examples(valid=False))
+def test_directive_rule_invalid_example(tmp_path, capsys, code, example):
+    rc, lines, out = _padlint_check_lines(tmp_path, capsys, example, code)
+    assert lines == _expected_lines(example, code), out
     assert rc == 1
 
 
-@pytest.mark.parametrize("example", _examples("PAD100", valid=True))
-def test_pad100_valid_example(tmp_path, capsys, example):
-    rc, lines, out = _padlint_check_lines(tmp_path, capsys, example, "PAD100")
+@pytest.mark.parametrize("code, example", _cli_examples(valid=True))
+def test_directive_rule_valid_example(tmp_path, capsys, code, example):
+    rc, lines, out = _padlint_check_lines(tmp_path, capsys, example, code)
     assert lines == [] and rc == 0, out
