@@ -129,7 +129,7 @@ def scan(text: str, path: str) -> Directives:
     current: list[tokenize.TokenInfo] = []
     skip = {tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER}
     try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        for tok in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
             if tok.type == tokenize.COMMENT:
                 comments.append(tok)
             if start is None:

@@ -19,8 +19,9 @@ paths is literal.
 from __future__ import annotations
 
 import io
+import re
 from collections import Counter, defaultdict
-from typing import Callable
+from collections.abc import Callable
 
 from rich.console import Console
 from rich.text import Text
@@ -28,6 +29,8 @@ from rich.text import Text
 from padlint.model import CheckResult, Finding
 from padlint.parse import SourceFile
 from padlint.suppress import PadPolicy
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow"}
 
@@ -76,7 +79,8 @@ def _findings(console: Console, result: CheckResult, sources: dict[str, SourceFi
         by_file[f.path].append(f)
     for path in sorted(by_file):
         console.print(Text(path, style="bold underline"))
-        lines = sources[path].text.splitlines() if path in sources else []
+        # split like Python's tokenizer (\n, \r\n, \r), not str.splitlines (\f, \v, U+2028, ...)
+        lines = _LINE_BREAK.split(sources[path].text) if path in sources else []
         for f in sorted(by_file[path], key=Finding.sort_key):
             _finding(console, f, lines)
         console.print()

@@ -84,7 +84,7 @@ def fake_check_module(module, path: str, profile) -> list[Finding]:
     (indentation of that line).
     """
     findings = []
-    for i, line in enumerate(module.code.splitlines(), start=1):
+    for i, line in enumerate(re.split(r"\r\n|\r|\n", module.code), start=1):
         for m in _MARK.finditer(line):
             indent = line[: len(line) - len(line.lstrip())]
             findings.append(Finding(

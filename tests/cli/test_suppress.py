@@ -242,3 +242,12 @@ def test_hash_inside_reason_and_trailing_comments():
 def test_directive_inside_string_is_not_a_comment():
     d = scan('s = "# noqa: PAD001"\n', "a.py")
     assert d.suppressions == []
+
+
+def test_lines_counted_like_python_with_cr_and_formfeed(project, fake_analysis):
+    # \f and U+2028 are not line breaks for Python; a lone \r is
+    project.write("a.py", raw='s = "a\u2028b"\n\x0cx = 1\rm = Meta(x=stale("self.a[:num_reqs_padded]"))  # noqa: PAD001\n'
+                  .encode())
+    assert _findings(project) == []
+    r = project.run("check", "--ignore", "PAD100")
+    assert r.rc == 0
