@@ -69,7 +69,8 @@ def apply_fixes(source: str, fixes: Sequence[Fix]) -> str:
         fix = entries[0][0]
         if not 1 <= line_no <= len(lines):
             raise FixError(f"{fix.path}:{line_no}: fix {fix.text!r}: line is outside the file ({len(lines)} lines)")
-        actual = lines[line_no - 1][: len(lines[line_no - 1]) - len(lines[line_no - 1].lstrip())]
+        text = lines[line_no - 1]
+        actual = text[: len(text) - len(text.lstrip())]
         for f, _, _ in entries:
             if f.indent != actual:
                 raise FixError(f"{f.path}:{line_no}: fix {f.text!r}: expected indentation {f.indent!r}, "
