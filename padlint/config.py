@@ -75,8 +75,7 @@ class PathPattern:
     def matches(self, path: Path) -> bool:
         """Whether absolute ``path`` matches."""
         pat = self.pattern.replace(os.sep, "/").rstrip("/")
-        if pat.startswith("./"):
-            pat = pat[2:]
+        pat = pat.removeprefix("./")
         if "/" not in pat:
             return fnmatch.fnmatchcase(path.name, pat)
         if os.path.isabs(pat):

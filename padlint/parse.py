@@ -142,8 +142,7 @@ def _bracket_depth(text: str) -> int:
     for ch in text:
         if ch in "([{":
             depth += 1
-            if depth > best:
-                best = depth
+            best = max(best, depth)
         elif ch in ")]}":
             depth = max(0, depth - 1)
     return best
@@ -153,6 +152,5 @@ def _one_line(text: str) -> str:
     """The first line of a (possibly multi-line) libcst error message."""
     first = " ".join(text.split("\n", 1)[0].split())
     for prefix in ("parser error: ", "tokenizer error: "):
-        if first.startswith(prefix):
-            first = first[len(prefix):]
+        first = first.removeprefix(prefix)
     return first or "invalid syntax"
