@@ -20,6 +20,7 @@ import ast
 import io
 import os
 import stat
+import threading
 import tokenize
 import warnings
 from dataclasses import dataclass
@@ -34,6 +35,9 @@ from padlint.model import FileError
 MAX_BRACKET_DEPTH = 200
 
 DEEP_MESSAGE = "too deeply nested to analyse, skipped"
+
+#: C stack of the thread that runs libcst's native parser (see :func:`_with_big_stack`).
+PARSE_STACK_BYTES = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,7 @@ def parse_source(source: SourceFile) -> cst.Module | FileError:
     if error is not None:
         return error
     try:
-        return cst.parse_module(source.text)
+        return _with_big_stack(cst.parse_module, source.text)
     except cst.ParserSyntaxError as e:
         if ast_error is not None and ast_error.lineno:
             # CPython agrees it is an error and places it better than libcst does
@@ -114,6 +118,58 @@ def parse_source(source: SourceFile) -> cst.Module | FileError:
         return FileError(source.path, e.raw_line or None, f"syntax error: {_one_line(e.message)}")
     except RecursionError:
         return FileError(source.path, None, DEEP_MESSAGE)
+
+
+def syntax_error(source: SourceFile, error: SyntaxError) -> FileError:
+    """A one-line :class:`FileError` for a syntax error the analysis met.
+
+    CPython refuses deep nesting with a SyntaxError ("too many nested
+    parentheses"); that is reported as too deeply nested, like a RecursionError.
+    """
+    msg = _one_line(str(error.msg or "syntax error"))
+    # CPython 3.11's parser signals a stack overflow with a bare MemoryError,
+    # which the analysis reports as "cannot parse: " with no detail
+    if msg.rstrip(": ") == "cannot parse":
+        return FileError(source.path, None, DEEP_MESSAGE)
+    if "too many nested" in msg or "too many levels of indentation" in msg or "too complex" in msg:
+        return FileError(source.path, error.lineno, DEEP_MESSAGE)
+    if not msg.startswith(("syntax error", "cannot parse")):
+        msg = f"syntax error: {msg}"
+    return FileError(source.path, error.lineno or None, msg)
+
+
+def _with_big_stack(fn, arg):
+    """``fn(arg)`` on a thread with a :data:`PARSE_STACK_BYTES` C stack; re-raises its exception.
+
+    libcst's native parser recurses on the C stack without a limit.  Some
+    input CPython accepts (3,000 implicitly concatenated string literals)
+    overflows the 8 MiB main-thread stack and kills the process; with 256 MiB
+    (reserved, committed only as used) it ends in a clean error.  Falls back
+    to the calling thread where a thread cannot be started.
+    """
+    box: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn(arg)
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller
+            box["error"] = e
+
+    try:
+        old = threading.stack_size(PARSE_STACK_BYTES)
+    except (ValueError, RuntimeError):
+        return fn(arg)
+    try:
+        thread = threading.Thread(target=target, name="padlint-parse", daemon=True)
+        thread.start()
+    except RuntimeError:
+        return fn(arg)
+    finally:
+        threading.stack_size(old)
+    thread.join()
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["value"]
 
 
 def _nesting_error(path: str, text: str) -> tuple[FileError | None, SyntaxError | None]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from padlint.config import Config, PathPattern, RuleSelection, per_file_ignored
 from padlint.discover import discover
 from padlint.model import CheckResult, FileError, Finding
-from padlint.parse import DEEP_MESSAGE, SourceFile, parse_source, read_source
+from padlint.parse import DEEP_MESSAGE, SourceFile, read_source, syntax_error
 from padlint.prefilter import build_prefilter, has_directives, has_own_directives
 from padlint.profile import Profile
 from padlint.suppress import Directives, PadPolicy, apply, scan
@@ -128,14 +128,15 @@ def analyse(source: SourceFile, profile: Profile, show_traceback: bool = False) 
 
     Runs in worker processes, so it takes and returns only picklable values.
     """
-    try:
-        module = parse_source(source)
-        if isinstance(module, FileError):
-            return module
-        from padlint.analysis import check_module
+    # The analysis parses only what can matter: `ast` for the whole file, libcst
+    # for the functions on paths to a sink (see padlint.analysis.engine).
+    from padlint.analysis import AnalysisSyntaxError, check_source
 
-        return list(check_module(module, source.path, profile))
-    except RecursionError:
+    try:
+        return list(check_source(source.text, source.path, profile))
+    except AnalysisSyntaxError as e:
+        return syntax_error(source, e)
+    except (RecursionError, MemoryError):
         return FileError(source.path, None, DEEP_MESSAGE)
     except Exception as e:  # noqa: BLE001 - one bad file must not stop the run
         if show_traceback:

@@ -24,15 +24,23 @@ class Prefilter:
     """Compiled tests for one profile; build with :func:`build_prefilter`."""
 
     needles: tuple[str, ...]
+    profile: Profile | None = None
 
     def may_matter(self, text: str) -> bool:
-        """True when ``text`` mentions a padded count name or a padded getter.
+        """True when ``text`` mentions a sink call and a padded count name or getter.
 
-        Plain substring tests (``"_padded" in text`` covers every ``X_padded``
-        name): an over-match only costs a parse, an under-match would lose a
-        finding, so no word boundaries are required.
+        A PAD001 finding needs both in one file (the analysis is per module).
+        Substring tests first (``"_padded" in text`` covers every ``X_padded``
+        name), then the analysis's own test (:func:`padlint.analysis.may_matter`)
+        on the few files that pass.
         """
-        return any(n in text for n in self.needles)
+        if not any(n in text for n in self.needles):
+            return False
+        if self.profile is None:
+            return True
+        from padlint.analysis.index import may_matter
+
+        return may_matter(text, self.profile)
 
 
 _DIRECTIVE = re.compile(r"#[^\n]*?(?:padlint\s*:|noqa)", re.IGNORECASE)
@@ -43,7 +51,7 @@ def build_prefilter(profile: Profile) -> Prefilter:
     """A :class:`Prefilter` for ``profile``'s count names and getters."""
     names = {n for pair in profile.counts for n in pair.padded} | set(profile.padded_getters)
     names = {n for n in names if "_padded" not in n}
-    return Prefilter(("_padded", *sorted(names)))
+    return Prefilter(("_padded", *sorted(names)), profile)
 
 
 def has_directives(text: str) -> bool:

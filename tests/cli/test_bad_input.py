@@ -10,7 +10,16 @@ import pytest
 import padlint.analysis
 from padlint.parse import DEEP_MESSAGE, SourceFile, parse_source
 
-from .conftest import CANONICAL
+from .conftest import CANONICAL, LIVE
+
+# The analysis parses a file only when one class holds both a metadata sink and
+# a padded count (padlint.analysis.index.has_live_chunk); bad-input files that
+# must reach the parser start with such a class.
+LIVE = (
+    "class Runner:\n"
+    "    def build(self, num_reqs_padded):\n"
+    "        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])\n"
+)
 
 
 def _check(project, *args):
@@ -24,28 +33,29 @@ def _errors(doc):
 
 
 def test_syntax_error_with_line(project):
-    # the file mentions a padded count, so the prefilter sends it to the parser
-    project.write("broken.py", "n = num_reqs_padded\ndef f(:\n    pass\n")
+    # a class with a sink and a padded count: the prefilter sends the file to the parser
+    project.write("broken.py", LIVE + "def f(:\n    pass\n")
     project.write("bug.py", CANONICAL)
     r, doc = _check(project)
     assert r.rc == 1
     line, msg = _errors(doc)["broken.py"]
-    assert line == 2
+    assert line == 4  # three lines of LIVE, then the broken def
     assert msg.startswith("syntax error: ")
     assert [f["path"] for f in doc["findings"]] == ["bug.py"]  # the run went on
     assert doc["files_checked"] == 1
 
 
 def test_syntax_error_in_file_the_prefilter_skips_is_not_reported(project):
-    # nothing padded in it: the prefilter skips parsing, so nothing can be found (documented)
+    # no sink and nothing padded in it: the prefilter skips parsing, so nothing can be found (documented)
     project.write("broken.py", "def f(:\n")
+    project.write("broken2.py", "x = num_reqs_padded\ndef f(:\n")
     r, doc = _check(project)
     assert r.rc == 0
-    assert doc["files_checked"] == 1
+    assert doc["files_checked"] == 2
 
 
 def test_not_utf8_without_cookie(project):
-    project.write("latin.py", raw=b"x = num_reqs_padded\ns = '\xe9'\n")
+    project.write("latin.py", raw=b"x = 1\ns = '\xe9'\n")
     r, doc = _check(project)
     assert r.rc == 1
     line, msg = _errors(doc)["latin.py"]
@@ -63,7 +73,7 @@ def test_coding_cookie_is_honoured(project):
 
 
 def test_unknown_coding_cookie(project):
-    project.write("bogus.py", "# coding: no-such-codec\nx = num_reqs_padded\n")
+    project.write("bogus.py", "# coding: no-such-codec\nx = 1\n")
     r, doc = _check(project)
     assert r.rc == 1
     assert _errors(doc)["bogus.py"] == (None, "cannot decode: unknown encoding: no-such-codec")
@@ -138,7 +148,7 @@ def test_permission_denied_simulated(project, monkeypatch):
 def test_too_deeply_nested_brackets(project):
     # 3000 nested parentheses: CPython refuses more than 200, and libcst's native
     # parser would overflow the C stack on it, so it must never be handed to libcst
-    project.write("deep.py", "x = num_reqs_padded + " + "(" * 3000 + "1" + ")" * 3000 + "\n")
+    project.write("deep.py", LIVE + "x = num_reqs_padded + " + "(" * 3000 + "1" + ")" * 3000 + "\n")
     project.write("bug.py", CANONICAL)
     r, doc = _check(project)
     assert r.rc == 1
@@ -148,17 +158,17 @@ def test_too_deeply_nested_brackets(project):
 
 def test_too_deeply_nested_operators(project):
     # 20000 chained `-`: no brackets at all, still far past what CPython parses
-    project.write("deep.py", "x = num_reqs_padded + " + "-" * 20000 + "1\n")
+    project.write("deep.py", LIVE + "x = num_reqs_padded + " + "-" * 20000 + "1\n")
     r, doc = _check(project)
     assert _errors(doc)["deep.py"][1] == DEEP_MESSAGE
 
 
 def test_recursion_in_analysis_is_too_deeply_nested(project, monkeypatch):
-    def recurse(module, path, profile):
+    def recurse(text, path, profile):
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(padlint.analysis, "check_module", recurse)
-    project.write("a.py", "x = num_reqs_padded\n")
+    monkeypatch.setattr(padlint.analysis, "check_source", recurse)
+    project.write("a.py", LIVE)
     r, doc = _check(project)
     assert r.rc == 1
     assert _errors(doc)["a.py"] == (None, DEEP_MESSAGE)
@@ -171,15 +181,15 @@ def test_parse_source_deep_unit():
 
 
 def test_internal_error_in_one_file_goes_on(project, monkeypatch):
-    real = padlint.analysis.check_module
+    real = padlint.analysis.check_source
 
-    def flaky(module, path, profile):
+    def flaky(text, path, profile):
         if path == "a.py":
             raise ValueError("boom")
-        return real(module, path, profile)
+        return real(text, path, profile)
 
-    monkeypatch.setattr(padlint.analysis, "check_module", flaky)
-    project.write("a.py", "x = num_reqs_padded\n")
+    monkeypatch.setattr(padlint.analysis, "check_source", flaky)
+    project.write("a.py", LIVE)
     project.write("bug.py", CANONICAL)
     r, doc = _check(project)
     assert r.rc == 1
@@ -189,11 +199,11 @@ def test_internal_error_in_one_file_goes_on(project, monkeypatch):
 
 
 def test_show_traceback(project, monkeypatch):
-    def bad(module, path, profile):
+    def bad(text, path, profile):
         raise ValueError("boom")
 
-    monkeypatch.setattr(padlint.analysis, "check_module", bad)
-    project.write("a.py", "x = num_reqs_padded\n")
+    monkeypatch.setattr(padlint.analysis, "check_source", bad)
+    project.write("a.py", LIVE)
     r = project.run("check", "--show-traceback")
     assert "Traceback" in r.err
     assert "ValueError: boom" in r.err
@@ -208,3 +218,13 @@ def test_text_output_lists_errors(project):
     assert r.rc == 1
     assert "blob.py: error: binary file, skipped" in r.out
     assert r.out.rstrip().endswith("Found 0 findings in 0 files (1 error).")
+
+
+def test_many_concatenated_strings_do_not_crash(project):
+    # CPython accepts 6,000 implicitly concatenated literals; libcst's parser
+    # overflowed the 8 MiB main-thread stack on them and killed the process
+    project.write("strings.py", LIVE + "        s = (" + '"a" ' * 6000 + ")\n")
+    project.write("bug.py", CANONICAL)
+    r, doc = _check(project)
+    assert [f["path"] for f in doc["findings"]] == ["bug.py"]
+    assert set(_errors(doc)) <= {"strings.py"}  # parsed, or a clean error: never a crash

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from padlint.profile import load_profile
+
 import json
 from pathlib import Path
 
@@ -218,7 +220,10 @@ def test_counts_extension_reaches_profile_and_prefilter(tmp_path: Path):
     assert profile.neutral_for("my_mask") == "False"
     assert profile.is_arg_ignored("CommonAttentionMetadata", "seq_lens")
     assert "my_kernel" in profile.sink_calls
-    assert build_prefilter(profile).may_matter("x = buf[:n_graph]")
+    # a sink and the extension's padded count in one file: worth parsing
+    assert build_prefilter(profile).may_matter("m = CommonAttentionMetadata(x=buf[:n_graph])")
+    assert build_prefilter(profile).may_matter("my_kernel(buf[:n_graph])")
+    assert not build_prefilter(load_profile("vllm")).may_matter("my_kernel(buf[:n_graph])")
 
 
 def test_profile_option_beats_config(project, tmp_path):
