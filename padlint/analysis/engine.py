@@ -45,7 +45,8 @@ def check_source(source: str, path: str, profile: Profile) -> list[Finding]:
     """PAD001 findings for one file's text, sorted by position.
 
     Raises :class:`AnalysisSyntaxError` (with ``lineno``) when the file does
-    not parse, and ``RecursionError`` for pathologically deep nesting.
+    not parse, and ``RecursionError`` or ``MemoryError`` (CPython's parser
+    stack overflow) for pathologically deep nesting.
     """
     if not has_live_chunk(source, profile):
         return []  # no class holds both a sink and a padded count: nothing to parse
@@ -55,8 +56,10 @@ def check_source(source: str, path: str, profile: Profile) -> list[Finding]:
             tree = ast.parse(source, filename=path)
     except SyntaxError as e:
         raise AnalysisSyntaxError(f"syntax error: {e.msg}", (path, e.lineno, e.offset, e.text)) from None
-    except (ValueError, MemoryError) as e:  # null bytes, too big
+    except ValueError as e:  # null bytes
         raise AnalysisSyntaxError(f"cannot parse: {e}") from None
+    # RecursionError and MemoryError (CPython's "parser stack overflow") propagate:
+    # the caller reports the file as too deeply nested.
     lines = source.splitlines(keepends=True)
     index = build_index(tree, lines, profile)
     if not index.entries:
