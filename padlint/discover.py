@@ -16,7 +16,9 @@ path below them (``fixtures`` -> ``fixtures/bug.py``), normalised.
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,6 +68,7 @@ def _walk(root: str, cwd: Path, excludes: list[PathPattern], errors: list[FileEr
         where = os.path.relpath(e.filename, cwd) if e.filename and os.path.isabs(e.filename) else (e.filename or root)
         errors.append(FileError(os.path.normpath(where), None, f"cannot read directory: {e.strerror or e}"))
 
+    excludes = _Excluder(excludes)
     for dirpath, dirnames, filenames in os.walk(cwd / root, onerror=onerror):
         rel_dir = os.path.normpath(os.path.join(root, os.path.relpath(dirpath, cwd / root)))
         abs_dir = Path(os.path.abspath(dirpath))
@@ -85,5 +88,23 @@ def _walk(root: str, cwd: Path, excludes: list[PathPattern], errors: list[FileEr
     return found
 
 
-def _excluded(path: Path, excludes: list[PathPattern]) -> bool:
+class _Excluder:
+    """``excludes`` compiled once: name-only globs become one regex on the name,
+    the others are matched as :meth:`PathPattern.matches` does."""
+
+    def __init__(self, excludes: list[PathPattern]):
+        names = [p for p in excludes if "/" not in p.pattern.replace(os.sep, "/").rstrip("/").removeprefix("./")]
+        self.paths = [p for p in excludes if p not in names]
+        rx = "|".join(fnmatch.translate(p.pattern.replace(os.sep, "/").rstrip("/")) for p in names)
+        self.names = re.compile(rx) if rx else None
+
+    def __call__(self, path: Path) -> bool:
+        if self.names is not None and self.names.match(path.name):
+            return True
+        return any(p.matches(path) for p in self.paths)
+
+
+def _excluded(path: Path, excludes) -> bool:
+    if isinstance(excludes, _Excluder):
+        return excludes(path)
     return any(p.matches(path) for p in excludes)

@@ -66,4 +66,7 @@ def has_own_directives(text: str) -> bool:
     (unused: PAD100; invalid: PAD101; pad=keep: statistics).  A bare
     ``# noqa`` or ``# noqa: E501`` cannot, and those are common.
     """
+    low = text.lower()  # one C pass; the regex runs only where it can match
+    if "padlint" not in low and not ("noqa" in low and "pad" in low):
+        return False
     return _OWN_DIRECTIVE.search(text) is not None

@@ -37,6 +37,7 @@ class FuncInfo:
     ancestors: tuple[int, ...]  # column offsets of enclosing class lines (for re-parsing)
     calls: set[str] = field(default_factory=set)  # names called as self.NAME(...) / NAME(...)
     core: bool = False
+    sink: bool = False  # holds a sink call itself
 
 
 @dataclass
@@ -169,6 +170,7 @@ def build_index(tree: ast.Module, lines: list[str], profile: Profile) -> ModuleI
         if info.core:
             if any(x in text for x in sink_lits) and sink_re.search(text):
                 has_sink.add(owner)
+                info.sink = True
             if any(x in text for x in pad_lits):
                 has_pad.add(owner)
         functions[info.qualname] = info
@@ -222,4 +224,27 @@ def build_index(tree: ast.Module, lines: list[str], profile: Profile) -> ModuleI
         if not any(functions[e].owner == owner for e in entries):
             cyc = [i.qualname for i in sorted(peers.values(), key=lambda i: i.start) if i.qualname in needed]
             entries.extend(cyc[:1])
-    return ModuleIndex(functions=functions, needed=needed, entries=entries, nodes=nodes)
+
+    # keep only entry points with a path to a sink, and what they can reach
+    def callees(info: FuncInfo) -> list[FuncInfo]:
+        peers = by_owner[info.owner]
+        return [peers[c] for c in info.calls if c in peers and peers[c].qualname in needed]
+
+    sinkward: set[str] = {q for q in needed if functions[q].sink}
+    changed = True
+    while changed:
+        changed = False
+        for q in needed - sinkward:
+            if any(c.qualname in sinkward for c in callees(functions[q])):
+                sinkward.add(q)
+                changed = True
+    entries = [e for e in entries if e in sinkward]
+    reach: set[str] = set()
+    todo = list(entries)
+    while todo:
+        q = todo.pop()
+        if q in reach:
+            continue
+        reach.add(q)
+        todo.extend(c.qualname for c in callees(functions[q]))
+    return ModuleIndex(functions=functions, needed=needed & reach, entries=entries, nodes=nodes)
