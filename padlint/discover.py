@@ -43,7 +43,7 @@ def discover(paths: list[str], excludes: list[PathPattern], cwd: Path | None = N
     seen: set[str] = set()
 
     def add(display: str) -> None:
-        key = os.path.realpath(cwd / display)
+        key = os.path.normpath(os.path.join(cwd, display))  # realpath costs an lstat per component
         if key not in seen:
             seen.add(key)
             out.files.append(display)

@@ -103,15 +103,12 @@ def _literals(profile: Profile) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def may_matter(text: str, profile: Profile, patterns=None) -> bool:
-    """Cheap text test run before any parsing (see :func:`prefilter_patterns`).
-
-    Substring tests first (C speed), the regexes only on files that pass them.
-    """
+    """Cheap text test run before any parsing: a sink call and a padded count
+    both mentioned (substrings of :func:`prefilter_patterns`'s regexes)."""
     sink_lits, pad_lits = _literals(profile)
-    if not any(x in text for x in sink_lits) or not any(x in text for x in pad_lits):
-        return False
-    sink, padded = patterns or prefilter_patterns(profile)
-    return sink.search(text) is not None and padded.search(text) is not None
+    # Substring tests only: an over-match (a `class XAttentionMetadata(` line) costs
+    # a chunk test in the analysis, never a finding; regexes over whole files cost more.
+    return any(x in text for x in sink_lits) and any(x in text for x in pad_lits)
 
 
 def _relevance_literals(profile: Profile) -> tuple[str, ...]:
@@ -128,7 +125,6 @@ def has_live_chunk(text: str, profile: Profile) -> bool:
     module's functions taken together) mention both a sink call and a padded
     count?  Chunks are cut at column-0 ``class``/``def`` lines.
     """
-    sink_re, _ = prefilter_patterns(profile)
     sink_lits, pad_lits = _literals(profile)
     starts = [m.start() for m in _TOP.finditer(text)]
     if not starts:
@@ -136,8 +132,7 @@ def has_live_chunk(text: str, profile: Profile) -> bool:
     chunks = [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
     module_funcs = "".join(c for c in chunks if not c.startswith("class"))
     for chunk in [c for c in chunks if c.startswith("class")] + [module_funcs]:
-        if any(x in chunk for x in pad_lits) and any(x in chunk for x in sink_lits) \
-                and sink_re.search(chunk):
+        if any(x in chunk for x in pad_lits) and any(x in chunk for x in sink_lits):
             return True
     return False
 
