@@ -1,14 +1,18 @@
 """Cheap text test run before parsing: can this file produce a PAD001 finding?
 
-A finding needs a padded slice, and a padded slice needs a padded count
-name (a ``counts[].padded`` name of the profile, or any ``X_padded``
-identifier) or a padded getter (``get_device_tensor``).  A file whose text
-holds none of them cannot matter and is not parsed: libcst parses about
-0.5 MB/s, and most files of an engine checkout are skipped this way.
+A finding needs a sink call (a metadata constructor, forward call or
+configured sink call) and a padded slice in the same file, and a padded
+slice needs a padded count name (a ``counts[].padded`` name of the profile,
+or any ``X_padded`` identifier) or a padded getter (``get_device_tensor``).
+Stage 1 here: plain substring tests for the padded names (C speed).
+Stage 2, on the few files that pass: the analysis's own regex test
+(:func:`padlint.analysis.index.may_matter`, sink and padded count).  A file
+that fails either is not parsed: parsing is the expensive step, and most
+files of an engine checkout are skipped this way.
 
-A second test says whether a file holds padlint comments at all
+A second pair of tests says whether a file holds comments that can matter
 (``noqa``/``padlint:``), so that unused suppressions are reported in
-skipped files too without parsing them.
+skipped files too, and files without such comments are not tokenized.
 """
 
 from __future__ import annotations
