@@ -126,8 +126,10 @@ def hits_to_findings(interp: Interpreter, path: str, profile: Profile, source: s
         message = f"{what}{more}; {noun} {rows} {state} {where}{via}{fix_hint}"
 
         trace = [TraceStep(path, line, note) for line, note in hit.chain]
+        steps: list[tuple[int, str]] = []
         for t in hit.taints[:3]:
-            trace.extend(TraceStep(path, line, note) for line, note in t.steps)
+            steps.extend(st for st in t.steps if st not in steps)  # shared derivations once
+        trace.extend(TraceStep(path, line, note) for line, note in steps)
         trace.append(TraceStep(path, hit.span[0], f"reaches sink {hit.sink} as `{hit.field}`"))
         indent = re.match(r"[ \t]*", interp.lines[hit.stmt_line - 1]).group(0) \
             if 0 < hit.stmt_line <= len(interp.lines) else ""
