@@ -149,12 +149,15 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
     options = RunOptions(profile=profile, config=config, selection=selection, excludes=excludes,
                          baseline=None if args.write_baseline else args.baseline, show_traceback=debug,
                          jobs=args.jobs if args.jobs > 0 else (os.cpu_count() or 1))
+    baseline_errors: tuple[type[Exception], ...] = ()
+    if options.baseline:
+        from padlint.baseline import BaselineError
+
+        baseline_errors = (BaselineError,)
     try:
         output = run(paths, options, cwd)
-    except Exception as e:
-        if type(e).__name__ == "BaselineError":
-            raise UsageError(str(e)) from None
-        raise
+    except baseline_errors as e:
+        raise UsageError(str(e)) from None
     for note in output.notes:
         print(f"padlint: warning: {note}", file=sys.stderr)
     result = output.result
