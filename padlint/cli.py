@@ -171,7 +171,8 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
             raise UsageError(str(e)) from None
         except OSError as e:
             raise UsageError(f"{args.write_baseline}: cannot write baseline: {e.strerror or e}") from None
-        print(f"padlint: wrote {len(result.findings)} findings to baseline {args.write_baseline}", file=sys.stderr)
+        n = len(result.findings)
+        print(f"padlint: wrote {n} finding{'s' if n != 1 else ''} to baseline {args.write_baseline}", file=sys.stderr)
         return 0
 
     footer = ""

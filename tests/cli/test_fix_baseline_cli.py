@@ -61,7 +61,7 @@ def test_write_baseline_then_apply(project):
     project.write("bug.py", CANONICAL)
     r = project.run("check", "--write-baseline", "padlint-baseline.json")
     assert r.rc == 0
-    assert "wrote 1 findings to baseline padlint-baseline.json" in r.err
+    assert "wrote 1 finding to baseline padlint-baseline.json" in r.err
     r = project.run("check", "--baseline", "padlint-baseline.json")
     assert r.rc == 0
     assert "Found 0 findings in 1 file (0 errors)." in r.out
