@@ -99,3 +99,23 @@ def test_path_pattern_semantics(tmp_path: Path):
     assert not PathPattern("src/gen/*", base).matches(base / "other" / "src" / "gen" / "m.py")
     assert PathPattern("**/gen/*.py", base).matches(base / "gen" / "m.py")  # **/ may match nothing
     assert PathPattern("./src/*.py", base).matches(base / "src" / "m.py")
+
+
+def test_unreadable_directory_is_an_error_entry(project, monkeypatch):
+    import os as os_module
+
+    project.write("ok/bug.py", CANONICAL)
+    project.write("locked/bug.py", CANONICAL)
+    real_scandir = os_module.scandir
+
+    def scandir(path="."):
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os_module, "scandir", scandir)
+    r = project.run("check", "--format", "json")
+    doc = json.loads(r.out)
+    assert r.rc == 1
+    assert doc["errors"] == [{"path": "locked", "line": None, "message": "cannot read directory: Permission denied"}]
+    assert [f["path"] for f in doc["findings"]] == ["ok/bug.py"]
