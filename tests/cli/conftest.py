@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-import padlint.analysis
 from padlint.cli import main
 from padlint.model import Finding, Fix
 

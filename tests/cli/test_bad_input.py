@@ -12,15 +12,6 @@ from padlint.parse import DEEP_MESSAGE, SourceFile, parse_source
 
 from .conftest import CANONICAL, LIVE
 
-# The analysis parses a file only when one class holds both a metadata sink and
-# a padded count (padlint.analysis.index.has_live_chunk); bad-input files that
-# must reach the parser start with such a class.
-LIVE = (
-    "class Runner:\n"
-    "    def build(self, num_reqs_padded):\n"
-    "        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])\n"
-)
-
 
 def _check(project, *args):
     r = project.run("check", "--format", "json", *args)
@@ -66,7 +57,7 @@ def test_not_utf8_without_cookie(project):
 def test_coding_cookie_is_honoured(project):
     src = "# -*- coding: latin-1 -*-\n# caf\xe9\n" + CANONICAL
     project.write("cookie.py", raw=src.encode("latin-1"))
-    r, doc = _check(project)
+    _r, doc = _check(project)
     assert doc["errors"] == []
     # two lines more than CANONICAL: the sink is on line 9
     assert [(f["path"], f["line"]) for f in doc["findings"]] == [("cookie.py", 9)]
@@ -81,7 +72,7 @@ def test_unknown_coding_cookie(project):
 
 def test_utf8_bom_is_fine(project):
     project.write("bom.py", raw=b"\xef\xbb\xbf" + CANONICAL.encode())
-    r, doc = _check(project)
+    _r, doc = _check(project)
     assert doc["errors"] == []
     assert [(f["path"], f["line"]) for f in doc["findings"]] == [("bom.py", 7)]
 
@@ -113,7 +104,7 @@ def test_dangling_symlink(project):
     os.symlink(project.root / "gone.py", project.root / "link.py")
     r, doc = _check(project)
     assert r.rc == 1
-    line, msg = _errors(doc)["link.py"]
+    _line, msg = _errors(doc)["link.py"]
     assert msg == "cannot read: No such file or directory"
 
 
@@ -122,7 +113,7 @@ def test_permission_denied_real(project):
     p = project.write("secret.py", CANONICAL)
     p.chmod(0)
     try:
-        r, doc = _check(project)
+        _r, doc = _check(project)
     finally:
         p.chmod(0o644)
     assert _errors(doc)["secret.py"] == (None, "cannot read: Permission denied")
@@ -159,7 +150,7 @@ def test_too_deeply_nested_brackets(project):
 def test_too_deeply_nested_operators(project):
     # 20000 chained `-`: no brackets at all, still far past what CPython parses
     project.write("deep.py", LIVE + "x = num_reqs_padded + " + "-" * 20000 + "1\n")
-    r, doc = _check(project)
+    _r, doc = _check(project)
     assert _errors(doc)["deep.py"][1] == DEEP_MESSAGE
 
 
@@ -232,6 +223,6 @@ def test_many_concatenated_strings_do_not_crash(project):
     # more than about 3,000: a clean per-file error at worst, the run goes on
     project.write("strings.py", LIVE + "        s = (" + '"a" ' * 6000 + ")\n")
     project.write("bug.py", CANONICAL)
-    r, doc = _check(project)
+    _r, doc = _check(project)
     assert [f["path"] for f in doc["findings"]] == ["bug.py"]
     assert set(_errors(doc)) <= {"strings.py"}  # parsed, or a clean error: never a crash

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from padlint.profile import load_profile
-
 import json
 from pathlib import Path
 
@@ -17,6 +15,7 @@ from padlint.config import (
     load_config,
 )
 from padlint.prefilter import build_prefilter
+from padlint.profile import load_profile
 
 from .conftest import CANONICAL
 
@@ -47,7 +46,7 @@ def test_pyproject_table_is_read(project):
 def test_padlint_toml_top_level_keys(project):
     project.write("padlint.toml", 'ignore = ["PAD0"]\n')
     project.write("bug.py", CANONICAL)
-    r, doc = _check(project)
+    _r, doc = _check(project)
     assert doc["findings"] == []
 
 
@@ -59,7 +58,7 @@ def test_nearest_config_wins(project):
     r, doc = _check(project, "sub/bug.py", "--config", "pyproject.toml")
     assert doc["findings"] == []
     # ... checking sub/, the nearer sub/padlint.toml applies (which does not ignore PAD001)
-    r, doc = _check(project, "sub")
+    _r, doc = _check(project, "sub")
     assert [f["path"] for f in doc["findings"]] == ["sub/bug.py"]
 
 
@@ -67,7 +66,7 @@ def test_walks_up_from_checked_path(project, monkeypatch):
     project.write("padlint.toml", 'ignore = ["PAD001"]\n')
     project.write("a/b/bug.py", CANONICAL)
     monkeypatch.chdir(project.root / "a")
-    r, doc = _check(project, "b")
+    _r, doc = _check(project, "b")
     assert doc["findings"] == []
 
 
@@ -76,7 +75,7 @@ def test_pyproject_without_table_is_skipped(project):
     project.write("sub/pyproject.toml", '[project]\nname = "sub"\n')
     project.write("sub/bug.py", CANONICAL)
     assert find_config(["sub"], project.root) == project.root / "padlint.toml"
-    r, doc = _check(project, "sub")
+    _r, doc = _check(project, "sub")
     assert doc["findings"] == []
 
 
@@ -90,7 +89,7 @@ def test_config_option_overrides_discovery(project):
     project.write("padlint.toml", 'ignore = ["PAD001"]\n')
     project.write("other.toml", 'select = ["PAD"]\n')
     project.write("bug.py", CANONICAL)
-    r, doc = _check(project, "--config", "other.toml")
+    _r, doc = _check(project, "--config", "other.toml")
     assert len(doc["findings"]) == 1
 
 
@@ -169,7 +168,7 @@ def test_exclude_and_extend_exclude(project):
     assert [f["path"] for f in doc["findings"]] == ["src/bug.py"]
     # `exclude` replaces the defaults: build/ is checked now, generated/ is not
     project.write("padlint.toml", 'exclude = ["generated"]\n')
-    r, doc = _check(project)
+    _r, doc = _check(project)
     assert [f["path"] for f in doc["findings"]] == ["build/bug.py", "src/bug.py"]
 
 
@@ -178,7 +177,7 @@ def test_exclude_anchored_at_config_dir(project, monkeypatch):
     project.write("pkg/gen/bug.py", CANONICAL)
     project.write("pkg/bug.py", CANONICAL)
     monkeypatch.chdir(project.root / "pkg")
-    r, doc = _check(project, ".")
+    _r, doc = _check(project, ".")
     assert [f["path"] for f in doc["findings"]] == ["bug.py"]
 
 
@@ -187,7 +186,7 @@ def test_per_file_ignores(project):
     project.write("tests/test_x.py", CANONICAL)
     project.write("pkg/legacy_runner.py", CANONICAL)
     project.write("pkg/runner.py", CANONICAL)
-    r, doc = _check(project)
+    _r, doc = _check(project)
     assert [f["path"] for f in doc["findings"]] == ["pkg/runner.py"]
 
 
@@ -204,7 +203,7 @@ def test_sinks_extension_end_to_end(project):
     r, doc = _check(project)
     assert doc["findings"] == []
     project.write("padlint.toml", 'sinks = ["MyBatchInfo"]\n')
-    r, doc = _check(project)
+    _r, doc = _check(project)
     assert [(f["sink"], f["line"]) for f in doc["findings"]] == [("MyBatchInfo", 7)]
 
 
@@ -229,7 +228,7 @@ def test_counts_extension_reaches_profile_and_prefilter(tmp_path: Path):
 def test_profile_option_beats_config(project, tmp_path):
     project.write("padlint.toml", 'profile = "nope"\n')
     project.write("bug.py", CANONICAL)
-    r, doc = _check(project, "--profile", "vllm")
+    r, _doc = _check(project, "--profile", "vllm")
     assert r.rc == 1
 
 
