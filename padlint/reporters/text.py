@@ -109,7 +109,7 @@ def _finding(console: Console, f: Finding, lines: list[str]) -> None:
         row.append(f"  {line_no:>{width}} | ", style="blue")
         row.append(text.expandtabs(4), style="bold" if line_no == f.line else "")
         console.print(row)
-        for note in shown[line_no]:
+        for note in dict.fromkeys(shown[line_no]):  # each note once
             note_row = Text()
             note_row.append(f"  {'':>{width}} |   ", style="blue")
             note_row.append(f"note: {note}", style="cyan")

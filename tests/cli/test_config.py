@@ -239,3 +239,16 @@ def test_config_from_dict_unit():
     with pytest.raises(ConfigError, match=r"^x.toml: profile: expected"):
         config_from_dict({"profile": ""}, "x.toml", None, Path("/r"))
     assert Config().profile == "vllm"
+
+
+def test_profile_path_relative_to_config(project):
+    from padlint.profile import rules_dir
+
+    project.write("sub/engine.toml", (rules_dir() / "vllm.toml").read_text().replace('name = "vllm"', 'name = "eng"'))
+    project.write("sub/padlint.toml", 'profile = "engine.toml"\n')
+    project.write("sub/bug.py", CANONICAL)
+    r, doc = _check(project, "sub")
+    assert [f["path"] for f in doc["findings"]] == ["sub/bug.py"]
+    project.write("sub/padlint.toml", 'profile = "missing.toml"\n')
+    line = _one_line_error(project.run("check", "sub"))
+    assert "unknown profile" in line
