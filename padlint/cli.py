@@ -67,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="comma-separated code prefixes to disable")
     check.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                        help="skip files and directories matching GLOB (added to the configured excludes)")
+    check.add_argument("--force-exclude", action="store_true",
+                       help="apply the excludes to files named on the command line too (for pre-commit)")
     check.add_argument("--profile", metavar="NAME", help="engine profile (default: from config, else vllm)")
     check.add_argument("--config", metavar="PATH", help="configuration file (padlint.toml or pyproject.toml)")
     check.add_argument("--baseline", metavar="PATH", help="hide the findings recorded in this baseline file")
@@ -148,7 +150,8 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
     excludes = tuple(PathPattern(check_glob(g, "--exclude"), cwd) for g in args.exclude)
     options = RunOptions(profile=profile, config=config, selection=selection, excludes=excludes,
                          baseline=None if args.write_baseline else args.baseline, show_traceback=debug,
-                         jobs=args.jobs if args.jobs > 0 else (os.cpu_count() or 1))
+                         jobs=args.jobs if args.jobs > 0 else (os.cpu_count() or 1),
+                         force_exclude=args.force_exclude)
     baseline_errors: tuple[type[Exception], ...] = ()
     if options.baseline:
         from padlint.baseline import BaselineError

@@ -36,8 +36,14 @@ class Discovery:
     errors: list[FileError] = field(default_factory=list)
 
 
-def discover(paths: list[str], excludes: list[PathPattern], cwd: Path | None = None) -> Discovery:
-    """Collect the files under ``paths`` (default ``["."]``), skipping ``excludes``."""
+def discover(paths: list[str], excludes: list[PathPattern], cwd: Path | None = None, *,
+             force_exclude: bool = False) -> Discovery:
+    """Collect the files under ``paths`` (default ``["."]``), skipping ``excludes``.
+
+    ``force_exclude``: apply the excludes to named paths too (for pre-commit,
+    which names every changed file): a named path is skipped, silently, when
+    it or one of its directories below an exclude pattern's base matches.
+    """
     cwd = cwd or Path.cwd()
     out = Discovery()
     seen: set[str] = set()
@@ -51,6 +57,8 @@ def discover(paths: list[str], excludes: list[PathPattern], cwd: Path | None = N
     for arg in paths or ["."]:
         display = os.path.normpath(arg)
         full = cwd / display
+        if force_exclude and _force_excluded(Path(os.path.abspath(full)), excludes):
+            continue
         if os.path.isdir(full):
             for f in _walk(display, cwd, excludes, out.errors):
                 add(f)
@@ -108,3 +116,14 @@ def _excluded(path: Path, excludes) -> bool:
     if isinstance(excludes, _Excluder):
         return excludes(path)
     return any(p.matches(path) for p in excludes)
+
+
+def _force_excluded(path: Path, excludes: list[PathPattern]) -> bool:
+    """Whether ``path`` or a directory above it, below a pattern's base, matches that pattern."""
+    for pattern in excludes:
+        candidate = path
+        while candidate != pattern.base and pattern.base in candidate.parents:
+            if pattern.matches(candidate):
+                return True
+            candidate = candidate.parent
+    return False

@@ -42,7 +42,8 @@ class RunOptions:
     working directory) on top of the configuration's.  ``baseline``: a
     baseline file to apply (None: none).  ``show_traceback``: print the
     traceback of internal errors to stderr.  ``jobs``: worker processes for
-    parse and analysis (1: none).
+    parse and analysis (1: none).  ``force_exclude``: excludes apply to named
+    files too.
     """
 
     profile: Profile
@@ -52,6 +53,7 @@ class RunOptions:
     baseline: str | None = None
     show_traceback: bool = False
     jobs: int = 1
+    force_exclude: bool = False
 
 
 @dataclass
@@ -83,7 +85,8 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None) -> RunOu
     depend on the number of jobs.
     """
     cwd = cwd or Path.cwd()
-    found = discover(paths, [*options.config.exclude_patterns(), *options.excludes], cwd)
+    found = discover(paths, [*options.config.exclude_patterns(), *options.excludes], cwd,
+                     force_exclude=options.force_exclude)
     out = RunOutput(result=CheckResult(errors=list(found.errors)))
     prefilter = build_prefilter(options.profile)
     views = frozenset((*options.profile.shared_views, options.profile.device_view,

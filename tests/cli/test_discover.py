@@ -119,3 +119,20 @@ def test_unreadable_directory_is_an_error_entry(project, monkeypatch):
     assert r.rc == 1
     assert doc["errors"] == [{"path": "locked", "line": None, "message": "cannot read directory: Permission denied"}]
     assert [f["path"] for f in doc["findings"]] == ["ok/bug.py"]
+
+
+def test_force_exclude_applies_to_named_files(project):
+    project.write("padlint.toml", 'extend-exclude = ["generated", "vendor/*.py"]\n')
+    project.write("generated/deep/bug.py", CANONICAL)
+    project.write("vendor/bug.py", CANONICAL)
+    project.write("build/bug.py", CANONICAL)
+    project.write("src/bug.py", CANONICAL)
+    named = ["generated/deep/bug.py", "vendor/bug.py", "build/bug.py", "src/bug.py"]
+    r, paths = _files(project, *named)
+    assert paths == sorted(named)  # named files are checked by default
+    r, paths = _files(project, "--force-exclude", *named)
+    assert paths == ["src/bug.py"]
+    assert json.loads(r.out)["files_checked"] == 1
+    # a named directory that is excluded is skipped as well
+    r, paths = _files(project, "--force-exclude", "generated")
+    assert paths == []
