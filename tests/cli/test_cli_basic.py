@@ -269,3 +269,14 @@ def test_pool_failure_falls_back_to_serial(project, monkeypatch):
     r = project.run("check", "-j", "4")
     assert r.rc == 1
     assert "bug.py:7:" in r.out
+
+
+def test_static_check_never_imports_torch(tmp_path):
+    (tmp_path / "bug.py").write_text(CANONICAL)
+    code = ("import sys\nfrom padlint.cli import main\n"
+            "rc = main(['check', '.', '--format', 'json', '-o', 'out.json', '-j', '1'])\n"
+            "rc2 = main(['check', '.', '--statistics', '-o', 'stats.txt'])\n"
+            "print(rc, rc2, 'torch' in sys.modules, 'numpy' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False,
+                          env=_env(), timeout=120)
+    assert proc.stdout.split() == ["1", "1", "False", "False"], proc.stderr
