@@ -389,26 +389,41 @@ def _finding(code: str, path: str, line: int, column: int, end_column: int, mess
                    trace=(), fix=None, statement=statement, function="")
 
 
-_FILL_CALL = re.compile(r"(?P<recv>.+)\.(?P<method>fill_|fill|zero_)\((?P<arg>.*)\)")
-_ASSIGN = re.compile(r"(?P<lhs>[^=]+?)\s*=(?!=)\s*(?P<rhs>.+)")
-
-
 def rewrite_reset(text: str, value: str) -> str:
     """``text`` (a reset statement) writing ``value`` instead of its neutral value.
 
+    Parsed with libcst, so compound statements keep their shape:
     ``x[num_reqs:] = False`` -> ``x[num_reqs:] = 0``;
-    ``buf[n:].fill_(0)`` -> ``buf[n:].fill_(-1)``; ``buf[n:].zero_()`` ->
-    ``buf[n:].fill_(v)`` (unchanged when v is 0).  Unknown shapes are returned unchanged.
+    ``if x is not None: x[n:] = 0`` -> ``if x is not None: x[n:] = -1``;
+    ``buf[n:].fill_(0)`` -> ``buf[n:].fill_(-1)`` (also ``.fill``);
+    ``buf[n:].zero_()`` -> ``buf[n:].fill_(v)`` (unchanged when v is 0).
+    Text that does not parse, or holds no assignment or fill call, is returned unchanged.
     """
-    m = _FILL_CALL.fullmatch(text.strip())
-    if m:
-        if m.group("method") == "zero_":
-            return text if value == "0" else f"{m.group('recv')}.fill_({value})"
-        return f"{m.group('recv')}.{m.group('method')}({value})"
-    m = _ASSIGN.fullmatch(text.strip())
-    if m:
-        return f"{m.group('lhs')} = {value}"
-    return text
+    import libcst as cst
+
+    try:
+        stmt = cst.parse_statement(text.strip())
+        new_value = cst.parse_expression(value)
+    except (cst.ParserSyntaxError, ValueError):
+        return text
+
+    class _Rewrite(cst.CSTTransformer):
+        def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
+            return updated.with_changes(value=new_value)
+
+        def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+            func = updated.func
+            if not isinstance(func, cst.Attribute):
+                return updated
+            if func.attr.value in ("fill_", "fill") and len(updated.args) == 1:
+                return updated.with_changes(args=[updated.args[0].with_changes(value=new_value)])
+            if func.attr.value == "zero_" and not updated.args and value.strip() != "0":
+                return updated.with_changes(func=func.with_changes(attr=cst.Name("fill_")),
+                                            args=[cst.Arg(new_value)])
+            return updated
+
+    new = stmt.visit(_Rewrite())
+    return cst.Module(body=[new]).code.strip()
 
 
 def _with_pad_value(finding: Finding, value: str) -> Finding:

@@ -251,3 +251,10 @@ def test_lines_counted_like_python_with_cr_and_formfeed(project, fake_analysis):
     assert _findings(project) == []
     r = project.run("check", "--ignore", "PAD100")
     assert r.rc == 0
+
+
+def test_rewrite_reset_compound_and_comparisons():
+    assert rewrite_reset("if x is not None: x[num_reqs:] = 0", "-1") == "if x is not None: x[num_reqs:] = -1"
+    assert rewrite_reset("if n != 0: x[n:] = False", "0") == "if n != 0: x[n:] = 0"
+    assert rewrite_reset("x[num_reqs + 1:] = x[num_reqs]", "7") == "x[num_reqs + 1:] = 7"
+    assert rewrite_reset("not python (", "1") == "not python ("
