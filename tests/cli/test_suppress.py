@@ -258,3 +258,38 @@ def test_rewrite_reset_compound_and_comparisons():
     assert rewrite_reset("if n != 0: x[n:] = False", "0") == "if n != 0: x[n:] = 0"
     assert rewrite_reset("x[num_reqs + 1:] = x[num_reqs]", "7") == "x[num_reqs + 1:] = 7"
     assert rewrite_reset("not python (", "1") == "not python ("
+
+
+POLICY_E2E = """\
+import torch
+from vllm.v1.attention.backend import CommonAttentionMetadata
+
+
+class Runner:
+    def __init__(self, n):
+        self.a = torch.zeros(n)  # padlint: pad=keep(graph kernel masks rows past num_reqs)
+        self.b = torch.zeros(n){b_policy}
+
+    def build(self, num_reqs, num_reqs_padded):
+        x = self.a[:num_reqs_padded] < self.b[:num_reqs_padded]
+        return CommonAttentionMetadata(is_prefilling=x)
+
+    def build2(self, num_reqs, num_reqs_padded):
+        seq_lens = self.b[:num_reqs_padded]
+        return CommonAttentionMetadata(seq_lens=seq_lens)
+"""
+
+
+def test_pad_policies_end_to_end(project):
+    # real analysis: the mask's finding names `self.a[:num_reqs_padded]` (kept);
+    # `seq_lens` comes from `self.b` (reported; its reset writes the field's neutral 0)
+    project.write("runner.py", POLICY_E2E.format(b_policy=""))
+    found = _findings(project)
+    assert [(f["line"], f["buffer"], f["fix"]["text"]) for f in found] == [
+        (16, "self.b[:num_reqs_padded]", "seq_lens[num_reqs:] = 0")]
+    project.write("runner.py", POLICY_E2E.format(b_policy="  # padlint: pad=fill(-1)"))
+    [f] = _findings(project)
+    assert f["fix"]["text"] == "seq_lens[num_reqs:] = -1"
+    assert "add `seq_lens[num_reqs:] = -1` before line 16" in f["message"]
+    r = project.run("check", "--statistics")
+    assert "runner.py:7: self.a (1 finding silenced): graph kernel masks rows past num_reqs" in r.out
