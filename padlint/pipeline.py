@@ -93,14 +93,21 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None) -> RunOu
                        *options.profile.padded_getters, *options.profile.copy_to_device))
     per_file = options.config.per_file_patterns()
 
-    sources: list[SourceFile] = []
+    sources: list[SourceFile] = []  # only files that need more than reading
+    to_analyse: list[SourceFile] = []
     for path in found.files:
         source = read_source(path if os.path.isabs(path) else str(cwd / path))
         if isinstance(source, FileError):
             out.result.errors.append(FileError(path, source.line, source.message))
+            continue
+        source = SourceFile(path, source.text, source.encoding, source.raw)
+        if prefilter.may_matter(source.text):
+            to_analyse.append(source)
+            sources.append(source)
+        elif has_own_directives(source.text):
+            sources.append(source)  # no finding possible, but its comments may be reported
         else:
-            sources.append(SourceFile(path, source.text, source.encoding, source.raw))
-    to_analyse = [s for s in sources if prefilter.may_matter(s.text)]
+            out.result.files_checked += 1  # nothing here can matter; drop the text
     analysed = _analyse_all(to_analyse, options)
 
     for source in sources:
