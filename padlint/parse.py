@@ -1,14 +1,15 @@
-"""Read and parse one source file; every failure becomes a :class:`FileError`.
-
-Two steps, both total (they return an error instead of raising):
+"""Read one source file, and turn parse failures into :class:`FileError`.
 
 - :func:`read_source` reads bytes and decodes them (PEP 263 coding cookie or
   BOM, else UTF-8).  Refuses non-regular files (FIFOs, devices: opening a
   FIFO would block the run), unreadable files and binary files (NUL bytes).
-- :func:`parse_source` parses the text with libcst.  A syntax error gives
-  "syntax error: ..." with libcst's line; input nested deeper than CPython
-  itself accepts gives "too deeply nested" (libcst's native parser would
-  overflow the C stack on such input, so it is never handed to it).
+  Total: it returns an error instead of raising.
+- Parsing is the analysis's (``padlint.analysis.check_source``: CPython's
+  ``ast`` first, which refuses input nested deeper than it accepts, then
+  libcst for the functions that matter); :func:`syntax_error` words its
+  syntax errors, and :func:`with_big_stack` runs it on a thread with a
+  large C stack, since libcst's native parser overflows the C stack (a
+  crash, not an exception) on very deep input.
 
 Decoding keeps line endings as written (no newline translation), so the
 text round-trips byte for byte through :attr:`SourceFile.encoding`.
@@ -16,27 +17,19 @@ text round-trips byte for byte through :attr:`SourceFile.encoding`.
 
 from __future__ import annotations
 
-import ast
 import io
 import os
 import stat
 import threading
 import tokenize
-import warnings
 from dataclasses import dataclass
 
-import libcst as cst
 
 from padlint.model import FileError
 
-#: Deeper bracket nesting than this is refused before parsing.  CPython's
-#: tokenizer refuses more than 200 nested brackets ("too many nested
-#: parentheses"), so no valid Python file is lost.
-MAX_BRACKET_DEPTH = 200
-
 DEEP_MESSAGE = "too deeply nested to analyse, skipped"
 
-#: C stack of the thread that runs libcst's native parser (see :func:`_with_big_stack`).
+#: C stack of the thread that runs libcst's native parser (see :func:`with_big_stack`).
 PARSE_STACK_BYTES = 256 * 1024 * 1024
 
 
@@ -98,28 +91,6 @@ def decode_source(path: str, raw: bytes) -> SourceFile | FileError:
     return SourceFile(path, text, encoding, raw)
 
 
-def parse_source(source: SourceFile) -> cst.Module | FileError:
-    """Parse with libcst; returns the module or a :class:`FileError`.
-
-    Nesting guard: the text is first handed to CPython's own parser
-    (``ast.parse``, C and ~20x faster than libcst), which refuses deep
-    nesting with a clean error; only then to libcst.  Newer syntax that this
-    interpreter's ``ast`` rejects falls back to a bracket-depth count.
-    """
-    error, ast_error = _nesting_error(source.path, source.text)
-    if error is not None:
-        return error
-    try:
-        return _with_big_stack(cst.parse_module, source.text)
-    except cst.ParserSyntaxError as e:
-        if ast_error is not None and ast_error.lineno:
-            # CPython agrees it is an error and places it better than libcst does
-            return FileError(source.path, ast_error.lineno, f"syntax error: {_one_line(str(ast_error.msg))}")
-        return FileError(source.path, e.raw_line or None, f"syntax error: {_one_line(e.message)}")
-    except RecursionError:
-        return FileError(source.path, None, DEEP_MESSAGE)
-
-
 def syntax_error(source: SourceFile, error: SyntaxError) -> FileError:
     """A one-line :class:`FileError` for a syntax error the analysis met.
 
@@ -138,7 +109,7 @@ def syntax_error(source: SourceFile, error: SyntaxError) -> FileError:
     return FileError(source.path, error.lineno or None, msg)
 
 
-def _with_big_stack(fn, arg):
+def with_big_stack(fn, arg):
     """``fn(arg)`` on a thread with a :data:`PARSE_STACK_BYTES` C stack; re-raises its exception.
 
     libcst's native parser recurses on the C stack without a limit and kills
@@ -171,38 +142,6 @@ def _with_big_stack(fn, arg):
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     return box["value"]
-
-
-def _nesting_error(path: str, text: str) -> tuple[FileError | None, SyntaxError | None]:
-    """(a "too deeply nested" error or None, CPython's SyntaxError or None)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes etc.
-            ast.parse(text)
-    except (RecursionError, MemoryError):
-        return FileError(path, None, DEEP_MESSAGE), None
-    except SyntaxError as e:
-        msg = str(e.msg or "")
-        if "too many nested" in msg or "too many levels of indentation" in msg or "too complex" in msg:
-            return FileError(path, e.lineno, DEEP_MESSAGE), None
-        if _bracket_depth(text) > MAX_BRACKET_DEPTH:
-            return FileError(path, None, DEEP_MESSAGE), None
-        return None, e
-    except ValueError:
-        pass  # "source code string cannot contain null bytes": caught earlier as binary
-    return None, None
-
-
-def _bracket_depth(text: str) -> int:
-    """Maximum bracket depth, counting brackets inside strings too (an over-estimate)."""
-    depth = best = 0
-    for ch in text:
-        if ch in "([{":
-            depth += 1
-            best = max(best, depth)
-        elif ch in ")]}":
-            depth = max(0, depth - 1)
-    return best
 
 
 def _one_line(text: str) -> str:

@@ -25,7 +25,7 @@ from pathlib import Path
 from padlint.config import Config, PathPattern, RuleSelection, per_file_ignored
 from padlint.discover import discover
 from padlint.model import CheckResult, FileError, Finding
-from padlint.parse import DEEP_MESSAGE, SourceFile, read_source, syntax_error
+from padlint.parse import DEEP_MESSAGE, SourceFile, read_source, syntax_error, with_big_stack
 from padlint.prefilter import build_prefilter, has_directives, has_own_directives
 from padlint.profile import Profile
 from padlint.suppress import Directives, PadPolicy, apply, scan
@@ -143,7 +143,7 @@ def analyse(source: SourceFile, profile: Profile, show_traceback: bool = False) 
     from padlint.analysis import AnalysisSyntaxError, check_source
 
     try:
-        return list(check_source(source.text, source.path, profile))
+        return list(with_big_stack(lambda text: check_source(text, source.path, profile), source.text))
     except AnalysisSyntaxError as e:
         return syntax_error(source, e)
     except (RecursionError, MemoryError):

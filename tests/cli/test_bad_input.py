@@ -8,7 +8,9 @@ import os
 import pytest
 
 import padlint.analysis
-from padlint.parse import DEEP_MESSAGE, SourceFile, parse_source
+from padlint.parse import DEEP_MESSAGE, SourceFile
+from padlint.pipeline import analyse
+from padlint.profile import load_profile
 
 from .conftest import CANONICAL, LIVE
 
@@ -165,16 +167,16 @@ def test_recursion_in_analysis_is_too_deeply_nested(project, monkeypatch):
     assert _errors(doc)["a.py"] == (None, DEEP_MESSAGE)
 
 
-def test_parse_source_nested_lambdas_unit():
+def test_analyse_nested_lambdas_unit():
     # 3,600 nested lambdas overflow libcst's parser on an 8 MiB stack (a crash,
     # not an exception); CPython refuses them first, so libcst never sees them
-    src = SourceFile("d.py", "x = " + "lambda: " * 3600 + "1\n", "utf-8", b"")
-    assert parse_source(src).message == DEEP_MESSAGE
+    src = SourceFile("d.py", LIVE + "x = " + "lambda: " * 3600 + "1\n", "utf-8", b"")
+    assert analyse(src, load_profile("vllm")).message == DEEP_MESSAGE
 
 
-def test_parse_source_deep_unit():
-    src = SourceFile("d.py", "x = " + "[" * 1000 + "]" * 1000 + "\n", "utf-8", b"")
-    err = parse_source(src)
+def test_analyse_deep_unit():
+    src = SourceFile("d.py", LIVE + "x = " + "[" * 1000 + "]" * 1000 + "\n", "utf-8", b"")
+    err = analyse(src, load_profile("vllm"))
     assert err.message == DEEP_MESSAGE
 
 
