@@ -1,6 +1,6 @@
 """Baseline: record today's findings, then report only new ones.
 
-A baseline file is JSON (``version`` 1)::
+A baseline file is JSON (``version`` 2)::
 
     {
       "entries": [
@@ -10,16 +10,29 @@ A baseline file is JSON (``version`` 1)::
          "statement": "return CommonAttentionMetadata(is_prefilling=is_prefilling)"}
       ],
       "tool": "padlint",
-      "version": 1
+      "version": 2
     }
+
+``path`` is the finding's file relative to the directory holding the
+baseline file (normalised, POSIX separators; ``../`` when the file lies
+outside it), and ``fingerprint`` is :func:`fingerprint` computed with that
+path.  So a baseline matches whatever the working directory and whether
+the checked paths were given relative or absolute: ``padlint check .
+--write-baseline base.json`` inside ``bl/`` and ``padlint check bl
+--baseline bl/base.json`` from its parent agree.
 
 Entries are sorted and keys sorted, two-space indented, one trailing
 newline, so that a rewritten baseline diffs cleanly.  Matching uses only
-:func:`fingerprint`, which leaves line numbers out, so edits elsewhere in
-a file do not invalidate the baseline.  Matching is a multiset: two
+the fingerprint, which leaves line numbers out, so edits elsewhere in a
+file do not invalidate the baseline.  Matching is a multiset: two
 identical findings need two entries.  The idea and the "remove stale
 entries" message follow ruff's and mypy-baseline's practice of letting the
 baseline only shrink.
+
+Version 1 files (paths as given on the command line of the run that wrote
+them) are still read; their entries match :func:`fingerprint` of the
+finding with its path as given, i.e. only from the same working directory
+and path form.  Rewrite them with ``--write-baseline``.
 """
 
 from __future__ import annotations
@@ -29,13 +42,16 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path, PurePath
 from typing import Any
 
 from padlint.fix import write_atomic
 from padlint.model import Finding
 
-VERSION = 1
+VERSION = 2
+#: Versions :func:`load` accepts (1: paths as given on the command line).
+READ_VERSIONS = (1, 2)
 _ENTRY_KEYS = ("code", "path", "function", "sink", "field", "statement")
 
 
@@ -59,15 +75,37 @@ def fingerprint(finding: Finding) -> str:
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()[:20]
 
 
-def _entry(finding: Finding) -> dict[str, str]:
+def _canonical(path: str | os.PathLike[str], cwd: Path) -> str:
+    """Absolute, normalised form of ``path`` (relative to ``cwd``), its directory's symlinks resolved."""
+    full = os.path.normpath(os.path.join(cwd, path))
+    head, tail = os.path.split(full)
+    return os.path.join(os.path.realpath(head), tail)
+
+
+def _relative_to(base_dir: str, path: str, cwd: Path) -> str:
+    """``path`` (a finding path, relative to ``cwd`` or absolute) relative to ``base_dir``, POSIX."""
+    full = _canonical(path, cwd)
+    try:
+        return PurePath(os.path.relpath(full, base_dir)).as_posix()
+    except ValueError:  # another drive: no relative path exists
+        return PurePath(full).as_posix()
+
+
+def _base_dir(path: str | os.PathLike[str], cwd: Path) -> str:
+    """The directory holding the baseline file ``path``, canonical."""
+    return os.path.realpath(os.path.dirname(os.path.normpath(os.path.join(cwd, path))))
+
+
+def _entry(finding: Finding, rel_path: str) -> dict[str, str]:
+    located = replace(finding, path=rel_path)
     return {
         "code": finding.code,
-        "path": PurePath(finding.path).as_posix(),
+        "path": rel_path,
         "function": finding.function,
         "sink": finding.sink,
         "field": finding.field,
         "statement": _normalise_space(finding.statement),
-        "fingerprint": fingerprint(finding),
+        "fingerprint": fingerprint(located),
     }
 
 
@@ -75,20 +113,33 @@ def _entry_key(entry: dict[str, str]) -> tuple[str, ...]:
     return tuple(entry[k] for k in ("path", "code", "function", "sink", "field", "statement", "fingerprint"))
 
 
-def dumps(findings: Iterable[Finding]) -> str:
-    """The baseline file text for ``findings``."""
-    entries = sorted((_entry(f) for f in findings), key=_entry_key)
+def dumps(findings: Iterable[Finding], base_dir: str | os.PathLike[str] = ".",
+          cwd: str | os.PathLike[str] | None = None) -> str:
+    """The baseline file text for ``findings``, with paths relative to ``base_dir``.
+
+    ``base_dir`` is the directory the baseline file will live in and ``cwd``
+    the directory the findings' relative paths start from (both default to
+    the working directory).
+    """
+    here = Path(cwd) if cwd is not None else Path.cwd()
+    base = os.path.realpath(os.path.join(here, base_dir))
+    entries = sorted((_entry(f, _relative_to(base, f.path, here)) for f in findings), key=_entry_key)
     doc = {"tool": "padlint", "version": VERSION, "entries": entries}
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def write(path: str | os.PathLike[str], findings: Iterable[Finding]) -> None:
-    """Write a baseline of ``findings`` to ``path`` (UTF-8, atomically).  Raises ``OSError``."""
-    write_atomic(path, dumps(findings).encode("utf-8"))
+def write(path: str | os.PathLike[str], findings: Iterable[Finding],
+          cwd: str | os.PathLike[str] | None = None) -> None:
+    """Write a baseline of ``findings`` to ``path`` (UTF-8, atomically).  Raises ``OSError``.
+
+    Finding paths are taken relative to ``cwd`` (default: the working
+    directory) and stored relative to the directory of ``path``.
+    """
+    here = Path(cwd) if cwd is not None else Path.cwd()
+    write_atomic(path, dumps(findings, _base_dir(path, here), here).encode("utf-8"))
 
 
-def load(path: str | os.PathLike[str]) -> list[dict[str, str]]:
-    """The entries of the baseline file at ``path``; raises :class:`BaselineError`."""
+def _read(path: str | os.PathLike[str]) -> tuple[int, list[dict[str, str]]]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -99,28 +150,42 @@ def load(path: str | os.PathLike[str]) -> list[dict[str, str]]:
         doc: Any = json.loads(text)
     except json.JSONDecodeError as e:
         raise BaselineError(f"{path}:{e.lineno}: baseline is not valid JSON: {e.msg}") from None
-    if not isinstance(doc, dict) or doc.get("version") != VERSION or not isinstance(doc.get("entries"), list):
+    if (not isinstance(doc, dict) or type(doc.get("version")) is not int or doc["version"] not in READ_VERSIONS
+            or not isinstance(doc.get("entries"), list)):
         raise BaselineError(f"{path}: not a padlint baseline (expected an object with version {VERSION} and entries)")
     entries = doc["entries"]
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict) or not isinstance(entry.get("fingerprint"), str) or not all(
                 isinstance(entry.get(k, ""), str) for k in _ENTRY_KEYS):
             raise BaselineError(f"{path}: entries[{i}]: expected an object with a string fingerprint")
-    return entries
+    return doc["version"], entries
 
 
-def apply(path: str | os.PathLike[str], findings: Iterable[Finding]) -> tuple[list[Finding], list[str]]:
+def load(path: str | os.PathLike[str]) -> list[dict[str, str]]:
+    """The entries of the baseline file at ``path``; raises :class:`BaselineError`."""
+    return _read(path)[1]
+
+
+def apply(path: str | os.PathLike[str], findings: Iterable[Finding],
+          cwd: str | os.PathLike[str] | None = None) -> tuple[list[Finding], list[str]]:
     """Hide the findings recorded in the baseline at ``path``.
 
+    Finding paths are relative to ``cwd`` (default: the working directory)
+    or absolute; they are matched relative to the baseline file's directory.
     Returns ``(new findings, in their original order; one message per
     baseline entry that matched no finding)``.  Each entry hides at most one
     finding.  Raises :class:`BaselineError` for an absent or malformed file.
     """
-    entries = load(path)
+    here = Path(cwd) if cwd is not None else Path.cwd()
+    version, entries = _read(path)
+    base = _base_dir(path, here)
     remaining = Counter(e["fingerprint"] for e in entries)
     kept = []
     for finding in findings:
-        fp = fingerprint(finding)
+        if version == 1:
+            fp = fingerprint(finding)
+        else:
+            fp = fingerprint(replace(finding, path=_relative_to(base, finding.path, here)))
         if remaining[fp] > 0:
             remaining[fp] -= 1
         else:
@@ -132,6 +197,19 @@ def apply(path: str | os.PathLike[str], findings: Iterable[Finding]) -> tuple[li
             remaining[entry["fingerprint"]] -= 1
             where = f"{entry.get('sink', '?')}.{entry.get('field', '?')}"
             function = f" ({entry['function']})" if entry.get("function") else ""
+            shown = entry.get("path", "?")
+            if version != 1 and "path" in entry:
+                shown = _display(os.path.join(base, entry["path"]), here)
             messages.append(f"{path}: baseline entry no longer matches: {entry.get('code', '?')} {where} "
-                            f"in {entry.get('path', '?')}{function}; remove it")
+                            f"in {shown}{function}; remove it")
     return kept, messages
+
+
+def _display(full: str, cwd: Path) -> str:
+    """``full`` relative to ``cwd`` when it lies below it, else absolute (POSIX)."""
+    full = os.path.normpath(full)
+    try:
+        rel = os.path.relpath(full, os.path.realpath(cwd))
+    except ValueError:
+        return PurePath(full).as_posix()
+    return PurePath(full if rel.split(os.sep)[0] == os.pardir else rel).as_posix()

@@ -169,7 +169,7 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
         from padlint.baseline import BaselineError, write
 
         try:
-            write(args.write_baseline, result.findings)
+            write(args.write_baseline, result.findings, cwd)
         except BaselineError as e:
             raise UsageError(str(e)) from None
         except OSError as e:

@@ -125,7 +125,7 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None) -> RunOu
     if options.baseline:
         from padlint.baseline import apply as apply_baseline
 
-        out.result.findings, out.notes = apply_baseline(options.baseline, out.result.findings)
+        out.result.findings, out.notes = apply_baseline(options.baseline, out.result.findings, cwd)
     out.result.findings.sort(key=Finding.sort_key)
     out.result.errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
     live = {f.path for f in out.result.findings} | {f.fix.path for f in out.result.findings if f.fix}

@@ -91,3 +91,48 @@ def test_bad_baseline_is_exit_2(project):
     r = project.run("check", "--baseline", "missing.json")
     assert r.rc == 2
     assert "missing.json: baseline file not found" in r.err
+
+
+def test_baseline_matches_from_any_directory_and_path_form(project, monkeypatch):
+    # Written inside bl/ with `check .`: entries are relative to bl/ (the baseline's directory).
+    project.write("bl/bug.py", CANONICAL)
+    project.write("bl/sub/other.py", CANONICAL)
+    monkeypatch.chdir(project.root / "bl")
+    r = project.run("check", ".", "--write-baseline", "base.json")
+    assert r.rc == 0 and "wrote 2 findings" in r.err
+    doc = json.loads((project.root / "bl" / "base.json").read_text(encoding="utf-8"))
+    assert doc["version"] == 2
+    assert [e["path"] for e in doc["entries"]] == ["bug.py", "sub/other.py"]
+    # From the parent, relative and absolute forms; from below, with `..`.
+    monkeypatch.chdir(project.root)
+    for argv in (["bl", "--baseline", "bl/base.json"],
+                 ["./bl/", "--baseline", "./bl/../bl/base.json"],
+                 [str(project.root / "bl"), "--baseline", str(project.root / "bl" / "base.json")],
+                 ["bl/sub/other.py", "bl/bug.py", "--baseline", "bl/base.json"]):
+        r = project.run("check", *argv)
+        assert (r.rc, r.err) == (0, ""), argv
+        assert "Found 0 findings in 2 files (0 errors)." in r.out
+    monkeypatch.chdir(project.root / "bl" / "sub")
+    r = project.run("check", "..", "--baseline", "../base.json")
+    assert (r.rc, r.err) == (0, "")
+    # A baseline written from the parent into another directory matches from bl/ too.
+    monkeypatch.chdir(project.root)
+    project.write("elsewhere/.keep")
+    assert project.run("check", "bl", "--write-baseline", "elsewhere/b.json").rc == 0
+    doc = json.loads((project.root / "elsewhere" / "b.json").read_text(encoding="utf-8"))
+    assert [e["path"] for e in doc["entries"]] == ["../bl/bug.py", "../bl/sub/other.py"]
+    monkeypatch.chdir(project.root / "bl")
+    r = project.run("check", ".", "--baseline", "../elsewhere/b.json")
+    assert (r.rc, r.err) == (0, "")
+
+
+def test_stale_entry_names_the_file_relative_to_the_working_directory(project, monkeypatch):
+    project.write("bl/bug.py", CANONICAL)
+    monkeypatch.chdir(project.root / "bl")
+    project.run("check", "--write-baseline", "base.json")
+    project.write("bl/bug.py", CANONICAL_FIXED)
+    monkeypatch.chdir(project.root)
+    r = project.run("check", "bl", "--baseline", "bl/base.json")
+    assert r.rc == 0
+    assert r.err == ("padlint: warning: bl/base.json: baseline entry no longer matches: PAD001 "
+                     "CommonAttentionMetadata.is_prefilling in bl/bug.py (Runner.build); remove it\n")

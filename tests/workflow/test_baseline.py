@@ -40,10 +40,10 @@ def test_fingerprint_shape(finding):
 def test_write_format_is_stable_and_sorted(tmp_path, finding):
     other = canonical_finding(path="a/first.py", field="seq_lens", line=3)
     path = tmp_path / "padlint-baseline.json"
-    baseline.write(path, [finding, other])
+    baseline.write(path, [finding, other], cwd=tmp_path)
     text = path.read_text(encoding="utf-8")
     doc = json.loads(text)
-    assert doc["version"] == 1 and doc["tool"] == "padlint"
+    assert doc["version"] == 2 and doc["tool"] == "padlint"
     assert [e["path"] for e in doc["entries"]] == ["a/first.py", BUGGY_PATH]
     assert doc["entries"][1] == {
         "code": "PAD001",
@@ -56,7 +56,7 @@ def test_write_format_is_stable_and_sorted(tmp_path, finding):
     }
     assert text.endswith("}\n") and text.startswith('{\n  "entries": [\n    {\n      "code": "PAD001",')
     # Input order does not matter; no line numbers are stored.
-    baseline.write(tmp_path / "again.json", [other, finding])
+    baseline.write(tmp_path / "again.json", [other, finding], cwd=tmp_path)
     assert (tmp_path / "again.json").read_text(encoding="utf-8") == text
     assert '"line"' not in text
 
@@ -98,7 +98,7 @@ def test_stale_entry_message(tmp_path, finding):
 def test_empty_baseline_keeps_everything(tmp_path, finding):
     path = tmp_path / "b.json"
     baseline.write(path, [])
-    assert json.loads(path.read_text()) == {"entries": [], "tool": "padlint", "version": 1}
+    assert json.loads(path.read_text()) == {"entries": [], "tool": "padlint", "version": 2}
     assert baseline.apply(path, [finding]) == ([finding], [])
 
 
@@ -106,7 +106,8 @@ def test_empty_baseline_keeps_everything(tmp_path, finding):
     (None, "baseline file not found"),
     ("{not json", "baseline is not valid JSON"),
     ("[]", "not a padlint baseline"),
-    ('{"version": 2, "entries": []}', "not a padlint baseline"),
+    ('{"version": 3, "entries": []}', "not a padlint baseline"),
+    ('{"version": true, "entries": []}', "not a padlint baseline"),
     ('{"version": 1, "entries": [{"code": "PAD001"}]}', "entries[0]: expected an object with a string fingerprint"),
     ('{"version": 1, "entries": [{"fingerprint": "x", "path": 3}]}', "entries[0]"),
 ])
@@ -118,3 +119,43 @@ def test_bad_baseline_raises_one_line_error_naming_the_file(tmp_path, finding, c
         baseline.apply(path, [finding])
     text = str(info.value)
     assert text.startswith(str(path)) and message in text and "\n" not in text
+
+
+def test_paths_are_stored_relative_to_the_baseline_directory(tmp_path):
+    # cwd tmp_path: finding paths "pkg/a.py" and an absolute one; the baseline lives in tmp_path/pkg.
+    (tmp_path / "pkg").mkdir()
+    rel = canonical_finding(path="pkg/a.py")
+    absolute = canonical_finding(path=str(tmp_path / "pkg" / "sub" / "b.py"))
+    outside = canonical_finding(path="./other/../c.py")
+    path = tmp_path / "pkg" / "base.json"
+    baseline.write(path, [rel, absolute, outside], cwd=tmp_path)
+    entries = json.loads(path.read_text(encoding="utf-8"))["entries"]
+    assert [e["path"] for e in entries] == ["../c.py", "a.py", "sub/b.py"]
+    # The stored fingerprint is that of the finding seen from the baseline's directory.
+    assert entries[1]["fingerprint"] == fingerprint(canonical_finding(path="a.py"))
+    # Applied from another working directory, with other path forms, everything matches.
+    kept, messages = baseline.apply(path, [canonical_finding(path="a.py"), canonical_finding(path="sub/b.py"),
+                                           canonical_finding(path="../c.py")], cwd=tmp_path / "pkg")
+    assert (kept, messages) == ([], [])
+    kept, messages = baseline.apply(str(tmp_path / "pkg" / "base.json"),
+                                    [canonical_finding(path=str(tmp_path / "pkg" / "a.py"))], cwd=tmp_path / "pkg" / "sub")
+    assert kept == [] and len(messages) == 2
+    # Another file with the same name elsewhere is not the same finding.
+    other = canonical_finding(path="a.py")
+    kept, _ = baseline.apply(path, [other], cwd=tmp_path)  # tmp_path/a.py, not tmp_path/pkg/a.py
+    assert kept == [other]
+
+
+def test_version_1_baseline_is_still_accepted(tmp_path, finding):
+    # Written by padlint before baseline paths became relative: paths as given, matched as given.
+    path = tmp_path / "old.json"
+    entry = {"code": "PAD001", "field": "is_prefilling", "fingerprint": fingerprint(finding),
+             "function": "GPUModelRunner._build_attention_metadata", "path": BUGGY_PATH,
+             "sink": "CommonAttentionMetadata", "statement": finding.statement}
+    path.write_text(json.dumps({"tool": "padlint", "version": 1, "entries": [entry]}), encoding="utf-8")
+    assert baseline.apply(path, [finding], cwd=tmp_path) == ([], [])
+    other = canonical_finding(field="seq_lens")
+    kept, messages = baseline.apply(path, [other], cwd=tmp_path)
+    assert kept == [other]
+    assert messages == [f"{path}: baseline entry no longer matches: PAD001 CommonAttentionMetadata.is_prefilling "
+                        f"in {BUGGY_PATH} (GPUModelRunner._build_attention_metadata); remove it"]
