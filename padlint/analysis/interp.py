@@ -12,6 +12,7 @@ one under ``if P > R:`` does); loop bodies may run zero times.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field, replace
 from typing import Callable
@@ -19,10 +20,10 @@ from typing import Callable
 import libcst as cst
 
 from padlint.analysis.values import (
-    ALL, UNKNOWN, AVal, Count, FuncVal, LocState, MetaVal, Ref, Refs, State, Taint, TupleVal,
-    UnknownVal, covers, join_vals, with_step,
+    ALL, UNKNOWN, AVal, Count, FuncVal, LocState, MetaVal, Ref, Refs, Reset, State, Taint, TupleVal,
+    UnknownVal, covering, covers, join_vals, with_step,
 )
-from padlint.profile import Profile
+from padlint.profile import Profile, parse_neutral
 
 
 @dataclass(frozen=True)
@@ -264,6 +265,7 @@ class SinkHit:
     padded_names: dict[str, str]
     dims: frozenset = frozenset()  # padded dimensions of every alternative of the value
     maybe_none: bool = False       # the value is None on some path (a fix must guard)
+    wrong_resets: tuple = ()       # (line, value) of resets that write a non-neutral value
 
 
 @dataclass
@@ -528,9 +530,10 @@ class Interpreter:
                             state.heap[loc] = st
             return
         if isinstance(target, cst.Subscript):
-            self._write_region(target, value, frame, state)
+            self._write_region(target, value, frame, state, value_node)
 
-    def _write_region(self, target: cst.Subscript, value: AVal, frame: Frame, state: State) -> None:
+    def _write_region(self, target: cst.Subscript, value: AVal, frame: Frame, state: State,
+                      value_node=None) -> None:
         """``x[lo:hi] = value``: a reset when ``lo`` is a count; a full write when ``[:P]``/``[:]``."""
         base = self._eval(target.value, frame, state)
         if not isinstance(base, Refs):
@@ -539,8 +542,31 @@ class Interpreter:
         if sl is None:
             return
         lower, upper = sl
+        vtext = self._literal(value_node)
+        line = frame.seg.line(target, frame.stmt)
         for r in base.refs:
-            self._reset(r, lower, upper, state, value)
+            self._reset(r, lower, upper, state, value, vtext, line)
+
+    def _literal(self, node) -> str:
+        """Normalised text of a literal value (``0``, ``-1``, ``False``, a profile constant), else ""."""
+        if node is None:
+            return ""
+        if isinstance(node, cst.Name):
+            if node.value in ("True", "False"):
+                return node.value
+            c = self.p.constant(node.value)
+            return repr(c) if c is not None else ""
+        if isinstance(node, cst.Attribute):
+            c = self.p.constant(node.attr.value)
+            return repr(c) if c is not None else ""
+        if isinstance(node, (cst.Integer, cst.Float)) or (
+                isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+                and isinstance(node.expression, (cst.Integer, cst.Float))):
+            try:
+                return repr(ast.literal_eval(self._text(node)))
+            except (ValueError, SyntaxError):
+                return ""
+        return ""
 
     def _first_slice(self, node: cst.Subscript):
         """(lower, upper) of the first slice element that bounds rows, or None for an index."""
@@ -556,8 +582,10 @@ class Interpreter:
         for dim, el in enumerate(elems):
             s = el.slice
             if isinstance(s, cst.Slice):
-                if s.lower is None and s.upper is None and len(elems) > 1:
+                if s.lower is None and s.upper is None and s.step is None and len(elems) > 1:
                     continue  # leading `:` of a 2-D slice: rows are in a later dim
+                if s.step is not None:
+                    return None  # `x[R:P:2]` covers every other row only
                 return (s.lower, s.upper, dim)
         return None
 
@@ -573,18 +601,23 @@ class Interpreter:
                 return True
         return False
 
-    def _reset(self, ref: Ref, lower, upper, state: State, value: AVal | None) -> None:
-        """Record a write into rows [lower:upper] of ``ref``'s location."""
+    def _reset(self, ref: Ref, lower, upper, state: State, value: AVal | None,
+               value_text: str = "", line: int = 0) -> None:
+        """Record a write into rows [lower:upper] of ``ref``'s location.
+
+        ``value_text`` is the written value when it is a literal (normalised,
+        "" otherwise); the sink checks it against the field's neutral value.
+        """
         st = state.loc(ref.loc) if ref.persistent else state.heap.get(ref.loc, LocState(False))
         low = self._count(lower, state) if lower is not None else None
         if lower is not None and not self._is_zero(lower):
             if low is not None and low.canon:
-                keys = {(low.canon, low.offset)}
+                keys = {Reset(low.canon, low.offset, value_text, line)}
                 if low.written and low.written != low.canon and not self.p.is_padded_name(low.canon) \
                         and self._known_count(low.written):
                     # `x[num_scheduled_tokens:]` pairs with `num_input_tokens` by name too,
                     # unless the caller bound the real name to a padded count
-                    keys.add((low.written, low.offset))
+                    keys.add(Reset(low.written, low.offset, value_text, line))
                 state.heap[ref.loc] = LocState(st.entry_stale, st.taints, st.clean | keys)
             return
         up = self._count(upper, state) if upper is not None else None
@@ -598,7 +631,7 @@ class Interpreter:
         if taints:
             state.heap[ref.loc] = LocState(False, frozenset(taints), frozenset())
         else:
-            state.heap[ref.loc] = LocState(False, frozenset(), frozenset({ALL}))
+            state.heap[ref.loc] = LocState(False, frozenset(), frozenset({Reset(ALL, 0, value_text, line)}))
 
     def _count_rhs(self, node, target: str, state: State) -> CountVal | None:
         """The count a name bound to ``node`` denotes (assignment or call argument).
@@ -814,8 +847,12 @@ class Interpreter:
                         text, line, r.persistent))
         return Refs(frozenset(out))
 
-    def _taints(self, value: AVal | None, state: State) -> set[Taint]:
-        """Taints reaching a read of ``value`` now."""
+    def _taints(self, value: AVal | None, state: State, accepts=None) -> set[Taint]:
+        """Taints reaching a read of ``value`` now.
+
+        ``accepts(value_text)`` says whether a reset's written value is the
+        neutral value of the sink field (None: any reset counts).
+        """
         if not isinstance(value, Refs):
             return set()
         out: set[Taint] = set()
@@ -838,7 +875,7 @@ class Interpreter:
                                         f"`{self._base_text(rtext)}`: its padding rows (up to "
                                         f"{c.written or c.canon}) may be stale"),)))
             clean = st.clean | r.clean_at if r.clean_at else st.clean
-            out.update(t for t in cands if not covers(clean, t, self._real_for))
+            out.update(t for t in cands if not covers(clean, t, self._real_for, accepts))
         return out
 
     @staticmethod
@@ -948,9 +985,11 @@ class Interpreter:
                 self._eval(a.value, frame, state)
             base = self._eval(func.value.value, frame, state)
             sl = self._first_slice(func.value)
+            vtext = self._fill_value(func.attr.value, node)
+            line = frame.seg.line(node, frame.stmt)
             if isinstance(base, Refs) and sl is not None:
                 for r in base.refs:
-                    self._reset(r, sl[0], sl[1], state, None)
+                    self._reset(r, sl[0], sl[1], state, None, vtext, line)
             return UNKNOWN
 
         # method calls on a receiver
@@ -966,6 +1005,12 @@ class Interpreter:
             self._eval(a.value, frame, state)
         return UNKNOWN
 
+    def _fill_value(self, method: str, node: cst.Call) -> str:
+        """The value a fill method writes: ``zero_()`` -> "0", ``fill_(v)`` -> v if literal."""
+        if method.startswith("zero"):
+            return "0"
+        return self._literal(node.args[0].value) if node.args else ""
+
     @staticmethod
     def _looks_like_class(last: str) -> bool:
         return bool(last) and last[0].isupper()
@@ -974,8 +1019,10 @@ class Interpreter:
                 frame: Frame, state: State) -> AVal:
         p = self.p
         if method in p.fill_methods:
+            vtext = self._fill_value(method, node)
+            line = frame.seg.line(node, frame.stmt)
             for r in recv.refs:
-                self._reset(r, None, None, state, None)
+                self._reset(r, None, None, state, None, vtext, line)
             return recv
         if method in p.copy_to_device:
             arg = node.args[0].value if node.args else None
@@ -1001,7 +1048,7 @@ class Interpreter:
                         state.heap[r.loc] = state.loc(s.loc) if s.persistent else state.heap.get(s.loc, LocState(False))
                         continue
                 state.heap[r.loc] = (LocState(False, frozenset(taints), frozenset()) if taints
-                                     else LocState(False, frozenset(), frozenset({ALL})))
+                                     else LocState(False, frozenset(), frozenset({Reset(ALL)})))
             return recv
         if method in p.padded_getters and node.args:
             count = self._count(node.args[0].value, state)
@@ -1141,7 +1188,8 @@ class Interpreter:
             return
         span = frame.seg.span(node, frame.stmt)
         key = (span[0], span[1], fld)
-        taints = self._taints(value, state)
+        accepts = self._accepts_for(fld)
+        taints = self._taints(value, state, accepts)
         if not taints:
             self.clean_hits.setdefault(key, []).append(frame.chain)
             return
@@ -1159,9 +1207,50 @@ class Interpreter:
             span=span, stmt_line=stmt_line, stmt_text=stmt_text, function=frame.qual,
             chain=frame.chain, taints=tuple(sorted(taints, key=lambda t: (t.steps[0][0], t.buffer))),
             real_names=real_names, padded_names=padded_names,
+            wrong_resets=self._rejected_resets(value, state, taints, accepts),
             dims=frozenset(r.count.dim for r in value.refs if r.count is not None and r.count.canon)
             if isinstance(value, Refs) else frozenset(),
             maybe_none=isinstance(value, Refs) and value.maybe_none)
+
+    def _accepts_for(self, fld: str):
+        """A test of a reset's written value against the field's neutral value (None: any)."""
+        spec = self.p.field_spec(fld)
+        if spec is None:
+            return None
+        flat = spec.neutral == "flat"
+        target = None
+        if not flat:
+            try:
+                target = parse_neutral(spec.neutral, self.p)
+            except ValueError:
+                return None
+
+        def accepts(vtext: str) -> bool:
+            for part in vtext.split("|"):
+                if not part:
+                    continue  # not a literal: the analysis cannot tell, accept
+                if flat:
+                    return False  # a literal where the last real cumulative value belongs
+                try:
+                    if ast.literal_eval(part) != target:
+                        return False
+                except (ValueError, SyntaxError):
+                    continue
+            return True
+        return accepts
+
+    def _rejected_resets(self, value: AVal, state: State, taints: set[Taint], accepts) -> tuple:
+        """(line, value) of resets that cover the padding rows but write a non-neutral value."""
+        if accepts is None or not isinstance(value, Refs):
+            return ()
+        out = set()
+        for r in value.refs:
+            st = state.loc(r.loc) if r.persistent else state.heap.get(r.loc, LocState(False))
+            for t in taints:
+                for reset in covering(st.clean | r.clean_at, t, self._real_for):
+                    if not accepts(reset.value):
+                        out.add((reset.line, reset.value))
+        return tuple(sorted(out))
 
     def _stmt_text(self, stmt: cst.CSTNode) -> str:
         if isinstance(stmt, cst.SimpleStatementLine):

@@ -23,7 +23,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
-ALL = "*"  # clean key: the whole buffer was reset
+ALL = "*"  # Reset.real for a reset of the whole buffer
+
+
+@dataclass(frozen=True)
+class Reset:
+    """A reset seen on a location: rows ``[real + offset:]`` (``real`` ALL: every row)
+    were written with ``value`` (normalised literal text, "" when not a literal) at ``line``."""
+
+    real: str
+    offset: int = 0
+    value: str = ""
+    line: int = 0
 
 
 @dataclass(frozen=True)
@@ -148,10 +159,12 @@ class LocState:
     clean: frozenset = frozenset()
 
     def join(self, other: "LocState") -> "LocState":
+        if self is other:
+            return self
         return LocState(
             entry_stale=self.entry_stale or other.entry_stale,
             taints=self.taints | other.taints,
-            clean=self.clean & other.clean,
+            clean=meet_resets(self.clean, other.clean),
         )
 
 
@@ -200,16 +213,44 @@ class State:
         return out
 
 
-def covers(clean: frozenset, taint: "Taint", is_real_for: Callable[[str, str], bool]) -> bool:
-    """True if a reset recorded in ``clean`` covers rows [R + o:P + offset] of the taint's slice."""
-    if ALL in clean:
-        return True
-    for key in clean:
-        real, o = key
-        if o <= taint.offset and (is_real_for(real, taint.padded) or
-                                  (taint.padded_written and is_real_for(real, taint.padded_written))):
-            return True
-    return False
+def meet_resets(a: frozenset, b: frozenset) -> frozenset:
+    """Resets that hold on both joined paths: rows reset on each, values of both kept.
+
+    A whole-buffer reset on one path and ``[R:]`` on the other give ``[R:]``;
+    differing values are joined with ``|`` so the sink accepts only if both are neutral.
+    """
+    if a == b:
+        return a
+    out = set()
+    for ra in a:
+        for rb in b:
+            if ra.real == ALL:
+                real, off = rb.real, rb.offset
+            elif rb.real == ALL or ra.real == rb.real:
+                real, off = ra.real, max(ra.offset, rb.offset) if rb.real != ALL else ra.offset
+            else:
+                continue
+            values = sorted({*ra.value.split("|"), *rb.value.split("|")})
+            out.add(Reset(real, off, "|".join(values) if len(values) > 1 else values[0],
+                          min(ra.line, rb.line) or max(ra.line, rb.line)))
+    return frozenset(out)
+
+
+def covering(clean: frozenset, taint: "Taint", is_real_for: Callable[[str, str], bool]) -> list["Reset"]:
+    """The resets in ``clean`` whose rows include the padding rows of the taint's slice."""
+    out = []
+    for r in clean:
+        if r.real == ALL or (r.offset <= taint.offset and (
+                is_real_for(r.real, taint.padded) or
+                (taint.padded_written and is_real_for(r.real, taint.padded_written)))):
+            out.append(r)
+    return out
+
+
+def covers(clean: frozenset, taint: "Taint", is_real_for: Callable[[str, str], bool],
+           accepts: Callable[[str], bool] | None = None) -> bool:
+    """True if a reset in ``clean`` covers the taint's padding rows with an acceptable value."""
+    return any(accepts is None or accepts(r.value) for r in covering(clean, taint, is_real_for))
 
 
 def with_step(t: Taint, line: int, note: str, derived_from: str | None = None) -> Taint:
