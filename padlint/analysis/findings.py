@@ -88,7 +88,7 @@ def hits_to_findings(interp: Interpreter, path: str, profile: Profile, source: s
         real_shown = real_name or real_canon or "?"
         padded_shown = hit.padded_names.get(taint.padded) or taint.padded
         neutral = _neutral(profile, hit.field, source)
-        fix_text = _fix_text(hit, taint, real_name, neutral)
+        fix_text = _fix_text(hit, taint, real_name, neutral) if hit.fixable else None
         lead = ":, " * taint.dim
         noun = "rows" if taint.dim == 0 else "entries"
         rows = (f"[{lead}{real_shown} + {taint.offset}:{padded_shown} + {taint.offset}]" if taint.offset
@@ -127,8 +127,12 @@ def hits_to_findings(interp: Interpreter, path: str, profile: Profile, source: s
                 n.split("`")[1] for _, n in hit.chain if "`" in n) + \
                 " (other paths to this sink reset these rows or have none)"
         shown = "the last real value" if neutral == "flat" else neutral
-        fix_hint = f"; add `{fix_text}` before line {hit.stmt_line}" if fix_text else \
-            f"; reset {noun} {rows} to {shown} before line {hit.stmt_line}"
+        if fix_text:
+            fix_hint = f"; add `{fix_text}` before line {hit.stmt_line}"
+        elif hit.fixable:
+            fix_hint = f"; reset {noun} {rows} to {shown} before line {hit.stmt_line}"
+        else:  # an `elif`/`while` test: no single statement to insert before
+            fix_hint = f"; reset {noun} {rows} to {shown} on every path before this test"
         message = f"{what}{more}; {noun} {rows} {state} {where}{via}{fix_hint}"
 
         trace = [TraceStep(path, line, note) for line, note in hit.chain]

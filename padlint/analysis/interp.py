@@ -150,9 +150,12 @@ class Segment:
             return (lines[0], 1, lines[0], 1)
         text = self.lines[lines[0] - 1] if lines[0] - 1 < len(self.lines) else ""
         indent = len(text) - len(text.lstrip(" \t"))
+        # an `elif` header renders as `if` on its own: two columns short on its first line
+        shift = 2 if isinstance(stmt, cst.If) and text.lstrip().startswith("elif") else 0
+
         def col(line: int, c: int) -> int:
             # libcst renders continuation lines relative to the block indentation too
-            return c + indent + 1
+            return c + indent + 1 + (shift if line == 1 else 0)
         return (lines[0] + r.start.line - 1, col(r.start.line, r.start.column),
                 lines[0] + r.end.line - 1, col(r.end.line, r.end.column))
 
@@ -266,6 +269,7 @@ class SinkHit:
     dims: frozenset = frozenset()  # padded dimensions of every alternative of the value
     maybe_none: bool = False       # the value is None on some path (a fix must guard)
     wrong_resets: tuple = ()       # (line, value) of resets that write a non-neutral value
+    fixable: bool = True           # the sink statement is a place to insert a reset before
 
 
 @dataclass
@@ -278,6 +282,7 @@ class Frame:
     returns: list = field(default_factory=list)
     loop_exits: list = field(default_factory=list)
     stmt: cst.CSTNode | None = None
+    fixable: bool = True  # a reset inserted before `stmt` runs before the sink
     nested: dict[str, cst.FunctionDef] = field(default_factory=dict)
     depth: int = 0
 
@@ -349,13 +354,14 @@ class Interpreter:
 
     def _exec_stmt(self, stmt: cst.CSTNode, frame: Frame, state: State) -> State | None:
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            frame.stmt = stmt
+            frame.stmt, frame.fixable = stmt, True
             for small in stmt.body:
                 state = self._exec_small(small, frame, state)
                 if state is None:
                     return None
             return state
-        frame.stmt = stmt
+        # a sink in a `while` test runs again after the body: no single place for a reset
+        frame.stmt, frame.fixable = stmt, not isinstance(stmt, cst.While)
         if isinstance(stmt, cst.If):
             return self._exec_if(stmt, frame, state)
         if isinstance(stmt, (cst.For, cst.While)):
@@ -405,7 +411,9 @@ class Interpreter:
             return State.join(ends)
         return state  # ClassDef and others: no effect on padding
 
-    def _exec_if(self, stmt: cst.If, frame: Frame, state: State) -> State | None:
+    def _exec_if(self, stmt: cst.If, frame: Frame, state: State, elif_: bool = False) -> State | None:
+        # an `elif` test: a reset cannot be inserted right before it
+        frame.stmt, frame.fixable = stmt, not elif_
         self._eval(stmt.test, frame, state)
         guard = self._is_padding_guard(stmt.test, frame, state)
         then_start, else_start = state.copy(), state.copy()
@@ -417,7 +425,7 @@ class Interpreter:
                 return then_end if then_end is not None else state
             return State.join([then_end, else_start])
         if isinstance(stmt.orelse, cst.If):
-            else_end = self._exec_if(stmt.orelse, frame, else_start)
+            else_end = self._exec_if(stmt.orelse, frame, else_start, elif_=True)
         else:
             else_end = self._exec_block(stmt.orelse.body, frame, else_start)
         return State.join([then_end, else_end])
@@ -1208,6 +1216,7 @@ class Interpreter:
             chain=frame.chain, taints=tuple(sorted(taints, key=lambda t: (t.steps[0][0], t.buffer))),
             real_names=real_names, padded_names=padded_names,
             wrong_resets=self._rejected_resets(value, state, taints, accepts),
+            fixable=frame.fixable,
             dims=frozenset(r.count.dim for r in value.refs if r.count is not None and r.count.canon)
             if isinstance(value, Refs) else frozenset(),
             maybe_none=isinstance(value, Refs) and value.maybe_none)
