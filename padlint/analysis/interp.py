@@ -290,7 +290,7 @@ class Frame:
 class Interpreter:
     """Interprets needed functions of one module; collects :class:`SinkHit`."""
 
-    MAX_DEPTH = 10
+    MAX_DEPTH = 20  # calls followed below an entry point (deeper calls are not followed)
 
     def __init__(self, profile: Profile, functions: dict[str, tuple[str, str, Segment]],
                  source_lines: list[str]):
@@ -405,7 +405,10 @@ class Interpreter:
             return state
         if isinstance(stmt, cst.Match):
             self._eval(stmt.subject, frame, state)
-            ends = [state]
+            # no case may match, unless one is an irrefutable `case _:` / `case name:`
+            irrefutable = any(isinstance(c.pattern, cst.MatchAs) and c.pattern.pattern is None
+                              and c.guard is None for c in stmt.cases)
+            ends = [] if irrefutable else [state]
             for case in stmt.cases:
                 ends.append(self._exec_block(case.body, frame, state.copy()))
             return State.join(ends)
@@ -475,6 +478,9 @@ class Interpreter:
             return state
         if isinstance(small, cst.AugAssign):
             self._eval(small.value, frame, state)
+            if isinstance(small.operator, cst.MultiplyAssign) and self._literal(small.value) == "0" \
+                    and isinstance(small.target, cst.Subscript):
+                self._write_region(small.target, UNKNOWN, frame, state, small.value)  # `x[R:P] *= 0`
             return state
         if isinstance(small, cst.Expr):
             self._eval(small.value, frame, state)
@@ -805,6 +811,27 @@ class Interpreter:
                     self._eval(e.key, frame, state)
                 self._eval(e.value, frame, state)
             return UNKNOWN
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp, cst.Lambda)):
+            # bodies may hold sinks: evaluate them once on a copy, loop/lambda variables unknown
+            inner = state.copy()
+            if isinstance(node, cst.Lambda):
+                for p in (*node.params.params, *node.params.kwonly_params, *node.params.posonly_params):
+                    inner.env[p.name.value] = UNKNOWN
+                self._eval(node.body, frame, inner)
+            else:
+                comp = node.for_in
+                while comp is not None:
+                    self._eval(comp.iter, frame, inner)
+                    self._bind(comp.target, UNKNOWN, frame, inner)
+                    for cond in comp.ifs:
+                        self._eval(cond.test, frame, inner)
+                    comp = comp.inner_for_in
+                if isinstance(node, cst.DictComp):
+                    self._eval(node.key, frame, inner)
+                    self._eval(node.value, frame, inner)
+                else:
+                    self._eval(node.elt, frame, inner)
+            return UNKNOWN
         if isinstance(node, cst.NamedExpr):
             v = self._eval(node.value, frame, state)
             self._bind(node.target, v, frame, state)
@@ -943,6 +970,17 @@ class Interpreter:
                 self._check_call_args(first.sink, node, frame, state, skip_first=True)
                 return first
 
+        # setattr(meta, "field", value) on a metadata object
+        if name == "setattr" and len(node.args) == 3 and isinstance(node.args[1].value, cst.SimpleString):
+            obj = self._eval(node.args[0].value, frame, state)
+            v = self._eval(node.args[2].value, frame, state)
+            if isinstance(obj, MetaVal):
+                fld = node.args[1].value.evaluated_value
+                if isinstance(fld, str):
+                    self._check_sink(obj.sink, fld, "attribute", node.args[2].value, v, frame, state,
+                                     "error", node=node.args[2])
+            return UNKNOWN
+
         # self.m(...) / nested function / module-level function
         target = self._resolve_callee(func, frame, state)
         if target is not None:
@@ -987,10 +1025,11 @@ class Interpreter:
             return self._derive(vals, node, frame, state, f"`{name}`")
 
         # resets: `buf[R:P].fill_(v)`, `buf.np[R + 1:].fill(v)`
-        if isinstance(func, cst.Attribute) and func.attr.value in self.p.fill_methods \
-                and isinstance(func.value, cst.Subscript):
-            for a in node.args:
-                self._eval(a.value, frame, state)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Subscript) and (
+                func.attr.value in self.p.fill_methods or func.attr.value == "copy_"):
+            arg_vals = [self._eval(a.value, frame, state) for a in node.args]
+            if func.attr.value == "copy_" and (not arg_vals or self._taints(arg_vals[0], state)):
+                return UNKNOWN  # copies stale rows in: not a reset
             base = self._eval(func.value.value, frame, state)
             sl = self._first_slice(func.value)
             vtext = self._fill_value(func.attr.value, node)
@@ -1017,6 +1056,8 @@ class Interpreter:
         """The value a fill method writes: ``zero_()`` -> "0", ``fill_(v)`` -> v if literal."""
         if method.startswith("zero"):
             return "0"
+        if method == "copy_":
+            return ""  # from a clean tensor: value unknown
         return self._literal(node.args[0].value) if node.args else ""
 
     @staticmethod

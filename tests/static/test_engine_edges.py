@@ -1,0 +1,166 @@
+"""Analysis edge cases found by trying padlint as a new user would.
+
+Each source is a minimal runner; the expected findings are reasoned in the
+comment next to each case.  `run` returns {field: Finding}.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from padlint.analysis import check_source
+from padlint.profile import load_profile
+
+PROFILE = load_profile("vllm")
+
+HEAD = """\
+from vllm.v1.attention.backend import CommonAttentionMetadata
+
+
+class Runner:
+    def execute_model(self, so):
+        num_reqs = so.num_reqs
+        num_reqs_padded = self.pad(num_reqs)
+"""
+
+
+def run(body: str, head: str = HEAD):
+    src = head + textwrap.indent(textwrap.dedent(body), " " * 8)
+    return src, {f.field: f for f in check_source(src, "r.py", PROFILE)}
+
+
+def line_of(src: str, text: str) -> int:
+    return next(i for i, line in enumerate(src.splitlines(), 1) if text in line)
+
+
+def test_sink_in_elif_test_has_its_own_location_and_no_misplaced_fix():
+    # The constructor is evaluated in the `elif` test; inserting a reset before
+    # `return None` (the statement before it in the file) would never run on
+    # the elif path, and a reset cannot stand between `if` and `elif`.
+    src, found = run("""\
+        if so.a:
+            return None
+        elif (m := CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])):
+            return m
+    """)
+    f = found["seq_lens"]
+    assert f.line == line_of(src, "elif (m :=")
+    assert f.column == src.splitlines()[f.line - 1].index("seq_lens=") + 1
+    assert f.fix is None
+    assert "on every path before this test" in f.message
+
+
+def test_reset_with_a_non_neutral_value_does_not_count():
+    # 7 is not the neutral value of seq_lens (0); the message names line and value.
+    src, found = run("""\
+        self.seq_lens[num_reqs:num_reqs_padded] = 7
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])
+    """)
+    f = found["seq_lens"]
+    assert f"the reset at line {line_of(src, '= 7')} writes 7, not the neutral value 0" in f.message
+
+
+def test_literal_reset_of_cumulative_offsets_is_wrong():
+    # query_start_loc padding must repeat the last real offset ("flat"); 0 makes offsets go backwards.
+    _, found = run("""\
+        self.query_start_loc[num_reqs + 1:num_reqs_padded + 1] = 0
+        return CommonAttentionMetadata(query_start_loc=self.query_start_loc[:num_reqs_padded + 1])
+    """)
+    assert "not the last real value" in found["query_start_loc"].message
+
+
+def test_named_constant_is_the_neutral_value():
+    # NULL_BLOCK_ID is 0 in the profile's [constants]; block_table_tensor's neutral value is NULL_BLOCK_ID.
+    _, found = run("""\
+        self.blocks[num_reqs:].fill_(NULL_BLOCK_ID)
+        return CommonAttentionMetadata(block_table_tensor=self.blocks[:num_reqs_padded])
+    """)
+    assert found == {}
+
+
+def test_stepped_slice_is_not_a_reset():
+    # [R:P:2] writes every other padding row only.
+    _, found = run("""\
+        self.seq_lens[num_reqs:num_reqs_padded:2] = 0
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])
+    """)
+    assert set(found) == {"seq_lens"}
+
+
+@pytest.mark.parametrize("reset", [
+    "self.seq_lens[num_reqs:num_reqs_padded].copy_(torch.zeros(num_reqs_padded - num_reqs))",
+    "self.seq_lens[num_reqs:num_reqs_padded] *= 0",
+])
+def test_other_reset_shapes(reset):
+    # copy_ from a freshly zeroed tensor, and multiplying by zero, write 0 into every padding row.
+    _, found = run(f"""\
+        {reset}
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])
+    """)
+    assert found == {}
+
+
+def test_copy_of_stale_rows_is_not_a_reset():
+    # copying the (stale) padding rows of another persistent buffer in keeps them stale
+    _, found = run("""\
+        self.seq_lens[num_reqs:num_reqs_padded].copy_(self.other[:num_reqs_padded])
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])
+    """)
+    assert set(found) == {"seq_lens"}
+
+
+def test_match_whose_every_case_resets():
+    # `case _:` is irrefutable: every path through the match resets.
+    _, found = run("""\
+        match so.kind:
+            case "decode":
+                self.seq_lens[num_reqs:].fill_(0)
+            case _:
+                self.seq_lens[num_reqs:].zero_()
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])
+    """)
+    assert found == {}
+
+
+def test_match_without_wildcard_may_skip_the_reset():
+    _, found = run("""\
+        match so.kind:
+            case "decode":
+                self.seq_lens[num_reqs:].fill_(0)
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])
+    """)
+    assert set(found) == {"seq_lens"}
+
+
+def test_sink_inside_comprehension_and_lambda():
+    # constructors inside a comprehension and a lambda are still sinks
+    _, found = run("""\
+        metas = [CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded]) for _ in range(2)]
+        make = lambda: CommonAttentionMetadata(positions=self.positions[:num_reqs_padded])
+        return metas, make
+    """)
+    assert set(found) == {"seq_lens", "positions"}
+
+
+def test_setattr_on_metadata_is_a_sink():
+    _, found = run("""\
+        meta = CommonAttentionMetadata(num_reqs=num_reqs_padded)
+        setattr(meta, "seq_lens", self.seq_lens[:num_reqs_padded])
+        return meta
+    """)
+    assert set(found) == {"seq_lens"}
+
+
+def test_calls_are_followed_twelve_levels_deep():
+    # execute_model -> m0 -> ... -> m11, the sink in m11 with no reset anywhere
+    methods = "".join(
+        f"    def m{i}(self, num_reqs, num_reqs_padded):\n"
+        f"        return self.m{i + 1}(num_reqs, num_reqs_padded)\n" for i in range(11))
+    src = (HEAD + "        return self.m0(num_reqs, num_reqs_padded)\n" + methods +
+           "    def m11(self, num_reqs, num_reqs_padded):\n"
+           "        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])\n")
+    found = {f.field: f for f in check_source(src, "r.py", PROFILE)}
+    assert set(found) == {"seq_lens"}
+    assert len([t for t in found["seq_lens"].trace if "calls" in t.note]) == 12
