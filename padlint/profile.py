@@ -235,43 +235,105 @@ def load_profile(name_or_path: str) -> Profile:
 
 
 def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
-    """Build a :class:`Profile` from parsed TOML; raises :class:`ProfileError`."""
-    buffers = data.get("buffers", {})
-    sinks = data.get("sinks", {})
-    resets = data.get("resets", {})
+    """Build a :class:`Profile` from parsed TOML; raises :class:`ProfileError` naming ``origin`` and the key.
+
+    Checked: ``buffers``, ``sinks``, ``resets``, ``fields``, ``exempt``,
+    ``constants`` are tables; name lists are lists of non-empty strings;
+    ``sinks.forward_exempt`` and ``exempt`` are tables of strings (field =
+    reason); ``[constants]`` are integers; ``resets.helpers`` are argument
+    indexes (integers >= 0).  A profile without any sink
+    (``sinks.constructors``, ``sinks.forward_calls`` and ``sinks.calls`` all
+    empty) can find nothing and is an error too.
+    """
+    buffers = _table(data.get("buffers", {}), f"{origin}: buffers")
+    sinks = _table(data.get("sinks", {}), f"{origin}: sinks")
+    resets = _table(data.get("resets", {}), f"{origin}: resets")
     fields = []
-    for name, spec in data.get("fields", {}).items():
+    for name, spec in _table(data.get("fields", {}), f"{origin}: fields").items():
         if not isinstance(spec, dict) or "neutral" not in spec:
             raise ProfileError(f"{origin}: fields.{name}: expected a table with axis and neutral")
         axis = spec.get("axis", "reqs")
         if axis not in ("reqs", "reqs+1", "tokens"):
             raise ProfileError(f"{origin}: fields.{name}.axis: expected reqs, reqs+1 or tokens, got {axis!r}")
         fields.append(FieldSpec(name, axis, _neutral_text(spec["neutral"], f"{origin}: fields.{name}.neutral"),
-                                str(spec.get("why", ""))))
-    helpers = resets.get("helpers", {})
+                                _string(spec.get("why", ""), f"{origin}: fields.{name}.why")))
+    constructors = _names(sinks.get("constructors", []), f"{origin}: sinks.constructors")
+    forward_calls = _names(sinks.get("forward_calls", []), f"{origin}: sinks.forward_calls")
+    sink_calls = _names(sinks.get("calls", []), f"{origin}: sinks.calls")
+    if not (constructors or forward_calls or sink_calls):
+        raise ProfileError(f"{origin}: sinks: the profile has no sinks (set at least one of sinks.constructors, "
+                           f"sinks.forward_calls, sinks.calls)")
     return Profile(
-        name=str(data.get("name", Path(origin).stem)),
-        description=str(data.get("description", "")),
+        name=_string(data.get("name", Path(origin).stem), f"{origin}: name", nonempty=True),
+        description=_string(data.get("description", ""), f"{origin}: description"),
         counts=tuple(_count_pairs(data.get("counts", []), f"{origin}: counts")),
-        shared_views=_str_tuple(buffers.get("shared_views", ["cpu", "np"]), f"{origin}: buffers.shared_views"),
-        device_view=str(buffers.get("device_view", "gpu")),
-        copy_to_device=_str_tuple(buffers.get("copy_to_device", ["copy_to_gpu"]), f"{origin}: buffers.copy_to_device"),
-        padded_getters=_str_tuple(buffers.get("padded_getters", []), f"{origin}: buffers.padded_getters"),
-        uninitialized_allocators=_str_tuple(buffers.get("uninitialized_allocators", []), f"{origin}: buffers.uninitialized_allocators"),
-        initialized_allocators=_str_tuple(buffers.get("initialized_allocators", []), f"{origin}: buffers.initialized_allocators"),
-        sink_constructors=_str_tuple(sinks.get("constructors", []), f"{origin}: sinks.constructors"),
-        forward_calls=_str_tuple(sinks.get("forward_calls", []), f"{origin}: sinks.forward_calls"),
-        forward_severity=str(sinks.get("forward_severity", "warning")),
-        forward_exempt=tuple((str(k), str(v)) for k, v in sinks.get("forward_exempt", {}).items()),
-        sink_calls=_str_tuple(sinks.get("calls", []), f"{origin}: sinks.calls"),
-        fill_methods=_str_tuple(resets.get("fill_methods", ["fill_", "fill", "zero_"]), f"{origin}: resets.fill_methods"),
-        reset_helpers=tuple((str(k), int(v)) for k, v in helpers.items()),
+        shared_views=_names(buffers.get("shared_views", ["cpu", "np"]), f"{origin}: buffers.shared_views"),
+        device_view=_string(buffers.get("device_view", "gpu"), f"{origin}: buffers.device_view", nonempty=True),
+        copy_to_device=_names(buffers.get("copy_to_device", ["copy_to_gpu"]), f"{origin}: buffers.copy_to_device"),
+        padded_getters=_names(buffers.get("padded_getters", []), f"{origin}: buffers.padded_getters"),
+        uninitialized_allocators=_names(buffers.get("uninitialized_allocators", []),
+                                        f"{origin}: buffers.uninitialized_allocators"),
+        initialized_allocators=_names(buffers.get("initialized_allocators", []),
+                                      f"{origin}: buffers.initialized_allocators"),
+        sink_constructors=constructors,
+        forward_calls=forward_calls,
+        forward_severity=_string(sinks.get("forward_severity", "warning"), f"{origin}: sinks.forward_severity",
+                                 nonempty=True),
+        forward_exempt=_reasons(sinks.get("forward_exempt", {}), f"{origin}: sinks.forward_exempt"),
+        sink_calls=sink_calls,
+        fill_methods=_names(resets.get("fill_methods", ["fill_", "fill", "zero_"]), f"{origin}: resets.fill_methods"),
+        reset_helpers=_helpers(resets.get("helpers", {}), f"{origin}: resets.helpers"),
         fields=tuple(fields),
-        exempt=tuple((str(k), str(v)) for k, v in data.get("exempt", {}).items()),
-        constants=tuple(data.get("constants", {}).items()),
-        runtime=dict(data.get("runtime", {})),
+        exempt=_reasons(data.get("exempt", {}), f"{origin}: exempt"),
+        constants=_constants(data.get("constants", {}), f"{origin}: constants"),
+        runtime=dict(_table(data.get("runtime", {}), f"{origin}: runtime")),
         source=origin,
     )
+
+
+def _table(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ProfileError(f"{where}: expected a table, got {value!r}")
+    return value
+
+
+def _string(value: Any, where: str, *, nonempty: bool = False) -> str:
+    if not isinstance(value, str) or (nonempty and not value.strip()):
+        raise ProfileError(f"{where}: expected a {'non-empty ' if nonempty else ''}string, got {value!r}")
+    return value
+
+
+def _names(value: Any, where: str) -> tuple[str, ...]:
+    """A list of non-empty strings (names, dotted names or fnmatch patterns)."""
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ProfileError(f"{where}: expected a list of non-empty strings, got {value!r}")
+    return tuple(value)
+
+
+def _reasons(value: Any, where: str) -> tuple[tuple[str, str], ...]:
+    """A table of field = reason, both strings."""
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ProfileError(f"{where}: expected a table of field = reason (strings), got {value!r}")
+    return tuple(value.items())
+
+
+def _constants(value: Any, where: str) -> tuple[tuple[str, int], ...]:
+    if not isinstance(value, dict):
+        raise ProfileError(f"{where}: expected a table of NAME = integer, got {value!r}")
+    for name, v in value.items():
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise ProfileError(f"{where}.{name}: expected an integer, got {v!r}")
+    return tuple(value.items())
+
+
+def _helpers(value: Any, where: str) -> tuple[tuple[str, int], ...]:
+    """A table of function name = index of its buffer argument (an integer >= 0)."""
+    if not isinstance(value, dict):
+        raise ProfileError(f"{where}: expected a table of name = buffer argument index, got {value!r}")
+    for name, v in value.items():
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise ProfileError(f"{where}.{name}: expected a buffer argument index (an integer >= 0), got {v!r}")
+    return tuple(value.items())
 
 
 def parse_neutral(text: str, profile: Profile) -> Any:

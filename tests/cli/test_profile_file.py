@@ -1,0 +1,78 @@
+"""Profile files: required sinks and value types (one-line ProfileError naming the file; exit 2 via the CLI)."""
+
+from __future__ import annotations
+
+import pytest
+
+from padlint.profile import ProfileError, profile_from_dict
+
+from .conftest import CANONICAL
+
+SINKS = {"sinks": {"constructors": ["CommonAttentionMetadata"]}}
+
+
+def test_profile_without_sinks_is_an_error():
+    with pytest.raises(ProfileError) as info:
+        profile_from_dict({"name": "x"}, "my.toml")
+    assert str(info.value) == ("my.toml: sinks: the profile has no sinks (set at least one of sinks.constructors, "
+                               "sinks.forward_calls, sinks.calls)")
+    with pytest.raises(ProfileError, match="^my.toml: sinks: the profile has no sinks"):
+        profile_from_dict({"name": "x", "sinks": {"constructors": [], "forward_calls": [], "calls": []}}, "my.toml")
+
+
+@pytest.mark.parametrize("sinks", [{"constructors": ["Meta"]}, {"forward_calls": ["self.model"]},
+                                   {"calls": ["my_kernel"]}])
+def test_any_one_kind_of_sink_is_enough(sinks):
+    p = profile_from_dict({"name": "x", "sinks": sinks}, "my.toml")
+    assert (*p.sink_constructors, *p.forward_calls, *p.sink_calls) == tuple(next(iter(sinks.values())))
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"sinks": {"constructors": "Meta"}}, "my.toml: sinks.constructors: expected a list of non-empty strings, got 'Meta'"),
+    ({"sinks": {"constructors": [""]}}, "my.toml: sinks.constructors: expected a list of non-empty strings, got ['']"),
+    ({"sinks": {"constructors": ["Meta", 3]}}, "my.toml: sinks.constructors: expected a list of non-empty strings"),
+    ({**SINKS, "sinks": {**SINKS["sinks"], "calls": [" "]}}, "my.toml: sinks.calls: expected a list of non-empty"),
+    ({**SINKS, "buffers": {"shared_views": ["cpu", ""]}}, "my.toml: buffers.shared_views: expected a list of non-empty"),
+    ({**SINKS, "buffers": {"padded_getters": "get_device_tensor"}}, "my.toml: buffers.padded_getters: expected a list"),
+    ({**SINKS, "buffers": {"device_view": ""}}, "my.toml: buffers.device_view: expected a non-empty string"),
+    ({**SINKS, "resets": {"fill_methods": [""]}}, "my.toml: resets.fill_methods: expected a list of non-empty"),
+    ({**SINKS, "buffers": []}, "my.toml: buffers: expected a table"),
+    ({"sinks": {**SINKS["sinks"], "forward_exempt": {"input_ids": 1}}},
+     "my.toml: sinks.forward_exempt: expected a table of field = reason (strings)"),
+    ({"sinks": {**SINKS["sinks"], "forward_exempt": ["input_ids"]}},
+     "my.toml: sinks.forward_exempt: expected a table of field = reason (strings)"),
+    ({**SINKS, "exempt": {"num_reqs": []}}, "my.toml: exempt: expected a table of field = reason (strings)"),
+    ({**SINKS, "constants": {"NULL_BLOCK_ID": "0"}}, "my.toml: constants.NULL_BLOCK_ID: expected an integer, got '0'"),
+    ({**SINKS, "constants": {"PAD_SLOT_ID": -1.0}}, "my.toml: constants.PAD_SLOT_ID: expected an integer, got -1.0"),
+    ({**SINKS, "constants": {"FLAG": True}}, "my.toml: constants.FLAG: expected an integer, got True"),
+    ({**SINKS, "constants": [1]}, "my.toml: constants: expected a table of NAME = integer"),
+    ({**SINKS, "resets": {"helpers": {"clear": -1}}},
+     "my.toml: resets.helpers.clear: expected a buffer argument index (an integer >= 0), got -1"),
+    ({**SINKS, "resets": {"helpers": {"clear": "0"}}}, "my.toml: resets.helpers.clear: expected a buffer argument"),
+    ({**SINKS, "name": 3}, "my.toml: name: expected a non-empty string, got 3"),
+])
+def test_bad_value_types(data, message):
+    with pytest.raises(ProfileError) as info:
+        profile_from_dict(data, "my.toml")
+    assert str(info.value).startswith(message) and "\n" not in str(info.value)
+
+
+def test_valid_values_are_kept():
+    p = profile_from_dict({**SINKS, "constants": {"NULL_BLOCK_ID": 0, "PAD_SLOT_ID": -1},
+                           "resets": {"helpers": {"clear_padding": 0}},
+                           "exempt": {"num_reqs": "scalar"}}, "my.toml")
+    assert p.constants == (("NULL_BLOCK_ID", 0), ("PAD_SLOT_ID", -1))
+    assert p.reset_helpers == (("clear_padding", 0),)
+    assert p.exempt == (("num_reqs", "scalar"),)
+
+
+def test_cli_profile_without_sinks_is_exit_2_naming_the_file(project):
+    project.write("bug.py", CANONICAL)
+    project.write("my.toml", 'name = "x"\n')
+    for argv in (["--profile", "my.toml"], []):
+        if not argv:
+            project.write("padlint.toml", 'profile = "my.toml"\n')
+        r = project.run("check", *argv)
+        assert (r.rc, r.out) == (2, "")
+        assert r.err == (f"padlint: error: {project.root / 'my.toml' if not argv else 'my.toml'}: sinks: the profile "
+                         f"has no sinks (set at least one of sinks.constructors, sinks.forward_calls, sinks.calls)\n")
