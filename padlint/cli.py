@@ -132,7 +132,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _split_codes(values: list[str], option: str) -> list[str]:
-    items = [c.strip() for v in values for c in v.split(",") if c.strip()]
+    """The code prefixes of repeated comma-separated ``option`` values; an empty item is an error."""
+    items = []
+    for value in values:
+        pieces = [c.strip() for c in value.split(",")]
+        if not any(pieces):
+            raise UsageError(f"{option}: empty rule selector list {value!r} (expected comma-separated code "
+                             f"prefixes such as PAD, PAD0, PAD001)")
+        if not all(pieces):
+            raise UsageError(f"{option}: empty rule selector in {value!r} (expected comma-separated code "
+                             f"prefixes such as PAD, PAD0, PAD001)")
+        items.extend(pieces)
     return parse_selectors(items, option)
 
 

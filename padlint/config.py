@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import functools
 import os
 import re
 import sys
@@ -229,13 +230,39 @@ def config_from_dict(table: dict[str, Any], origin: str, path: Path | None, root
     return cfg
 
 
+#: The codes when the rule pages cannot be read (a broken install); kept in step with rules/PAD*.md.
+FALLBACK_CODES = ("PAD001", "PAD100", "PAD101")
+
+
+@functools.lru_cache(maxsize=1)
+def known_codes() -> tuple[str, ...]:
+    """Every rule code (from the rule pages, :func:`padlint.rules_doc.list_rules`)."""
+    try:
+        from padlint.rules_doc import list_rules
+
+        codes = tuple(code for code, _, _ in list_rules())
+    except Exception:  # noqa: BLE001 - selection must work without the rule pages
+        codes = ()
+    return codes or FALLBACK_CODES
+
+
 def parse_selectors(items: list[str], where: str) -> list[str]:
-    """Validate rule-code prefixes ("PAD", "PAD0", "PAD001"); raises :class:`ConfigError`."""
+    """Validate rule-code prefixes ("PAD", "PAD0", "PAD001"); raises :class:`ConfigError`.
+
+    Like ruff, a selector must be a prefix of some known code: ``PAD999`` or
+    an empty string would silently select nothing.
+    """
     out = []
     for item in items:
         code = item.strip()
+        if not code:
+            raise ConfigError(f"{where}: empty rule selector (expected a code prefix such as PAD, PAD0, PAD001)")
         if not _SELECTOR.fullmatch(code):
             raise ConfigError(f"{where}: invalid rule selector {item!r} (expected a code prefix such as PAD, PAD0, PAD001)")
+        known = known_codes()
+        if not any(k.startswith(code) for k in known):
+            raise ConfigError(f"{where}: unknown rule selector {item!r}: no rule code starts with it "
+                              f"(known codes: {', '.join(known)})")
         out.append(code)
     return out
 

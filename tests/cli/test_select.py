@@ -84,3 +84,43 @@ def test_deselected_code_still_uses_its_suppression(project, fake_analysis):
     # still counts as used (no PAD100)
     project.write("a.py", 'm = Meta(x=stale("self.a[:num_reqs_padded]"))  # noqa: PAD001\n')
     assert _codes(project, "--select", "PAD1") == []
+
+
+def _error_line(r) -> str:
+    assert (r.rc, r.out) == (2, "")
+    lines = r.err.splitlines()
+    assert len(lines) == 1, r.err
+    return lines[0]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--select", "PAD999"], "--select: unknown rule selector 'PAD999': no rule code starts with it "
+                             "(known codes: PAD001, PAD100, PAD101)"),
+    (["--select", "PAD2"], "--select: unknown rule selector 'PAD2'"),
+    (["--ignore", "PAD001", "--ignore", "PAD102"], "--ignore: unknown rule selector 'PAD102'"),
+    (["--select", ""], "--select: empty rule selector list ''"),
+    (["--select", " , "], "--select: empty rule selector list ' , '"),
+    (["--select", "PAD001,"], "--select: empty rule selector in 'PAD001,'"),
+    (["--ignore", ""], "--ignore: empty rule selector list ''"),
+])
+def test_unknown_or_empty_selector_on_command_line(two_codes, argv, message):
+    assert _error_line(two_codes.run("check", *argv)).startswith(f"padlint: error: {message}")
+
+
+@pytest.mark.parametrize(("toml", "message"), [
+    ('select = ["PAD999"]\n', "padlint.toml: select: unknown rule selector 'PAD999': no rule code starts with it"),
+    ('ignore = ["PAD0", "PAD2"]\n', "padlint.toml: ignore: unknown rule selector 'PAD2'"),
+    ('select = [""]\n', "padlint.toml: select: empty rule selector"),
+    ('[per-file-ignores]\n"tests/*" = ["PAD999"]\n',
+     "padlint.toml: per-file-ignores.'tests/*': unknown rule selector 'PAD999'"),
+    ('[per-file-ignores]\n"tests/*" = [" "]\n', "padlint.toml: per-file-ignores.'tests/*': empty rule selector"),
+])
+def test_unknown_or_empty_selector_in_config(two_codes, toml, message):
+    two_codes.write("padlint.toml", toml)
+    line = _error_line(two_codes.run("check"))
+    assert line.startswith(f"padlint: error: {two_codes.root}/{message}"), line
+
+
+def test_every_known_code_and_prefix_is_accepted(two_codes):
+    for selector in ("PAD", "PAD0", "PAD00", "PAD001", "PAD1", "PAD10", "PAD100", "PAD101"):
+        assert two_codes.run("check", "--select", selector).rc in (0, 1), selector
