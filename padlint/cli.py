@@ -59,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("-o", "--output-file", metavar="PATH", help="write the report to PATH instead of stdout")
     check.add_argument("--no-color", action="store_true", help="never colour the output")
     check.add_argument("--statistics", action="store_true",
-                       help="print counts per code and the pad=keep buffers instead of the findings")
+                       help="print counts per code and the pad=keep buffers instead of the findings "
+                            "(text; JSON with --format json; not with --format sarif)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings or file errors")
     check.add_argument("--select", action="append", default=[], metavar="CODES",
                        help="comma-separated code prefixes to enable (PAD, PAD0, PAD001); replaces the config's")
@@ -149,6 +150,9 @@ def _split_codes(values: list[str], option: str) -> list[str]:
 def _check(args: argparse.Namespace, debug: bool) -> int:
     from padlint.pipeline import RunOptions, run
 
+    if args.statistics and args.format == "sarif":
+        raise UsageError("--statistics cannot be used with --format sarif (statistics are printed as text, "
+                         "or as JSON with --format json)")
     cwd = Path.cwd()
     paths = args.paths or ["."]
     config = resolve_config(paths, args.config)
@@ -216,7 +220,8 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
 
 def _render(args: argparse.Namespace, output, result: CheckResult, selection: RuleSelection, footer: str) -> str:
     fmt = args.format
-    if fmt == "text":
+    if fmt == "text" or (args.statistics and fmt in ("concise", "github")):
+        # --statistics prints the same text for every text-like format (as ruff does)
         from padlint.reporters import text
 
         return text.render(result, output.sources, color=_use_color(args), statistics=args.statistics,

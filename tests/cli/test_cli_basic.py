@@ -280,3 +280,29 @@ def test_static_check_never_imports_torch(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False,
                           env=_env(), timeout=120)
     assert proc.stdout.split() == ["1", "1", "False", "False"], proc.stderr
+
+
+@pytest.mark.parametrize("fmt", ["text", "concise", "github"])
+def test_statistics_are_the_same_text_for_text_like_formats(project, fake_analysis, fmt):
+    project.write("a.py", """\
+        self.keep_me = torch.zeros(8)  # padlint: pad=keep(kernel reads only [:num_reqs])
+        m = Meta(x=stale("self.a[:num_reqs_padded]"), y=stale("self.b[:num_reqs_padded]"))
+        m = Meta(z=stale("self.keep_me[:num_reqs_padded]"))
+        y = 1  # padlint: ignore[PAD001]
+        """)
+    r = project.run("check", "--statistics", "--format", fmt)
+    assert r.rc == 1
+    assert r.out == ("    2  PAD001  stale-padding-reaches-sink\n"
+                     "    1  PAD100  unused-suppression\n"
+                     "pad=keep buffers:\n"
+                     "  a.py:1: self.keep_me (1 finding silenced): kernel reads only [:num_reqs]\n"
+                     "\n"
+                     "Found 3 findings in 1 file (0 errors).\n")
+
+
+def test_statistics_with_sarif_is_a_usage_error(project, fake_analysis):
+    project.write("a.py", 'm = Meta(x=stale("self.a[:num_reqs_padded]"))\n')
+    r = project.run("check", "--statistics", "--format", "sarif")
+    assert (r.rc, r.out) == (2, "")
+    assert r.err == ("padlint: error: --statistics cannot be used with --format sarif (statistics are printed "
+                     "as text, or as JSON with --format json)\n")
