@@ -288,8 +288,7 @@ def check_glob(pattern: Any, where: str) -> str:
 
 
 def _str_list(value: Any, origin: str, key: str) -> list[str]:
-    if isinstance(value, str):
-        value = [value]
+    # a bare string is an error, not a one-item list: `select = "PAD100"` like `sinks = "Foo"`
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{origin}: {key}: expected a list of strings, got {value!r}")
     return value

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -151,14 +152,11 @@ class Profile:
         if "counts" in ext:
             p = replace(p, counts=p.counts + tuple(_count_pairs(ext["counts"], f"{origin}: counts")))
         if "sinks" in ext:
-            p = replace(p, sink_constructors=p.sink_constructors + _str_tuple(ext["sinks"], f"{origin}: sinks"))
+            p = replace(p, sink_constructors=p.sink_constructors + _names(ext["sinks"], f"{origin}: sinks"))
         if "sink-calls" in ext:
-            p = replace(p, sink_calls=p.sink_calls + _str_tuple(ext["sink-calls"], f"{origin}: sink-calls"))
+            p = replace(p, sink_calls=p.sink_calls + _names(ext["sink-calls"], f"{origin}: sink-calls"))
         if "reset-helpers" in ext:
-            helpers = ext["reset-helpers"]
-            if not isinstance(helpers, dict) or not all(isinstance(v, int) for v in helpers.values()):
-                raise ProfileError(f"{origin}: reset-helpers: expected a table of name = buffer argument index")
-            p = replace(p, reset_helpers=p.reset_helpers + tuple(helpers.items()))
+            p = replace(p, reset_helpers=p.reset_helpers + _helpers(ext["reset-helpers"], f"{origin}: reset-helpers"))
         if "neutral" in ext:
             neutral = ext["neutral"]
             if not isinstance(neutral, dict):
@@ -170,24 +168,42 @@ class Profile:
                 fields[name] = FieldSpec(name, old.axis if old else "reqs", text, old.why if old else "")
             p = replace(p, fields=tuple(fields.values()))
         if "ignore-args" in ext:
-            p = replace(p, ignore_args=p.ignore_args + _str_tuple(ext["ignore-args"], f"{origin}: ignore-args"))
+            args = _names(ext["ignore-args"], f"{origin}: ignore-args")
+            for arg in args:
+                if not _SINK_FIELD.fullmatch(arg):
+                    raise ProfileError(f"{origin}: ignore-args: expected `Sink.field` (e.g. "
+                                       f"'CommonAttentionMetadata.seq_lens'), got {arg!r}")
+            p = replace(p, ignore_args=p.ignore_args + args)
         return p
 
 
-def _str_tuple(value: Any, where: str) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ProfileError(f"{where}: expected a list of strings")
-    return tuple(value)
+#: ``Sink.field`` of ``ignore-args``: a (dotted) sink name, then the keyword or positional index.
+_SINK_FIELD = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.\w+")
+#: A named neutral value: a constant of the profile or a dotted name (``NULL_BLOCK_ID``, ``mod.PAD``).
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+AXES = ("reqs", "reqs+1", "tokens")
+_COUNT_KEYS = ("axis", "real", "padded")
 
 
 def _neutral_text(value: Any, where: str) -> str:
+    """The text of a neutral value: a literal, a constant or dotted name, or "flat"."""
     if isinstance(value, bool):
         return "True" if value else "False"
     if isinstance(value, (int, float)):
         return repr(value)
-    if isinstance(value, str) and value:
-        return value
-    raise ProfileError(f"{where}: expected a literal (false, 0, -1) or a name")
+    if isinstance(value, str) and value.strip():
+        text = value.strip()
+        if text == "flat" or _DOTTED.fullmatch(text):
+            return text
+        try:
+            ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            pass
+        else:
+            return text
+        raise ProfileError(f"{where}: expected a Python literal (false, 0, -1), a constant or dotted name "
+                           f"(NULL_BLOCK_ID) or \"flat\", got {value!r}")
+    raise ProfileError(f"{where}: expected a literal (false, 0, -1) or a name, got {value!r}")
 
 
 def _count_pairs(items: Any, where: str) -> list[CountPair]:
@@ -197,16 +213,22 @@ def _count_pairs(items: Any, where: str) -> list[CountPair]:
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             raise ProfileError(f"{where}[{i}]: expected a table with real and padded")
+        unknown = [k for k in item if k not in _COUNT_KEYS]
+        if unknown:
+            raise ProfileError(f"{where}[{i}]: unknown key {unknown[0]!r} (expected axis, real, padded)")
         try:
             real = item["real"]
             padded = item["padded"]
         except KeyError as e:
             raise ProfileError(f"{where}[{i}]: missing key {e.args[0]}") from None
+        axis = item.get("axis", "?")
+        if "axis" in item and axis not in AXES:
+            raise ProfileError(f"{where}[{i}].axis: expected reqs, reqs+1 or tokens, got {axis!r}")
         real = [real] if isinstance(real, str) else real
         padded = [padded] if isinstance(padded, str) else padded
-        out.append(CountPair(axis=str(item.get("axis", "?")),
-                             real=_str_tuple(real, f"{where}[{i}].real"),
-                             padded=_str_tuple(padded, f"{where}[{i}].padded")))
+        out.append(CountPair(axis=axis,
+                             real=_names(real, f"{where}[{i}].real"),
+                             padded=_names(padded, f"{where}[{i}].padded")))
     return out
 
 

@@ -156,7 +156,7 @@ def test_bad_profile_extension(project):
 def test_bad_reset_helpers(project):
     project.write("padlint.toml", '[reset-helpers]\nclear_padding = "first"\n')
     line = _one_line_error(project.run("check"))
-    assert "reset-helpers: expected a table of name = buffer argument index" in line
+    assert "reset-helpers.clear_padding: expected a buffer argument index (an integer >= 0), got 'first'" in line
 
 
 def test_exclude_and_extend_exclude(project):
@@ -252,3 +252,52 @@ def test_profile_path_relative_to_config(project):
     project.write("sub/padlint.toml", 'profile = "missing.toml"\n')
     line = _one_line_error(project.run("check", "sub"))
     assert "unknown profile" in line
+
+
+@pytest.mark.parametrize(("toml", "message"), [
+    ('counts = [{ axis = "reqs", real = "n", padded = "n_p", extra = 1 }]\n',
+     "counts[0]: unknown key 'extra' (expected axis, real, padded)"),
+    ('counts = [{ axis = "bogus", real = "n", padded = "n_p" }]\n',
+     "counts[0].axis: expected reqs, reqs+1 or tokens, got 'bogus'"),
+    ('counts = [{ axis = "reqs", real = "", padded = "n_p" }]\n',
+     "counts[0].real: expected a list of non-empty strings, got ['']"),
+    ('sinks = [""]\n', "sinks: expected a list of non-empty strings, got ['']"),
+    ('sinks = ["MyMeta", " "]\n', "sinks: expected a list of non-empty strings, got ['MyMeta', ' ']"),
+    ('sink-calls = [""]\n', "sink-calls: expected a list of non-empty strings, got ['']"),
+    ('sinks = "Foo"\n', "sinks: expected a list of non-empty strings, got 'Foo'"),
+    ('reset-helpers = { clear_padding = -1 }\n',
+     "reset-helpers.clear_padding: expected a buffer argument index (an integer >= 0), got -1"),
+    ('reset-helpers = { clear_padding = true }\n',
+     "reset-helpers.clear_padding: expected a buffer argument index (an integer >= 0), got True"),
+    ('neutral = { seq_lens = "not a literal(" }\n',
+     "neutral.seq_lens: expected a Python literal (false, 0, -1), a constant or dotted name (NULL_BLOCK_ID) "
+     "or \"flat\", got 'not a literal('"),
+    ('neutral = { seq_lens = "" }\n', "neutral.seq_lens: expected a literal (false, 0, -1) or a name, got ''"),
+    ('ignore-args = ["seq_lens"]\n',
+     "ignore-args: expected `Sink.field` (e.g. 'CommonAttentionMetadata.seq_lens'), got 'seq_lens'"),
+    ('ignore-args = ["CommonAttentionMetadata."]\n', "ignore-args: expected `Sink.field`"),
+    ('select = "PAD100"\n', "select: expected a list of strings, got 'PAD100'"),
+    ('ignore = "PAD100"\n', "ignore: expected a list of strings, got 'PAD100'"),
+    ('extend-exclude = "build"\n', "extend-exclude: expected a list of strings, got 'build'"),
+    ('[per-file-ignores]\n"tests/*" = "PAD001"\n', "per-file-ignores.'tests/*': expected a list of strings"),
+])
+def test_config_value_validation(project, toml, message):
+    project.write("padlint.toml", toml)
+    project.write("bug.py", CANONICAL)
+    line = _one_line_error(project.run("check"))
+    assert line == f"padlint: error: {project.root / 'padlint.toml'}: {message}" or \
+        line.startswith(f"padlint: error: {project.root / 'padlint.toml'}: {message}"), line
+
+
+@pytest.mark.parametrize("value, text", [
+    ("false", "False"), ("-1", "-1"), ('"-1"', "-1"), ('"NULL_BLOCK_ID"', "NULL_BLOCK_ID"),
+    ('"consts.PAD_SLOT_ID"', "consts.PAD_SLOT_ID"), ('"flat"', "flat"), ('"(0, 1)"', "(0, 1)"),
+    ("0.5", "0.5"),
+])
+def test_valid_neutral_values(tmp_path: Path, value, text):
+    (tmp_path / "padlint.toml").write_text(f"neutral = {{ my_mask = {value} }}\n"
+                                           'counts = [{ axis = "reqs+1", real = "n", padded = "n_p" }]\n'
+                                           'ignore-args = ["MyMeta.0", "pkg.MyMeta.seq_lens"]\n')
+    profile = load_config(tmp_path / "padlint.toml").build_profile()
+    assert profile.neutral_for("my_mask") == text
+    assert profile.is_arg_ignored("MyMeta", "0") and profile.is_arg_ignored("pkg.MyMeta", "seq_lens")
