@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change values (all PAD001 resets)")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff instead of writing them")
     check.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
-                       help="worker processes for parsing and analysis (default: one per CPU; 1: none)")
+                       help="worker processes for parsing and analysis (default and 0: one per CPU; 1: none)")
     check.add_argument("--show-traceback", action="store_true", help="print tracebacks of internal errors")
 
     explain = sub.add_parser("explain", help="explain a rule", description="Print the documentation of a rule.")
@@ -150,6 +150,8 @@ def _split_codes(values: list[str], option: str) -> list[str]:
 def _check(args: argparse.Namespace, debug: bool) -> int:
     from padlint.pipeline import RunOptions, run
 
+    if args.jobs < 0:
+        raise UsageError(f"--jobs: expected a number of worker processes >= 0 (0: one per CPU), got {args.jobs}")
     if args.statistics and args.format == "sarif":
         raise UsageError("--statistics cannot be used with --format sarif (statistics are printed as text, "
                          "or as JSON with --format json)")

@@ -306,3 +306,18 @@ def test_statistics_with_sarif_is_a_usage_error(project, fake_analysis):
     assert (r.rc, r.out) == (2, "")
     assert r.err == ("padlint: error: --statistics cannot be used with --format sarif (statistics are printed "
                      "as text, or as JSON with --format json)\n")
+
+
+@pytest.mark.parametrize("argv", [["-j", "-1"], ["--jobs=-3"], ["-j-1"]])
+def test_negative_jobs_is_a_usage_error(project, argv):
+    project.write("bug.py", CANONICAL)
+    r = project.run("check", *argv)
+    assert (r.rc, r.out) == (2, "")
+    value = argv[-1].split("=")[-1].removeprefix("-j")
+    assert r.err == (f"padlint: error: --jobs: expected a number of worker processes >= 0 (0: one per CPU), "
+                     f"got {value}\n")
+
+
+def test_zero_jobs_means_one_per_cpu(project):
+    project.write("bug.py", CANONICAL)
+    assert project.run("check", "-j", "0").rc == 1
