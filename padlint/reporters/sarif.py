@@ -4,7 +4,8 @@ One run; ``tool.driver.rules`` from the rule pages (:mod:`padlint.rules_doc`),
 each with ``help`` (text and markdown of the page) and ``helpUri``
 (:data:`padlint.rules_doc.DOCS_BASE_URL`).  Each finding is a result with a
 ``%SRCROOT%``-relative location (paths as given; absolute paths become
-``file://`` URIs), a code flow from its trace, the baseline fingerprint as
+``file://`` URIs; the run's ``originalUriBaseIds`` defines ``%SRCROOT%`` as
+the absolute ``file://`` URI of the working directory, ending in ``/``), a code flow from its trace, the baseline fingerprint as
 ``partialFingerprints["padlint/v1"]``, and its fix as an insertion.
 Columns are 1-based Unicode code points, end column exclusive, exactly as in
 :class:`padlint.model.Finding` (``run.columnKind`` says so).  Files that
@@ -15,7 +16,8 @@ could not be checked become ``toolExecutionNotifications``;
 from __future__ import annotations
 
 import json
-from pathlib import PurePath
+import os
+from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import quote
 
@@ -43,6 +45,12 @@ def artifact_location(path: str) -> dict[str, str]:
     if p.is_absolute():
         return {"uri": p.as_uri()}
     return {"uri": quote(p.as_posix(), safe="/"), "uriBaseId": SRCROOT}
+
+
+def srcroot_uri(root: str | os.PathLike[str]) -> str:
+    """The absolute ``file://`` URI of directory ``root``, ending in ``/`` (SARIF 3.14.14: a base URI is a directory)."""
+    uri = Path(os.path.abspath(root)).as_uri()
+    return uri if uri.endswith("/") else uri + "/"
 
 
 def _rule(code: str, page: RulePage | None) -> dict[str, Any]:
@@ -115,9 +123,12 @@ def _notification(error: FileError) -> dict[str, Any]:
     return {"level": "error", "message": {"text": error.message}, "locations": [loc]}
 
 
-def to_sarif(result: CheckResult, *, rules: list[str]) -> dict[str, Any]:
+def to_sarif(result: CheckResult, *, rules: list[str], srcroot: str | os.PathLike[str] | None = None
+             ) -> dict[str, Any]:
     """The SARIF log as a dict.
 
+    ``srcroot`` is the directory relative paths start from (default: the
+    working directory), given as ``originalUriBaseIds["%SRCROOT%"]``.
     ``rules`` are the codes to describe in ``tool.driver.rules`` (typically
     the selected ones), in that order; a code that a finding carries but
     ``rules`` lacks is appended, so every ``ruleIndex`` is valid.  A code
@@ -144,12 +155,13 @@ def to_sarif(result: CheckResult, *, rules: list[str]) -> dict[str, Any]:
                 "executionSuccessful": not errors,
                 "toolExecutionNotifications": [_notification(e) for e in errors],
             }],
+            "originalUriBaseIds": {SRCROOT: {"uri": srcroot_uri(Path.cwd() if srcroot is None else srcroot)}},
             "columnKind": "unicodeCodePoints",
             "results": [_result(f, index[f.code]) for f in findings],
         }],
     }
 
 
-def render(result: CheckResult, *, rules: list[str]) -> str:
+def render(result: CheckResult, *, rules: list[str], srcroot: str | os.PathLike[str] | None = None) -> str:
     """SARIF 2.1.0 JSON text (two-space indented, trailing newline) of ``result``; see :func:`to_sarif`."""
-    return json.dumps(to_sarif(result, rules=rules), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(to_sarif(result, rules=rules, srcroot=srcroot), indent=2, ensure_ascii=False) + "\n"

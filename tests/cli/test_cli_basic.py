@@ -321,3 +321,17 @@ def test_negative_jobs_is_a_usage_error(project, argv):
 def test_zero_jobs_means_one_per_cpu(project):
     project.write("bug.py", CANONICAL)
     assert project.run("check", "-j", "0").rc == 1
+
+
+def test_sarif_srcroot_resolves_result_uris_to_the_checked_files(project):
+    from urllib.parse import unquote, urljoin, urlparse
+
+    project.write("pkg dir/bug.py", CANONICAL)
+    r = project.run("check", "--format", "sarif")
+    run = json.loads(r.out)["runs"][0]
+    base = run["originalUriBaseIds"]["%SRCROOT%"]["uri"]
+    assert base == project.root.as_uri() + "/"
+    (loc,) = [res["locations"][0]["physicalLocation"]["artifactLocation"] for res in run["results"]]
+    assert loc == {"uri": "pkg%20dir/bug.py", "uriBaseId": "%SRCROOT%"}
+    resolved = urljoin(run["originalUriBaseIds"][loc["uriBaseId"]]["uri"], loc["uri"])
+    assert unquote(urlparse(resolved).path) == str(project.root / "pkg dir" / "bug.py")

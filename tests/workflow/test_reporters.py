@@ -193,3 +193,15 @@ def test_concise_keeps_each_finding_on_one_line():
 
 def test_concise_empty():
     assert concise.render(_result()) == ""
+
+
+def test_sarif_defines_srcroot_as_the_working_directory(tmp_path, monkeypatch, finding):
+    monkeypatch.chdir(tmp_path)
+    run = json.loads(sarif.render(_result(finding), rules=["PAD001"]))["runs"][0]
+    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": tmp_path.as_uri() + "/"}}
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"].startswith("file:///")
+    # an explicit root, one with a space, and the file-system root keep exactly one trailing slash
+    (tmp_path / "a b").mkdir()
+    doc = sarif.to_sarif(_result(finding), rules=["PAD001"], srcroot=tmp_path / "a b")
+    assert doc["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.as_uri() + "/a%20b/"
+    assert sarif.srcroot_uri("/") == "file:///"
