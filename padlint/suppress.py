@@ -6,7 +6,9 @@ read with :mod:`tokenize`, statement spans from its logical lines).
 Suppressions
     ``# padlint: ignore[PAD001]``, ``# padlint: ignore[PAD001,PAD100]``,
     bare ``# padlint: ignore``; ``# noqa: PAD001`` and bare ``# noqa``.
-    Codes are prefixes (``PAD0`` covers ``PAD001``), like flake8.  A
+    Codes are prefixes (``PAD0`` covers ``PAD001``), like flake8, and
+    case-insensitive (``ignore[pad001]``, ``noqa: pad001``; normalised to
+    upper case), like ruff's ``noqa``.  A
     directive applies to every finding of the *statement* it is written in
     (any physical line of a multi-line statement: opening, argument or
     closing line), or of the statement directly below a block of
@@ -170,7 +172,9 @@ def _read_comment(tok: tokenize.TokenInfo, path: str, logical, out: Directives) 
         end_column = col0 + start + len(segment) + 1
         if body[:4].lower() == "noqa":
             m = _NOQA.match(body)
-            codes = tuple(re.split(r"[,\s]+", m.group("codes").strip())) if m and m.group("codes") else None
+            # codes are case-insensitive (`noqa: pad001`), as in ruff; compared in upper case
+            codes = (tuple(c.upper() for c in re.split(r"[,\s]+", m.group("codes").strip()))
+                     if m and m.group("codes") else None)
             shown = m.group(0) if m else body[:4]
             end_column = column + segment.index(shown) + len(shown)
             out.suppressions.append(Suppression(line, column, end_column, "noqa", codes, "# " + shown))
@@ -195,7 +199,7 @@ def _read_padlint(directive: str, line: int, column: int, end_column: int, path:
         if rest.startswith("["):
             if "]" not in rest:
                 return "unclosed '[' in the code list"
-            codes = tuple(c for c in re.split(r"[,\s]+", rest[1:rest.index("]")]) if c)
+            codes = tuple(c.upper() for c in re.split(r"[,\s]+", rest[1:rest.index("]")]) if c)
             if not codes:
                 return "empty code list (write `ignore` to suppress every code)"
             bad = [c for c in codes if not _CODE.fullmatch(c)]

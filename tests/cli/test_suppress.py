@@ -293,3 +293,24 @@ def test_pad_policies_end_to_end(project):
     assert "add `seq_lens[num_reqs:] = -1` before line 16" in f["message"]
     r = project.run("check", "--statistics")
     assert "runner.py:7: self.a (1 finding silenced): graph kernel masks rows past num_reqs" in r.out
+
+
+@pytest.mark.parametrize("comment", ["# padlint: ignore[pad001]", "# padlint: ignore[Pad0]", "# noqa: pad001",
+                                     "# NOQA: pad001,e501", "# padlint: ignore[pad001, PAD100]"])
+def test_lowercase_codes_suppress(project, fake_analysis, comment):
+    project.write("a.py", f'm = Meta(x=stale("self.a[:num_reqs_padded]"))  {comment}\n')
+    assert _findings(project) == []
+
+
+def test_lowercase_codes_are_reported_unused_in_upper_case(project, fake_analysis):
+    project.write("a.py", """\
+        x = 1  # padlint: ignore[pad001]
+        y = 2  # noqa: pad001, e501
+        z = 3  # padlint: ignore[pad001,pad100]
+        """)
+    found = _findings(project)
+    # line 3 lists PAD100 itself (in lower case): no PAD100 for it; e501 is another tool's
+    assert [(f["code"], f["line"], f["message"]) for f in found] == [
+        ("PAD100", 1, "unused suppression `# padlint: ignore[pad001]` (unused: PAD001)"),
+        ("PAD100", 2, "unused suppression `# noqa: pad001, e501` (unused: PAD001)"),
+    ]
