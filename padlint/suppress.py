@@ -16,7 +16,9 @@ Suppressions
 
 PAD100 (unused suppression, like ruff's RUF100)
     A ``padlint: ignore`` directive, or a ``PAD`` code of a ``noqa``
-    directive, that suppressed nothing.  A bare ``# noqa`` and non-PAD
+    directive, that suppressed nothing.  A finding is credited to one
+    directive only (see :func:`_suppress`), so a redundant second directive
+    for the same finding is unused too.  A bare ``# noqa`` and non-PAD
     ``noqa`` codes belong to other tools and are never reported.  Listing
     ``PAD100`` in the directive itself silences its PAD100.
 
@@ -351,20 +353,35 @@ def _candidate_lines(finding: Finding, directives: Directives) -> set[int]:
 
 
 def _suppress(finding: Finding, directives: Directives) -> bool:
+    """Whether a directive suppresses ``finding``; credits exactly one directive with it.
+
+    One directive is enough, so the others that would match stay unused and
+    are reported as PAD100 (two identical comments above a statement: the
+    second).  Credited: a directive on the finding's own lines before one
+    elsewhere in the statement or above it (each argument line may carry
+    its own), then the first in the file; a bare ``# noqa`` (another tool's
+    too, never reported) only when nothing else matches.  Within the
+    credited directive every matching code counts as used.
+    """
     lines = _candidate_lines(finding, directives)
-    hit = False
+    own = range(finding.line, max(finding.line, finding.end_line) + 1)
+    matching: list[tuple[tuple[bool, bool, int, int], Suppression, list[str] | None]] = []
     for s in directives.suppressions:
         if s.line not in lines:
             continue
-        if s.codes is None:
-            s.used_bare = True
-            hit = True
+        codes = None if s.codes is None else [c for c in s.codes if finding.code.startswith(c)]
+        if codes == []:
             continue
-        for code in s.codes:
-            if finding.code.startswith(code):
-                s.used.add(code)
-                hit = True
-    return hit
+        rank = (s.kind == "noqa" and s.codes is None, s.line not in own, s.line, s.column)
+        matching.append((rank, s, codes))
+    if not matching:
+        return False
+    _rank, s, codes = min(matching, key=lambda m: m[0])
+    if codes is None:
+        s.used_bare = True
+    else:
+        s.used.update(codes)
+    return True
 
 
 def _unused(directives: Directives, path: str) -> list[Finding]:

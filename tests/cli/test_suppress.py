@@ -314,3 +314,48 @@ def test_lowercase_codes_are_reported_unused_in_upper_case(project, fake_analysi
         ("PAD100", 1, "unused suppression `# padlint: ignore[pad001]` (unused: PAD001)"),
         ("PAD100", 2, "unused suppression `# noqa: pad001, e501` (unused: PAD001)"),
     ]
+
+
+def test_redundant_identical_suppression_above_is_unused(project, fake_analysis):
+    project.write("a.py", """\
+        def f(self):
+            # padlint: ignore[PAD001]
+            # padlint: ignore[PAD001]
+            meta = Meta(x=stale("self.a[:num_reqs_padded]"))
+            return meta
+        """)
+    found = _findings(project)
+    # the first one suppresses the finding; the second is redundant
+    assert [(f["code"], f["line"], f["column"], f["message"]) for f in found] == [
+        ("PAD100", 3, 5, "unused suppression `# padlint: ignore[PAD001]` (unused: PAD001)")]
+
+
+def test_redundant_suppressions_of_one_finding(project, fake_analysis):
+    project.write("a.py", """\
+        # padlint: ignore
+        m = Meta(x=stale("self.a[:num_reqs_padded]"))  # noqa: PAD001
+        """)
+    # the directive on the finding's own line is credited; the one above is redundant
+    assert _summary(_findings(project)) == [("PAD100", 1)]
+    # a bare `# noqa` is credited only when nothing else matches, and is never reported
+    project.write("a.py", 'm = Meta(x=stale("self.a[:num_reqs_padded]"))  # noqa  # padlint: ignore[PAD0]\n')
+    assert _findings(project) == []
+    project.write("a.py", 'm = Meta(x=stale("self.a[:num_reqs_padded]"))  # noqa\n')
+    assert _findings(project) == []
+
+
+def test_one_suppression_per_argument_line_is_not_redundant(project, fake_analysis):
+    project.write("a.py", """\
+        meta = Meta(
+            x=stale("self.a[:num_reqs_padded]"),  # noqa: PAD001
+            y=stale("self.b[:num_reqs_padded]"),  # padlint: ignore[PAD001]
+        )
+        """)
+    assert _findings(project) == []
+    # one directive covers every finding of its statement: a second one on another line is redundant
+    project.write("a.py", """\
+        meta = Meta(  # padlint: ignore[PAD001]
+            x=stale("self.a[:num_reqs_padded]"), y=stale("self.b[:num_reqs_padded]"),
+        )  # padlint: ignore[PAD001]
+        """)
+    assert _summary(_findings(project)) == [("PAD100", 3)]
