@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import io
 import os
-import re
 import secrets
 import stat
 import tokenize
@@ -23,7 +22,7 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from padlint.model import Fix
+from padlint.model import Fix, split_lines
 
 
 class FixError(ValueError):
@@ -62,9 +61,7 @@ def apply_fixes(source: str, fixes: Sequence[Fix]) -> str:
         entries = by_line.setdefault(fix.line, [])
         if all(k != key for _, _, k in entries):
             entries.append((fix, stmt, key))
-    lines = re.split(r"\r\n|\r|\n", source)
-    if lines and lines[-1] == "":
-        lines.pop()
+    lines = split_lines(source)
     for line_no, entries in by_line.items():
         fix = entries[0][0]
         if not 1 <= line_no <= len(lines):

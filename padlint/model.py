@@ -6,8 +6,23 @@ them.  Nothing here knows about the CLI or an output format.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+#: Python's own line breaks (what ``ast``/``tokenize`` count); str.splitlines also
+#: splits on form feeds, U+2028 and others, which would shift line numbers.
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str, keepends: bool = False) -> list[str]:
+    """Lines of ``text`` as Python numbers them (``\r\n``, ``\r`` or ``\n`` end a line)."""
+    if not keepends:
+        lines = LINE_BREAK.split(text)
+        if lines and lines[-1] == "":
+            lines.pop()
+        return lines
+    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import libcst as cst
 from padlint.analysis.findings import hits_to_findings
 from padlint.analysis.index import build_index, has_live_chunk
 from padlint.analysis.interp import Interpreter, Segment
-from padlint.model import Finding
+from padlint.model import Finding, split_lines
 from padlint.profile import Profile
 
 
@@ -60,7 +60,7 @@ def check_source(source: str, path: str, profile: Profile) -> list[Finding]:
         raise AnalysisSyntaxError(f"cannot parse: {e}") from None
     # RecursionError and MemoryError (CPython's "parser stack overflow") propagate:
     # the caller reports the file as too deeply nested.
-    lines = source.splitlines(keepends=True)
+    lines = split_lines(source, keepends=True)  # as ast counts lines
     index = build_index(tree, lines, profile)
     if not index.entries:
         return []

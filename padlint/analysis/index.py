@@ -93,10 +93,11 @@ def prefilter_patterns(profile: Profile) -> tuple[re.Pattern[str], re.Pattern[st
 def _literals(profile: Profile) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Fixed substrings that every match of the prefilter regexes contains."""
     def lit(pat: str) -> str:
-        parts = re.split(r"[*?\[\]]", pat)
-        return max(parts, key=len)
-    sinks = tuple(lit(p) + ("(" if not p.endswith("*") else "")
-                  for p in profile.sink_constructors + profile.sink_calls + profile.forward_calls)
+        """The longest fixed piece of a glob, with the call's `(` when it ends the pattern."""
+        parts = re.split(r"[*?]|\[[^\]]*\]", pat)
+        longest = max(parts, key=len)
+        return longest + "(" if longest == parts[-1] and longest else longest
+    sinks = tuple(lit(p) for p in profile.sink_constructors + profile.sink_calls + profile.forward_calls)
     padded = ["_padded"] + [w for pair in profile.counts for w in pair.padded]
     padded += [f".{g}(" for g in profile.padded_getters] + [f"{a}(" for a in profile.uninitialized_allocators]
     return tuple(x for x in sinks if x), tuple(padded)

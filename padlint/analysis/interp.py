@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 import libcst as cst
 
@@ -108,9 +107,6 @@ class Segment:
         self._line: dict[int, int] = {}  # node ids: nodes live as long as the segment
         _map_body(_suite_body(func.body), ast_func.body, self._stmt)
 
-    def stmt_lines(self, stmt) -> tuple[int, int] | None:
-        return self._stmt.get(id(stmt))
-
     def line(self, node, stmt) -> int:
         """1-based file line of ``node`` inside statement ``stmt``."""
         lines = self._stmt.get(id(node)) or self._stmt.get(id(stmt))
@@ -196,7 +192,6 @@ def _suite_body(block) -> list:
 
 def _map_body(cst_body: list, ast_body: list, out: dict[int, tuple[int, int]]) -> None:
     """Give each libcst statement the (first, last) lines of its ast twin."""
-    import ast as _ast
     i = 0
     for st in cst_body:
         if i >= len(ast_body):
@@ -213,7 +208,7 @@ def _map_body(cst_body: list, ast_body: list, out: dict[int, tuple[int, int]]) -
         out[id(st)] = (a.lineno, a.lineno) if not hasattr(a, "body") else (a.lineno, _header_end(a))
         if start != a.lineno:
             out[id(st)] = (a.lineno, a.lineno)
-        if isinstance(st, cst.If) and isinstance(a, _ast.If):
+        if isinstance(st, cst.If) and isinstance(a, ast.If):
             _map_body(_suite_body(st.body), a.body, out)
             orelse = st.orelse
             if isinstance(orelse, cst.If):
@@ -284,7 +279,6 @@ class Frame:
     stmt: cst.CSTNode | None = None
     fixable: bool = True  # a reset inserted before `stmt` runs before the sink
     nested: dict[str, cst.FunctionDef] = field(default_factory=dict)
-    depth: int = 0
 
 
 class Interpreter:
@@ -306,12 +300,15 @@ class Interpreter:
         self._fresh = 0
         self._stack: list[str] = []
         self._real_for = profile.is_real_for
+        self._helpers = dict(profile.reset_helpers)
+        self._sink_call = re.compile("|".join(_glob(p) for p in profile.sink_calls)) if profile.sink_calls else None
         self._texts: dict[int, str] = {}
         self._keep: list = []
-        self._empty = cst.Module(body=[])
 
     # ------------------------------------------------------------------ entry
     def run_entry(self, qual: str) -> None:
+        """Interpret entry point ``qual`` from a state where every persistent row may be stale;
+        sink hits accumulate in :attr:`hits` (stale) and :attr:`clean_hits` (clean paths)."""
         owner, name, seg = self.functions[qual]
         line = seg.def_line
         frame = Frame(qual=qual, owner=owner, seg=seg,
@@ -625,6 +622,10 @@ class Interpreter:
         st = state.loc(ref.loc) if ref.persistent else state.heap.get(ref.loc, LocState(False))
         low = self._count(lower, state) if lower is not None else None
         if lower is not None and not self._is_zero(lower):
+            if upper is not None:
+                up = self._count(upper, state)
+                if up is None or not up.canon or not self.p.is_padded_name(up.canon) or up.unpadded:
+                    return  # `x[R:R + 1]`, `x[R:R]`, `x[R:n]`: not every padding row
             if low is not None and low.canon:
                 keys = {Reset(low.canon, low.offset, value_text, line)}
                 if low.written and low.written != low.canon and not self.p.is_padded_name(low.canon) \
@@ -742,7 +743,7 @@ class Interpreter:
         key = id(node)
         text = self._texts.get(key)
         if text is None:
-            text = self._texts[key] = norm(self._empty.code_for_node(node))
+            text = self._texts[key] = norm(_EMPTY.code_for_node(node))
             self._keep.append(node)  # ids stay unique while cached
         return text
 
@@ -899,9 +900,6 @@ class Interpreter:
                 if not c.canon or c.unpadded or not self.p.is_padded_name(c.canon):
                     continue  # sliced to a real (or unknown) count: no padding rows
                 if st.entry_stale and r.persistent:
-                    pair = self.p.pair_for_padded(c.canon)
-                    real = pair.real[0] if pair else "?"
-                    rows = self._rows(real, c.canon, c.offset)
                     rtext = self._t(r.text)
                     cands.add(Taint(
                         buffer=rtext, padded=c.canon, offset=c.offset, reason="stale", dim=c.dim,
@@ -987,18 +985,17 @@ class Interpreter:
             return self._inline(target, node, frame, state)
 
         # configured sink calls
-        if name and any(re.fullmatch(_glob(pat), name) for pat in self.p.sink_calls):
+        if name and self._sink_call is not None and self._sink_call.fullmatch(name):
             self._check_call_args(name, node, frame, state, skip_first=False)
             return UNKNOWN
 
         # reset helpers: clear_padding(buf, n)
-        helpers = dict(self.p.reset_helpers)
-        if last in helpers:
-            idx = helpers[last]
+        if last in self._helpers:
+            idx = self._helpers[last]
             args = [a for a in node.args if a.keyword is None]
-            vals = [self._eval(a.value, frame, state) for a in node.args]
+            vals = {id(a): self._eval(a.value, frame, state) for a in node.args}
             if idx < len(args):
-                buf = self._eval(args[idx].value, frame, state)
+                buf = vals[id(args[idx])]
                 count = args[idx + 1].value if idx + 1 < len(args) else None
                 if isinstance(buf, Refs):
                     for r in buf.refs:
@@ -1174,7 +1171,7 @@ class Interpreter:
             return UNKNOWN
         line = frame.seg.line(node, frame.stmt)
         callee = Frame(qual=qual, owner=owner, seg=seg,
-                       chain=frame.chain + ((line, f"calls `{name}`"),), depth=frame.depth + 1)
+                       chain=frame.chain + ((line, f"calls `{name}`"),))
         if kind == "nested":
             callee.nested = dict(frame.nested)
             env = dict(state.env)  # closure: sees the enclosing locals

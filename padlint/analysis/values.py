@@ -20,7 +20,7 @@ Vocabulary (see shared docs/domain.md):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
 ALL = "*"  # Reset.real for a reset of the whole buffer

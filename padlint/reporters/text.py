@@ -19,18 +19,16 @@ paths is literal.
 from __future__ import annotations
 
 import io
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
 
 from rich.console import Console
 from rich.text import Text
 
-from padlint.model import CheckResult, Finding
+from padlint.model import LINE_BREAK, CheckResult, Finding
 from padlint.parse import SourceFile
 from padlint.suppress import PadPolicy
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow"}
 
@@ -80,7 +78,7 @@ def _findings(console: Console, result: CheckResult, sources: dict[str, SourceFi
     for path in sorted(by_file):
         console.print(Text(path, style="bold underline"))
         # split like Python's tokenizer (\n, \r\n, \r), not str.splitlines (\f, \v, U+2028, ...)
-        lines = _LINE_BREAK.split(sources[path].text) if path in sources else []
+        lines = LINE_BREAK.split(sources[path].text) if path in sources else []
         for f in sorted(by_file[path], key=Finding.sort_key):
             _finding(console, f, lines)
         console.print()

@@ -32,7 +32,8 @@ def run(body: str, head: str = HEAD):
 
 
 def line_of(src: str, text: str) -> int:
-    return next(i for i, line in enumerate(src.splitlines(), 1) if text in line)
+    """1-based line as Python counts it (only \n ends a line in these sources, not \f)."""
+    return next(i for i, line in enumerate(src.split("\n"), 1) if text in line)
 
 
 def test_sink_in_elif_test_has_its_own_location_and_no_misplaced_fix():
@@ -47,7 +48,7 @@ def test_sink_in_elif_test_has_its_own_location_and_no_misplaced_fix():
     """)
     f = found["seq_lens"]
     assert f.line == line_of(src, "elif (m :=")
-    assert f.column == src.splitlines()[f.line - 1].index("seq_lens=") + 1
+    assert f.column == src.split("\n")[f.line - 1].index("seq_lens=") + 1
     assert f.fix is None
     assert "on every path before this test" in f.message
 
@@ -164,3 +165,36 @@ def test_calls_are_followed_twelve_levels_deep():
     found = {f.field: f for f in check_source(src, "r.py", PROFILE)}
     assert set(found) == {"seq_lens"}
     assert len([t for t in found["seq_lens"].trace if "calls" in t.note]) == 12
+
+
+@pytest.mark.parametrize("reset", [
+    "is_prefilling[num_reqs:num_reqs + 1] = False",   # one row only
+    "is_prefilling[num_reqs:num_reqs] = False",       # no row
+])
+def test_reset_must_reach_the_padded_count(reset):
+    # the canonical bug: a reset whose upper bound stops short of num_reqs_padded leaves rows stale
+    _, found = run(f"""\
+        is_prefilling = self.a[:num_reqs_padded] < self.b[:num_reqs_padded]
+        {reset}
+        return CommonAttentionMetadata(is_prefilling=is_prefilling)
+    """)
+    assert set(found) == {"is_prefilling"}
+
+
+def test_form_feed_does_not_shift_lines():
+    # str.splitlines splits on \f, ast does not: a form feed in a comment above the
+    # class must not move the analysed functions (or turn the file into a syntax error)
+    src, found = run("""\
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])
+    """, head="# page break \f here\n" + HEAD)
+    assert found["seq_lens"].line == line_of(src, "seq_lens=self.seq_lens")
+
+
+def test_sink_pattern_with_inner_wildcard_reaches_the_analysis():
+    # a configured sink `My*Params`: the text prefilter must not require `My(`
+    from dataclasses import replace
+
+    profile = replace(PROFILE, sink_constructors=PROFILE.sink_constructors + ("My*Params",))
+    src = HEAD.replace("CommonAttentionMetadata", "MyKernelParams") + \
+        "        return MyKernelParams(seq_lens=self.seq_lens[:num_reqs_padded])\n"
+    assert {f.field for f in check_source(src, "r.py", profile)} == {"seq_lens"}
