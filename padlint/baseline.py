@@ -44,7 +44,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path, PurePath
-from typing import Any
+from typing import Any, Callable
 
 from padlint.fix import write_atomic
 from padlint.model import Finding
@@ -167,14 +167,19 @@ def load(path: str | os.PathLike[str]) -> list[dict[str, str]]:
 
 
 def apply(path: str | os.PathLike[str], findings: Iterable[Finding],
-          cwd: str | os.PathLike[str] | None = None) -> tuple[list[Finding], list[str]]:
+          cwd: str | os.PathLike[str] | None = None,
+          in_scope: Callable[[str, str], bool] | None = None) -> tuple[list[Finding], list[str]]:
     """Hide the findings recorded in the baseline at ``path``.
 
     Finding paths are relative to ``cwd`` (default: the working directory)
     or absolute; they are matched relative to the baseline file's directory.
     Returns ``(new findings, in their original order; one message per
     baseline entry that matched no finding)``.  Each entry hides at most one
-    finding.  Raises :class:`BaselineError` for an absent or malformed file.
+    finding.  ``in_scope(absolute_path, code)`` says whether this run could
+    have reproduced an entry (its file checked without error, its code
+    enabled); entries out of scope are never called stale, so a partial run
+    (pre-commit on changed files, ``--select``) does not ask to delete valid
+    entries.  Raises :class:`BaselineError` for an absent or malformed file.
     """
     here = Path(cwd) if cwd is not None else Path.cwd()
     version, entries = _read(path)
@@ -195,6 +200,10 @@ def apply(path: str | os.PathLike[str], findings: Iterable[Finding],
                                                                            "sink", "field", "fingerprint"))):
         if remaining[entry["fingerprint"]] > 0:
             remaining[entry["fingerprint"]] -= 1
+            if in_scope is not None and "path" in entry:
+                full = os.path.normpath(os.path.join(base if version != 1 else here, entry["path"]))
+                if not in_scope(full, entry.get("code", "")):
+                    continue
             where = f"{entry.get('sink', '?')}.{entry.get('field', '?')}"
             function = f" ({entry['function']})" if entry.get("function") else ""
             shown = entry.get("path", "?")

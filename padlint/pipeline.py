@@ -125,7 +125,13 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None) -> RunOu
     if options.baseline:
         from padlint.baseline import apply as apply_baseline
 
-        out.result.findings, out.notes = apply_baseline(options.baseline, out.result.findings, cwd)
+        failed = {os.path.normpath(os.path.join(cwd, e.path)) for e in out.result.errors}
+        checked = {os.path.normpath(os.path.join(cwd, p)) for p in found.files} - failed
+
+        def in_scope(full: str, code: str) -> bool:
+            return full in checked and options.selection.enabled(code)
+
+        out.result.findings, out.notes = apply_baseline(options.baseline, out.result.findings, cwd, in_scope)
     out.result.findings.sort(key=Finding.sort_key)
     out.result.errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
     live = {f.path for f in out.result.findings} | {f.fix.path for f in out.result.findings if f.fix}

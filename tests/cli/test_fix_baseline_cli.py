@@ -136,3 +136,28 @@ def test_stale_entry_names_the_file_relative_to_the_working_directory(project, m
     assert r.rc == 0
     assert r.err == ("padlint: warning: bl/base.json: baseline entry no longer matches: PAD001 "
                      "CommonAttentionMetadata.is_prefilling in bl/bug.py (Runner.build); remove it\n")
+
+
+def test_partial_run_does_not_call_unchecked_entries_stale(project):
+    # Baseline of two buggy files; pre-commit then checks only a.py.  The entry
+    # for b.py could not have matched (b.py was not checked): no "remove it" for it.
+    project.write("a.py", CANONICAL)
+    project.write("b.py", CANONICAL)
+    assert project.run("check", "--write-baseline", "base.json").rc == 0
+    r = project.run("check", "a.py", "--baseline", "base.json")
+    assert r.rc == 0
+    assert "no longer matches" not in r.err
+    # once b.py is fixed and checked, its entry is stale and is named
+    project.write("b.py", CANONICAL_FIXED)
+    r = project.run("check", "a.py", "b.py", "--baseline", "base.json")
+    assert r.rc == 0
+    assert r.err.count("no longer matches") == 1 and "b.py" in r.err
+
+
+def test_disabled_code_does_not_make_entries_stale(project):
+    # with only PAD100 selected, the PAD001 entry cannot match: not stale
+    project.write("a.py", CANONICAL)
+    assert project.run("check", "--write-baseline", "base.json").rc == 0
+    r = project.run("check", "--select", "PAD100", "--baseline", "base.json")
+    assert r.rc == 0
+    assert "no longer matches" not in r.err
