@@ -18,7 +18,8 @@ classes, ``module:Qualified.name``, for a project's own runner).
 
 ``@pytest.mark.padlint_off`` opts one test out.  Strict mode fails the test
 whose step built the metadata (deferred device results are read at the end
-of each test).  Record mode lets every test run, lists the violations in
+of each test, also when the test raised: then they are added as a note to
+its error, so they are never raised in a later test).  Record mode lets every test run, lists the violations in
 the terminal summary and makes the session fail.  The summary line reads
 "padlint runtime: N objects checked, N fields checked, N skipped during
 capture, N violations".
@@ -99,8 +100,21 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
             return (yield)
     try:
         result = yield
-    finally:
+    except BaseException as exc:
+        # The test raised: its deferred device results still belong to it.  Read them now
+        # (else the next test's flush would raise them); in strict mode a violation is
+        # attached to this test's own failure, which stays the primary error.
         checker.label = item.nodeid
+        try:
+            checker.flush()
+        except AssertionError as stale:  # StalePaddingError; already tallied in stats.violations
+            if isinstance(exc, Exception):
+                exc.add_note(f"\n{stale}")
+            elif isinstance(exc, pytest.skip.Exception):  # a skip must not hide stale rows
+                raise stale from exc
+            # exit / KeyboardInterrupt: propagate; the violation stays in the tally
+        raise
+    checker.label = item.nodeid
     checker.flush()  # deferred device results of this test; strict mode raises here
     return result
 

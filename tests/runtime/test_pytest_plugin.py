@@ -45,8 +45,8 @@ INI = textwrap.dedent('''
 ''')
 
 
-def _pytest(tmp_path, *args, env_mode=None, ini_extra=""):
-    (tmp_path / "test_toy.py").write_text(TESTS)
+def _pytest(tmp_path, *args, env_mode=None, ini_extra="", tests=TESTS):
+    (tmp_path / "test_toy.py").write_text(tests)
     (tmp_path / "pytest.ini").write_text(INI + ini_extra)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PADLINT_")}
     env["PYTHONPATH"] = f"{TOY_DIR}{os.pathsep}{ROOT}"
@@ -95,3 +95,45 @@ def test_unknown_mode_is_a_usage_error(tmp_path):
     out = _pytest(tmp_path, env_mode="loud")
     assert out.returncode == 4
     assert "expected strict, record or off" in out.stderr + out.stdout
+
+
+# A test that builds a stale object whose check is deferred (the device path, forced on CPU
+# tensors), then raises before its end; the next test builds nothing.
+RAISING_TESTS = textwrap.dedent('''
+    import dataclasses
+    import padlint.runtime as pr
+    import toy_runner_buggy
+
+    def test_raises_after_building():
+        chk = pr.current_checker()
+        chk.force_device_path = True  # CPU tensors take the deferred device path
+        runner = toy_runner_buggy.ToyModelRunner()
+        for rid, prompt in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
+            runner.add_request(rid, prompt)
+        with chk.suspended():
+            runner.execute_model()
+            runner.remove_request("B")
+            meta, _ = runner.execute_model()
+        # built outside a provider call: counts inferred from query_start_loc_cpu [0, 1, 5, 6, 6]
+        # (3 real requests of 4); the check is packed and left pending (deferred)
+        dataclasses.replace(meta)
+        raise RuntimeError("boom")
+
+    def test_innocent():
+        pass
+''')
+
+
+def test_deferred_results_of_a_failing_test_are_reported_in_that_test(tmp_path):
+    """The deferred check of an object built by a test that then raises is read in that
+    test's teardown of the call (not skipped), attached to its failure; the next test passes."""
+    out = _pytest(tmp_path, "--padlint-runtime=strict", tests=RAISING_TESTS)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "1 failed, 1 passed" in out.stdout, out.stdout
+    assert "FAILED test_toy.py::test_raises_after_building - RuntimeError: boom" in out.stdout
+    assert "test_innocent FAILED" not in out.stdout and "FAILED test_toy.py::test_innocent" not in out.stdout
+    # the stale rows are shown with the failing test (row 3 of is_prefilling: request D, still in its prompt)
+    assert "CommonAttentionMetadata.is_prefilling: 1 stale padding row(s) in [3:4)" in out.stdout
+    assert "row 3: True" in out.stdout
+    assert "test: test_toy.py::test_raises_after_building" in out.stdout
+    assert "2 violations" in out.stdout  # is_prefilling and seq_lens, tallied once
