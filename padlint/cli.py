@@ -207,8 +207,14 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
             print(f"padlint: {n} fix{'es' if n != 1 else ''} would be applied"
                   + (f"; {skipped_unsafe} more with --unsafe-fixes" if skipped_unsafe else ""), file=sys.stderr)
             return 0 if args.exit_zero or not (diff_text or result.errors) else 1
-        fixed = len(result.findings) - len([f for f in result.findings if id(f) not in applied])
+        before = len(result.findings)
         result.findings = [f for f in result.findings if id(f) not in applied]
+        if applied:
+            # check again what was written: lines moved, and a fix is not taken on trust
+            output = run(paths, options, cwd)
+            output.result.errors.extend(fix_errors)
+            result = output.result
+        fixed = max(0, before - len(result.findings))
         footer = f"Fixed {fixed} finding{'s' if fixed != 1 else ''} ({len(result.findings)} remaining)."
         if skipped_unsafe:
             footer += f" {skipped_unsafe} unsafe fix{'es' if skipped_unsafe != 1 else ''} available with --unsafe-fixes."

@@ -161,3 +161,15 @@ def test_disabled_code_does_not_make_entries_stale(project):
     r = project.run("check", "--select", "PAD100", "--baseline", "base.json")
     assert r.rc == 0
     assert "no longer matches" not in r.err
+
+
+def test_findings_left_after_fix_are_reported_at_their_new_lines(project):
+    # The fix inserts one line (the reset) above the sink, so the unused
+    # suppression below it moves from line 10 to line 11; the report after
+    # --fix must name line 11, found by checking the written file again.
+    project.write("bug.py", CANONICAL + "\n\nx = 1  # padlint: ignore[PAD001]\n")
+    before = json.loads(project.run("check", "--format", "json").out)
+    assert sorted((f["code"], f["line"]) for f in before["findings"]) == [("PAD001", 7), ("PAD100", 10)]
+    r = project.run("check", "--fix", "--unsafe-fixes", "--format", "json")
+    after = json.loads(r.out)
+    assert [(f["code"], f["line"]) for f in after["findings"]] == [("PAD100", 11)]
