@@ -101,9 +101,12 @@ class _Excluder:
     the others are matched as :meth:`PathPattern.matches` does."""
 
     def __init__(self, excludes: list[PathPattern]):
-        names = [p for p in excludes if "/" not in p.pattern.replace(os.sep, "/").rstrip("/").removeprefix("./")]
+        def norm(p: PathPattern) -> str:  # as PathPattern.matches reads it
+            return p.pattern.replace(os.sep, "/").rstrip("/").removeprefix("./")
+
+        names = [p for p in excludes if "/" not in norm(p)]
         self.paths = [p for p in excludes if p not in names]
-        rx = "|".join(fnmatch.translate(p.pattern.replace(os.sep, "/").rstrip("/")) for p in names)
+        rx = "|".join(fnmatch.translate(norm(p)) for p in names)
         self.names = re.compile(rx) if rx else None
 
     def __call__(self, path: Path) -> bool:

@@ -25,7 +25,7 @@ from padlint.profile import Profile
 
 @dataclass(frozen=True)
 class Prefilter:
-    """Compiled tests for one profile; build with :func:`build_prefilter`."""
+    """Substring tests for one profile; build with :func:`build_prefilter`."""
 
     needles: tuple[str, ...]
     profile: Profile | None = None
@@ -34,9 +34,9 @@ class Prefilter:
         """True when ``text`` mentions a sink call and a padded count name or getter.
 
         A PAD001 finding needs both in one file (the analysis is per module).
-        Substring tests first (``"_padded" in text`` covers every ``X_padded``
-        name), then the analysis's own test (:func:`padlint.analysis.may_matter`)
-        on the few files that pass.
+        Substring tests (``"_padded" in text`` covers every ``X_padded``
+        name), then the analysis's own substring test of a sink call and a
+        padded count (:func:`padlint.analysis.may_matter`) on the files that pass.
         """
         if not any(n in text for n in self.needles):
             return False

@@ -48,6 +48,7 @@ class ModuleIndex:
     nodes: dict[str, ast.AST] = field(default_factory=dict)
 
 
+@functools.lru_cache(maxsize=8)
 def relevance_pattern(profile: Profile) -> re.Pattern[str]:
     """A regex that matches text mentioning anything PAD001 can act on.
 
@@ -69,6 +70,7 @@ def relevance_pattern(profile: Profile) -> re.Pattern[str]:
     return re.compile("|".join(alts))
 
 
+@functools.lru_cache(maxsize=8)
 def prefilter_patterns(profile: Profile) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """(sink, padded) regexes: a file can hold a PAD001 finding only if both match.
 

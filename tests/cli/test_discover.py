@@ -136,3 +136,11 @@ def test_force_exclude_applies_to_named_files(project):
     # a named directory that is excluded is skipped as well
     r, paths = _files(project, "--force-exclude", "generated")
     assert paths == []
+
+
+def test_exclude_with_dot_slash_prefix_skips_the_directory(project):
+    # `--exclude ./src` names the directory src below the working directory
+    project.write("src/a.py", "x = 1\n")
+    project.write("b.py", "x = 1\n")
+    r = project.run("check", "--format", "json", "--exclude", "./src")
+    assert json.loads(r.out)["files_checked"] == 1
