@@ -21,12 +21,26 @@ def _spec(profile: str) -> RuntimeSpec:
 
 
 def _checker(mode: str | None, profile: str = "vllm", cuda_policy: str = "sync") -> Checker:
+    """The checker an explicit call uses.
+
+    No ``mode``: the installed checker when there is one.  A ``mode``: a
+    checker of its own with that mode (and the ``sync`` CUDA policy); with
+    hooks installed it shares the installed checker's spec, tally
+    (``stats``, and the lock guarding it) and test label, so what it checks
+    and finds counts in the installed tally, except in a thread where the
+    installed checker is suspended (pytest ``padlint_off``).  Without hooks
+    it is a throw-away checker of ``profile``.
+    """
     inst = hooks.checker()
     if inst is not None and mode is None:
         return inst
     chk = Checker(inst.spec if inst else _spec(profile), mode=parse_mode(mode, "strict"), cuda_policy=cuda_policy)
     if inst is not None:
         chk.label = inst.label
+        chk.capturing = inst.capturing
+        if not inst.suspended_here:
+            chk.stats = inst.stats
+            chk._lock = inst._lock
     return chk
 
 
@@ -41,8 +55,12 @@ def check_padding(tensor: Any, num_real: int, neutral: Any, *, axis: int = 0, nu
     (every padding entry equals entry ``num_real - 1``; for
     ``query_start_loc`` pass ``num_real = num_reqs + 1``).
     ``mode``: "strict" (default without installed hooks) raises
-    :class:`StalePaddingError`; "record" returns the violations and adds
-    them to the installed checker's tally when hooks are installed.
+    :class:`StalePaddingError`; "record" returns the violations; "off"
+    checks nothing; None uses the installed checker (its mode and CUDA
+    policy).  With hooks installed, what an explicit call checks and finds
+    (in any mode) is added to the installed checker's tally
+    (``current_checker().stats``), except in a thread where that checker is
+    suspended.
     A CUDA tensor costs one host synchronisation (none while a CUDA graph
     is being captured: then nothing is checked and the skip is counted).
     """

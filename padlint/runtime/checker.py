@@ -1,7 +1,8 @@
 """The checker: runs the checks of one metadata object and keeps the tally.
 
 One :class:`Checker` exists while hooks are installed (see
-:mod:`padlint.runtime.hooks`); the explicit API creates a throw-away one.
+:mod:`padlint.runtime.hooks`); an explicit API call with a ``mode`` creates
+one of its own, which shares the installed checker's tally.
 """
 
 from __future__ import annotations
@@ -136,6 +137,11 @@ class Checker:
     @property
     def active(self) -> bool:
         return self.mode != "off" and not getattr(self._suspend, "depth", 0)
+
+    @property
+    def suspended_here(self) -> bool:
+        """True inside :meth:`suspended` in the calling thread."""
+        return bool(getattr(self._suspend, "depth", 0))
 
     @contextmanager
     def suspended(self) -> Iterator[None]:

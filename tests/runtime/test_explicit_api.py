@@ -1,8 +1,10 @@
 """check_padding / check_metadata: the API an engine calls itself.
 
-Every call passes ``mode`` so that it uses its own checker, not the one the
-pytest plugin installs when ``PADLINT_RUNTIME`` is set (these tests expect
-violations; they must not count in that session's tally).
+Every call passes ``mode`` so that it uses its own mode, not the one the
+pytest plugin installs when ``PADLINT_RUNTIME`` is set.  An explicit check
+adds to the installed checker's tally (see test_api_tally.py), except in a
+``padlint_off`` test: these tests expect violations, which must not count in
+that session's tally, so the module is marked ``padlint_off``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import torch
 from toy_common import CommonAttentionMetadata
 
 from padlint.runtime import StalePaddingError, check_metadata, check_padding
+
+pytestmark = pytest.mark.padlint_off
 
 
 def test_bool_mask_padding_rows_must_be_false():
