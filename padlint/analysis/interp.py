@@ -278,6 +278,10 @@ class Frame:
     loop_exits: list = field(default_factory=list)
     stmt: cst.CSTNode | None = None
     fixable: bool = True  # a reset inserted before `stmt` runs before the sink
+    # counts bound on the call path so far (entry-point terms): a padded count has
+    # padding rows only where its real partner is known (else every row is real to
+    # the code, e.g. a graph-capture helper that only knows the captured size)
+    known: set[str] = field(default_factory=set)
     nested: dict[str, cst.FunctionDef] = field(default_factory=dict)
 
 
@@ -318,6 +322,7 @@ class Interpreter:
             if p == "self":
                 state.env[p] = Refs(frozenset({Ref("self", None, "self")}))
         frame.params = tuple(self._params(seg.func))
+        frame.known.update(frame.params)
         self._stack = [qual]
         self._exec_function(seg.func, frame, state)
 
@@ -517,6 +522,8 @@ class Interpreter:
                 c = self._count_rhs(value_node, target.value, state)
                 if c is not None:
                     value = c
+            if isinstance(value, CountVal) and value.canon is not None:
+                frame.known.add(value.canon)
             state.env[target.value] = value
             return
         if isinstance(target, (cst.Tuple, cst.List)):
@@ -600,12 +607,19 @@ class Interpreter:
                 return (s.lower, s.upper, dim)
         return None
 
-    def _no_padding(self, canon: str, state: State) -> bool:
-        """True where the caller bound the real count to this padded count (``num_reqs=num_reqs_padded``):
-        on this path the slice has no padding rows, every row is real to the metadata."""
+    def _no_padding(self, canon: str, state: State, frame: Frame | None = None) -> bool:
+        """True where a slice up to padded count ``canon`` has no padding rows on this path.
+
+        Either the caller bound the real count to this padded count
+        (``num_reqs=num_reqs_padded``: every row is real to the metadata), or
+        no real partner of ``canon`` is known on the call path (the code only
+        knows the captured size, as in a graph-capture helper).
+        """
         pair = self.p.pair_for_padded(canon)
         if pair is None:
             return False
+        if frame is not None and not any(r in frame.known for r in pair.real):
+            return True
         for real in pair.real:
             v = state.env.get(real)
             if isinstance(v, CountVal) and v.canon == canon:
@@ -877,7 +891,7 @@ class Interpreter:
             return base
         count = self._count(upper, state)
         if count is not None:
-            count = replace(count, dim=found[2], unpadded=self._no_padding(count.canon, state))
+            count = replace(count, dim=found[2], unpadded=self._no_padding(count.canon, state, frame))
         for r in base.refs:
             out.add(Ref(r.loc, count if count is not None else Count("", 0, ""),
                         text, line, r.persistent))
@@ -1099,7 +1113,7 @@ class Interpreter:
         if method in p.padded_getters and node.args:
             count = self._count(node.args[0].value, state)
             if count is not None:
-                count = replace(count, unpadded=self._no_padding(count.canon, state))
+                count = replace(count, unpadded=self._no_padding(count.canon, state, frame))
             line = frame.seg.line(node, frame.stmt)
             out = {Ref(r.loc + "#dev", count if count is not None else Count(""), node, line,
                        r.persistent) for r in recv.refs if r.count is None}
@@ -1130,7 +1144,7 @@ class Interpreter:
                     first = first.elements[0].value
                 count = self._count(first, state)
         if uninit and count is not None and count.canon and self.p.is_padded_name(count.canon) \
-                and not count.unpadded and not self._no_padding(count.canon, state):
+                and not count.unpadded and not self._no_padding(count.canon, state, frame):
             pair = self.p.pair_for_padded(count.canon)
             rows = self._rows(pair.real[0] if pair else "?", count.canon, count.offset)
             text = self._text(node)
@@ -1171,7 +1185,7 @@ class Interpreter:
             return UNKNOWN
         line = frame.seg.line(node, frame.stmt)
         callee = Frame(qual=qual, owner=owner, seg=seg,
-                       chain=frame.chain + ((line, f"calls `{name}`"),))
+                       chain=frame.chain + ((line, f"calls `{name}`"),), known=set(frame.known))
         if kind == "nested":
             callee.nested = dict(frame.nested)
             env = dict(state.env)  # closure: sees the enclosing locals
@@ -1208,6 +1222,8 @@ class Interpreter:
             if isinstance(v, (UnknownVal, CountVal)) or self._known_count(pname):
                 c = self._count_rhs(a.value, pname, state)
                 v = c if c is not None else v
+            if isinstance(v, CountVal) and v.canon is not None:
+                callee.known.add(v.canon)
             env[pname] = v
         callee_state = State(env, state.heap)
         self._stack.append(qual)
