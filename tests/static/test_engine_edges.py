@@ -198,3 +198,18 @@ def test_sink_pattern_with_inner_wildcard_reaches_the_analysis():
     src = HEAD.replace("CommonAttentionMetadata", "MyKernelParams") + \
         "        return MyKernelParams(seq_lens=self.seq_lens[:num_reqs_padded])\n"
     assert {f.field for f in check_source(src, "r.py", profile)} == {"seq_lens"}
+
+
+def test_no_padding_rows_where_no_real_count_is_known():
+    # A capture helper knows only the captured size: every row is a dummy row to
+    # it, there is no [real:padded) region to reset.  With the real count in
+    # scope (the second method) the same slice is a padded slice.
+    src = (
+        "from vllm.v1.attention.backend import CommonAttentionMetadata\n\n\n"
+        "class Runner:\n"
+        "    def capture(self, num_reqs_padded):\n"
+        "        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])\n\n"
+        "    def build(self, num_reqs, num_reqs_padded):\n"
+        "        return CommonAttentionMetadata(positions=self.positions[:num_reqs_padded])\n"
+    )
+    assert {f.field for f in check_source(src, "r.py", PROFILE)} == {"positions"}
