@@ -103,18 +103,22 @@ class Profile:
         return None
 
     def is_padded_name(self, name: str) -> bool:
+        """True for a padded count: a ``counts[].padded`` name or any ``X_padded``."""
         return self.pair_for_padded(name) is not None
 
     def is_real_for(self, real: str, padded: str) -> bool:
+        """True when ``real`` is a real count paired with ``padded`` (``num_reqs`` / ``num_reqs_padded``)."""
         pair = self.pair_for_padded(padded)
         return pair is not None and real in pair.real
 
     def is_sink_constructor(self, name: str) -> bool:
+        """True when a call of ``name`` (dotted, as written) matches ``sinks.constructors`` (fnmatch)."""
         last = name.rsplit(".", 1)[-1]
         return any(fnmatch.fnmatchcase(last, pat) or fnmatch.fnmatchcase(name, pat)
                    for pat in self.sink_constructors)
 
     def field_spec(self, name: str) -> FieldSpec | None:
+        """The ``[fields.<name>]`` entry (axis, neutral value, why), or None."""
         for f in self.fields:
             if f.name == name:
                 return f
@@ -129,13 +133,16 @@ class Profile:
         return any(name == field_name for name, _ in self.forward_exempt)
 
     def constant(self, name: str) -> Any:
+        """The value of a named constant from ``[constants]`` (vLLM ``NULL_BLOCK_ID = 0``), or None."""
         return dict(self.constants).get(name)
 
     def neutral_for(self, field_name: str, default: str = "0") -> str:
+        """The neutral (pad) value of a field as text (``"False"``, ``"-1"``, ``"flat"``), else ``default``."""
         spec = self.field_spec(field_name)
         return spec.neutral if spec else default
 
     def is_arg_ignored(self, sink: str, field_name: str) -> bool:
+        """True when ``ignore-args`` names ``Sink.field`` (last name of the sink, or as written)."""
         last = sink.rsplit(".", 1)[-1]
         return f"{last}.{field_name}" in self.ignore_args or f"{sink}.{field_name}" in self.ignore_args
 
@@ -233,6 +240,7 @@ def _count_pairs(items: Any, where: str) -> list[CountPair]:
 
 
 def available_profiles() -> list[str]:
+    """Names of the profiles shipped in :func:`rules_dir` (``["sglang", "vllm"]``)."""
     return sorted(p.stem for p in rules_dir().glob("*.toml"))
 
 

@@ -120,6 +120,9 @@ def _is_none(v) -> bool:
 
 
 def join_vals(a: AVal | None, b: AVal | None) -> AVal:
+    """The value of a name after two paths join: alternatives of views are kept
+    (stale if any is), a tensor wins over None or a scalar (its rows still
+    matter), tuples join elementwise."""
     if a is None:
         return b if b is not None else UNKNOWN
     if b is None or a == b:
@@ -159,6 +162,8 @@ class LocState:
     clean: frozenset = frozenset()
 
     def join(self, other: "LocState") -> "LocState":
+        """Padding state after two paths join: stale or tainted if either is; reset only
+        where both reset (:func:`meet_resets`)."""
         if self is other:
             return self
         return LocState(
@@ -188,6 +193,11 @@ class State:
 
     @staticmethod
     def join(states: Iterable["State | None"]) -> "State | None":
+        """Join the live states (None: a path that returned or raised); None if none is live.
+
+        Views that differ between paths carry the resets seen on their own path
+        (``Ref.clean_at``), so a reset on the branch that took the view still counts.
+        """
         live = [s for s in states if s is not None]
         if not live:
             return None
