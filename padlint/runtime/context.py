@@ -76,8 +76,15 @@ def pop() -> StepCounts:
 
 
 def last() -> StepCounts | None:
-    """The most recent provider call of this thread that has returned (poison mode uses it)."""
+    """The most recent provider call of this thread that has returned since
+    :func:`clear_last` (poison mode uses it), or None."""
     return _local.last
+
+
+def clear_last() -> None:
+    """Forget the last provider call of this thread (the step hook calls it when a step
+    starts, so a step that makes no provider call sees None, not the previous step's counts)."""
+    _local.last = None
 
 
 def local() -> _Local:

@@ -208,13 +208,14 @@ def _wrap_step(inst: Installation, target: str, module: Any) -> None:
 
     @functools.wraps(func)
     def step(*args: Any, **kwargs: Any) -> Any:
+        context.clear_last()  # only a provider call made by this step may give the counts to poison
         try:
             return func(*args, **kwargs)
         finally:
             if inst.poison is not None and inst.checker.active:
                 if args and id(args[0]) not in registered and inst.checker.spec.poison:
                     register_profile_buffers(args[0])
-                inst.poison.after_step(context.last())
+                inst.poison.after_step(context.last())  # None (no provider call): nothing poisoned
 
     _patch(inst, owner, name, step)
 

@@ -90,5 +90,12 @@ class Poisoner:
         return n
 
     def after_step(self, counts: StepCounts | None) -> None:
+        """Poison with the counts of the step's (last) provider call.
+
+        ``counts`` None (the step returned without calling the provider,
+        e.g. nothing was scheduled): nothing is poisoned, since the real
+        count of that step is unknown and rows past an older count may hold
+        live requests now.
+        """
         if counts is not None:
             self.poison(counts.num_reqs, counts.num_tokens)

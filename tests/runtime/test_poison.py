@@ -86,3 +86,40 @@ def test_vllm_profile_names_poison_buffers():
     paths = {p.path: (p.axis, p.sentinel) for p in spec.poison}
     assert paths["input_batch.num_computed_tokens_cpu_tensor"] == ("reqs", -1)
     assert paths["query_start_loc"] == ("reqs+1", None)
+
+
+def test_step_without_a_provider_call_poisons_nothing(install_toy, monkeypatch):
+    """A step that returns early (no provider call) must not poison with the previous step's
+    counts: rows past that old count may hold live requests by now."""
+    import sys
+    import types
+
+    import torch
+
+    mod = types.ModuleType("padlint_early_return_runner")
+
+    class Runner:
+        def __init__(self):
+            self.seq_lens = torch.zeros(8, dtype=torch.int32)
+
+        def execute_model(self, live):
+            """Write the live rows; call the provider only when there is something to run."""
+            self.seq_lens[: len(live)] = torch.tensor(live, dtype=torch.int32)
+            if len(live) > 2:
+                return None  # early return (nothing scheduled this step): no provider call
+            return self._build_attention_metadata(len(live), 4, len(live), 4)
+
+        def _build_attention_metadata(self, num_reqs, num_reqs_padded, num_tokens, num_tokens_padded):
+            return None
+
+    mod.Runner = Runner
+    monkeypatch.setitem(sys.modules, mod.__name__, mod)
+    install_toy(provider=f"{mod.__name__}:Runner._build_attention_metadata", classes=[],
+                step=f"{mod.__name__}:Runner.execute_model", mode="record", poison=True)
+    runner = Runner()
+    pr.register_poison_buffer(runner.seq_lens, axis="reqs")
+    runner.execute_model([1, 2])  # provider: num_reqs 2 -> rows [2:] get the sentinel -99
+    assert runner.seq_lens.tolist() == [1, 2, -99, -99, -99, -99, -99, -99]
+    runner.execute_model([1, 2, 3, 4, 5])  # early return: rows [0:5) are live, nothing is poisoned
+    assert runner.seq_lens.tolist() == [1, 2, 3, 4, 5, -99, -99, -99]
+    assert pr.installed().poison.fills == 1
