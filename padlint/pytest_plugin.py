@@ -1,8 +1,8 @@
 """pytest plugin (registered through the ``pytest11`` entry point): runtime assert mode in test runs.
 
 Loaded by every pytest run in an environment where padlint is installed,
-so it is inert and cheap when off: it imports only ``os`` and ``pytest``
-until checking is enabled, and then installs the hooks of
+so it is inert and cheap when off: it imports only ``os``, ``pytest`` and
+the torch-free :mod:`padlint.runtime.modes` until checking is enabled, and then installs the hooks of
 :mod:`padlint.runtime` once per session.
 
 Enable (first one set wins):
@@ -10,6 +10,8 @@ Enable (first one set wins):
 * ``--padlint-runtime=strict|record|off``
 * ``PADLINT_RUNTIME=strict|record|off``
 * ini option ``padlint_runtime = strict``
+
+("0" and "false" also mean off; any other value is a usage error.)
 
 Other ini options: ``padlint_profile`` (default "vllm"),
 ``padlint_cuda_policy`` ("deferred", "sync", "skip"), ``padlint_provider``
@@ -32,16 +34,18 @@ from typing import Any
 
 import pytest
 
+from padlint.runtime.modes import parse_mode
+
 _CHECKER = pytest.StashKey[Any]()
 _OWNED = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("padlint", "padlint runtime checker (stale CUDA-graph padding rows)")
-    group.addoption("--padlint-runtime", dest="padlint_runtime", default=None,
-                    choices=("strict", "record", "off"),
+    group.addoption("--padlint-runtime", dest="padlint_runtime", default=None, metavar="strict|record|off",
                     help="check padding rows of metadata objects as they are built "
-                         "(default: $PADLINT_RUNTIME, else the padlint_runtime ini option, else off)")
+                         "(default: $PADLINT_RUNTIME, else the padlint_runtime ini option, else off; "
+                         "0 and false also mean off)")
     parser.addini("padlint_runtime", "padlint runtime mode: strict, record or off", default="off")
     parser.addini("padlint_profile", "padlint engine profile name or TOML path", default="vllm")
     parser.addini("padlint_cuda_policy", "deferred (no host sync), sync (one per object) or skip",
@@ -55,10 +59,10 @@ def _mode(config: pytest.Config) -> str:
     for value in (config.getoption("padlint_runtime"), os.environ.get("PADLINT_RUNTIME"),
                   config.getini("padlint_runtime")):
         if value is not None and str(value).strip():
-            mode = str(value).strip().lower()
-            if mode not in ("strict", "record", "off"):
-                raise pytest.UsageError(f"padlint runtime mode {value!r}: expected strict, record or off")
-            return mode
+            try:
+                return parse_mode(value)
+            except ValueError as e:
+                raise pytest.UsageError(str(e)) from None
     return "off"
 
 

@@ -32,7 +32,7 @@ _EXPORTS = {
     "poison_padding": "padlint.runtime.api",
     "Checker": "padlint.runtime.checker",
     "Stats": "padlint.runtime.checker",
-    "parse_mode": "padlint.runtime.checker",
+    "parse_mode": "padlint.runtime.modes",
     "StalePaddingError": "padlint.runtime.errors",
     "Violation": "padlint.runtime.errors",
     "runtime_spec": "padlint.runtime.spec",

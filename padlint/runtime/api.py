@@ -6,9 +6,10 @@ import sys
 from typing import Any
 
 from padlint.runtime import checks, hooks
-from padlint.runtime.checker import Checker, Stats, parse_mode
+from padlint.runtime.checker import Checker, Stats
 from padlint.runtime.context import StepCounts
 from padlint.runtime.errors import StalePaddingError, Violation
+from padlint.runtime.modes import parse_mode
 from padlint.runtime.spec import FLAT, FieldRule, RuntimeSpec, runtime_spec
 
 _SPECS: dict[str, RuntimeSpec] = {}

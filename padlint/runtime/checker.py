@@ -25,27 +25,14 @@ from torch import Tensor
 from padlint.runtime import checks, context
 from padlint.runtime.context import StepCounts
 from padlint.runtime.errors import MAX_ROWS_SHOWN, StalePaddingError, Violation
+from padlint.runtime.modes import MODES, parse_mode  # noqa: F401 - MODES, parse_mode re-exported
 from padlint.runtime.spec import FLAT, FieldRule, RuntimeSpec
 
-MODES = ("strict", "record", "off")
 #: ``deferred``: no host synchronisation (device results read when ready);
 #: ``sync``: one synchronisation per metadata object; ``skip``: device fields not checked.
 CUDA_POLICIES = ("deferred", "sync", "skip")
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def parse_mode(text: str | None, default: str = "off") -> str:
-    """Normalise a mode string ("strict", "record", "off"; case-insensitive, "" -> default).
-
-    Raises ValueError naming the accepted values.
-    """
-    if text is None or not str(text).strip():
-        return default
-    mode = str(text).strip().lower()
-    if mode not in MODES:
-        raise ValueError(f"padlint runtime mode {text!r}: expected one of {', '.join(MODES)}")
-    return mode
 
 
 @dataclass

@@ -6,8 +6,9 @@ workers; see ``vllm.plugins.load_general_plugins``), possibly more than
 once.  :func:`register` reads the environment, which worker processes
 inherit:
 
-* ``PADLINT_RUNTIME``: "strict" | "record" | "off" (unset or "off": nothing happens,
-  torch is not imported by padlint);
+* ``PADLINT_RUNTIME``: "strict" | "record" | "off" (unset, "off", "0" or "false":
+  nothing happens, torch is not imported by padlint; parsed by
+  :func:`padlint.runtime.modes.parse_mode`, as in the pytest plugin);
 * ``PADLINT_PROFILE``: profile name or TOML path (default "vllm");
 * ``PADLINT_CUDA_POLICY``: "deferred" (default) | "sync" | "skip";
 * ``PADLINT_POISON``: "1" to enable poison mode.
@@ -25,17 +26,19 @@ import sys
 def register() -> None:
     """Install the runtime hooks when ``PADLINT_RUNTIME`` asks for it; idempotent.
 
-    Raises ValueError for an unknown mode (a typo should not silently turn checking off).
+    Raises ValueError for an unknown mode (a typo should not silently turn checking off),
+    before torch is imported.
     """
-    mode = os.environ.get("PADLINT_RUNTIME", "").strip().lower()
-    if mode in ("", "off", "0", "false"):
+    from padlint.runtime.modes import parse_mode  # no torch
+
+    mode = parse_mode(os.environ.get("PADLINT_RUNTIME"))
+    if mode == "off":
         return
     from padlint.runtime import hooks  # imports torch
-    from padlint.runtime.checker import parse_mode
 
     if hooks.installed() is not None:
         return
-    checker = hooks.install(os.environ.get("PADLINT_PROFILE", "vllm"), mode=parse_mode(mode),
+    checker = hooks.install(os.environ.get("PADLINT_PROFILE", "vllm"), mode=mode,
                             cuda_policy=os.environ.get("PADLINT_CUDA_POLICY", "deferred"),
                             lazy=True, poison=os.environ.get("PADLINT_POISON", "") == "1")
     import atexit

@@ -137,3 +137,19 @@ def test_deferred_results_of_a_failing_test_are_reported_in_that_test(tmp_path):
     assert "row 3: True" in out.stdout
     assert "test: test_toy.py::test_raises_after_building" in out.stdout
     assert "2 violations" in out.stdout  # is_prefilling and seq_lens, tallied once
+
+
+def test_off_spellings_accepted_by_the_engine_plugin_are_off_here_too(tmp_path):
+    """PADLINT_RUNTIME=0 / false turn the vLLM worker plugin off; the pytest plugin reads
+    the same variable with the same parser, so they are "off" here too, not a usage error."""
+    for args, env_mode in (((), "0"), ((), "false"), (("--padlint-runtime=FALSE",), None)):
+        out = _pytest(tmp_path, *args, env_mode=env_mode)
+        assert out.returncode == 0, (args, env_mode, out.stdout + out.stderr)
+        assert "4 passed" in out.stdout
+        assert "HOOKS_LOADED=False" in out.stdout and "padlint runtime:" not in out.stdout
+
+
+def test_unknown_mode_on_the_command_line_names_the_accepted_values(tmp_path):
+    out = _pytest(tmp_path, "--padlint-runtime=loud")
+    assert out.returncode == 4
+    assert "padlint runtime mode 'loud': expected strict, record or off" in out.stderr + out.stdout

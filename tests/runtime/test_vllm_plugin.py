@@ -75,3 +75,38 @@ def test_without_env_the_worker_is_unchecked():
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert "INSTALLED=False" in lines and "NO_ERROR" in lines
+
+
+def test_off_spellings_and_typos_are_parsed_like_the_pytest_plugin():
+    """One parser (padlint.runtime.modes, no torch) for the engine plugin, the pytest plugin
+    and Checker: 0 / false / off (any case) mean off; a typo raises before torch is imported."""
+    code = textwrap.dedent("""
+        import os, sys
+        from padlint.runtime import vllm_plugin
+        from padlint.runtime.modes import parse_mode
+        assert [parse_mode(t) for t in ("0", "FALSE", " Off ", "", None, "Strict", "record")] == [
+            "off", "off", "off", "off", "off", "strict", "record"]
+        for text in ("0", "false"):
+            os.environ["PADLINT_RUNTIME"] = text
+            vllm_plugin.register()
+        os.environ["PADLINT_RUNTIME"] = "loud"
+        try:
+            vllm_plugin.register()
+        except ValueError as e:
+            print(e)
+        assert "torch" not in sys.modules and "padlint.runtime.hooks" not in sys.modules
+        print("clean")
+    """)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(check=False, args=[sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "padlint runtime mode 'loud': expected strict, record or off (0 and false also mean off)", "clean"]
+
+
+def test_checker_mode_uses_the_same_parser():
+    from padlint.runtime import Checker, runtime_spec
+
+    spec = runtime_spec("vllm")
+    assert Checker(spec, mode="0").mode == "off" and not Checker(spec, mode="false").active
