@@ -19,14 +19,13 @@ from typing import Any
 
 import numpy as np
 import torch
-from numpy import count_nonzero
 from torch import Tensor
 
 from padlint.runtime import checks, context
 from padlint.runtime.context import StepCounts
 from padlint.runtime.errors import MAX_ROWS_SHOWN, StalePaddingError, Violation
 from padlint.runtime.modes import MODES, parse_mode  # noqa: F401 - MODES, parse_mode re-exported
-from padlint.runtime.spec import FLAT, FieldRule, RuntimeSpec
+from padlint.runtime.spec import FieldRule, RuntimeSpec
 
 #: ``deferred``: no host synchronisation (device results read when ready);
 #: ``sync``: one synchronisation per metadata object; ``skip``: device fields not checked.
@@ -251,14 +250,7 @@ class Checker:
                 if checks.find_stale_rows(t, start, stop, neutral)[2]:
                     cpu_bad.append((rule, t, real, padded, start, stop))
                 continue
-            x = a[start:stop]
-            if neutral is FLAT:
-                bad = count_nonzero(x != a[start - 1])
-            elif not neutral:  # False / 0: any non-zero entry (NaN included) is stale
-                bad = count_nonzero(x)
-            else:
-                bad = count_nonzero(x != neutral)
-            if bad:
+            if checks.cpu_has_stale(a, start, stop, neutral):
                 cpu_bad.append((rule, t, real, padded, start, stop))
         if seen:
             for o, d in counts.seen:

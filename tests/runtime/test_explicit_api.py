@@ -109,3 +109,24 @@ def test_check_metadata_strict_raises_one_error_for_all_fields():
         check_metadata(meta, num_reqs=(2, 4), num_tokens=(3, 4), mode="strict")
     assert {v.field for v in info.value.violations} == {"seq_lens", "slot_mapping"}
     assert "test_explicit_api.py" in info.value.violations[0].constructed_at
+
+
+def test_checker_cpu_path_uses_checks_cpu_has_stale(monkeypatch):
+    """The checker's CPU path decides through checks.cpu_has_stale (one implementation of the
+    padding-slice test), called once per field with padding rows: (start, stop, neutral)."""
+    from padlint.runtime import checks
+
+    calls = []
+    real = checks.cpu_has_stale
+
+    def spy(a, start, stop, neutral, axis=0):
+        calls.append((start, stop, repr(neutral)))
+        return real(a, start, stop, neutral, axis)
+
+    monkeypatch.setattr(checks, "cpu_has_stale", spy)
+    meta = _meta([5, 6, 0, 9], [0, 2, 3, 3, 3], [4, 5, 6, 17])
+    found = check_metadata(meta, num_reqs=(2, 4), num_tokens=(3, 4), mode="record")
+    assert {v.field: v.rows for v in found} == {"seq_lens": (3,), "slot_mapping": (3,)}
+    # seq_lens and block_table_tensor: reqs rows [2:4) against 0 (NULL_BLOCK_ID = 0);
+    # query_start_loc and its CPU copy: reqs+1 rows [3:5) flat; slot_mapping: tokens row [3:4) against -1
+    assert sorted(calls) == [(2, 4, "0"), (2, 4, "0"), (3, 4, "-1"), (3, 5, "flat"), (3, 5, "flat")]
