@@ -14,7 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from padlint.profile import Profile, ProfileError, load_profile, parse_neutral
+from padlint.profile import AXES, Profile, ProfileError, load_profile, parse_neutral
+from padlint.profile import _names as _profile_names
+from padlint.profile import _string as _profile_string
+from padlint.profile import _table as _profile_table
 
 
 class _Flat:
@@ -26,9 +29,6 @@ class _Flat:
 
 #: Marker for the "flat" neutral value (``query_start_loc``: padding requests are empty).
 FLAT = _Flat()
-
-#: Axes a field may have; "reqs+1" is a cumulative-offset buffer with a leading 0.
-AXES = ("reqs", "reqs+1", "tokens")
 
 
 @dataclass(frozen=True)
@@ -138,36 +138,79 @@ class RuntimeSpec:
 
 
 def _pair(value: Any, where: str) -> tuple[str, str]:
-    if (not isinstance(value, (list, tuple)) or len(value) != 2
-            or not all(isinstance(v, str) for v in value)):
-        raise ProfileError(f"{where}: expected [real_name, padded_name]")
-    return (value[0], value[1])
+    """[real_name, padded_name]: two non-empty strings (the profile's name-list check, then the length)."""
+    names = _profile_names(value, where)
+    if len(names) != 2:
+        raise ProfileError(f"{where}: expected [real_name, padded_name], got {value!r}")
+    return (names[0], names[1])
 
 
 def _names(value: Any, where: str) -> tuple[str, ...]:
+    """None, one name, or a list of non-empty names (the profile's check)."""
     if value is None:
         return ()
-    if isinstance(value, str):
+    if isinstance(value, str) and value.strip():
         return (value,)
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise ProfileError(f"{where}: expected a name or a list of names")
+    return _profile_names(value, where)
 
 
 _UNSET: Any = object()
+_PROVIDER_KEYS = ("target", "reqs", "tokens")
+_POISON_KEYS = ("axis", "sentinel")
+_DEFAULT_REQS = ["num_reqs", "num_reqs_padded"]
+_DEFAULT_TOKENS = ["num_tokens", "num_tokens_padded"]
+
+
+def _provider_counts(table: Any, where: str) -> tuple[tuple[str, str], tuple[str, str]]:
+    """The (reqs, tokens) argument-name pairs of a ``[runtime.provider]`` table, checked."""
+    table = _profile_table(table, where)
+    unknown = [k for k in table if k not in _PROVIDER_KEYS]
+    if unknown:
+        raise ProfileError(f"{where}: unknown key {unknown[0]!r} (expected {', '.join(_PROVIDER_KEYS)})")
+    return (_pair(table.get("reqs", _DEFAULT_REQS), f"{where}.reqs"),
+            _pair(table.get("tokens", _DEFAULT_TOKENS), f"{where}.tokens"))
 
 
 def _poison_specs(table: Any, where: str) -> tuple[PoisonSpec, ...]:
-    if not isinstance(table, dict):
-        raise ProfileError(f"{where}: expected a table of path = {{ axis = ..., sentinel = ... }}")
+    """``[runtime.poison]``: a table of attribute path = { axis = ..., sentinel = ... }."""
     out = []
-    for path, spec in table.items():
-        spec = spec if isinstance(spec, dict) else {}
-        axis = spec.get("axis", "reqs")
-        if axis not in AXES:
-            raise ProfileError(f"{where}.{path}.axis: expected one of {', '.join(AXES)}, got {axis!r}")
-        out.append(PoisonSpec(str(path), axis, spec.get("sentinel")))
+    for path, spec in _profile_table(table, where).items():
+        key = f"{where}.{path}"
+        spec = _profile_table(spec, key)
+        unknown = [k for k in spec if k not in _POISON_KEYS]
+        if unknown:
+            raise ProfileError(f"{key}: unknown key {unknown[0]!r} (expected axis, sentinel)")
+        out.append(_poison_spec(str(path), spec.get("axis", "reqs"), spec.get("sentinel"), key, ProfileError))
     return tuple(out)
+
+
+def _poison_spec(path: str, axis: Any, sentinel: Any, key: str, error: type[ValueError]) -> PoisonSpec:
+    if axis not in AXES:
+        raise error(f"{key}.axis: expected one of {', '.join(AXES)}, got {axis!r}")
+    if sentinel is not None and not isinstance(sentinel, (bool, int, float)):
+        raise error(f"{key}.sentinel: expected a boolean or a number, got {sentinel!r}")
+    return PoisonSpec(path, axis, sentinel)
+
+
+def _poison_override(p: Any, i: int) -> PoisonSpec:
+    """A ``poison=`` override: a :class:`PoisonSpec` or a ``(path[, axis[, sentinel]])`` tuple."""
+    if isinstance(p, PoisonSpec):
+        path, axis, sentinel = p.path, p.axis, p.sentinel
+    else:
+        path, axis, sentinel = (tuple(p) + (None, "reqs", None)[len(p):])[:3]
+    return _poison_spec(str(path), axis, sentinel, f"poison[{i}] ({path!r})", ValueError)
+
+
+def _class_spec(item: Any, where: str) -> ClassSpec:
+    """One ``[[runtime.classes]]`` table: target, optional infer_from and exempt."""
+    if not isinstance(item, dict) or not isinstance(item.get("target"), str):
+        raise ProfileError(f"{where}: expected a table with target, got {item!r}")
+    ex = item.get("exempt", {})
+    if not isinstance(ex, dict) or not all(isinstance(v, str) for v in ex.values()):
+        raise ProfileError(f"{where}.exempt: expected a table of field = reason, got {ex!r}")
+    return ClassSpec(_profile_string(item["target"], f"{where}.target", nonempty=True),
+                     _names(item.get("infer_from"), f"{where}.infer_from"),
+                     tuple((str(k), v) for k, v in ex.items()))
 
 
 def runtime_spec(profile: Profile | str = "vllm", *, provider: Any = _UNSET, classes: Any = _UNSET,
@@ -179,7 +222,11 @@ def runtime_spec(profile: Profile | str = "vllm", *, provider: Any = _UNSET, cla
     and ``poison`` (:class:`PoisonSpec` or ``(path, axis, sentinel)``
     tuples) override the profile's ``[runtime]`` tables, so tests and
     other engines can point the hooks at their own runner.
-    Raises :class:`padlint.profile.ProfileError` on a malformed table.
+    Raises :class:`padlint.profile.ProfileError` (a ValueError; one line,
+    naming the file and the key) on a malformed ``[runtime]`` table, also
+    when ``provider`` is overridden by a target string (the argument names
+    still come from the profile); ValueError on a ``poison`` override with
+    an unknown axis or a sentinel that is not a boolean or a number.
     """
     if isinstance(profile, str):
         profile = load_profile(profile)
@@ -195,49 +242,44 @@ def runtime_spec(profile: Profile | str = "vllm", *, provider: Any = _UNSET, cla
         if p is None:
             prov = None
         else:
+            where = f"{origin}: runtime.provider"
             if not isinstance(p, dict) or not isinstance(p.get("target"), str):
-                raise ProfileError(f"{origin}: runtime.provider: expected a table with target")
-            prov = ProviderSpec(p["target"],
-                                _pair(p.get("reqs", ["num_reqs", "num_reqs_padded"]), f"{origin}: runtime.provider.reqs"),
-                                _pair(p.get("tokens", ["num_tokens", "num_tokens_padded"]), f"{origin}: runtime.provider.tokens"))
-    elif isinstance(provider, str):
-        base = rt.get("provider") or {}
-        prov = ProviderSpec(provider, tuple(base.get("reqs", ("num_reqs", "num_reqs_padded"))),
-                            tuple(base.get("tokens", ("num_tokens", "num_tokens_padded"))))
+                raise ProfileError(f"{where}: expected a table with target, got {p!r}")
+            prov = ProviderSpec(_profile_string(p["target"], f"{where}.target", nonempty=True),
+                                *_provider_counts(p, where))
+    elif isinstance(provider, str):  # a new target; the argument names still come from the profile
+        base = rt.get("provider")
+        counts = (_provider_counts(base, f"{origin}: runtime.provider") if base is not None
+                  else (tuple(_DEFAULT_REQS), tuple(_DEFAULT_TOKENS)))
+        prov = ProviderSpec(provider, *counts)
     else:
         prov = provider
 
+    items = rt.get("classes", [])
+    if not isinstance(items, list):
+        raise ProfileError(f"{origin}: runtime.classes: expected an array of tables, got {items!r}")
+    profile_classes = [_class_spec(item, f"{origin}: runtime.classes[{i}]") for i, item in enumerate(items)]
     if classes is _UNSET:
-        items = rt.get("classes", [])
-        if not isinstance(items, list):
-            raise ProfileError(f"{origin}: runtime.classes: expected an array of tables")
-        cls_specs = []
-        for i, item in enumerate(items):
-            if not isinstance(item, dict) or not isinstance(item.get("target"), str):
-                raise ProfileError(f"{origin}: runtime.classes[{i}]: expected a table with target")
-            ex = item.get("exempt", {})
-            if not isinstance(ex, dict):
-                raise ProfileError(f"{origin}: runtime.classes[{i}].exempt: expected a table of field = reason")
-            cls_specs.append(ClassSpec(item["target"], _names(item.get("infer_from"), f"{origin}: runtime.classes[{i}].infer_from"),
-                                       tuple((str(k), str(v)) for k, v in ex.items())))
-        cls_tuple = tuple(cls_specs)
-    else:
-        base_infer = ()
-        for item in rt.get("classes", []) or []:
-            base_infer = _names(item.get("infer_from"), f"{origin}: runtime.classes")
-            break
+        cls_tuple = tuple(profile_classes)
+    else:  # overridden targets infer counts from the fields the profile's first class names
+        base_infer = profile_classes[0].infer_from if profile_classes else ()
         cls_tuple = tuple(c if isinstance(c, ClassSpec) else ClassSpec(str(c), base_infer) for c in classes)
 
     if step is _UNSET:
         s = rt.get("step")
-        step_target = s.get("target") if isinstance(s, dict) else None
+        if s is None:
+            step_target = None
+        else:
+            where = f"{origin}: runtime.step"
+            s = _profile_table(s, where)
+            step_target = _profile_string(s.get("target"), f"{where}.target", nonempty=True)
     else:
         step_target = step
 
     if poison is _UNSET:
         poison_specs = _poison_specs(rt.get("poison", {}), f"{origin}: runtime.poison")
     else:
-        poison_specs = tuple(p if isinstance(p, PoisonSpec) else PoisonSpec(*p) for p in poison)
+        poison_specs = tuple(_poison_override(p, i) for i, p in enumerate(poison))
 
     return RuntimeSpec(profile=profile.name, rules=tuple(rules), exempt=profile.exempt, provider=prov,
                        classes=cls_tuple, step=step_target, poison=poison_specs, constants=profile.constants)
