@@ -43,11 +43,6 @@ class StepCounts:
         return (f"{self.provider}({r[0]}={self.num_reqs}, {r[1]}={self.num_reqs_padded}, "
                 f"{t[0]}={self.num_tokens}, {t[1]}={self.num_tokens_padded})")
 
-    @property
-    def has_padding(self) -> bool:
-        return ((self.num_reqs_padded or 0) > (self.num_reqs or 0)
-                or (self.num_tokens_padded or 0) > (self.num_tokens or 0))
-
 
 class _Local(threading.local):
     def __init__(self) -> None:

@@ -1,4 +1,4 @@
-"""Installing and uninstalling the runtime hooks: the one registry of patches.
+"""Installing and uninstalling the runtime hooks: the one installation and its patches.
 
 Nothing is patched until :func:`install` is called; :func:`uninstall`
 restores every patched attribute exactly (an attribute that was inherited
@@ -67,13 +67,14 @@ class Installation:
     poison: Any = None
 
 
-_REGISTRY: dict[str, Installation] = {}
+#: The current installation (None when nothing is installed): the only global state.
+_INSTALLED: Installation | None = None
 _LOCK = threading.RLock()
 
 
 def installed() -> Installation | None:
     """The current installation, or None."""
-    return _REGISTRY.get("current")
+    return _INSTALLED
 
 
 def current_checker() -> Checker | None:
@@ -277,6 +278,7 @@ def install(profile: Any = "vllm", *, mode: str = "strict", provider: Any = ...,
     get their sentinel.
     Raises RuntimeError if hooks are already installed (call :func:`uninstall`).
     """
+    global _INSTALLED
     from padlint.runtime.spec import _UNSET, runtime_spec
 
     def arg(v: Any) -> Any:
@@ -316,7 +318,7 @@ def install(profile: Any = "vllm", *, mode: str = "strict", provider: Any = ...,
         if inst.waiting:
             inst.finder = _PostImportFinder(inst)
             sys.meta_path.insert(0, inst.finder)
-        _REGISTRY["current"] = inst
+        _INSTALLED = inst
         return inst.checker
 
 
@@ -325,8 +327,9 @@ def uninstall() -> Checker | None:
     tally stays readable).  Deferred device checks are flushed first (they
     may raise in strict mode, after the hooks are gone).  No-op when nothing
     is installed."""
+    global _INSTALLED
     with _LOCK:
-        inst = _REGISTRY.pop("current", None)
+        inst, _INSTALLED = _INSTALLED, None
         if inst is None:
             return None
         if inst.finder is not None and inst.finder in sys.meta_path:
