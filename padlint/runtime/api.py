@@ -164,7 +164,8 @@ def summary() -> Stats | None:
 def register_poison_buffer(buffer: Any, *, axis: str = "reqs", sentinel: Any = None, name: str = "") -> Any:
     """Register a persistent source buffer for poison mode (see :mod:`padlint.runtime.poison`).
 
-    Raises RuntimeError unless hooks are installed with ``poison=True``.
+    Raises RuntimeError unless hooks are installed with ``poison=True``;
+    ValueError for an ``axis`` other than "reqs", "reqs+1", "tokens".
     """
     inst = hooks.installed()
     if inst is None or inst.poison is None:

@@ -117,6 +117,17 @@ class Checker:
 
     # -- configuration ------------------------------------------------------
     def register_class(self, cls: type, infer_from: tuple[str, ...] = (), exempt: tuple[str, ...] = ()) -> None:
+        """Declare ``cls`` a metadata class (replacing an earlier declaration of it).
+
+        ``infer_from``: cumulative-offset fields, read in order, from which the
+        real request count is inferred when no provider call is active (the
+        first that is a 1-D CPU tensor or array, ``Tensor[num_reqs_padded + 1]``
+        int32, e.g. ``query_start_loc_cpu``; trailing zero-length requests
+        are padding); instances of subclasses use it too.  ``exempt``: field
+        names never checked on instances of exactly ``cls``.  Metadata objects of a declared class
+        in a provider's return value are checked at return if they were not
+        checked before.  Raises nothing.
+        """
         self._infer[cls] = tuple(infer_from)
         self._class_exempt[cls] = frozenset(exempt)
 

@@ -61,10 +61,21 @@ def current() -> StepCounts | None:
 
 
 def push(counts: StepCounts) -> None:
+    """Enter a provider call on this thread: ``counts`` is :func:`current` until the matching :func:`pop`.
+
+    ``counts``: the call's request counts (rows of ``Tensor[num_reqs_padded]``
+    fields) and token counts (rows of ``Tensor[num_tokens_padded]`` fields);
+    nested calls stack.  Raises nothing.
+    """
     _local.stack.append(counts)
 
 
 def pop() -> StepCounts:
+    """Leave the innermost provider call of this thread; returns its :class:`StepCounts`,
+    which becomes :func:`last`.
+
+    Raises IndexError when this thread has no active call (a pop without a push).
+    """
     counts = _local.stack.pop()
     _local.last = counts
     return counts
@@ -83,4 +94,12 @@ def clear_last() -> None:
 
 
 def local() -> _Local:
+    """The module's ``threading.local`` state; every attribute read through it is the calling thread's own.
+
+    Attributes: ``stack`` (``list[StepCounts]``, the active provider calls,
+    innermost last), ``init_depth`` (``int``, how many hooked metadata
+    ``__init__`` calls are running: fields are checked when the outermost
+    returns, at 0), ``last`` (``StepCounts | None``, see :func:`last`).
+    The hooks keep the object and read its attributes on each call.
+    """
     return _local

@@ -75,6 +75,13 @@ class Violation:
 
 
 def format_violations(violations: tuple[Violation, ...] | list[Violation]) -> str:
+    """The text of a :class:`StalePaddingError`: the line "padlint runtime: N field(s) with
+    stale padding rows", then each :meth:`Violation.format` (several lines each), in order.
+
+    ``violations``: the offending fields of one metadata object (usually);
+    an empty sequence gives the head line alone (N = 0, then a newline).
+    Raises nothing.
+    """
     head = f"padlint runtime: {len(violations)} field(s) with stale padding rows"
     return head + "\n" + "\n".join(v.format() for v in violations)
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 
+from padlint.profile import AXES
 from padlint.runtime.context import StepCounts
 
 #: Default sentinel per dtype kind: distinctive, and never a neutral value
@@ -65,6 +66,21 @@ class Poisoner:
         self._lock = threading.Lock()
 
     def register(self, buffer: Any, *, axis: str = "reqs", sentinel: Any = None, name: str = "") -> PoisonedBuffer:
+        """Register a persistent source buffer to poison after each step; returns its entry.
+
+        ``buffer``: a CPU ``Tensor[max_rows, ...]`` (any dtype), a numpy
+        array, or a CpuGpuBuffer-like object (its ``.cpu`` is written).
+        Rows are requests for ``axis`` "reqs" (``[num_reqs:]`` poisoned),
+        cumulative offsets ``Tensor[max_num_reqs + 1]`` for "reqs+1"
+        (``[num_reqs + 1:]``), tokens for "tokens" (``[num_tokens:]``).
+        ``sentinel``: the value written; None: :func:`default_sentinel` of
+        the tensor's dtype (-99 for a numpy array).  ``name``: for messages
+        (default: the buffer's type name).
+        Raises ValueError for an unknown ``axis``.
+        """
+        if axis not in AXES:
+            raise ValueError(f"poison buffer {name or type(buffer).__name__!r}: axis {axis!r}: "
+                             f"expected one of {', '.join(AXES)}")
         t = _storage(buffer)
         if sentinel is None:
             sentinel = default_sentinel(t.dtype) if isinstance(t, torch.Tensor) else DEFAULT_INT_SENTINEL

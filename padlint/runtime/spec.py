@@ -117,6 +117,8 @@ class RuntimeSpec:
         self.by_name.update({r.name: r for r in self.rules})
 
     def rule(self, name: str) -> FieldRule | None:
+        """The :class:`FieldRule` of metadata field ``name`` (axis, neutral value, reason),
+        or None when the profile has no ``[fields.<name>]``; raises nothing."""
         return self.by_name.get(name)
 
     def count_names(self, axis: str) -> tuple[str, str]:
