@@ -246,7 +246,7 @@ def _header_end(a) -> int:
 class SinkHit:
     """A sink argument reached on one path (stale or clean)."""
 
-    key: tuple[int, int, str]
+    key: tuple[int, str]  # (id of the argument node, field): one hit per argument
     sink: str
     field: str
     kind: str            # "keyword" | "positional" | "attribute"
@@ -299,12 +299,13 @@ class Interpreter:
         for q, (owner, name, _seg) in functions.items():
             self.by_owner.setdefault(owner, {})[name] = q
         self.lines = source_lines
-        self.hits: dict[tuple[int, int, str], SinkHit] = {}
-        self.clean_hits: dict[tuple[int, int, str], list[tuple[tuple[int, str], ...]]] = {}
+        self.hits: dict[tuple[int, str], SinkHit] = {}
+        self.clean_hits: dict[tuple[int, str], list[tuple[tuple[int, str], ...]]] = {}
         self._fresh = 0
         self._stack: list[str] = []
         self._real_for = profile.is_real_for
         self._helpers = dict(profile.reset_helpers)
+        self._accepts: dict[str, object] = {}  # field -> value test, see _accepts_for
         self._sink_call = re.compile("|".join(_glob(p) for p in profile.sink_calls)) if profile.sink_calls else None
         self._texts: dict[int, str] = {}
         self._keep: list = []
@@ -1248,8 +1249,9 @@ class Interpreter:
                     frame: Frame, state: State, severity: str, node) -> None:
         if self.p.is_exempt(fld) or self.p.is_arg_ignored(sink, fld):
             return
-        span = frame.seg.span(node, frame.stmt)
-        key = (span[0], span[1], fld)
+        # the argument node is the same object on every path (each function is parsed once);
+        # its libcst position is resolved only when the value is stale
+        key = (id(node), fld)
         accepts = self._accepts_for(fld)
         taints = self._taints(value, state, accepts)
         if not taints:
@@ -1258,6 +1260,7 @@ class Interpreter:
         old = self.hits.get(key)
         if old is not None and len(old.chain) <= len(frame.chain):
             return  # keep the most direct stale path
+        span = frame.seg.span(node, frame.stmt)
         stmt = frame.stmt if frame.stmt is not None else node
         stmt_line = frame.seg.line(stmt, stmt)
         stmt_text = self._stmt_text(stmt)
@@ -1277,6 +1280,11 @@ class Interpreter:
 
     def _accepts_for(self, fld: str):
         """A test of a reset's written value against the field's neutral value (None: any)."""
+        if fld not in self._accepts:
+            self._accepts[fld] = self._make_accepts(fld)
+        return self._accepts[fld]
+
+    def _make_accepts(self, fld: str):
         spec = self.p.field_spec(fld)
         if spec is None:
             return None
