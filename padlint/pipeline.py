@@ -133,7 +133,7 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None) -> RunOu
 
         out.result.findings, out.notes = apply_baseline(options.baseline, out.result.findings, cwd, in_scope)
     out.result.findings.sort(key=Finding.sort_key)
-    out.result.errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
+    out.result.errors.sort(key=FileError.sort_key)
     live = {f.path for f in out.result.findings} | {f.fix.path for f in out.result.findings if f.fix}
     out.sources = {p: s for p, s in out.sources.items() if p in live}
     return out

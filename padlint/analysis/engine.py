@@ -81,5 +81,9 @@ def check_source(source: str, path: str, profile: Profile) -> list[Finding]:
 
 
 def check_module(module: cst.Module, path: str, profile: Profile) -> list[Finding]:
-    """PAD001 findings for an already parsed module (see :func:`check_source`)."""
+    """PAD001 findings for a libcst module (see :func:`check_source`).
+
+    The module is rendered back to text and analysed like a file: the analysis
+    parses only the functions that can matter, with positions of its own.
+    """
     return check_source(module.code, path, profile)

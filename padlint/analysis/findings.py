@@ -110,8 +110,7 @@ def hits_to_findings(interp: Interpreter, path: str, profile: Profile, source: s
         if hit.wrong_resets:
             line, value = hit.wrong_resets[0]
             shown_value = " or ".join(v for v in value.split("|") if v) or value
-            want = _neutral(profile, hit.field, source)
-            want = "the last real value (cumulative offsets)" if want == "flat" else f"the neutral value {want}"
+            want = "the last real value (cumulative offsets)" if neutral == "flat" else f"the neutral value {neutral}"
             state += f" (the reset at line {line} writes {shown_value}, not {want})"
         if hit.kind == "attribute":
             where = f"when stored as `.{hit.field}` on a {hit.sink}"

@@ -53,20 +53,15 @@ def relevance_pattern(profile: Profile) -> re.Pattern[str]:
     """A regex that matches text mentioning anything PAD001 can act on.
 
     Calls only (``X(``), not type annotations, for sinks, resets, copies and
-    allocators; padded count names as whole words, plus any ``*_padded`` name.
+    allocators; padded count names as whole words, plus any ``*_padded`` name:
+    the two :func:`prefilter_patterns` plus the reset and device-copy calls.
     """
-    alts: list[str] = [r"\w_padded\b"]
-    for pair in profile.counts:
-        alts.extend(rf"\b{re.escape(w)}\b" for w in pair.padded)
-    calls: set[str] = set(profile.padded_getters) | set(profile.copy_to_device) | set(profile.fill_methods)
+    sink, padded = prefilter_patterns(profile)
+    alts: list[str] = [sink.pattern, padded.pattern]
+    calls: set[str] = set(profile.copy_to_device) | set(profile.fill_methods)
     calls.update(name for name, _ in profile.reset_helpers)
     alts.extend(rf"\.{re.escape(w)}\(" for w in sorted(calls))
     alts.extend(rf"\b{re.escape(name)}\(" for name, _ in profile.reset_helpers)
-    for pat in profile.sink_constructors + profile.sink_calls + profile.forward_calls:
-        rx = re.escape(pat).replace(r"\*", r"[\w.]*").replace(r"\?", r"[\w.]")
-        alts.append(rf"\b{rx}\(")
-    for alloc in profile.uninitialized_allocators:
-        alts.append(rf"\b{re.escape(alloc)}\(")
     return re.compile("|".join(alts))
 
 
