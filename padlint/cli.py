@@ -32,6 +32,7 @@ from padlint.config import (
     PathPattern,
     RuleSelection,
     check_glob,
+    known_codes,
     parse_selectors,
     resolve_config,
 )
@@ -281,13 +282,7 @@ def _rule_namer():
 
 
 def _sarif_rules(result: CheckResult, selection: RuleSelection) -> list[str]:
-    try:
-        from padlint.rules_doc import list_rules
-
-        known = [code for code, _, _ in list_rules()]
-    except Exception:  # noqa: BLE001
-        known = ["PAD001", "PAD100", "PAD101"]
-    return sorted({c for c in known if selection.enabled(c)} | {f.code for f in result.findings})
+    return sorted({c for c in known_codes() if selection.enabled(c)} | {f.code for f in result.findings})
 
 
 def _emit(text: str, output_file: str | None, stream: TextIO | None = None) -> None:
