@@ -106,8 +106,10 @@ class Checker:
         self._pending: deque = deque()
         self._suspend = threading.local()
         self._rules = tuple(r for r in spec.rules if not any(r.name == n for n, _ in spec.exempt))
-        # (rule, name, on the token axis, offset of the padding rows, neutral) per checked field
-        self._plan = tuple((r, r.name, r.axis == "tokens", 1 if r.axis == "reqs+1" else 0, r.neutral)
+        # (rule, name, on the token axis, offset of the padding rows, neutral) per checked field,
+        # and the CPU padding-slice test bound to that neutral value
+        self._plan = tuple((r, r.name, r.axis == "tokens", 1 if r.axis == "reqs+1" else 0, r.neutral,
+                            checks.stale_test(r.neutral))
                            for r in self._rules)
         self._class_exempt: dict[type, frozenset[str]] = {}
         self._infer: dict[type, tuple[str, ...]] = {}
@@ -211,7 +213,7 @@ class Checker:
         n_checked = n_shape = n_capture = 0
         capturing: bool | None = None
         force = self.force_device_path
-        for rule, name, tokens, off, neutral in plan:
+        for rule, name, tokens, off, neutral, stale in plan:
             t = values.get(name) if values is not None else getattr(obj, name, None)
             if t is None:
                 if values is None or name in values or not hasattr(obj, name):
@@ -221,31 +223,43 @@ class Checker:
                     continue
             if exempt and name in exempt:
                 continue
-            is_tensor = isinstance(t, Tensor)
-            if is_tensor:
-                if seen is not None:
-                    seen[name] = (t, t._version)
-            elif not isinstance(t, np.ndarray):
-                continue
             if tokens:
                 real, padded = tr, tp
             else:
                 real, padded = rr, rp
-            if real is None or not t.ndim:
+            if real is None:
                 continue
-            length = t.shape[0]
+            start = real + off
+            if padded is not None and start >= padded + off:
+                continue  # no padding rows on this axis: nothing to examine
+            if isinstance(t, Tensor):
+                if seen is not None:
+                    seen[name] = (t, t._version)
+                a = None
+                if not (force or t.is_cuda):
+                    try:
+                        a = t.numpy()  # a view, no copy; fails for bfloat16 or a tensor that requires grad
+                    except (TypeError, RuntimeError):
+                        pass
+                shape = t.shape if a is None else a.shape
+            elif isinstance(t, np.ndarray):
+                a = t
+                shape = a.shape
+            else:
+                continue
+            if not shape:
+                continue
+            length = shape[0]
             if padded is None:  # inferred counts: the field's own length is its padded count
                 padded = length - off
-            start = real + off
             stop = padded + off
             if start >= stop or length <= start:
                 continue  # no padding rows: nothing to examine
             if length != stop:
                 n_shape += 1
                 continue
-            if is_tensor:
-                a = None if (force or t.is_cuda) else checks.as_numpy(t)
-                if a is None and (force or t.device.type != "cpu"):
+            if a is None:
+                if force or t.device.type != "cpu":
                     if capturing is None:
                         capturing = self.capturing()
                     if capturing or self.cuda_policy == "skip":
@@ -254,16 +268,14 @@ class Checker:
                     dev_items.append((rule, t, real, padded, start, stop))
                     n_checked += 1
                     continue
-            else:
-                a = t
-            n_checked += 1
-            if a is None:  # e.g. bfloat16 on the CPU: torch instead of numpy
+                n_checked += 1  # e.g. bfloat16 on the CPU: torch instead of numpy
                 if checks.find_stale_rows(t, start, stop, neutral)[2]:
                     cpu_bad.append((rule, t, real, padded, start, stop))
                 continue
-            if checks.cpu_has_stale(a, start, stop, neutral):
+            n_checked += 1
+            if stale(a, start, stop):
                 cpu_bad.append((rule, t, real, padded, start, stop))
-        if seen:
+        if seen is not None:  # marks obj as checked in this provider call, even with nothing to track
             for o, d in counts.seen:
                 if o is obj:
                     d.update(seen)
@@ -386,11 +398,13 @@ class Checker:
         checked = {id(obj) for obj, _ in counts.seen}
         for obj, before in list(counts.seen):
             values = getattr(obj, "__dict__", None) or {}
+            # one comprehension over the tracked fields (the common case: nothing changed)
+            maybe = [name for name, (old, version) in before.items()
+                     if values.get(name) is not old or old._version != version]
             changed = []
-            for name, (old, version) in before.items():
+            for name in maybe:
+                old, version = before[name]
                 t = values.get(name)
-                if t is old and t._version == version:
-                    continue
                 if t is None:
                     t = getattr(obj, name, None)
                 if isinstance(t, Tensor) and (t is not old or t._version != version):

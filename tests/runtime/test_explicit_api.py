@@ -111,19 +111,24 @@ def test_check_metadata_strict_raises_one_error_for_all_fields():
     assert "test_explicit_api.py" in info.value.violations[0].constructed_at
 
 
-def test_checker_cpu_path_uses_checks_cpu_has_stale(monkeypatch):
-    """The checker's CPU path decides through checks.cpu_has_stale (one implementation of the
-    padding-slice test), called once per field with padding rows: (start, stop, neutral)."""
+def test_checker_cpu_path_uses_checks_stale_test(monkeypatch):
+    """The checker's CPU path decides through checks.stale_test (one implementation of the
+    padding-slice test, also behind checks.cpu_has_stale), bound once per profile field and
+    called once per field with padding rows: (start, stop, neutral)."""
     from padlint.runtime import checks
 
     calls = []
-    real = checks.cpu_has_stale
+    real = checks.stale_test
 
-    def spy(a, start, stop, neutral, axis=0):
-        calls.append((start, stop, repr(neutral)))
-        return real(a, start, stop, neutral, axis)
+    def spy(neutral, axis=0):
+        test = real(neutral, axis)
 
-    monkeypatch.setattr(checks, "cpu_has_stale", spy)
+        def recorded(a, start, stop):
+            calls.append((start, stop, repr(neutral)))
+            return test(a, start, stop)
+        return recorded
+
+    monkeypatch.setattr(checks, "stale_test", spy)
     meta = _meta([5, 6, 0, 9], [0, 2, 3, 3, 3], [4, 5, 6, 17])
     found = check_metadata(meta, num_reqs=(2, 4), num_tokens=(3, 4), mode="record")
     assert {v.field: v.rows for v in found} == {"seq_lens": (3,), "slot_mapping": (3,)}
