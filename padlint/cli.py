@@ -55,7 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="check files and directories (default: .)",
                            description="Check Python files for stale padding rows reaching a sink.")
-    check.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
+    check.add_argument("paths", nargs="*", metavar="PATH",
+                       help="files or directories (default: .); - reads one file from standard input")
+    check.add_argument("--stdin-filename", metavar="PATH",
+                       help="the path of the file read from standard input (implies -): used in messages, "
+                            "for per-file-ignores, the baseline and --force-exclude")
     check.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     check.add_argument("-o", "--output-file", metavar="PATH", help="write the report to PATH instead of stdout")
     check.add_argument("--no-color", action="store_true", help="never colour the output")
@@ -157,8 +161,9 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
         raise UsageError("--statistics cannot be used with --format sarif (statistics are printed as text, "
                          "or as JSON with --format json)")
     cwd = Path.cwd()
+    stdin = _stdin_input(args)
     paths = args.paths or ["."]
-    config = resolve_config(paths, args.config)
+    config = resolve_config([args.stdin_filename or "."] if stdin else paths, args.config)
     profile = config.build_profile(args.profile)
     cli_select = _split_codes(args.select, "--select") if args.select else None
     cli_ignore = _split_codes(args.ignore, "--ignore")
@@ -175,7 +180,7 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
 
         baseline_errors = (BaselineError,)
     try:
-        output = run(paths, options, cwd)
+        output = run(paths, options, cwd, stdin=stdin)
     except baseline_errors as e:
         raise UsageError(str(e)) from None
     for note in output.notes:
@@ -196,6 +201,8 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
         return 0
 
     footer = ""
+    if stdin is not None and args.fix and not args.diff:
+        return _fix_stdin(args, stdin, options, cwd, output, selection)
     if args.diff or args.fix:
         applied, diff_text, fix_errors, skipped_unsafe = _fixes(result, output.sources, args.unsafe_fixes,
                                                                  write=args.fix and not args.diff)
@@ -222,6 +229,60 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
 
     text = _render(args, output, result, selection, footer)
     _emit(text, args.output_file)
+    if args.exit_zero:
+        return 0
+    return 1 if result.findings or result.errors else 0
+
+
+def _stdin_input(args: argparse.Namespace) -> tuple[str | None, bytes] | None:
+    """(name, bytes) of standard input when the run reads it (path ``-`` or ``--stdin-filename``), else None."""
+    if "-" not in args.paths and args.stdin_filename is None:
+        return None
+    if any(p != "-" for p in args.paths):
+        what = "-" if "-" in args.paths else "--stdin-filename"
+        raise UsageError(f"{what} reads one file from standard input; it cannot be combined with other paths "
+                         f"({', '.join(p for p in args.paths if p != '-')})")
+    if args.stdin_filename is not None and not args.stdin_filename.strip():
+        raise UsageError("--stdin-filename: expected a path, got an empty string")
+    try:
+        data = sys.stdin.buffer.read()
+    except (OSError, AttributeError, ValueError) as e:
+        raise UsageError(f"cannot read standard input: {e}") from None
+    return args.stdin_filename, data
+
+
+def _fix_stdin(args: argparse.Namespace, stdin: tuple[str | None, bytes], options, cwd: Path, output,
+               selection: RuleSelection) -> int:
+    """``--fix`` on standard input, as ruff does: the fixed source (or the input
+    unchanged) goes to standard output, the report of what remains to stderr
+    (or to ``--output-file``)."""
+    from padlint.pipeline import run
+
+    name = os.path.normpath(stdin[0]) if stdin[0] is not None else "-"
+    source = output.sources.get(name)
+    fixed: dict[str, str] = {}
+    _, _, fix_errors, skipped_unsafe = _fixes(output.result, output.sources, args.unsafe_fixes,
+                                              write=False, fixed=fixed)
+    data = stdin[1]
+    before = len(output.result.findings)
+    if source is not None and name in fixed:
+        try:
+            data = fixed[name].encode(source.encoding)
+        except UnicodeEncodeError as e:
+            fix_errors.append(FileError(name, None, f"fix not applied: cannot encode as {source.encoding}: "
+                                                    f"{e.reason}"))
+        else:
+            output = run([], options, cwd, stdin=(stdin[0], data))  # check again what is printed
+    result = output.result
+    result.errors.extend(fix_errors)
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+    fixed_n = max(0, before - len(result.findings)) if data is not stdin[1] else 0
+    footer = f"Fixed {fixed_n} finding{'s' if fixed_n != 1 else ''} ({len(result.findings)} remaining)."
+    if skipped_unsafe:
+        footer += f" {skipped_unsafe} unsafe fix{'es' if skipped_unsafe != 1 else ''} available with --unsafe-fixes."
+    _emit(_render(args, output, result, selection, footer), args.output_file, sys.stderr)
     if args.exit_zero:
         return 0
     return 1 if result.findings or result.errors else 0
@@ -304,14 +365,15 @@ def _emit(text: str, output_file: str | None, stream: TextIO | None = None) -> N
 # -- fixes ----------------------------------------------------------------
 
 
-def _fixes(result: CheckResult, sources: dict[str, SourceFile], unsafe: bool, *, write: bool
-           ) -> tuple[set[int], str, list[FileError], int]:
+def _fixes(result: CheckResult, sources: dict[str, SourceFile], unsafe: bool, *, write: bool,
+           fixed: dict[str, str] | None = None) -> tuple[set[int], str, list[FileError], int]:
     """Apply (or only diff) the fixes of ``result``'s findings, file by file.
 
     Returns (ids of findings whose fix was applied, unified diff text, errors,
     number of findings whose unsafe fix was skipped).  A file is written only
     when ``write``, atomically, re-encoded with its own encoding, and only if
-    its bytes are unchanged since they were read.
+    its bytes are unchanged since they were read.  ``fixed``, when given,
+    receives the new text of every file a fix changes.
     """
     from padlint.fix import apply_fixes
 
@@ -342,6 +404,8 @@ def _fixes(result: CheckResult, sources: dict[str, SourceFile], unsafe: bool, *,
         if new_text == source.text:
             continue
         diffs.append(_unified_diff(path, source.text, new_text))
+        if fixed is not None:
+            fixed[path] = new_text
         if write:
             error = _write_fixed(source, new_text)
             if error:

@@ -9,6 +9,8 @@
 - A path that does not exist is a :class:`FileError` ("no such file or
   directory"); the run goes on and exits 1, like ruff's E902.
 - An unreadable directory is a :class:`FileError` as well.
+- Standard input (``padlint check -``) is one file, named by
+  ``--stdin-filename`` (:func:`discover_stdin`).
 
 Paths are reported as given on the command line joined with the relative
 path below them (``fixtures`` -> ``fixtures/bug.py``), normalised.
@@ -67,6 +69,24 @@ def discover(paths: list[str], excludes: list[PathPattern], cwd: Path | None = N
         else:
             out.errors.append(FileError(display, None, "no such file or directory"))
     return out
+
+
+def discover_stdin(name: str | None, excludes: list[PathPattern], cwd: Path | None = None, *,
+                   force_exclude: bool = False) -> Discovery:
+    """The one "file" of a run that reads standard input (``padlint check -``).
+
+    ``name`` (``--stdin-filename``) is the path it is reported under and
+    matched against per-file ignores and, with ``force_exclude``, the
+    excludes (an excluded name gives no file, silently, as ruff does); None
+    reports it as ``-``.  The name need not exist on disk.
+    """
+    cwd = cwd or Path.cwd()
+    if name is None:
+        return Discovery(files=["-"])
+    display = os.path.normpath(name)
+    if force_exclude and _force_excluded(Path(os.path.abspath(cwd / display)), excludes):
+        return Discovery()
+    return Discovery(files=[display])
 
 
 def _walk(root: str, cwd: Path, excludes: list[PathPattern], errors: list[FileError]) -> list[str]:

@@ -23,9 +23,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from padlint.config import Config, PathPattern, RuleSelection, per_file_ignored
-from padlint.discover import discover
+from padlint.discover import discover, discover_stdin
 from padlint.model import CheckResult, FileError, Finding
-from padlint.parse import DEEP_MESSAGE, SourceFile, read_source, syntax_error, with_big_stack
+from padlint.parse import (
+    DEEP_MESSAGE,
+    SourceFile,
+    decode_source,
+    read_source,
+    syntax_error,
+    with_big_stack,
+)
 from padlint.prefilter import build_prefilter, has_directives, has_own_directives
 from padlint.profile import Profile
 from padlint.suppress import Directives, PadPolicy, apply, scan
@@ -75,8 +82,13 @@ class RunOutput:
     notes: list[str] = field(default_factory=list)
 
 
-def run(paths: list[str], options: RunOptions, cwd: Path | None = None) -> RunOutput:
+def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
+        stdin: tuple[str | None, bytes] | None = None) -> RunOutput:
     """Check ``paths`` (files or directories; default ``["."]``).
+
+    ``stdin``: (name, bytes) to check instead of ``paths``: the source read
+    from standard input, reported under ``name`` (``-`` when None; see
+    :func:`padlint.discover.discover_stdin`).
 
     Reading, the prefilter and comment handling run in this process; parse
     and analysis of the files that pass the prefilter run in ``options.jobs``
@@ -85,8 +97,11 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None) -> RunOu
     depend on the number of jobs.
     """
     cwd = cwd or Path.cwd()
-    found = discover(paths, [*options.config.exclude_patterns(), *options.excludes], cwd,
-                     force_exclude=options.force_exclude)
+    excludes = [*options.config.exclude_patterns(), *options.excludes]
+    if stdin is not None:
+        found = discover_stdin(stdin[0], excludes, cwd, force_exclude=options.force_exclude)
+    else:
+        found = discover(paths, excludes, cwd, force_exclude=options.force_exclude)
     out = RunOutput(result=CheckResult(errors=list(found.errors)))
     prefilter = build_prefilter(options.profile)
     views = frozenset((*options.profile.shared_views, options.profile.device_view,
@@ -96,7 +111,10 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None) -> RunOu
     sources: list[SourceFile] = []  # only files that need more than reading
     to_analyse: list[SourceFile] = []
     for path in found.files:
-        source = read_source(path if os.path.isabs(path) else str(cwd / path))
+        if stdin is not None:
+            source = decode_source(path, stdin[1])
+        else:
+            source = read_source(path if os.path.isabs(path) else str(cwd / path))
         if isinstance(source, FileError):
             out.result.errors.append(FileError(path, source.line, source.message))
             continue
