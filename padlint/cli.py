@@ -88,7 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     explain = sub.add_parser("explain", help="explain a rule", description="Print the documentation of a rule.")
     explain.add_argument("code", metavar="CODE")
-    sub.add_parser("rules", help="list the rules", description="List every rule with its name and summary.")
+    rules = sub.add_parser("rules", help="list the rules", description="List every rule with its name and summary.")
+    for command in (check, explain, rules):  # an unknown option is reported with its command's usage
+        command.set_defaults(command_parser=command)
     return parser
 
 
@@ -96,7 +98,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
     parser = build_parser()
     try:
-        args = parser.parse_args(list(argv) if argv is not None else None)
+        args, unknown = parser.parse_known_args(list(argv) if argv is not None else None)
+        if unknown:
+            getattr(args, "command_parser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as e:  # --help, --version, usage errors
         return int(e.code) if isinstance(e.code, int) else (0 if e.code is None else 2)
     debug = bool(getattr(args, "show_traceback", False)) or os.environ.get("PADLINT_DEBUG", "") not in ("", "0")

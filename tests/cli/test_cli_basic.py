@@ -35,6 +35,18 @@ def test_unknown_option_is_usage_error(project):
     assert r.rc == 2
     assert "unrecognized arguments: --bogus" in r.err
     assert "Traceback" not in r.err
+    # reported with the check command's usage (its options), not the top-level one
+    assert "usage: padlint check" in r.err and "--format" in r.err
+    assert "padlint check: error: unrecognized arguments: --bogus" in r.err
+
+
+def test_unknown_argument_of_other_commands_names_the_command(project):
+    r = project.run("rules", "extra")
+    assert r.rc == 2
+    assert "padlint rules: error: unrecognized arguments: extra" in r.err
+    r = project.run("--bogus")
+    assert r.rc == 2
+    assert "padlint: error: unrecognized arguments: --bogus" in r.err
 
 
 def test_clean_file_exits_0(project):
