@@ -428,21 +428,14 @@ def _unified_diff(path: str, old: str, new: str) -> str:
 
 
 def _write_fixed(source: SourceFile, new_text: str) -> FileError | None:
-    from padlint.fix import write_atomic
+    from padlint.fix import FileChangedError, write_fixed
 
     try:
-        data = new_text.encode(source.encoding)
+        write_fixed(source, new_text)
     except UnicodeEncodeError as e:
         return FileError(source.path, None, f"fix not applied: cannot encode as {source.encoding}: {e.reason}")
-    try:
-        with open(source.path, "rb") as fh:
-            current = fh.read()
-    except OSError as e:
-        return FileError(source.path, None, f"fix not applied: cannot read: {e.strerror or e}")
-    if current != source.raw:
+    except FileChangedError:
         return FileError(source.path, None, "fix not applied: the file changed during the run")
-    try:
-        write_atomic(source.path, data)
     except OSError as e:
         return FileError(source.path, None, f"fix not applied: cannot write: {e.strerror or e}")
     return None

@@ -1,7 +1,7 @@
 """Autofix: insert reset statements with libcst, and write files back safely.
 
-:func:`apply_fixes` is pure (text in, text out); :func:`read_source`,
-:func:`write_atomic` and :func:`fix_file` are the only code in padlint that
+:func:`apply_fixes` is pure (text in, text out); :func:`write_atomic`,
+:func:`write_fixed` and :func:`fix_file` are the only code in padlint that
 writes a user's source file.  Guarantees: comments, formatting, line endings
 (``\\n``, ``\\r\\n``) and the source encoding (PEP 263 cookie or UTF-8 BOM)
 survive; a fix that cannot be applied raises before anything is written;
@@ -11,22 +11,25 @@ the file is replaced atomically, keeping its permission bits.
 from __future__ import annotations
 
 import ast
-import io
 import os
 import secrets
 import stat
-import tokenize
 from collections.abc import Sequence
 from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from padlint.model import Fix, split_lines
+from padlint.model import FileError, Fix, split_lines
+from padlint.parse import SourceFile, read_source
 
 
 class FixError(ValueError):
     """A fix cannot be applied; the message names the fix's path, line and text."""
+
+
+class FileChangedError(FixError):
+    """The file's bytes changed between reading it and writing its fixes."""
 
 
 def apply_fixes(source: str, fixes: Sequence[Fix]) -> str:
@@ -155,21 +158,6 @@ class _Inserter(cst.CSTTransformer):
         return updated_node if body is None else updated_node.with_changes(body=body)
 
 
-def read_source(path: str | os.PathLike[str]) -> tuple[str, str]:
-    """Read a Python file as ``(text, encoding)``.
-
-    The encoding follows PEP 263 (a ``coding:`` cookie in the first two
-    lines) and PEP 3120 (UTF-8 by default); a UTF-8 BOM gives
-    ``"utf-8-sig"``, so encoding the text again restores the BOM.  Line
-    endings are kept as they are (no newline translation).  Raises
-    ``OSError``, ``SyntaxError`` (unknown or conflicting cookie, from
-    :func:`tokenize.detect_encoding`) or ``UnicodeDecodeError``.
-    """
-    data = Path(path).read_bytes()
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    return data.decode(encoding), encoding
-
-
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Replace the file at ``path`` with ``data`` (bytes) atomically.
 
@@ -223,16 +211,37 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def write_fixed(source: SourceFile, new_text: str) -> None:
+    """Write ``new_text`` over ``source.path`` in the file's own encoding, atomically.
+
+    Only if the file's bytes are still ``source.raw`` (what the run read):
+    a file edited during the run is left alone.  Raises
+    ``UnicodeEncodeError`` (a fix's text cannot be written in the file's
+    encoding), :class:`FileChangedError`, or ``OSError``; in every case
+    nothing is written.
+    """
+    data = new_text.encode(source.encoding)
+    with open(source.path, "rb") as fh:
+        current = fh.read()
+    if current != source.raw:
+        raise FileChangedError(f"{source.path}: the file changed during the run")
+    write_atomic(source.path, data)
+
+
 def fix_file(path: str | os.PathLike[str], fixes: Sequence[Fix]) -> bool:
     """Apply ``fixes`` to the file at ``path`` in its own encoding; True if it changed.
 
-    Raises :class:`FixError` (nothing written), ``OSError``, or
-    ``UnicodeEncodeError`` when a fix's text cannot be written in the file's
-    encoding (nothing written).
+    Reads and decodes as the checker does (:func:`padlint.parse.read_source`:
+    PEP 263 cookie or BOM, line endings kept).  Raises :class:`FixError`
+    (the file cannot be read or decoded, or a fix cannot be applied),
+    ``UnicodeEncodeError`` (a fix's text cannot be written in the file's
+    encoding) or ``OSError`` (writing failed); nothing is written then.
     """
-    text, encoding = read_source(path)
-    new = apply_fixes(text, fixes)
-    if new == text:
+    source = read_source(os.fspath(path))
+    if isinstance(source, FileError):
+        raise FixError(f"{source.path}: {source.message}")
+    new = apply_fixes(source.text, fixes)
+    if new == source.text:
         return False
-    write_atomic(path, new.encode(encoding))
+    write_fixed(source, new)
     return True

@@ -57,6 +57,41 @@ def test_fix_keeps_crlf_and_cookie_encoding(project):
     assert b"\n" not in data.replace(b"\r\n", b"")
 
 
+def test_fix_leaves_a_file_edited_during_the_run_alone(project, monkeypatch):
+    """The file is saved by someone else between the check and the fix: the fix is not
+    written over the new text, and the run says why (one line, exit 1)."""
+    import padlint.fix
+
+    path = project.write("bug.py", CANONICAL)
+    edited = CANONICAL + "# saved by an editor meanwhile\n"
+    real = padlint.fix.apply_fixes
+
+    def apply_while_editing(text, fixes):
+        path.write_text(edited)
+        return real(text, fixes)
+
+    monkeypatch.setattr(padlint.fix, "apply_fixes", apply_while_editing)
+    r = project.run("check", "--fix", "--unsafe-fixes")
+    assert r.rc == 1
+    assert "bug.py: error: fix not applied: the file changed during the run" in r.out
+    assert path.read_text() == edited
+
+
+def test_fix_that_cannot_be_encoded_is_an_error_and_writes_nothing(project, monkeypatch):
+    """An ASCII-declared file and a fix whose text is not ASCII: one error line, file untouched."""
+    import padlint.fix
+
+    src = "# -*- coding: ascii -*-\n" + CANONICAL
+    path = project.write("bug.py", raw=src.encode("ascii"))
+    real = padlint.fix.apply_fixes
+    monkeypatch.setattr(padlint.fix, "apply_fixes",
+                        lambda text, fixes: real(text, fixes).replace("= False", "= False  # r\u00e9initialis\u00e9"))
+    r = project.run("check", "--fix", "--unsafe-fixes")
+    assert r.rc == 1
+    assert "bug.py: error: fix not applied: cannot encode as ascii" in r.out
+    assert path.read_bytes() == src.encode("ascii")
+
+
 def test_write_baseline_then_apply(project):
     project.write("bug.py", CANONICAL)
     r = project.run("check", "--write-baseline", "padlint-baseline.json")

@@ -9,7 +9,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from padlint.fix import FixError, apply_fixes, fix_file, read_source, write_atomic
+from padlint.fix import FileChangedError, FixError, apply_fixes, fix_file, write_atomic, write_fixed
+from padlint.parse import read_source
 from padlint.model import Fix
 
 from .conftest import BUGGY_PATH, DATA, canonical_finding
@@ -154,7 +155,8 @@ def test_fix_file_keeps_mode_and_leaves_no_temp_files(tmp_path):
 def test_fix_file_latin1_cookie_stays_latin1(tmp_path):
     src = "# -*- coding: latin-1 -*-\n" + BUGGY.replace("# Build the metadata", "# Métadonnées: build the metadata")
     target = _write(tmp_path / "runner.py", src.encode("latin-1"))
-    assert read_source(target) == (src, "iso-8859-1")
+    source = read_source(str(target))
+    assert (source.text, source.encoding) == (src, "iso-8859-1")
     fix = Fix(BUGGY_PATH, RESET.line + 1, RESET.indent, RESET.text, "")
     assert fix_file(target, [fix]) is True
     data = target.read_bytes()
@@ -165,7 +167,7 @@ def test_fix_file_latin1_cookie_stays_latin1(tmp_path):
 
 def test_fix_file_utf8_bom_kept(tmp_path):
     target = _write(tmp_path / "runner.py", b"\xef\xbb\xbf" + BUGGY.encode())
-    assert read_source(target)[1] == "utf-8-sig"
+    assert read_source(str(target)).encoding == "utf-8-sig"
     fix_file(target, [RESET])
     assert target.read_bytes() == b"\xef\xbb\xbf" + FIXED.encode()
 
@@ -194,6 +196,23 @@ def test_unencodable_fix_leaves_file_untouched(tmp_path):
         fix_file(target, [Fix("m.py", 3, "    ", "x[n:] = 'é'", "")])
     assert target.read_bytes() == src.encode("ascii")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.py"]
+
+
+def test_write_fixed_refuses_a_file_changed_since_it_was_read(tmp_path):
+    target = _write(tmp_path / "runner.py", BUGGY.encode())
+    source = read_source(str(target))
+    target.write_bytes(b"# edited meanwhile\n")  # an editor saved while the run was going
+    with pytest.raises(FileChangedError, match="changed during the run"):
+        write_fixed(source, FIXED)
+    assert target.read_bytes() == b"# edited meanwhile\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runner.py"]
+
+
+def test_fix_file_on_a_binary_file_is_a_fix_error(tmp_path):
+    target = _write(tmp_path / "blob.py", b"x = 1\n\x00")
+    with pytest.raises(FixError, match="binary file"):
+        fix_file(target, [RESET])
+    assert target.read_bytes() == b"x = 1\n\x00"
 
 
 def test_write_atomic_failure_before_replace_keeps_original(tmp_path, monkeypatch):
