@@ -147,16 +147,39 @@ def _as_torch(t: Any) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(t)) if isinstance(t, np.ndarray) else t
 
 
+def holds_exactly(dtype: torch.dtype, neutral: Any) -> bool:
+    """Whether a tensor of ``dtype`` can hold the scalar ``neutral`` exactly.
+
+    False for -1 in ``bool`` or ``uint8``, 300 in ``int8``, 0.5 in an integer
+    dtype: torch would wrap or truncate the value before comparing (``x != -1``
+    on ``uint8`` compares with 255), so every entry must count as differing,
+    as numpy (and Python) compare.  Floating and complex dtypes hold every
+    real scalar for this purpose.
+    """
+    if dtype.is_floating_point or dtype.is_complex:
+        return True
+    try:
+        value = float(neutral)
+    except (TypeError, ValueError):
+        return False
+    if value != value or not value.is_integer():
+        return False
+    if dtype == torch.bool:
+        return value in (0.0, 1.0)
+    info = torch.iinfo(dtype)
+    return info.min <= value <= info.max
+
+
 def _rows_view(t: torch.Tensor, start: int, stop: int, neutral: Any, axis: int):
-    """(x, v, ne): padding rows moved to dim 0 and flattened to [n, -1], the
-    neutral value (tensor or scalar), and the per-entry mismatch mask."""
+    """(x, ne): padding rows moved to dim 0 and flattened to [n, -1], and the
+    per-entry mismatch mask (all True when ``t``'s dtype cannot hold ``neutral``)."""
     x = t.narrow(axis, start, stop - start)
     if neutral is FLAT:
-        v = t.narrow(axis, start - 1, 1)
-        ne = x != v
+        ne = x != t.narrow(axis, start - 1, 1)
+    elif holds_exactly(t.dtype, neutral):
+        ne = x != neutral
     else:
-        v = neutral
-        ne = x != v
+        ne = torch.ones_like(x, dtype=torch.bool)
     if axis != 0:
         x = x.movedim(axis, 0)
         ne = ne.movedim(axis, 0)

@@ -1,12 +1,14 @@
 """checks.stale_test, the CPU padding-slice test: its fast byte comparison (small integer
 and bool slices) and its numpy path must give the same answer as a plain-Python reading of
 "some padding entry differs from the neutral value", for every dtype, neutral value and
-size, on both sides of checks.BYTES_COMPARE_MAX."""
+size, on both sides of checks.BYTES_COMPARE_MAX; and so must the torch paths (the error
+details, checks.find_stale_rows, and the fused device reduction)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -74,6 +76,14 @@ def test_stale_test_agrees_with_python_reference(case):
     expected = _expected(a, start, stop, neutral)
     assert checks.stale_test(neutral)(a, start, stop) is expected
     assert checks.cpu_has_stale(a, start, stop, neutral) is expected
+    # the torch paths (error details, and the fused device reduction run on CPU tensors) agree:
+    # a neutral value the dtype cannot hold is never wrapped (torch compares uint8 with -1 as 255)
+    t = torch.from_numpy(a)
+    assert bool(checks.find_stale_rows(t, start, stop, neutral)[2]) is expected
+    if start < stop:
+        items = [(t, start, stop, neutral)]
+        ((_, _, num_bad),) = checks.unpack_device_checks(checks.pack_device_checks(items), items)
+        assert bool(num_bad) is expected
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.bool_])
