@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import operator
 import sys
+from collections.abc import Mapping
 from typing import Any
 
-from padlint.runtime import checks, hooks
+import numpy as np
+import torch
+
+from padlint.runtime import checks, context, hooks
 from padlint.runtime.checker import Checker, Stats
 from padlint.runtime.context import StepCounts
 from padlint.runtime.errors import StalePaddingError, Violation
@@ -39,6 +44,7 @@ def _checker(mode: str | None, profile: str = "vllm", cuda_policy: str = "sync")
     if inst is not None:
         chk.label = inst.label
         chk.capturing = inst.capturing
+        chk.force_device_path = inst.force_device_path
         if not inst.suspended_here:
             chk.stats = inst.stats
             chk._lock = inst._lock
@@ -50,11 +56,14 @@ def check_padding(tensor: Any, num_real: int, neutral: Any, *, axis: int = 0, nu
     """Check that rows ``[num_real:num_padded)`` of ``tensor`` on ``axis`` hold ``neutral``.
 
     ``tensor``: ``Tensor[num_padded, ...]`` (any dtype, CPU or CUDA) or a
-    numpy array; ``num_padded`` defaults to ``tensor.shape[axis]``.
-    ``neutral``: a scalar (``False``, ``0``, ``-1`` = vLLM PAD_SLOT_ID,
-    ``0`` = vLLM NULL_BLOCK_ID, ``1``) or ``"flat"`` for cumulative offsets
-    (every padding entry equals entry ``num_real - 1``; for
-    ``query_start_loc`` pass ``num_real = num_reqs + 1``).
+    numpy array, at least 1-D; ``num_padded`` defaults to
+    ``tensor.shape[axis]``.  ``neutral``: a scalar (``False``, ``0``, ``-1`` =
+    vLLM PAD_SLOT_ID, ``0`` = vLLM NULL_BLOCK_ID, ``1``) or ``"flat"`` (any
+    case) for cumulative offsets (every padding entry equals entry
+    ``num_real - 1``; for ``query_start_loc`` pass ``num_real = num_reqs +
+    1``).  A scalar the dtype cannot hold (-1 in ``uint8``) is never met.
+    ``name``: the field (``"seq_lens"`` or ``"CommonAttentionMetadata.seq_lens"``);
+    when it names a profile field, ``why`` defaults to the profile's reason.
     ``mode``: "strict" (default without installed hooks) raises
     :class:`StalePaddingError`; "record" returns the violations; "off"
     checks nothing; None uses the installed checker (its mode and CUDA
@@ -64,21 +73,44 @@ def check_padding(tensor: Any, num_real: int, neutral: Any, *, axis: int = 0, nu
     suspended.
     A CUDA tensor costs one host synchronisation (none while a CUDA graph
     is being captured: then nothing is checked and the skip is counted).
+
+    Raises ``TypeError`` (not a tensor or array; a count that is not an
+    integer; a neutral value that is not a number, bool or "flat") and
+    ``ValueError`` (a 0-d tensor, ``axis`` out of range, a negative count,
+    ``num_real`` above the padded count, ``num_padded`` above the length).
     """
     chk = _checker(mode)
     if not chk.active:
         return []
-    padded = tensor.shape[axis] if num_padded is None else num_padded
-    if num_padded is not None and tensor.shape[axis] < num_padded:
-        raise ValueError(f"{name}: shape {tuple(tensor.shape)} has fewer than num_padded={num_padded} rows on axis {axis}")
-    if isinstance(neutral, str) and neutral == "flat":
-        neutral = FLAT
+    if not isinstance(tensor, (torch.Tensor, np.ndarray)):
+        raise TypeError(f"{name}: expected a torch.Tensor or numpy.ndarray, got {type(tensor).__name__}")
+    if tensor.ndim == 0:
+        raise ValueError(f"{name}: a 0-d tensor has no rows to check")
+    if not -tensor.ndim <= axis < tensor.ndim:
+        raise ValueError(f"{name}: axis {axis} is out of range for a {tensor.ndim}-D tensor")
+    axis %= tensor.ndim
+    num_real = _count(num_real, f"{name}: num_real")
+    length = tensor.shape[axis]
+    if num_padded is None:
+        padded = length
+    else:
+        padded = _count(num_padded, f"{name}: num_padded")
+        if length < padded:
+            raise ValueError(f"{name}: shape {tuple(tensor.shape)} has fewer than num_padded={padded} rows "
+                             f"on axis {axis}")
+    if num_real > padded:
+        raise ValueError(f"{name}: num_real={num_real} is above the padded count {padded}"
+                         + ("" if num_padded is not None else f" (the length of axis {axis})"))
+    neutral = _neutral(neutral, name)
     if neutral is FLAT and num_real < 1:
         raise ValueError(f"{name}: a flat (cumulative) check needs num_real >= 1")
-    rule = FieldRule(name, f"dim {axis}", neutral, "flat" if neutral is FLAT else repr(neutral), why)
+    owner, _, field = name.rpartition(".")
+    profile_rule = chk.spec.rule(field)
+    why = why or (profile_rule.why if profile_rule is not None else "")
+    rule = FieldRule(field, f"dim {axis}", neutral, "flat" if neutral is FLAT else repr(neutral), why)
     with chk._lock:
         chk.stats.objects_checked += 1
-    if num_real >= padded:
+    if num_real == padded:
         return []
     a = checks.as_numpy(tensor)
     on_device = a is None and getattr(tensor, "device", None) is not None and tensor.device.type != "cpu"
@@ -99,14 +131,39 @@ def check_padding(tensor: Any, num_real: int, neutral: Any, *, axis: int = 0, nu
     rows, values, num_bad = checks.find_stale_rows(tensor, num_real, padded, neutral, axis, chk.max_rows)
     if not num_bad:
         return []
-    v = Violation(owner=name if "." in name else "check_padding", field=name, axis=rule.axis, real=num_real,
+    lead = ":, " * axis  # the padding rows are on `axis`: index it, not axis 0
+    fill = rule.neutral_text if neutral is not FLAT else f"{field}[{lead}{num_real - 1}]"
+    v = Violation(owner=owner or "check_padding", field=field, axis=rule.axis, real=num_real,
                   padded=padded, start=num_real, stop=padded, dtype=str(tensor.dtype),
                   device=str(getattr(tensor, "device", "cpu (numpy)")), shape=tuple(tensor.shape),
                   expected=rule.expected_text(), why=why, rows=rows, values=values, num_bad=num_bad,
-                  fix=f"{name}[{num_real}:{padded}] = {rule.neutral_text}" if neutral is not FLAT
-                  else f"{name}[{num_real}:{padded}] = {name}[{num_real - 1}]",
+                  fix=f"{field}[{lead}{num_real}:{padded}] = {fill}",
                   constructed_at=_caller(), when="explicit check", test=chk.label)
     return chk._emit([v])
+
+
+def _count(value: Any, what: str) -> int:
+    """``value`` as a row count: an int, or anything with ``__index__`` (numpy integers, 0-d
+    integer tensors).  Raises TypeError for other values, ValueError for a negative one."""
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, got {value!r}") from None
+    if n < 0:
+        raise ValueError(f"{what} must be >= 0, got {n}")
+    return n
+
+
+def _neutral(value: Any, name: str) -> Any:
+    if value is FLAT:
+        return value
+    if isinstance(value, str):
+        if value.strip().lower() == "flat":
+            return FLAT
+        raise ValueError(f"{name}: neutral value {value!r}: expected a number, a bool or 'flat'")
+    if isinstance(value, (bool, int, float, complex, np.generic)):
+        return value.item() if isinstance(value, np.generic) else value
+    raise TypeError(f"{name}: neutral value {value!r}: expected a number, a bool or 'flat'")
 
 
 def _caller() -> str:
@@ -114,45 +171,69 @@ def _caller() -> str:
     return f"{f.f_code.co_filename}:{f.f_lineno} in {f.f_code.co_name}"
 
 
-def _pair(value: Any) -> tuple[int | None, int | None]:
+def _pair(value: Any, what: str) -> tuple[int | None, int | None]:
+    """``(real, padded)`` from ``value``: None, a real count, or a pair whose padded
+    count may be None ("not padded", as vLLM passes ``num_reqs_padded=None``)."""
     if value is None:
         return None, None
     if isinstance(value, (tuple, list)):
-        real, padded = value
-        return int(real), int(padded)
-    return int(value), None
+        if len(value) != 2:
+            raise ValueError(f"{what}: expected (real, padded), got {value!r}")
+        real = _count(value[0], f"{what}: real count")
+        if value[1] is None:
+            return real, real
+        padded = _count(value[1], f"{what}: padded count")
+        if padded < real:
+            raise ValueError(f"{what}: padded count {padded} is below the real count {real}")
+        return real, padded
+    return _count(value, what), None
 
 
 def check_metadata(obj: Any, num_reqs: Any = None, num_tokens: Any = None, *, mode: str | None = None,
                    profile: str = "vllm") -> list[Violation]:
     """Check every profile field of a metadata object (e.g. ``CommonAttentionMetadata``).
 
-    ``num_reqs``/``num_tokens``: ``(real, padded)`` pairs, or the real
-    count alone (the padded count is then each field's own length: for
-    ``query_start_loc`` ``len - 1``).  Both None: inferred from the object
-    (trailing requests with zero query length in a CPU cumulative-offset
-    field are padding), or nothing is checked when that is impossible.
+    ``num_reqs``/``num_tokens``: ``(real, padded)`` pairs (``padded`` None:
+    not padded, the vLLM convention), or the real count alone (the padded
+    count is then each field's own length: for ``query_start_loc`` ``len -
+    1``).  Both None: the counts of the enclosing provider call when hooks
+    are installed, else inferred from the object (trailing requests with
+    zero query length in a CPU cumulative-offset field are padding).
     ``mode`` as in :func:`check_padding`; CUDA fields cost one host
-    synchronisation for the whole object.
+    synchronisation for the whole object (the installed checker's
+    ``deferred`` policy does not apply to an explicit call).
     Returns the violations (strict mode raises :class:`StalePaddingError`).
+    Raises ``TypeError`` (``obj`` None or a mapping; counts that are not
+    integers) and ``ValueError`` (negative counts, padded below real, or no
+    counts given and none can be inferred).
     """
+    if obj is None or isinstance(obj, Mapping):
+        raise TypeError(f"check_metadata: expected one metadata object, got "
+                        f"{'None' if obj is None else type(obj).__name__}"
+                        + (" (for a per-layer dict, check each value)" if obj is not None else ""))
+    inst = hooks.checker()
+    if mode is None and inst is not None:
+        if not inst.active:
+            return []
+        if inst.cuda_policy == "deferred":
+            mode = inst.mode  # an explicit call expects an answer now: same mode, one sync
     chk = _checker(mode)
+    if not chk.active:
+        return []
     if type(obj) not in chk._infer:
         names = next((c.infer_from for c in chk.spec.classes), ("query_start_loc_cpu", "query_start_loc"))
         chk.register_class(type(obj), names or ("query_start_loc_cpu", "query_start_loc"))
     counts = None
     if num_reqs is not None or num_tokens is not None:
-        rr, rp = _pair(num_reqs)
-        tr, tp = _pair(num_tokens)
+        rr, rp = _pair(num_reqs, "num_reqs")
+        tr, tp = _pair(num_tokens, "num_tokens")
         counts = StepCounts(rr, rp, tr, tp, provider="check_metadata",
                             names={"reqs": chk.spec.count_names("reqs"), "tokens": chk.spec.count_names("tokens")})
-    saved = chk.cuda_policy
-    if chk is hooks.checker() and saved == "deferred":
-        chk.cuda_policy = "sync"  # an explicit call expects an answer now
-    try:
-        return chk.check_object(obj, counts, when="explicit check", frame=sys._getframe(1))
-    finally:
-        chk.cuda_policy = saved
+    elif context.current() is None and chk._infer_counts(obj) is None:
+        raise ValueError(f"check_metadata: cannot tell the real counts of {type(obj).__name__}: it has no CPU "
+                         f"cumulative-offset field ({', '.join(chk._infer[type(obj)])}) to infer them from; "
+                         f"pass num_reqs=(real, padded) and num_tokens=(real, padded)")
+    return chk.check_object(obj, counts, when="explicit check", frame=sys._getframe(1))
 
 
 def summary() -> Stats | None:

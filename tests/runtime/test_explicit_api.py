@@ -135,3 +135,88 @@ def test_checker_cpu_path_uses_checks_stale_test(monkeypatch):
     # seq_lens and block_table_tensor: reqs rows [2:4) against 0 (NULL_BLOCK_ID = 0);
     # query_start_loc and its CPU copy: reqs+1 rows [3:5) flat; slot_mapping: tokens row [3:4) against -1
     assert sorted(calls) == [(2, 4, "0"), (2, 4, "0"), (3, 4, "-1"), (3, 5, "flat"), (3, 5, "flat")]
+
+
+# -- bad input: one clear exception naming the argument, never a torch error or a silent pass --
+
+@pytest.mark.parametrize("num_real, error, text", [
+    (-1, ValueError, "num_real must be >= 0, got -1"),          # would slice from the end
+    (5, ValueError, "num_real=5 is above the padded count 4"),  # more real rows than the tensor has
+    (1.0, TypeError, "num_real must be an integer, got 1.0"),
+])
+def test_check_padding_rejects_bad_counts(num_real, error, text):
+    with pytest.raises(error, match=text):
+        check_padding(torch.tensor([0, 0, 0, 5]), num_real, 0, name="seq_lens", mode="strict")
+
+
+def test_integer_like_counts_become_plain_ints_in_the_violation():
+    for real in (np.int64(2), torch.tensor(2)):
+        (v,) = check_padding(torch.tensor([1, 2, 0, 5]), real, 0, name="seq_lens", mode="record")
+        assert type(v.real) is int and v.real == 2 and v.rows == (3,) and type(v.rows[0]) is int
+
+
+@pytest.mark.parametrize("tensor, kwargs, error, text", [
+    (torch.tensor(3), {}, ValueError, "0-d tensor"),
+    ([1, 2], {}, TypeError, "expected a torch.Tensor or numpy.ndarray, got list"),
+    (torch.zeros(2, 3), {"axis": 2}, ValueError, "axis 2 is out of range for a 2-D tensor"),
+    (torch.zeros(4), {"neutral": None}, TypeError, "neutral value None"),
+    (torch.zeros(4), {"neutral": "0"}, ValueError, "neutral value '0'"),
+])
+def test_check_padding_rejects_bad_tensors_and_neutral_values(tensor, kwargs, error, text):
+    neutral = kwargs.pop("neutral", 0)
+    with pytest.raises(error, match=text):
+        check_padding(tensor, 1, neutral, mode="strict", **kwargs)
+
+
+def test_flat_is_accepted_in_any_case():
+    qsl = torch.tensor([0, 2, 5, 5, 5], dtype=torch.int32)
+    assert check_padding(qsl, 3, "FLAT", name="query_start_loc", mode="strict") == []
+
+
+def test_fix_indexes_the_checked_axis():
+    # block table [3 requests, 4 blocks] checked on axis 1 from column 2: column 3 of row 0 is stale
+    table = torch.zeros(3, 4, dtype=torch.int32)
+    table[0, 3] = 7
+    (v,) = check_padding(table, 2, 0, axis=1, name="block_table_tensor", mode="record")
+    assert v.fix == "block_table_tensor[:, 2:4] = 0"
+    offsets = torch.tensor([[0, 3, 3, 9]])
+    (v,) = check_padding(offsets, 2, "flat", axis=-1, name="x", mode="record")
+    assert v.fix == "x[:, 2:4] = x[:, 1]"
+
+
+def test_dotted_name_is_owner_and_field_and_takes_the_profile_reason():
+    (v,) = check_padding(torch.tensor([1, 2, 0, 5]), 2, 0, name="CommonAttentionMetadata.seq_lens", mode="record")
+    assert (v.owner, v.field) == ("CommonAttentionMetadata", "seq_lens")
+    assert "CommonAttentionMetadata.seq_lens.CommonAttentionMetadata" not in str(StalePaddingError([v]))
+    assert "length 0" in v.why  # rules/vllm.toml [fields.seq_lens] why
+
+
+def test_neutral_value_the_dtype_cannot_hold_reports_every_row_with_its_value():
+    # PAD_SLOT_ID = -1 cannot be stored in uint8: 255 is not -1, on every path
+    slots = torch.tensor([3, 4, 255, 255], dtype=torch.uint8)
+    (v,) = check_padding(slots, 2, -1, name="slot_mapping", mode="record")
+    assert (v.rows, v.values, v.num_bad) == ((2, 3), (255, 255), 2)
+
+
+def test_check_metadata_without_counts_it_can_infer_is_an_error():
+    meta = _meta([5, 6, 0, 9], [0, 2, 3, 3, 3], [4, 5, 6, 17])
+    meta.query_start_loc_cpu = None
+    meta.query_start_loc = None
+    with pytest.raises(ValueError, match="cannot tell the real counts of CommonAttentionMetadata"):
+        check_metadata(meta, mode="strict")
+
+
+def test_check_metadata_count_pairs():
+    meta = _meta([5, 6, 0, 9], [0, 2, 3, 3, 3], [4, 5, 6, 17])
+    # padded None: not padded (vLLM passes num_reqs_padded=None outside full CUDA graphs)
+    assert check_metadata(meta, num_reqs=(4, None), num_tokens=(4, None), mode="strict") == []
+    with pytest.raises(ValueError, match="num_reqs: padded count 3 is below the real count 4"):
+        check_metadata(meta, num_reqs=(4, 3), mode="strict")
+    with pytest.raises(ValueError, match=r"num_tokens: expected \(real, padded\)"):
+        check_metadata(meta, num_tokens=(1, 2, 3), mode="strict")
+
+
+@pytest.mark.parametrize("obj, text", [(None, "got None"), ({"layer.0": 1}, "per-layer dict")])
+def test_check_metadata_needs_one_object(obj, text):
+    with pytest.raises(TypeError, match=text):
+        check_metadata(obj, mode="strict")
