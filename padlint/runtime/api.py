@@ -112,8 +112,8 @@ def check_padding(tensor: Any, num_real: int, neutral: Any, *, axis: int = 0, nu
         chk.stats.objects_checked += 1
     if num_real == padded:
         return []
-    a = checks.as_numpy(tensor)
-    on_device = a is None and getattr(tensor, "device", None) is not None and tensor.device.type != "cpu"
+    on_device = isinstance(tensor, torch.Tensor) and (chk.force_device_path or tensor.device.type != "cpu")
+    a = None if on_device else checks.as_numpy(tensor)
     if on_device and chk.capturing():
         with chk._lock:
             chk.stats.skipped_capture += 1
@@ -122,13 +122,15 @@ def check_padding(tensor: Any, num_real: int, neutral: Any, *, axis: int = 0, nu
         chk.stats.fields_checked += 1
         if on_device:
             chk.stats.host_syncs += 1
-    if a is not None:
-        bad = checks.cpu_has_stale(a, num_real, padded, neutral, axis)
-    else:
-        bad = True  # find_stale_rows decides (one sync on a device)
-    if not bad:
+    if on_device:  # the fused reduction and one copy to the host: exactly one synchronisation
+        rows_first = tensor.movedim(axis, 0) if axis else tensor
+        items = [(rows_first, num_real, padded, neutral)]
+        host = checks.pack_device_checks(items, chk.max_rows).cpu()
+        ((rows, values, num_bad),) = checks.unpack_device_checks(host, items, chk.max_rows)
+    elif a is not None and not checks.cpu_has_stale(a, num_real, padded, neutral, axis):
         return []
-    rows, values, num_bad = checks.find_stale_rows(tensor, num_real, padded, neutral, axis, chk.max_rows)
+    else:
+        rows, values, num_bad = checks.find_stale_rows(tensor, num_real, padded, neutral, axis, chk.max_rows)
     if not num_bad:
         return []
     lead = ":, " * axis  # the padding rows are on `axis`: index it, not axis 0

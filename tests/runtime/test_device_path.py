@@ -130,3 +130,23 @@ def test_fused_pack_two_dimensional_and_bool():
     out = checks.unpack_device_checks(checks.pack_device_checks(items), items)
     assert out == [((4,), (9,), 1), ((3,), (True,), 1)]
     assert np.asarray(checks.pack_device_checks(items)).dtype == np.float64
+
+
+def test_explicit_check_padding_on_the_device_path_costs_one_sync(install_toy):
+    """check_padding on a device tensor: the fused reduction and one copy (not find_stale_rows'
+    nonzero + two copies), with the same rows and values as the CPU path, on any axis."""
+    from padlint.runtime import check_padding
+
+    chk = install_toy("buggy", "record")
+    chk.force_device_path = True
+    seq_lens = torch.tensor([4, 2, 0, 7, 0, 9], dtype=torch.int32)   # real 2: rows 3 and 5 stale
+    table = torch.zeros(2, 6, dtype=torch.int32)
+    table[1, 4] = 5                                                   # axis 1 from column 3: column 4 stale
+    before = chk.stats.host_syncs
+    (v,) = check_padding(seq_lens, 2, 0, name="seq_lens", mode="record")
+    assert (v.rows, v.values, v.num_bad) == ((3, 5), (7, 9), 2)
+    (w,) = check_padding(table, 3, 0, axis=1, name="block_table_tensor", mode="record")
+    assert (w.rows, w.values, w.num_bad) == ((4,), (5,), 1)
+    assert chk.stats.host_syncs - before == 2  # one per call
+    chk.force_device_path = False  # the CPU path agrees
+    assert check_padding(seq_lens, 2, 0, name="seq_lens", mode="record")[0].rows == (3, 5)
