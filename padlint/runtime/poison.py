@@ -17,27 +17,112 @@ registered buffer per step.
 
 from __future__ import annotations
 
+import math
+import numbers
+import operator
 import threading
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 
 from padlint.profile import AXES
 from padlint.runtime.context import StepCounts
 
-#: Default sentinel per dtype kind: distinctive, and never a neutral value
-#: of the vLLM profile (False, 0, -1, NULL_BLOCK_ID = 0, 1).
+#: Default sentinel of signed integer dtypes: distinctive, fits every signed
+#: integer dtype (int8 included), and none of the vLLM profile's neutral
+#: values (False, 0, -1, NULL_BLOCK_ID = 0, 1).
 DEFAULT_INT_SENTINEL = -99
 
 
-def default_sentinel(dtype: torch.dtype) -> Any:
-    """``True`` for bool, NaN for floating point, -99 for integers."""
-    if dtype == torch.bool:
+#: Torch writes a Python int scalar through int64: the largest value a torch
+#: uint64 buffer can be filled with (numpy takes the full uint64 range).
+_TORCH_SCALAR_MAX = 2**63 - 1
+
+
+def _kind(dtype: Any) -> tuple[str, Any]:
+    """``(kind, limit)`` of a torch or numpy dtype: kind "bool", "int" (limit:
+    ``(min, max)`` a scalar fill can write), "float" (limit: the largest finite
+    value), "complex" or "other" (limit None)."""
+    if isinstance(dtype, torch.dtype):
+        if dtype == torch.bool:
+            return "bool", None
+        if dtype.is_complex:
+            return "complex", None
+        if dtype.is_floating_point:
+            return "float", float(torch.finfo(dtype).max)
+        try:
+            info = torch.iinfo(dtype)
+        except TypeError:
+            return "other", None
+        return "int", (int(info.min), min(int(info.max), _TORCH_SCALAR_MAX))
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return "bool", None
+    if dt.kind in "iu":
+        return "int", (int(np.iinfo(dt).min), int(np.iinfo(dt).max))
+    if dt.kind == "f":
+        return "float", float(np.finfo(dt).max)
+    if dt.kind == "c":
+        return "complex", None
+    return "other", None
+
+
+def default_sentinel(dtype: Any) -> Any:
+    """The sentinel written when none is given, for a torch or numpy ``dtype``.
+
+    ``True`` for bool, NaN for floating point and complex, -99
+    (:data:`DEFAULT_INT_SENTINEL`) for signed integers (it fits int8), the
+    dtype's maximum for unsigned integers (255 for uint8; 2**63 - 1 for a
+    torch uint64, the largest scalar torch writes): always a value the dtype
+    holds, never a neutral value of the profile (False, 0, -1, 1).
+    Raises TypeError for any other dtype (e.g. numpy object or string arrays,
+    torch quantized dtypes).
+    """
+    kind, limit = _kind(dtype)
+    if kind == "bool":
         return True
-    if dtype.is_floating_point:
+    if kind in ("float", "complex"):
         return float("nan")
-    return DEFAULT_INT_SENTINEL
+    if kind == "int":
+        return DEFAULT_INT_SENTINEL if limit[0] < 0 else limit[1]
+    raise TypeError(f"dtype {dtype}: poison mode supports bool, integer, floating-point and complex dtypes")
+
+
+def _fitted_sentinel(value: Any, dtype: Any, name: str) -> Any:
+    """``value`` as a Python scalar the ``dtype`` holds exactly (NaN and infinities
+    for floating point); raises ValueError naming buffer ``name`` and ``dtype`` otherwise."""
+    kind, limit = _kind(dtype)
+    why = ""
+    try:
+        if kind == "bool":
+            if isinstance(value, (bool, np.bool_)) or (not isinstance(value, (float, np.floating))
+                                                        and operator.index(value) in (0, 1)):
+                return bool(value)
+            why = " (True, False, 0 or 1)"
+        elif kind == "int":
+            if isinstance(value, (float, np.floating)) and float(value).is_integer():
+                v = int(value)
+            elif isinstance(value, (float, np.floating)):
+                v, why = None, " (not an integer)"
+            else:
+                v = operator.index(value)
+            if v is not None:
+                if limit[0] <= v <= limit[1]:
+                    return v
+                why = f" (range {limit[0]}..{limit[1]})"
+        elif kind == "float":
+            if isinstance(value, numbers.Real):
+                v = float(value)
+                if not math.isfinite(v) or abs(v) <= limit:
+                    return v
+                why = f" (largest finite {limit:g})"
+        elif kind == "complex" and isinstance(value, numbers.Complex):
+            return complex(value)
+    except (TypeError, ValueError, OverflowError):
+        pass
+    raise ValueError(f"poison buffer {name!r}: sentinel {value!r} does not fit dtype {dtype}{why}")
 
 
 @dataclass
@@ -74,17 +159,23 @@ class Poisoner:
         cumulative offsets ``Tensor[max_num_reqs + 1]`` for "reqs+1"
         (``[num_reqs + 1:]``), tokens for "tokens" (``[num_tokens:]``).
         ``sentinel``: the value written; None: :func:`default_sentinel` of
-        the tensor's dtype (-99 for a numpy array).  ``name``: for messages
+        the buffer's dtype (torch or numpy).  ``name``: for messages
         (default: the buffer's type name).
-        Raises ValueError for an unknown ``axis``.
+        Raises ValueError for an unknown ``axis`` or an explicit ``sentinel``
+        the dtype cannot hold exactly (-1 or 256 in uint8, 2.5 in int32, 2 in
+        bool, 1e6 in float16; the message names the buffer and the dtype);
+        TypeError for a dtype other than bool, integer, floating point or complex.
         """
         if axis not in AXES:
             raise ValueError(f"poison buffer {name or type(buffer).__name__!r}: axis {axis!r}: "
                              f"expected one of {', '.join(AXES)}")
+        name = name or type(buffer).__name__
         t = _storage(buffer)
         if sentinel is None:
-            sentinel = default_sentinel(t.dtype) if isinstance(t, torch.Tensor) else DEFAULT_INT_SENTINEL
-        entry = PoisonedBuffer(buffer, axis, sentinel, name or type(buffer).__name__)
+            sentinel = default_sentinel(t.dtype)
+        else:
+            sentinel = _fitted_sentinel(sentinel, t.dtype, name)
+        entry = PoisonedBuffer(buffer, axis, sentinel, name)
         with self._lock:
             self.buffers.append(entry)
         return entry

@@ -123,3 +123,67 @@ def test_step_without_a_provider_call_poisons_nothing(install_toy, monkeypatch):
     runner.execute_model([1, 2, 3, 4, 5])  # early return: rows [0:5) are live, nothing is poisoned
     assert runner.seq_lens.tolist() == [1, 2, 3, 4, 5, -99, -99, -99]
     assert pr.installed().poison.fills == 1
+
+
+# -- sentinels per dtype -----------------------------------------------------------
+NEUTRALS = (False, 0, -1, 1)  # the profile's neutral values (NULL_BLOCK_ID = 0, PAD_SLOT_ID = -1)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                                   "float16", "float32", "float64"])
+@pytest.mark.parametrize("kind", ["numpy", "torch"])
+def test_default_sentinel_fits_every_dtype_and_is_not_neutral(install_toy, kind, dtype):
+    """A uint8 numpy buffer used to raise OverflowError (-99 does not fit); every integer,
+    bool and float dtype gets a default that fits and is none of the profile's neutral values."""
+    import numpy as np
+    import torch
+
+    install_toy("fixed", "record", poison=True)
+    buf = np.zeros(4, dtype=dtype) if kind == "numpy" else torch.zeros(4, dtype=getattr(torch, dtype))
+    entry = pr.register_poison_buffer(buf, axis="reqs", name="b")
+    assert pr.poison_padding(2) == 1
+    rows = np.asarray(buf if kind == "numpy" else buf.numpy())
+    assert rows[:2].tolist() == [0, 0]
+    if dtype.startswith("float"):
+        assert np.isnan(rows[2:]).all() and np.isnan(entry.sentinel)
+        return
+    expected = True if dtype == "bool" else -99 if not dtype.startswith("uint") else (
+        2**63 - 1 if (kind, dtype) == ("torch", "uint64") else np.iinfo(dtype).max)  # torch fills through int64
+    assert rows[2:].tolist() == [expected, expected] and entry.sentinel == expected
+    assert dtype == "bool" or expected not in NEUTRALS
+
+
+@pytest.mark.parametrize("kind", ["numpy", "torch"])
+@pytest.mark.parametrize("dtype, sentinel", [("uint8", -1), ("uint8", 256), ("int8", 200), ("int32", 2.5),
+                                             ("int32", "x"), ("bool", 2), ("float16", 1e6), ("float32", 1j)])
+def test_explicit_sentinel_that_does_not_fit_is_rejected_at_registration(install_toy, kind, dtype, sentinel):
+    import numpy as np
+    import torch
+
+    install_toy("fixed", "record", poison=True)
+    buf = np.zeros(4, dtype=dtype) if kind == "numpy" else torch.zeros(4, dtype=getattr(torch, dtype))
+    with pytest.raises(ValueError, match=rf"^poison buffer 'b': sentinel .* does not fit dtype \S*{dtype}\b") as e:
+        pr.register_poison_buffer(buf, sentinel=sentinel, name="b")
+    assert "\n" not in str(e.value)
+    assert pr.installed().poison.buffers == []
+
+
+@pytest.mark.parametrize("dtype, sentinel", [("uint8", 255), ("int8", -128), ("int32", 7.0), ("bool", 1),
+                                             ("float16", -1), ("float32", float("inf"))])
+def test_explicit_sentinel_that_fits_is_written(install_toy, dtype, sentinel):
+    import numpy as np
+
+    install_toy("fixed", "record", poison=True)
+    buf = np.zeros(3, dtype=dtype)
+    pr.register_poison_buffer(buf, sentinel=sentinel, name="b")
+    pr.poison_padding(1)
+    assert buf[1:].tolist() == [sentinel, sentinel]
+
+
+def test_torch_uint64_sentinel_is_limited_to_what_torch_writes(install_toy):
+    """Torch writes scalars through int64: 2**63 would fail at every step, so it is refused up front."""
+    import torch
+
+    install_toy("fixed", "record", poison=True)
+    with pytest.raises(ValueError, match=r"range 0\.\.9223372036854775807"):
+        pr.register_poison_buffer(torch.zeros(3, dtype=torch.uint64), sentinel=2**63, name="b")
