@@ -40,8 +40,11 @@ class StepCounts:
     def describe(self) -> str:
         r = self.names.get("reqs", ("num_reqs", "num_reqs_padded"))
         t = self.names.get("tokens", ("num_tokens", "num_tokens_padded"))
-        return (f"{self.provider}({r[0]}={self.num_reqs}, {r[1]}={self.num_reqs_padded}, "
-                f"{t[0]}={self.num_tokens}, {t[1]}={self.num_tokens_padded})")
+        def padded(n: int | None) -> str:  # None: inferred, each field's own length is its padded count
+            return "each field's length" if n is None else str(n)
+
+        return (f"{self.provider}({r[0]}={self.num_reqs}, {r[1]}={padded(self.num_reqs_padded)}, "
+                f"{t[0]}={self.num_tokens}, {t[1]}={padded(self.num_tokens_padded)})")
 
 
 class _Local(threading.local):

@@ -47,8 +47,9 @@ class Violation:
     counts_from: str = ""
     test: str = ""
 
-    def format(self) -> str:
-        """Multi-line, self-contained description: what, where, why, how to fix."""
+    def format(self, stack: bool = True) -> str:
+        """Multi-line, self-contained description: what, where, why, how to fix
+        (and the provider call stack unless ``stack`` is False)."""
         shown = ", ".join(f"row {r}: {v!r}" for r, v in zip(self.rows, self.values))
         more = f" (+{self.num_bad - len(self.rows)} more)" if self.num_bad > len(self.rows) else ""
         lines = [
@@ -62,16 +63,21 @@ class Violation:
             lines.append(f"  counts from: {self.counts_from}")
         if self.when:
             lines.append(f"  seen at: {self.when}")
-        if self.constructed_at:
-            lines.append(f"  constructed at: {self.constructed_at}")
+        if self.constructed_at:  # an explicit check knows where it was called, not where the object was built
+            where = "checked at" if self.when == "explicit check" else "constructed at"
+            lines.append(f"  {where}: {self.constructed_at}")
         if self.test:
             lines.append(f"  test: {self.test}")
         if self.fix:
             lines.append(f"  fix: reset the padding rows before the metadata is built: {self.fix}")
-        if self.provider_stack:
-            lines.append("  provider call stack (most recent call last):")
-            lines.extend("    " + s for s in self.provider_stack.rstrip().splitlines())
+        if stack and self.provider_stack:
+            lines.extend(_stack_lines(self.provider_stack, "  "))
         return "\n".join(lines)
+
+
+def _stack_lines(stack: str, indent: str) -> list[str]:
+    return [f"{indent}provider call stack (most recent call last):",
+            *(f"{indent}  " + s for s in stack.rstrip().splitlines())]
 
 
 def format_violations(violations: tuple[Violation, ...] | list[Violation]) -> str:
@@ -80,9 +86,13 @@ def format_violations(violations: tuple[Violation, ...] | list[Violation]) -> st
 
     ``violations``: the offending fields of one metadata object (usually);
     an empty sequence gives the head line alone (N = 0, then a newline).
-    Raises nothing.
+    When every violation has the same provider call stack (one object, one
+    provider call) it is printed once, at the end.  Raises nothing.
     """
     head = f"padlint runtime: {len(violations)} field(s) with stale padding rows"
+    stacks = {v.provider_stack for v in violations}
+    if len(violations) > 1 and len(stacks) == 1 and "" not in stacks:  # one object, one provider call: once
+        return "\n".join([head, *(v.format(stack=False) for v in violations), *_stack_lines(stacks.pop(), "")])
     return head + "\n" + "\n".join(v.format() for v in violations)
 
 
