@@ -181,17 +181,23 @@ class Poisoner:
         return entry
 
     def poison(self, num_reqs: int | None, num_tokens: int | None) -> int:
-        """Fill rows past the real counts of every registered buffer; returns how many were filled."""
+        """Fill rows past the real counts of every registered buffer; returns how many were filled.
+
+        The writes run under ``torch.inference_mode()`` (no autograd), so a
+        ``requires_grad`` leaf, a view of one, or an inference tensor is
+        written like any other buffer.
+        """
         n = 0
-        for b in list(self.buffers):
-            real = num_tokens if b.axis == "tokens" else num_reqs
-            if real is None:
-                continue
-            start = real + 1 if b.axis == "reqs+1" else real
-            t = _storage(b.buffer)
-            if start < t.shape[0]:
-                t[start:] = b.sentinel
-                n += 1
+        with torch.inference_mode():
+            for b in list(self.buffers):
+                real = num_tokens if b.axis == "tokens" else num_reqs
+                if real is None:
+                    continue
+                start = real + 1 if b.axis == "reqs+1" else real
+                t = _storage(b.buffer)
+                if start < t.shape[0]:
+                    t[start:] = b.sentinel
+                    n += 1
         with self._lock:
             self.fills += n
         return n

@@ -187,3 +187,23 @@ def test_torch_uint64_sentinel_is_limited_to_what_torch_writes(install_toy):
     install_toy("fixed", "record", poison=True)
     with pytest.raises(ValueError, match=r"range 0\.\.9223372036854775807"):
         pr.register_poison_buffer(torch.zeros(3, dtype=torch.uint64), sentinel=2**63, name="b")
+
+
+@pytest.mark.parametrize("make", ["leaf", "view of a leaf", "inference tensor"])
+def test_buffers_with_autograd_state_are_poisoned(install_toy, make):
+    """In-place writes into a requires_grad leaf (or a view of one) used to raise RuntimeError;
+    poisoning runs under torch.inference_mode(), which also admits inference tensors."""
+    import torch
+
+    install_toy("fixed", "record", poison=True)
+    if make == "inference tensor":
+        with torch.inference_mode():
+            buf = torch.zeros(4)
+    else:
+        leaf = torch.zeros(5, requires_grad=True)
+        buf = leaf if make == "leaf" else leaf[1:]
+    pr.register_poison_buffer(buf, name="b")
+    assert pr.poison_padding(2) == 1
+    assert torch.isnan(buf[2:]).all() and (buf[:2] == 0).all()
+    if make != "inference tensor":
+        assert buf.requires_grad  # still a tensor autograd can use
