@@ -142,6 +142,24 @@ def _storage(buf: Any) -> Any:
     return getattr(buf, "cpu", buf) if not isinstance(buf, torch.Tensor) else buf
 
 
+def _checked_storage(buf: Any, name: str) -> torch.Tensor | np.ndarray:
+    """The tensor or array written for ``buf`` (a CpuGpuBuffer-like object's ``.cpu``).
+
+    Raises TypeError when ``buf`` is neither a tensor, an array nor an object
+    whose ``.cpu`` is one; ValueError when it has no rows (0-d).
+    """
+    t = _storage(buf)
+    if not isinstance(t, (torch.Tensor, np.ndarray)):
+        got = type(buf).__name__
+        if t is not buf:
+            got += f" with .cpu {type(t).__name__}"
+        raise TypeError(f"poison buffer {name!r}: expected a torch.Tensor, a numpy.ndarray or a CpuGpuBuffer-like "
+                        f"object (with a .cpu tensor), got {got}")
+    if t.ndim == 0:
+        raise ValueError(f"poison buffer {name!r}: a 0-d buffer has no rows to poison")
+    return t
+
+
 class Poisoner:
     """The registered buffers of one installation."""
 
@@ -161,18 +179,24 @@ class Poisoner:
         ``sentinel``: the value written; None: :func:`default_sentinel` of
         the buffer's dtype (torch or numpy).  ``name``: for messages
         (default: the buffer's type name).
-        Raises ValueError for an unknown ``axis`` or an explicit ``sentinel``
-        the dtype cannot hold exactly (-1 or 256 in uint8, 2.5 in int32, 2 in
-        bool, 1e6 in float16; the message names the buffer and the dtype);
-        TypeError for a dtype other than bool, integer, floating point or complex.
+        Raises ValueError for an unknown ``axis``, a 0-d buffer, or an
+        explicit ``sentinel`` the dtype cannot hold exactly (-1 or 256 in
+        uint8, 2.5 in int32, 2 in bool, 1e6 in float16; the message names the
+        buffer and the dtype); TypeError for a buffer that is neither a
+        tensor, an array nor an object whose ``.cpu`` is one (a list), and for
+        a dtype other than bool, integer, floating point or complex.  Every
+        error is one line starting ``poison buffer '<name>':``.
         """
         if axis not in AXES:
             raise ValueError(f"poison buffer {name or type(buffer).__name__!r}: axis {axis!r}: "
                              f"expected one of {', '.join(AXES)}")
         name = name or type(buffer).__name__
-        t = _storage(buffer)
+        t = _checked_storage(buffer, name)
         if sentinel is None:
-            sentinel = default_sentinel(t.dtype)
+            try:
+                sentinel = default_sentinel(t.dtype)
+            except TypeError as e:
+                raise TypeError(f"poison buffer {name!r}: {e}") from None
         else:
             sentinel = _fitted_sentinel(sentinel, t.dtype, name)
         entry = PoisonedBuffer(buffer, axis, sentinel, name)

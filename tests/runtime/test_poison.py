@@ -207,3 +207,35 @@ def test_buffers_with_autograd_state_are_poisoned(install_toy, make):
     assert torch.isnan(buf[2:]).all() and (buf[:2] == 0).all()
     if make != "inference tensor":
         assert buf.requires_grad  # still a tensor autograd can use
+
+
+class _FakeCpuGpuBuffer:
+    def __init__(self, cpu):
+        self.cpu = cpu
+
+
+@pytest.mark.parametrize("buffer, shown", [([0, 0, 0, 0], "list"), ((0, 0), "tuple"), ({"a": 1}, "dict"), (7, "int"),
+                                           (_FakeCpuGpuBuffer([0, 0]), "_FakeCpuGpuBuffer with .cpu list")])
+def test_a_buffer_that_is_not_a_tensor_or_array_is_rejected_at_registration(install_toy, buffer, shown):
+    """A list used to be accepted and to fail at the first poisoning with AttributeError."""
+    install_toy("fixed", "record", poison=True)
+    with pytest.raises(TypeError, match=rf"^poison buffer '\w+': expected a torch\.Tensor, a numpy\.ndarray or "
+                                        rf"a CpuGpuBuffer-like object \(with a \.cpu tensor\), got {shown}$"):
+        pr.register_poison_buffer(buffer)
+    assert pr.installed().poison.buffers == []
+
+
+def test_a_0d_buffer_is_rejected_at_registration(install_toy):
+    import torch
+
+    install_toy("fixed", "record", poison=True)
+    with pytest.raises(ValueError, match=r"^poison buffer 'b': a 0-d buffer has no rows to poison$"):
+        pr.register_poison_buffer(torch.tensor(3), name="b")
+
+
+def test_unsupported_dtype_is_rejected_at_registration(install_toy):
+    import numpy as np
+
+    install_toy("fixed", "record", poison=True)
+    with pytest.raises(TypeError, match=r"^poison buffer 'b': dtype object: poison mode supports bool, integer, "):
+        pr.register_poison_buffer(np.zeros(3, dtype=object), name="b")
