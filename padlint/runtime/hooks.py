@@ -165,12 +165,18 @@ def _wrap_class(inst: Installation, spec: ClassSpec, module: Any) -> None:
     orig_setattr = cls.__setattr__
     checked = frozenset(r.name for r in chk.spec.rules)
     local = context.local()
+    # A class without an __init__ of its own (a NamedTuple: __new__ takes the fields) inherits
+    # object.__init__, which refuses arguments once __init__ is overridden: call it without them.
+    bare_init = orig_init is object.__init__
 
     @functools.wraps(orig_init)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         local.init_depth += 1
         try:
-            orig_init(self, *args, **kwargs)
+            if bare_init:
+                orig_init(self)
+            else:
+                orig_init(self, *args, **kwargs)
         finally:
             local.init_depth -= 1
         if chk.active and not local.init_depth:
