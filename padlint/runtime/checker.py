@@ -133,18 +133,34 @@ class Checker:
         self._infer[cls] = tuple(infer_from)
         self._class_exempt[cls] = frozenset(exempt)
 
+    #: Depth of :meth:`suspended` with ``all_threads=True`` (an instance attribute once used),
+    #: and the lock guarding it (shared: suspending is rare, reading the counter is lock-free).
+    _suspend_all = 0
+    _suspend_all_lock = threading.Lock()
+
     @property
     def active(self) -> bool:
-        return self.mode != "off" and not getattr(self._suspend, "depth", 0)
+        return self.mode != "off" and not self._suspend_all and not getattr(self._suspend, "depth", 0)
 
     @property
     def suspended_here(self) -> bool:
-        """True inside :meth:`suspended` in the calling thread."""
-        return bool(getattr(self._suspend, "depth", 0))
+        """True inside :meth:`suspended` in the calling thread, or inside ``suspended(all_threads=True)``."""
+        return bool(self._suspend_all or getattr(self._suspend, "depth", 0))
 
     @contextmanager
-    def suspended(self) -> Iterator[None]:
-        """No checks in this thread inside the block (the pytest ``padlint_off`` marker)."""
+    def suspended(self, all_threads: bool = False) -> Iterator[None]:
+        """No checks in this thread inside the block; with ``all_threads``, no checks in
+        any thread until the block ends (the pytest ``padlint_off`` marker: a test's own
+        threads are covered too)."""
+        if all_threads:
+            with self._suspend_all_lock:
+                self._suspend_all += 1
+            try:
+                yield
+            finally:
+                with self._suspend_all_lock:
+                    self._suspend_all -= 1
+            return
         self._suspend.depth = getattr(self._suspend, "depth", 0) + 1
         try:
             yield

@@ -9,6 +9,7 @@ import sys
 import textwrap
 import threading
 import typing
+import typing
 
 import pytest
 import toy_common
@@ -285,3 +286,56 @@ def test_a_namedtuple_metadata_class_is_constructed_and_checked(install_toy):
     (v,) = info.value.violations
     assert (v.owner, v.field, v.rows, v.when) == ("_NTMeta", "seq_lens", (3,), "construction")
     assert chk.stats.objects_checked == 2
+
+
+class _NTMeta(typing.NamedTuple):
+    """A NamedTuple metadata class: no __init__ of its own (object.__init__), fields set by __new__."""
+
+    seq_lens: typing.Any
+    num_reqs: int = 0
+
+
+def test_a_namedtuple_metadata_class_is_constructed_and_checked(install_toy):
+    """The __init__ wrapper used to forward the fields to object.__init__ (TypeError)."""
+    chk = install_toy(provider=f"{__name__}:_Provider._build_attention_metadata", classes=[f"{__name__}:_NTMeta"])
+    p = _Provider()
+    ok = p._build_attention_metadata(2, 4, 1, 4, build=lambda: _NTMeta(
+        toy_common.torch.tensor([3, 4, 0, 0], dtype=toy_common.torch.int32), 4))
+    assert ok.num_reqs == 4 and ok.seq_lens.tolist() == [3, 4, 0, 0]
+    with pytest.raises(StalePaddingError) as info:
+        p._build_attention_metadata(2, 4, 1, 4, build=lambda: _NTMeta(
+            seq_lens=toy_common.torch.tensor([3, 4, 0, 5], dtype=toy_common.torch.int32)))
+    (v,) = info.value.violations
+    assert (v.owner, v.field, v.rows, v.when) == ("_NTMeta", "seq_lens", (3,), "construction")
+    assert chk.stats.objects_checked == 2
+
+
+def test_suspended_for_all_threads_covers_other_threads(install_toy):
+    """suspended(all_threads=True) (the pytest padlint_off marker): no checks in a thread
+    started inside the block; the thread-local suspended() covers only its own thread."""
+    chk = install_toy("buggy", "strict")
+    errors = []
+
+    def scenario():
+        try:
+            runner = make_runner("buggy")
+            for rid, p in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
+                runner.add_request(rid, p)
+            runner.execute_model()
+            runner.remove_request("B")
+            runner.execute_model()
+        except StalePaddingError as e:
+            errors.append(e)
+
+    def in_thread():
+        t = threading.Thread(target=scenario)
+        t.start()
+        t.join()
+
+    with chk.suspended(all_threads=True):
+        in_thread()
+        assert errors == [] and chk.suspended_here and not chk.active
+    assert chk.active and not chk.suspended_here
+    with chk.suspended():
+        in_thread()
+    assert len(errors) == 1 and chk.stats.violations and chk.active
