@@ -160,6 +160,24 @@ def _checked_storage(buf: Any, name: str) -> torch.Tensor | np.ndarray:
     return t
 
 
+def _count(value: Any, arg: str, where: str = "poison_padding") -> int | None:
+    """``value`` as a row count (None stays None): an int or anything with ``__index__``.
+
+    Raises TypeError for other values and ValueError for a negative one
+    (a negative slice start would poison the last rows), naming ``arg``.
+    """
+    if value is None:
+        return None
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{where}: {arg} must be an integer (int or anything with __index__), "
+                        f"got {type(value).__name__} {value!r}") from None
+    if n < 0:
+        raise ValueError(f"{where}: {arg} must be >= 0, got {n}")
+    return n
+
+
 class Poisoner:
     """The registered buffers of one installation."""
 
@@ -204,13 +222,21 @@ class Poisoner:
             self.buffers.append(entry)
         return entry
 
-    def poison(self, num_reqs: int | None, num_tokens: int | None) -> int:
+    def poison(self, num_reqs: Any, num_tokens: Any) -> int:
         """Fill rows past the real counts of every registered buffer; returns how many were filled.
 
+        ``num_reqs``/``num_tokens``: the step's real counts, each an int or
+        anything with ``__index__`` (numpy integers, 0-d integer tensors), or
+        None to leave the buffers of that axis alone.  Raises TypeError for
+        a count that is not an integer (2.0, a float tensor) and ValueError
+        for a negative one, naming the argument, before anything is written.
         The writes run under ``torch.inference_mode()`` (no autograd), so a
         ``requires_grad`` leaf, a view of one, or an inference tensor is
         written like any other buffer.
         """
+        return self._fill(_count(num_reqs, "num_reqs"), _count(num_tokens, "num_tokens"))
+
+    def _fill(self, num_reqs: int | None, num_tokens: int | None) -> int:
         n = 0
         with torch.inference_mode():
             for b in list(self.buffers):

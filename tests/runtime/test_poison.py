@@ -239,3 +239,38 @@ def test_unsupported_dtype_is_rejected_at_registration(install_toy):
     install_toy("fixed", "record", poison=True)
     with pytest.raises(TypeError, match=r"^poison buffer 'b': dtype object: poison mode supports bool, integer, "):
         pr.register_poison_buffer(np.zeros(3, dtype=object), name="b")
+
+
+@pytest.mark.parametrize("args, error, match", [
+    ((-1,), ValueError, r"^poison_padding: num_reqs must be >= 0, got -1$"),
+    ((2, -3), ValueError, r"^poison_padding: num_tokens must be >= 0, got -3$"),
+    ((2.0,), TypeError, r"^poison_padding: num_reqs must be an integer \(int or anything with __index__\), got float 2\.0$"),
+    (("2",), TypeError, r"^poison_padding: num_reqs must be an integer .*, got str '2'$"),
+    ((2, "tensor(2.)"), TypeError, r"^poison_padding: num_tokens must be an integer .*, got Tensor tensor\(2\.\)$"),
+])
+def test_negative_or_non_integer_counts_are_rejected(install_toy, args, error, match):
+    """poison_padding(-1) used to poison the last row (a negative slice start)."""
+    import torch
+
+    install_toy("fixed", "record", poison=True)
+    reqs, toks = torch.zeros(4, dtype=torch.int32), torch.zeros(4, dtype=torch.int32)
+    pr.register_poison_buffer(reqs, axis="reqs")
+    pr.register_poison_buffer(toks, axis="tokens")
+    args = tuple(torch.tensor(2.0) if a == "tensor(2.)" else a for a in args)
+    with pytest.raises(error, match=match):
+        pr.poison_padding(*args)
+    assert reqs.tolist() == toks.tolist() == [0, 0, 0, 0]  # nothing written
+    assert pr.installed().poison.fills == 0
+
+
+def test_integer_like_counts_are_accepted(install_toy):
+    import numpy as np
+    import torch
+
+    install_toy("fixed", "record", poison=True)
+    reqs, toks = torch.zeros(4, dtype=torch.int32), torch.zeros(4, dtype=torch.int32)
+    pr.register_poison_buffer(reqs, axis="reqs")
+    pr.register_poison_buffer(toks, axis="tokens")
+    assert pr.poison_padding(np.int64(3), torch.tensor(2)) == 2
+    assert reqs.tolist() == [0, 0, 0, -99] and toks.tolist() == [0, 0, -99, -99]
+    assert pr.poison_padding(None, 4) == 0  # None: that axis is not poisoned; 4: no row past the count
