@@ -76,7 +76,7 @@ def check_padding(tensor: Any, num_real: int, neutral: Any, *, axis: int = 0, nu
 
     Raises ``TypeError`` (not a tensor or array; a count that is not an
     integer; a neutral value that is not a number, bool or "flat") and
-    ``ValueError`` (a 0-d tensor, ``axis`` out of range, a negative count,
+    ``ValueError`` (a 0-d or meta tensor, ``axis`` out of range, a negative count,
     ``num_real`` above the padded count, ``num_padded`` above the length).
     """
     chk = _checker(mode)
@@ -86,6 +86,8 @@ def check_padding(tensor: Any, num_real: int, neutral: Any, *, axis: int = 0, nu
         raise TypeError(f"{name}: expected a torch.Tensor or numpy.ndarray, got {type(tensor).__name__}")
     if tensor.ndim == 0:
         raise ValueError(f"{name}: a 0-d tensor has no rows to check")
+    if isinstance(tensor, torch.Tensor) and tensor.device.type == "meta":
+        raise ValueError(f"{name}: a meta tensor has no values to check")
     if not -tensor.ndim <= axis < tensor.ndim:
         raise ValueError(f"{name}: axis {axis} is out of range for a {tensor.ndim}-D tensor")
     axis %= tensor.ndim

@@ -157,6 +157,7 @@ def test_integer_like_counts_become_plain_ints_in_the_violation():
 
 @pytest.mark.parametrize("tensor, kwargs, error, text", [
     (torch.tensor(3), {}, ValueError, "0-d tensor"),
+    (torch.zeros(4, device="meta"), {}, ValueError, "meta tensor has no values"),
     ([1, 2], {}, TypeError, "expected a torch.Tensor or numpy.ndarray, got list"),
     (torch.zeros(2, 3), {"axis": 2}, ValueError, "axis 2 is out of range for a 2-D tensor"),
     (torch.zeros(4), {"neutral": None}, TypeError, "neutral value None"),
