@@ -20,7 +20,9 @@ from __future__ import annotations
 import math
 import numbers
 import operator
+import sys
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,6 +140,45 @@ class PoisonedBuffer:
     name: str
 
 
+class PoisonWarning(RuntimeWarning):
+    """Poison mode could not do something (a buffer could not be poisoned or
+    registered, a step's counts were not row counts); warned once per buffer."""
+
+
+@dataclass
+class PoisonFailure:
+    """Something poison mode could not do, recorded in :attr:`Poisoner.failures` instead of raised.
+
+    ``name``: the buffer's name ("counts" for a step's counts, "step" for
+    any other error after a step); ``reason``: the first error, as
+    ``"ExceptionType: message"``; ``text``: the one-line description;
+    ``times``: how many times it failed (it is warned about once).
+    """
+
+    name: str
+    reason: str
+    text: str
+    times: int = 1
+
+    def line(self) -> str:
+        """``text``, with ``" (N times)"`` when it failed more than once."""
+        return self.text if self.times == 1 else f"{self.text} ({self.times} times)"
+
+
+def _reason(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
+
+
+def _called_by_step_hook() -> bool:
+    """Whether :meth:`Poisoner.register` was called by the step hook's registration of the
+    profile's ``[runtime.poison]`` paths (``register_profile_buffers`` in
+    :mod:`padlint.runtime.hooks`), which runs in the step's ``finally`` and so
+    must not raise."""
+    caller = sys._getframe(2)
+    return (caller.f_code.co_name == "register_profile_buffers"
+            and caller.f_globals.get("__name__") == "padlint.runtime.hooks")
+
+
 def _storage(buf: Any) -> Any:
     return getattr(buf, "cpu", buf) if not isinstance(buf, torch.Tensor) else buf
 
@@ -168,25 +209,58 @@ def _count(value: Any, arg: str, where: str = "poison_padding") -> int | None:
     """
     if value is None:
         return None
+    where = f"{where}: " if where else ""
     try:
         n = operator.index(value)
     except TypeError:
-        raise TypeError(f"{where}: {arg} must be an integer (int or anything with __index__), "
+        raise TypeError(f"{where}{arg} must be an integer (int or anything with __index__), "
                         f"got {type(value).__name__} {value!r}") from None
     if n < 0:
-        raise ValueError(f"{where}: {arg} must be >= 0, got {n}")
+        raise ValueError(f"{where}{arg} must be >= 0, got {n}")
     return n
 
 
 class Poisoner:
-    """The registered buffers of one installation."""
+    """The registered buffers of one installation.
+
+    ``buffers``: the registered entries; ``fills``: buffers filled so far;
+    ``failures``: :class:`PoisonFailure` records, one per buffer that could
+    not be poisoned or registered (and one for bad step counts): poisoning
+    never raises out of a step, each is warned about once
+    (:class:`PoisonWarning`) and kept here for a summary.
+    """
 
     def __init__(self) -> None:
         self.buffers: list[PoisonedBuffer] = []
         self.fills = 0
+        self.failures: list[PoisonFailure] = []
+        self._failure_of: dict[Any, PoisonFailure] = {}
         self._lock = threading.Lock()
 
-    def register(self, buffer: Any, *, axis: str = "reqs", sentinel: Any = None, name: str = "") -> PoisonedBuffer:
+    def _record(self, key: Any, name: str, e: BaseException, text: str) -> PoisonFailure | None:
+        """Count a failure under ``key``; returns the new record the first time (to warn about), else None."""
+        with self._lock:
+            old = self._failure_of.get(key)
+            if old is not None:
+                old.times += 1
+                return None
+            f = self._failure_of[key] = PoisonFailure(name, _reason(e), f"{text}: {_reason(e)}")
+            self.failures.append(f)
+            return f
+
+    @staticmethod
+    def _warn(new: list[PoisonFailure], quiet: bool = False) -> None:
+        """Warn once per new failure; ``quiet``: never raise (warnings turned into errors
+        must not escape a step: the failure stays in :attr:`failures`)."""
+        for f in new:
+            try:
+                warnings.warn(f"padlint poison: {f.text}", PoisonWarning, stacklevel=4)
+            except Exception:
+                if not quiet:
+                    raise
+
+    def register(self, buffer: Any, *, axis: str = "reqs", sentinel: Any = None,
+                 name: str = "") -> PoisonedBuffer | None:
         """Register a persistent source buffer to poison after each step; returns its entry.
 
         ``buffer``: a CPU ``Tensor[max_rows, ...]`` (any dtype), a numpy
@@ -203,8 +277,22 @@ class Poisoner:
         buffer and the dtype); TypeError for a buffer that is neither a
         tensor, an array nor an object whose ``.cpu`` is one (a list), and for
         a dtype other than bool, integer, floating point or complex.  Every
-        error is one line starting ``poison buffer '<name>':``.
+        error is one line starting ``poison buffer '<name>':``.  Called by
+        the step hook (the profile's ``[runtime.poison]`` paths, registered
+        inside the step) it raises nothing: the error is recorded in
+        :attr:`failures`, warned about once, and None is returned.
         """
+        try:
+            return self._register(buffer, axis, sentinel, name)
+        except Exception as e:
+            if not _called_by_step_hook():
+                raise
+            name = name or type(buffer).__name__
+            self._warn([f for f in [self._record(("register", name), name, e,
+                                                 f"buffer {name!r} could not be registered")] if f], quiet=True)
+            return None
+
+    def _register(self, buffer: Any, axis: str, sentinel: Any, name: str) -> PoisonedBuffer:
         if axis not in AXES:
             raise ValueError(f"poison buffer {name or type(buffer).__name__!r}: axis {axis!r}: "
                              f"expected one of {', '.join(AXES)}")
@@ -233,32 +321,64 @@ class Poisoner:
         The writes run under ``torch.inference_mode()`` (no autograd), so a
         ``requires_grad`` leaf, a view of one, or an inference tensor is
         written like any other buffer.
+        A buffer that cannot be written (a read-only array, an expanded
+        tensor) does not stop the others: it is recorded in :attr:`failures`
+        and warned about (:class:`PoisonWarning`) the first time.
         """
-        return self._fill(_count(num_reqs, "num_reqs"), _count(num_tokens, "num_tokens"))
+        n, new = self._fill(_count(num_reqs, "num_reqs"), _count(num_tokens, "num_tokens"))
+        self._warn(new)
+        return n
 
-    def _fill(self, num_reqs: int | None, num_tokens: int | None) -> int:
+    def _fill(self, num_reqs: int | None, num_tokens: int | None) -> tuple[int, list[PoisonFailure]]:
+        """Write every buffer it applies to; returns (buffers filled, failures seen for the first time)."""
         n = 0
+        new: list[PoisonFailure] = []
         with torch.inference_mode():
             for b in list(self.buffers):
                 real = num_tokens if b.axis == "tokens" else num_reqs
                 if real is None:
                     continue
                 start = real + 1 if b.axis == "reqs+1" else real
-                t = _storage(b.buffer)
-                if start < t.shape[0]:
-                    t[start:] = b.sentinel
-                    n += 1
+                try:
+                    t = _storage(b.buffer)
+                    if start < t.shape[0]:
+                        t[start:] = b.sentinel
+                        n += 1
+                except Exception as e:  # noqa: BLE001 - one buffer must not stop the others
+                    f = self._record(id(b), b.name, e, f"buffer {b.name!r} could not be poisoned")
+                    if f is not None:
+                        new.append(f)
         with self._lock:
             self.fills += n
-        return n
+        return n, new
 
     def after_step(self, counts: StepCounts | None) -> None:
-        """Poison with the counts of the step's (last) provider call.
+        """Poison with the counts of the step's (last) provider call; never raises.
 
+        It runs when the step returns or raises, so nothing it does may
+        replace the step's result or exception: a buffer that cannot be
+        written, counts that are not row counts (negative, not integers;
+        nothing is poisoned then) and any other error are recorded in
+        :attr:`failures` and warned about once (a warning filter that turns
+        warnings into errors does not make it raise).
         ``counts`` None (the step returned without calling the provider,
         e.g. nothing was scheduled): nothing is poisoned, since the real
         count of that step is unknown and rows past an older count may hold
         live requests now.
         """
-        if counts is not None:
-            self.poison(counts.num_reqs, counts.num_tokens)
+        new: list[PoisonFailure] = []
+        try:
+            if counts is not None:
+                try:
+                    num_reqs = _count(counts.num_reqs, "num_reqs", "")
+                    num_tokens = _count(counts.num_tokens, "num_tokens", "")
+                except (TypeError, ValueError) as e:
+                    f = self._record("counts", "counts", e,
+                                     f"counts of {counts.describe()} are not row counts, nothing was poisoned")
+                    new += [f] if f else []
+                else:
+                    new += self._fill(num_reqs, num_tokens)[1]
+        except Exception as e:  # noqa: BLE001 - never out of the step
+            f = self._record("step", "step", e, "poisoning after a step failed")
+            new += [f] if f else []
+        self._warn(new, quiet=True)

@@ -274,3 +274,138 @@ def test_integer_like_counts_are_accepted(install_toy):
     assert pr.poison_padding(np.int64(3), torch.tensor(2)) == 2
     assert reqs.tolist() == [0, 0, 0, -99] and toks.tolist() == [0, 0, -99, -99]
     assert pr.poison_padding(None, 4) == 0  # None: that axis is not poisoned; 4: no row past the count
+
+
+# -- a buffer that cannot be poisoned ----------------------------------------------
+def _read_only(n=4):
+    import numpy as np
+
+    a = np.zeros(n, dtype=np.int32)
+    a.flags.writeable = False  # writing raises ValueError: assignment destination is read-only
+    return a
+
+
+def test_one_failing_buffer_does_not_stop_the_others(install_toy):
+    """The first buffer failing used to raise out of poison_padding before the second was written."""
+    import warnings
+
+    import torch
+
+    from padlint.runtime.poison import PoisonWarning
+
+    install_toy("fixed", "record", poison=True)
+    good = torch.zeros(4, dtype=torch.int32)
+    pr.register_poison_buffer(_read_only(), name="ro")
+    pr.register_poison_buffer(good, name="good")
+    with pytest.warns(PoisonWarning, match=r"^padlint poison: buffer 'ro' could not be poisoned: ValueError: "
+                                           r"assignment destination is read-only$"):
+        assert pr.poison_padding(1) == 1
+    assert good.tolist() == [0, -99, -99, -99]
+    poisoner = pr.installed().poison
+    assert [(f.name, f.reason, f.times) for f in poisoner.failures] == [
+        ("ro", "ValueError: assignment destination is read-only", 1)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned once: the second failure of the same buffer is only counted
+        assert pr.poison_padding(2) == 1
+    assert poisoner.failures[0].times == 2
+    assert poisoner.failures[0].line() == ("buffer 'ro' could not be poisoned: ValueError: assignment destination "
+                                           "is read-only (2 times)")
+
+
+@pytest.fixture
+def step_runner(monkeypatch):
+    """A runner module whose step calls the provider with the given counts, then returns
+    ("result", ...) or raises what it is told to."""
+    import sys
+    import types
+
+    import torch
+
+    mod = types.ModuleType("padlint_poison_step_runner")
+
+    class Runner:
+        def __init__(self):
+            self.seq_lens = torch.zeros(6, dtype=torch.int32)
+            self.not_a_buffer = [0] * 6
+
+        def execute_model(self, num_reqs=2, raise_=None):
+            self._build_attention_metadata(num_reqs, 4, 2, 4)
+            if raise_ is not None:
+                raise raise_
+            return "result"
+
+        def _build_attention_metadata(self, num_reqs, num_reqs_padded, num_tokens, num_tokens_padded):
+            return None
+
+    mod.Runner = Runner
+    monkeypatch.setitem(sys.modules, mod.__name__, mod)
+
+    def make(install_toy, **kw):
+        install_toy(provider=f"{mod.__name__}:Runner._build_attention_metadata", classes=[],
+                    step=f"{mod.__name__}:Runner.execute_model", mode="record", poison=True, **kw)
+        return Runner()
+
+    return make
+
+
+def test_a_failing_buffer_never_replaces_the_step_result(install_toy, step_runner):
+    """Poisoning in the step hook used to raise out of the step, replacing its return value."""
+    import warnings
+
+    import torch
+
+    runner = step_runner(install_toy)
+    pr.register_poison_buffer(torch.zeros(1, dtype=torch.int32).expand(6), name="expanded")  # in-place write fails
+    pr.register_poison_buffer(runner.seq_lens, name="seq_lens")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert runner.execute_model() == "result"
+        assert runner.execute_model() == "result"
+    assert runner.seq_lens.tolist() == [0, 0, -99, -99, -99, -99]
+    assert len(caught) == 1  # once, not once per step
+    assert str(caught[0].message).startswith("padlint poison: buffer 'expanded' could not be poisoned: RuntimeError: ")
+    assert pr.installed().poison.failures[0].times == 2
+
+
+def test_a_failing_buffer_never_replaces_the_step_exception(install_toy, step_runner):
+    runner = step_runner(install_toy)
+    pr.register_poison_buffer(_read_only(6), name="ro")
+    with pytest.warns(Warning), pytest.raises(KeyError, match="the step's own error"):
+        runner.execute_model(raise_=KeyError("the step's own error"))
+    assert [f.name for f in pr.installed().poison.failures] == ["ro"]
+
+
+def test_warnings_as_errors_never_raise_out_of_the_step(install_toy, step_runner):
+    import warnings
+
+    runner = step_runner(install_toy)
+    pr.register_poison_buffer(_read_only(6), name="ro")
+    pr.register_poison_buffer(runner.seq_lens, name="seq_lens")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert runner.execute_model() == "result"
+    assert runner.seq_lens.tolist() == [0, 0, -99, -99, -99, -99]
+    assert [f.name for f in pr.installed().poison.failures] == ["ro"]
+
+
+def test_a_profile_buffer_that_cannot_be_registered_never_breaks_the_step(install_toy, step_runner):
+    """A [runtime.poison] path naming a list: registration refuses it (TypeError), and the step
+    hook's registration records that instead of raising it out of the step."""
+    runner = step_runner(install_toy, poison_buffers=[("not_a_buffer", "reqs", None), ("seq_lens", "reqs", -7)])
+    with pytest.warns(Warning, match=r"^padlint poison: buffer 'not_a_buffer' could not be registered: TypeError: "
+                                     r"poison buffer 'not_a_buffer': expected a torch\.Tensor"):
+        assert runner.execute_model() == "result"
+    assert runner.seq_lens.tolist() == [0, 0, -7, -7, -7, -7]  # the next path was still registered and poisoned
+    assert [f.name for f in pr.installed().poison.failures] == ["not_a_buffer"]
+    with pytest.raises(TypeError, match="expected a torch.Tensor"):  # an explicit registration still raises
+        pr.register_poison_buffer(runner.not_a_buffer)
+
+
+@pytest.mark.parametrize("num_reqs", [-1, 2.5])
+def test_bad_provider_counts_are_recorded_not_raised(install_toy, step_runner, num_reqs):
+    runner = step_runner(install_toy)
+    pr.register_poison_buffer(runner.seq_lens, name="seq_lens")
+    with pytest.warns(Warning, match=r"^padlint poison: counts of Runner\._build_attention_metadata\(num_reqs="):
+        assert runner.execute_model(num_reqs) == "result"
+    assert runner.seq_lens.tolist() == [0] * 6  # nothing written with counts that are not row counts
+    assert "num_reqs must be" in pr.installed().poison.failures[0].reason
