@@ -16,6 +16,10 @@ is deleted again, not left as a copy).  Hooks:
 With ``lazy=True`` a target whose module is not imported yet is patched
 right after its module is first imported (a ``sys.meta_path`` finder),
 so an engine plugin can install before the engine imports its runner.
+A lazy target that cannot be hooked (no such attribute, not a class) never
+breaks the import that reached it: it is recorded, and
+:func:`unresolved_targets` lists it with the targets whose module was
+never imported, for the plugins' summaries.
 """
 
 from __future__ import annotations
@@ -55,13 +59,33 @@ class _Patch:
             setattr(self.owner, self.name, self.old)
 
 
+@dataclass(frozen=True)
+class Unresolved:
+    """A target that hooks nothing: ``kind`` "provider", "class" or "step"; ``reason``
+    "was never imported" or "could not be hooked: <why>"."""
+
+    kind: str
+    target: str
+    reason: str
+
+    def line(self, source: str) -> str:
+        """The summary warning, naming ``source`` (the ini key, or the profile table, the target came from)."""
+        what = "no buffer was poisoned after it" if self.kind == "step" else "nothing was checked through it"
+        return f"padlint runtime: warning: target {self.target!r} ({source}) {self.reason}: {what}"
+
+
 @dataclass
 class Installation:
-    """The installed hooks: checker, patches, targets not (yet) found, post-import finder."""
+    """The installed hooks: checker, patches, targets not (yet) found, post-import finder.
+
+    ``waiting``: module name -> (kind, target, apply) of lazy targets whose
+    module is not imported yet; ``failed``: lazy targets that could not be hooked.
+    """
 
     checker: Checker
     patches: list[_Patch] = field(default_factory=list)
-    waiting: dict[str, list[tuple[str, Callable[[Any], None]]]] = field(default_factory=dict)
+    waiting: dict[str, list[tuple[str, str, Callable[[Any], None]]]] = field(default_factory=dict)
+    failed: list[Unresolved] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     finder: Any = None
     poison: Any = None
@@ -94,10 +118,17 @@ def _split(target: str) -> tuple[str, list[str]]:
 
 
 def _resolve(module: Any, parts: list[str]) -> tuple[Any, str, Any]:
-    owner = module
-    for p in parts[:-1]:
-        owner = getattr(owner, p)
-    return owner, parts[-1], getattr(owner, parts[-1])
+    """(owner, name, value) of ``module.<parts>``; AttributeError naming the missing part."""
+    obj: Any = module
+    owner: Any = module
+    for i, p in enumerate(parts):
+        owner = obj
+        try:
+            obj = getattr(owner, p)
+        except AttributeError:
+            where = ".".join([module.__name__, *parts[:i]])
+            raise AttributeError(f"{where} has no attribute {p!r}") from None
+    return owner, parts[-1], obj
 
 
 def _patch(inst: Installation, owner: Any, name: str, new: Any) -> None:
@@ -256,14 +287,46 @@ class _PostImportFinder(importlib.abc.MetaPathFinder):
                 loader.exec_module(module)
                 _apply_waiting(inst, fullname, module)
 
+            def __getattr__(self, name: str) -> Any:  # get_data, get_resource_reader, ...
+                return getattr(loader, name)
+
         spec.loader = _Loader()
         return spec
 
 
+def _apply_lazily(inst: Installation, kind: str, target: str, apply: Callable[[Any], None], module: Any) -> None:
+    """Hook one lazy target; a failure is recorded (and its patches undone), never raised:
+    this runs inside whatever import reached the module."""
+    n = len(inst.patches)
+    try:
+        apply(module)
+    except Exception as e:  # noqa: BLE001 - a typo in a target must not break the user's import
+        for p in reversed(inst.patches[n:]):
+            p.undo()
+        del inst.patches[n:]
+        inst.failed.append(Unresolved(kind, target, f"could not be hooked: {e}"))
+
+
 def _apply_waiting(inst: Installation, modname: str, module: Any) -> None:
     with _LOCK:
-        for _, apply in inst.waiting.pop(modname, []):
-            apply(module)
+        for kind, target, apply in inst.waiting.pop(modname, []):
+            _apply_lazily(inst, kind, target, apply, module)
+
+
+def unresolved_targets(inst: Installation | None = None) -> list[Unresolved]:
+    """Targets of ``inst`` (default: the current installation) that hook nothing: lazy
+    targets that could not be hooked, and those whose module was never imported
+    (the step only with poison mode on: it does nothing else)."""
+    inst = installed() if inst is None else inst
+    if inst is None:
+        return []
+    with _LOCK:
+        out = list(inst.failed)
+        for modname, entries in inst.waiting.items():
+            reason = ("was imported without passing padlint's post-import hook" if modname in sys.modules
+                      else "was never imported")
+            out.extend(Unresolved(kind, target, reason) for kind, target, _ in entries)
+    return [u for u in out if u.kind != "step" or inst.poison is not None]
 
 
 # -- public API ------------------------------------------------------------------
@@ -275,9 +338,11 @@ def install(profile: Any = "vllm", *, mode: str = "strict", provider: Any = ...,
     ``profile``: a profile name or :class:`padlint.profile.Profile`;
     ``provider``/``classes``/``step`` override its ``[runtime]`` tables
     (``None`` disables one).  ``mode``: "strict", "record" or "off".
-    ``lazy``: targets whose module is not importable yet are patched when
-    it is imported; otherwise importing a target module that fails raises
-    ``ImportError``.  ``poison``: enable poison mode: after each step, the
+    ``lazy``: targets whose module is not imported yet are patched when
+    it is imported, and a target that cannot be hooked (no such attribute)
+    is recorded for :func:`unresolved_targets` instead of raising;
+    otherwise importing a target module that fails raises ``ImportError``
+    and a missing attribute ``AttributeError``.  ``poison``: enable poison mode: after each step, the
     profile's ``[runtime.poison]`` buffers of the step's runner (or
     ``poison_buffers``: ``(attribute path, axis, sentinel)`` tuples) and
     buffers registered with :func:`padlint.runtime.register_poison_buffer`
@@ -300,19 +365,22 @@ def install(profile: Any = "vllm", *, mode: str = "strict", provider: Any = ...,
         if poison:
             from padlint.runtime.poison import Poisoner
             inst.poison = Poisoner()
-        todo: list[tuple[str, Callable[[Any], None]]] = []
+        todo: list[tuple[str, str, Callable[[Any], None]]] = []
         for c in spec.classes:
-            todo.append((c.target, functools.partial(lambda c, m: _wrap_class(inst, c, m), c)))
+            todo.append(("class", c.target, functools.partial(lambda c, m: _wrap_class(inst, c, m), c)))
         if spec.provider is not None:
-            todo.append((spec.provider.target, lambda m: _wrap_provider(inst, spec.provider, m)))
+            todo.append(("provider", spec.provider.target, lambda m: _wrap_provider(inst, spec.provider, m)))
         if spec.step:
-            todo.append((spec.step, lambda m: _wrap_step(inst, spec.step, m)))
+            todo.append(("step", spec.step, lambda m: _wrap_step(inst, spec.step, m)))
         try:
-            for target, apply in todo:
+            for kind, target, apply in todo:
                 modname = _split(target)[0]
                 module = sys.modules.get(modname)
-                if module is None and lazy:
-                    inst.waiting.setdefault(modname, []).append((target, apply))
+                if lazy:
+                    if module is None:
+                        inst.waiting.setdefault(modname, []).append((kind, target, apply))
+                    else:
+                        _apply_lazily(inst, kind, target, apply, module)
                     continue
                 if module is None:
                     module = importlib.import_module(modname)

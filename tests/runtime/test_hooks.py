@@ -287,6 +287,51 @@ def test_a_namedtuple_metadata_class_is_constructed_and_checked(install_toy):
     assert chk.stats.objects_checked == 2
 
 
+def test_a_lazy_target_that_cannot_be_hooked_never_breaks_the_import(tmp_path):
+    """An attribute typo in a lazy target used to raise inside the import that reached its
+    module; now the import succeeds, the other targets of the module are hooked, and
+    unresolved_targets() says what happened."""
+    (tmp_path / "late_typo_mod.py").write_text(textwrap.dedent("""
+        from dataclasses import dataclass
+        import torch
+
+        @dataclass
+        class CommonAttentionMetadata:
+            seq_lens: torch.Tensor
+
+        class Runner:
+            def _build_attention_metadata(self, num_reqs, num_reqs_padded, num_tokens, num_tokens_padded):
+                return CommonAttentionMetadata(seq_lens=torch.tensor([1, 2, 7], dtype=torch.int32))
+    """))
+    code = textwrap.dedent("""
+        import padlint.runtime as pr
+        from padlint.runtime import hooks
+        pr.install("vllm", mode="strict", provider="late_typo_mod:Runner._build_attn_metadata",
+                   classes=["late_typo_mod:CommonAttentionMetadata", "late_typo_mod:Metadata",
+                            "never_imported_mod:M"], step=None, lazy=True)
+        import late_typo_mod
+        print("imported")
+        for u in hooks.unresolved_targets():
+            print(u.kind, u.target, "|", u.reason)
+        # the good class of the module is hooked (no provider call, nothing to infer counts
+        # from: counted as an object checked, its field skipped)
+        late_typo_mod.CommonAttentionMetadata(seq_lens=__import__("torch").tensor([1, 2, 7]))
+        print("checked", pr.current_checker().stats.objects_checked)
+    """)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{tmp_path}:{ROOT}"}
+    out = subprocess.run(check=False, args=[sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "imported",
+        "class late_typo_mod:Metadata | could not be hooked: late_typo_mod has no attribute 'Metadata'",
+        ("provider late_typo_mod:Runner._build_attn_metadata | could not be hooked: "
+        "late_typo_mod.Runner has no attribute '_build_attn_metadata'"),
+        "class never_imported_mod:M | was never imported",
+        "checked 1",
+    ]
+
+
 def test_suspended_for_all_threads_covers_other_threads(install_toy):
     """suspended(all_threads=True) (the pytest padlint_off marker): no checks in a thread
     started inside the block; the thread-local suspended() covers only its own thread."""
