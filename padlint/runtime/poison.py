@@ -227,13 +227,18 @@ class Poisoner:
     ``failures``: :class:`PoisonFailure` records, one per buffer that could
     not be poisoned or registered (and one for bad step counts): poisoning
     never raises out of a step, each is warned about once
-    (:class:`PoisonWarning`) and kept here for a summary.
+    (:class:`PoisonWarning`) and kept here for a summary; ``missing``:
+    the profile's ``[runtime.poison]`` paths not found on a step's runner
+    (``"Runner.attribute.path"``, each once; warned about once when first
+    found missing).  :meth:`summary_lines` gives both as text.
     """
 
     def __init__(self) -> None:
         self.buffers: list[PoisonedBuffer] = []
         self.fills = 0
         self.failures: list[PoisonFailure] = []
+        self.missing: list[str] = []
+        self._missing_seen = 0  # entries of the installation's ``missing`` list already read
         self._failure_of: dict[Any, PoisonFailure] = {}
         self._lock = threading.Lock()
 
@@ -258,6 +263,34 @@ class Poisoner:
             except Exception:
                 if not quiet:
                     raise
+
+    def summary_lines(self) -> list[str]:
+        """One line per missing ``[runtime.poison]`` path, then one per failure
+        (:meth:`PoisonFailure.line`), each starting ``"padlint poison: "``; empty
+        when everything was found and poisoned.  For the plugins' summaries."""
+        with self._lock:
+            return ([f"padlint poison: [runtime.poison] buffer {p} not found on the runner: not poisoned"
+                     for p in self.missing] + [f"padlint poison: {f.line()}" for f in self.failures])
+
+    def _note_missing(self) -> None:
+        """Take the ``[runtime.poison]`` paths the step hook found missing (it lists them as
+        ``"poison buffer Runner.path"`` in the installation's ``missing``) into
+        :attr:`missing`; warns once naming those seen for the first time."""
+        from padlint.runtime import hooks
+
+        inst = hooks.installed()
+        if inst is None or inst.poison is not self:
+            return
+        entries = inst.missing[self._missing_seen:]
+        self._missing_seen += len(entries)
+        prefix = "poison buffer "
+        with self._lock:
+            new = [e[len(prefix):] for e in entries if e.startswith(prefix) and e[len(prefix):] not in self.missing]
+            new = list(dict.fromkeys(new))
+            self.missing += new
+        if new:
+            warnings.warn("padlint poison: [runtime.poison] buffer(s) not found on the runner, not poisoned: "
+                          + ", ".join(new), PoisonWarning, stacklevel=4)
 
     def register(self, buffer: Any, *, axis: str = "reqs", sentinel: Any = None,
                  name: str = "") -> PoisonedBuffer | None:
@@ -364,10 +397,15 @@ class Poisoner:
         ``counts`` None (the step returned without calling the provider,
         e.g. nothing was scheduled): nothing is poisoned, since the real
         count of that step is unknown and rows past an older count may hold
-        live requests now.
+        live requests now.  ``[runtime.poison]`` paths the step hook has
+        just found missing on the runner go to :attr:`missing` (warned once).
         """
         new: list[PoisonFailure] = []
         try:
+            try:
+                self._note_missing()
+            except Warning:
+                pass  # warnings turned into errors: the paths are in ``missing``
             if counts is not None:
                 try:
                     num_reqs = _count(counts.num_reqs, "num_reqs", "")

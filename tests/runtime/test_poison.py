@@ -18,7 +18,8 @@ def _run(variant, poison, install_toy):
     the buggy is_prefilling[3] = (-1 < 0) = True).
     Returns (outputs of both steps, checker).
     """
-    chk = install_toy(variant, "record", step=f"toy_runner_{variant}:ToyModelRunner.execute_model", poison=poison)
+    chk = install_toy(variant, "record", step=f"toy_runner_{variant}:ToyModelRunner.execute_model", poison=poison,
+                      poison_buffers=[])  # only the buffers registered below
     runner = make_runner(variant)
     if poison:
         pr.register_poison_buffer(runner.seq_lens, axis="reqs")
@@ -74,7 +75,8 @@ def test_profile_poison_buffers_are_registered_from_the_step_runner(install_toy)
     runner = make_runner("buggy")
     for rid in "ABC":
         runner.add_request(rid, 2)
-    outs = [(n, o.tolist()) for n, o in (runner.execute_model()[1] for _ in range(2))]
+    with pytest.warns(Warning, match="not found on the runner, not poisoned: ToyModelRunner.no_such_buffer$"):
+        outs = [(n, o.tolist()) for n, o in (runner.execute_model()[1] for _ in range(2))]
     assert outs == [(3, [6, 6, 3]), (1, [9 - 99, 3, 6])]  # as with the explicit registrations above
     assert {v.field for v in chk.stats.violations} == {"is_prefilling", "seq_lens"}
     assert pr.installed().missing == ["poison buffer ToyModelRunner.no_such_buffer"]
@@ -115,7 +117,7 @@ def test_step_without_a_provider_call_poisons_nothing(install_toy, monkeypatch):
     mod.Runner = Runner
     monkeypatch.setitem(sys.modules, mod.__name__, mod)
     install_toy(provider=f"{mod.__name__}:Runner._build_attention_metadata", classes=[],
-                step=f"{mod.__name__}:Runner.execute_model", mode="record", poison=True)
+                step=f"{mod.__name__}:Runner.execute_model", mode="record", poison=True, poison_buffers=[])
     runner = Runner()
     pr.register_poison_buffer(runner.seq_lens, axis="reqs")
     runner.execute_model([1, 2])  # provider: num_reqs 2 -> rows [2:] get the sentinel -99
@@ -341,6 +343,7 @@ def step_runner(monkeypatch):
     monkeypatch.setitem(sys.modules, mod.__name__, mod)
 
     def make(install_toy, **kw):
+        kw.setdefault("poison_buffers", [])
         install_toy(provider=f"{mod.__name__}:Runner._build_attention_metadata", classes=[],
                     step=f"{mod.__name__}:Runner.execute_model", mode="record", poison=True, **kw)
         return Runner()
@@ -409,3 +412,44 @@ def test_bad_provider_counts_are_recorded_not_raised(install_toy, step_runner, n
         assert runner.execute_model(num_reqs) == "result"
     assert runner.seq_lens.tolist() == [0] * 6  # nothing written with counts that are not row counts
     assert "num_reqs must be" in pr.installed().poison.failures[0].reason
+
+
+def test_missing_profile_buffers_are_warned_once_and_listed(install_toy):
+    """[runtime.poison] paths not found on the runner used to be reported nowhere."""
+    import warnings
+
+    from padlint.runtime.poison import PoisonWarning
+
+    install_toy("fixed", "record", step="toy_runner_fixed:ToyModelRunner.execute_model", poison=True,
+                poison_buffers=[("seq_lens", "reqs", None), ("no_such_buffer", "reqs", None),
+                                ("input_batch.nope", "tokens", None)])
+    runner = make_runner("fixed")
+    for rid in "ABC":
+        runner.add_request(rid, 2)
+    with pytest.warns(PoisonWarning) as caught:
+        runner.execute_model()
+    assert [str(w.message) for w in caught] == [
+        ("padlint poison: [runtime.poison] buffer(s) not found on the runner, not poisoned: "
+         "ToyModelRunner.no_such_buffer, ToyModelRunner.input_batch.nope")]
+    poisoner = pr.installed().poison
+    assert poisoner.missing == ["ToyModelRunner.no_such_buffer", "ToyModelRunner.input_batch.nope"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once: neither the next step nor another runner warns again
+        runner.execute_model()
+        other = make_runner("fixed")
+        other.add_request("A", 2)
+        other.execute_model()
+    assert poisoner.missing == ["ToyModelRunner.no_such_buffer", "ToyModelRunner.input_batch.nope"]
+    assert poisoner.summary_lines() == [
+        "padlint poison: [runtime.poison] buffer ToyModelRunner.no_such_buffer not found on the runner: not poisoned",
+        "padlint poison: [runtime.poison] buffer ToyModelRunner.input_batch.nope not found on the runner: not poisoned"]
+
+
+def test_summary_lines_list_failures(install_toy):
+    install_toy("fixed", "record", poison=True)
+    pr.register_poison_buffer(_read_only(), name="ro")
+    with pytest.warns(Warning):
+        pr.poison_padding(1)
+    pr.poison_padding(1)
+    assert pr.installed().poison.summary_lines() == [
+        "padlint poison: buffer 'ro' could not be poisoned: ValueError: assignment destination is read-only (2 times)"]
