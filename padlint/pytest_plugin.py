@@ -1,7 +1,7 @@
 """pytest plugin (registered through the ``pytest11`` entry point): runtime assert mode in test runs.
 
 Loaded by every pytest run in an environment where padlint is installed,
-so it is inert and cheap when off: it imports only ``os``, ``pytest`` and
+so it is inert and cheap when off: it imports only ``os``, ``re``, ``pytest`` and
 the torch-free :mod:`padlint.runtime.modes` until checking is enabled, and then installs the hooks of
 :mod:`padlint.runtime` once per session.
 
@@ -13,10 +13,13 @@ Enable (first one set wins):
 
 ("0" and "false" also mean off; any other value is a usage error.)
 
-Other ini options: ``padlint_profile`` (default "vllm"),
-``padlint_cuda_policy`` ("deferred", "sync", "skip"), ``padlint_provider``
-and ``padlint_classes`` (override the profile's provider and metadata
-classes, ``module:Qualified.name``, for a project's own runner).
+Other ini options: ``padlint_profile`` (default "vllm"; a relative TOML
+path is relative to the ini file's directory), ``padlint_cuda_policy``
+("deferred", "sync", "skip"), ``padlint_provider`` and ``padlint_classes``
+(override the profile's provider and metadata classes,
+``module:Qualified.name``, for a project's own runner; classes separated by
+newlines, commas or blanks).  A bad value of any of them is a usage error
+naming the option.
 
 ``@pytest.mark.padlint_off`` opts one test out.  Strict mode fails the test
 whose step built the metadata (deferred device results are read at the end
@@ -24,12 +27,18 @@ of each test, also when the test raised: then they are added as a note to
 its error, so they are never raised in a later test).  Record mode lets every test run, lists the violations in
 the terminal summary and makes the session fail.  The summary line reads
 "padlint runtime: N objects checked, N fields checked, N skipped during
-capture, N violations".
+capture, N violations", preceded by a warning
+for each target that hooked nothing (its module was never imported, or
+it names no attribute there) and, when hooks installed before the plugin
+(a conftest's ``install()``) were used with another mode than the one
+asked for, a warning saying so.
 """
 
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,6 +47,10 @@ from padlint.runtime.modes import parse_mode
 
 _CHECKER = pytest.StashKey[Any]()
 _OWNED = pytest.StashKey[bool]()
+_SOURCES = pytest.StashKey[dict]()  # kind of target ("provider", "class", "step") -> where it came from
+_NOTES = pytest.StashKey[list]()  # warning lines for the terminal summary
+
+_TARGET = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -47,28 +60,50 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(default: $PADLINT_RUNTIME, else the padlint_runtime ini option, else off; "
                          "0 and false also mean off)")
     parser.addini("padlint_runtime", "padlint runtime mode: strict, record or off", default="off")
-    parser.addini("padlint_profile", "padlint engine profile name or TOML path", default="vllm")
+    parser.addini("padlint_profile", "padlint engine profile name or TOML path (relative to the ini file)",
+                  default="vllm")
     parser.addini("padlint_cuda_policy", "deferred (no host sync), sync (one per object) or skip",
                   default="deferred")
     parser.addini("padlint_provider", "override the profile's provider (module:Class.method)", default="")
-    parser.addini("padlint_classes", "override the profile's metadata classes (module:Class)", type="linelist",
-                  default=[])
+    parser.addini("padlint_classes", "override the profile's metadata classes (module:Class; separated by "
+                  "newlines, commas or blanks)", type="linelist", default=[])
 
 
-def _mode(config: pytest.Config) -> str:
-    for value in (config.getoption("padlint_runtime"), os.environ.get("PADLINT_RUNTIME"),
-                  config.getini("padlint_runtime")):
+def _mode(config: pytest.Config) -> tuple[str, str]:
+    """(mode, where it was set) -- the first of option, environment, ini that is set."""
+    for value, where in ((config.getoption("padlint_runtime"), "--padlint-runtime"),
+                         (os.environ.get("PADLINT_RUNTIME"), "PADLINT_RUNTIME"),
+                         (config.getini("padlint_runtime"), "padlint_runtime")):
         if value is not None and str(value).strip():
             try:
-                return parse_mode(value)
+                return parse_mode(value), where
             except ValueError as e:
                 raise pytest.UsageError(str(e)) from None
-    return "off"
+    return "off", ""
+
+
+def _target(key: str, text: str) -> str:
+    if not _TARGET.fullmatch(text):
+        raise pytest.UsageError(f"{key} = {text!r}: expected 'module:Qualified.name' "
+                                f"(e.g. mypkg.runner:Runner._build_attention_metadata)")
+    return text
+
+
+def _profile(config: pytest.Config) -> str:
+    """The padlint_profile value; a TOML path relative to the ini file's directory (else the rootdir)."""
+    value = str(config.getini("padlint_profile") or "vllm").strip()
+    if not (value.endswith(".toml") or "/" in value or os.sep in value):
+        return value  # a profile name
+    base = config.inipath.parent if config.inipath is not None else config.rootpath
+    path = (base / Path(value).expanduser()).resolve()
+    if not path.is_file():
+        raise pytest.UsageError(f"padlint_profile = {value!r}: no such file {path}")
+    return str(path)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "padlint_off: do not run padlint's runtime padding checks in this test")
-    mode = _mode(config)
+    mode, where = _mode(config)
     if mode == "off":
         return
     try:
@@ -77,20 +112,47 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"padlint runtime mode {mode!r} needs torch and numpy "
                                 f"(pip install 'padlint[runtime]'): {e}") from None
 
+    config.stash[_NOTES] = []
     existing = hooks.checker()
-    if existing is not None:  # e.g. installed by the engine plugin in this process
+    if existing is not None:  # e.g. installed by a conftest, or by the engine plugin in this process
         config.stash[_CHECKER] = existing
         config.stash[_OWNED] = False
+        config.stash[_SOURCES] = {}
+        if existing.mode != mode:
+            config.stash[_NOTES].append(
+                f"padlint runtime: warning: hooks were already installed (padlint.runtime.install() before the "
+                f"plugin, e.g. in a conftest) with mode {existing.mode!r}; that mode was used, "
+                f"not {where}={mode!r}")
         return
+
+    from padlint.runtime.checker import CUDA_POLICIES
+    from padlint.runtime.spec import runtime_spec
+
+    policy = str(config.getini("padlint_cuda_policy") or "deferred").strip().lower()
+    if policy not in CUDA_POLICIES:
+        raise pytest.UsageError(f"padlint_cuda_policy = {config.getini('padlint_cuda_policy')!r}: "
+                                f"expected one of {', '.join(CUDA_POLICIES)}")
+    raw_profile = str(config.getini("padlint_profile") or "vllm").strip()
+    profile = _profile(config)
     kw: dict[str, Any] = {}
-    if config.getini("padlint_provider"):
-        kw["provider"] = config.getini("padlint_provider")
-    if config.getini("padlint_classes"):
-        kw["classes"] = list(config.getini("padlint_classes"))
-    config.stash[_CHECKER] = hooks.install(config.getini("padlint_profile") or "vllm", mode=mode,
-                                           cuda_policy=config.getini("padlint_cuda_policy") or "deferred",
-                                           lazy=True, **kw)
+    sources = {"provider": f"profile {raw_profile!r} runtime.provider",
+               "class": f"profile {raw_profile!r} runtime.classes",
+               "step": f"profile {raw_profile!r} runtime.step"}
+    provider = str(config.getini("padlint_provider") or "").strip()
+    if provider:
+        kw["provider"] = _target("padlint_provider", provider)
+        sources["provider"] = "padlint_provider"
+    classes = [t for line in config.getini("padlint_classes") for t in re.split(r"[,\s]+", line) if t]
+    if classes:
+        kw["classes"] = [_target("padlint_classes", t) for t in classes]
+        sources["class"] = "padlint_classes"
+    try:
+        spec = runtime_spec(profile, **kw)
+    except ValueError as e:  # ProfileError: unknown name, unreadable or malformed file
+        raise pytest.UsageError(f"padlint_profile = {raw_profile!r}: {e}") from None
+    config.stash[_CHECKER] = hooks.install(spec=spec, mode=mode, cuda_policy=policy, lazy=True)
     config.stash[_OWNED] = True
+    config.stash[_SOURCES] = sources
 
 
 @pytest.hookimpl(wrapper=True)
@@ -123,6 +185,18 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     return result
 
 
+def _warnings(config: pytest.Config) -> list[str]:
+    from padlint.runtime import hooks
+
+    lines = list(config.stash.get(_NOTES, []))
+    inst = hooks.installed()
+    if inst is not None and inst.checker is config.stash.get(_CHECKER, None):
+        sources = config.stash.get(_SOURCES, {})
+        lines.extend(u.line(sources.get(u.kind, "padlint.runtime.install()"))
+                     for u in hooks.unresolved_targets(inst))
+    return lines
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     checker = config.stash.get(_CHECKER, None)
     if checker is None:
@@ -136,6 +210,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.section("padlint runtime: stale padding rows")
         for v in stats.violations:
             terminalreporter.write_line(v.format())
+    for line in _warnings(config):
+        terminalreporter.write_line(line)
     terminalreporter.write_line(stats.line())
 
 

@@ -45,15 +45,23 @@ INI = textwrap.dedent('''
 ''')
 
 
-def _pytest(tmp_path, *args, env_mode=None, ini_extra="", tests=TESTS):
+def _pytest(tmp_path, *args, env_mode=None, ini_extra="", tests=TESTS, ini=None, files=None, cwd=None):
+    """Run pytest on tmp_path: test_toy.py holds ``tests``, pytest.ini holds ``ini``
+    (default: INI + ini_extra); ``files``: more files (name -> text), e.g. a conftest.py."""
     (tmp_path / "test_toy.py").write_text(tests)
-    (tmp_path / "pytest.ini").write_text(INI + ini_extra)
+    (tmp_path / "pytest.ini").write_text(INI + ini_extra if ini is None else ini)
+    for name, text in (files or {}).items():
+        (tmp_path / name).write_text(text)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PADLINT_")}
     env["PYTHONPATH"] = f"{TOY_DIR}{os.pathsep}{ROOT}"
     if env_mode is not None:
         env["PADLINT_RUNTIME"] = env_mode
     return subprocess.run(check=False, args=[sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *args, str(tmp_path)],
-                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+                          capture_output=True, text=True, env=env, cwd=tmp_path if cwd is None else cwd, timeout=300)
+
+
+def _lines(out):
+    return (out.stdout + out.stderr).splitlines()
 
 
 def test_off_by_default_is_inert(tmp_path):
@@ -153,3 +161,115 @@ def test_unknown_mode_on_the_command_line_names_the_accepted_values(tmp_path):
     out = _pytest(tmp_path, "--padlint-runtime=loud")
     assert out.returncode == 4
     assert "padlint runtime mode 'loud': expected strict, record or off" in out.stderr + out.stdout
+
+
+# -- targets that hook nothing -------------------------------------------------------
+PROVIDER = "toy_runner_buggy:ToyModelRunner._build_attention_metadata"
+
+
+def _warning(target, source, reason="was never imported"):
+    return f"padlint runtime: warning: target {target!r} ({source}) {reason}: nothing was checked through it"
+
+
+def test_a_target_whose_module_is_never_imported_is_reported(tmp_path):
+    """A module typo in padlint_classes / padlint_provider used to give "0 objects
+    checked" and exit 0 with nothing said."""
+    ini = f"[pytest]\npadlint_provider = {PROVIDER}\npadlint_classes = toy_comon:CommonAttentionMetadata\n"
+    out = _pytest(tmp_path, "--padlint-runtime=strict", ini=ini)
+    assert out.returncode == 0, out.stdout + out.stderr  # a warning, not a failure
+    assert _warning("toy_comon:CommonAttentionMetadata", "padlint_classes") in _lines(out)
+    ini = "[pytest]\npadlint_provider = toy_runer_buggy:ToyModelRunner._build_attention_metadata\n" \
+          "padlint_classes = toy_common:CommonAttentionMetadata\n"
+    out = _pytest(tmp_path, "--padlint-runtime=strict", ini=ini)
+    assert _warning("toy_runer_buggy:ToyModelRunner._build_attention_metadata", "padlint_provider") in _lines(out)
+
+
+def test_the_default_profile_without_vllm_says_nothing_was_checked(tmp_path):
+    out = _pytest(tmp_path, "--padlint-runtime=strict", ini="[pytest]\n")
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = _lines(out)
+    assert _warning("vllm.v1.worker.gpu_model_runner:GPUModelRunner._build_attention_metadata",
+                    "profile 'vllm' runtime.provider") in lines
+    assert _warning("vllm.v1.attention.backend:CommonAttentionMetadata", "profile 'vllm' runtime.classes") in lines
+    assert not any("runtime.step" in line for line in lines)  # the step matters only to poison mode
+    assert "padlint runtime: 0 objects checked, 0 fields checked, 0 skipped during capture, 0 violations" in lines
+
+
+def test_an_attribute_typo_does_not_break_the_users_import(tmp_path):
+    """The lazy hook used to raise inside the test module's ``import toy_runner_buggy``
+    (a collection error blaming the user's import); now the target is reported."""
+    ini = ("[pytest]\npadlint_provider = toy_runner_buggy:ToyModelRunner._build_attn_metadata\n"
+           "padlint_classes = toy_common:CommonAttentionMetdata\n")
+    out = _pytest(tmp_path, "--padlint-runtime=strict", ini=ini)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "4 passed" in out.stdout and "Error" not in out.stdout
+    lines = _lines(out)
+    assert _warning("toy_runner_buggy:ToyModelRunner._build_attn_metadata", "padlint_provider",
+                    "could not be hooked: toy_runner_buggy.ToyModelRunner has no attribute "
+                    "'_build_attn_metadata'") in lines
+    assert _warning("toy_common:CommonAttentionMetdata", "padlint_classes",
+                    "could not be hooked: toy_common has no attribute 'CommonAttentionMetdata'") in lines
+
+
+def test_an_attribute_typo_in_a_module_imported_before_the_plugin_is_reported(tmp_path):
+    ini = "[pytest]\npadlint_provider = toy_runner_buggy:ToyModelRunner._build_attn_metadata\n"
+    out = _pytest(tmp_path, "--padlint-runtime=strict", ini=ini, files={"conftest.py": "import toy_runner_buggy\n"})
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert _warning("toy_runner_buggy:ToyModelRunner._build_attn_metadata", "padlint_provider",
+                    "could not be hooked: toy_runner_buggy.ToyModelRunner has no attribute "
+                    "'_build_attn_metadata'") in _lines(out)
+
+
+def test_classes_may_be_separated_by_commas(tmp_path):
+    ini = f"[pytest]\npadlint_provider = {PROVIDER}\n" \
+          "padlint_classes = toy_common:CommonAttentionMetadata, toy_comon:Other\n"
+    out = _pytest(tmp_path, "--padlint-runtime=strict", ini=ini)
+    assert out.returncode == 1 and "1 failed, 3 passed" in out.stdout, out.stdout + out.stderr
+    assert "FAILED test_toy.py::test_buggy " in out.stdout
+    assert _warning("toy_comon:Other", "padlint_classes") in _lines(out)
+
+
+# -- bad configuration: a usage error naming the option --------------------------------
+def test_bad_options_are_usage_errors_naming_the_option(tmp_path):
+    cases = [
+        ("padlint_profile = vlm\n", "ERROR: padlint_profile = 'vlm': unknown profile 'vlm'; available: "),
+        ("padlint_cuda_policy = never\n", "ERROR: padlint_cuda_policy = 'never': expected one of deferred, sync, skip"),
+        ("padlint_profile = nothere.toml\n",
+         f"ERROR: padlint_profile = 'nothere.toml': no such file {(tmp_path / 'nothere.toml').resolve()}"),
+    ]
+    for extra, line in cases:
+        out = _pytest(tmp_path, "--padlint-runtime=strict", ini_extra=extra)
+        assert out.returncode == 4, (extra, out.stdout + out.stderr)
+        assert "INTERNALERROR" not in out.stdout + out.stderr
+        assert any(x.startswith(line) for x in _lines(out)), (line, out.stdout + out.stderr)
+    out = _pytest(tmp_path, "--padlint-runtime=strict",
+                  ini="[pytest]\npadlint_provider = toy_runner_buggy.ToyModelRunner._build_attention_metadata\n")
+    assert out.returncode == 4 and "INTERNALERROR" not in out.stdout + out.stderr
+    assert ("ERROR: padlint_provider = 'toy_runner_buggy.ToyModelRunner._build_attention_metadata': expected "
+            "'module:Qualified.name' (e.g. mypkg.runner:Runner._build_attention_metadata)") in _lines(out)
+
+
+def test_a_relative_profile_path_is_relative_to_the_ini_file(tmp_path):
+    (tmp_path / "myprof.toml").write_text((ROOT / "rules" / "vllm.toml").read_text())
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = _pytest(tmp_path, "--padlint-runtime=strict", ini_extra="padlint_profile = myprof.toml\n", cwd=elsewhere)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "1 failed, 3 passed" in out.stdout
+
+
+# -- hooks installed before the plugin ----------------------------------------------------
+def test_a_conftest_install_with_another_mode_is_reported(tmp_path):
+    conftest = textwrap.dedent(f'''
+        import padlint.runtime as pr
+        pr.install("vllm", mode="strict", provider="{PROVIDER}",
+                   classes=["toy_common:CommonAttentionMetadata"], step=None)
+    ''')
+    out = _pytest(tmp_path, "--padlint-runtime=record", files={"conftest.py": conftest})
+    assert out.returncode == 1 and "1 failed, 3 passed" in out.stdout, out.stdout + out.stderr  # strict was used
+    assert ("padlint runtime: warning: hooks were already installed (padlint.runtime.install() before the "
+            "plugin, e.g. in a conftest) with mode 'strict'; that mode was used, not --padlint-runtime='record'"
+            ) in _lines(out)
+    out = _pytest(tmp_path, "--padlint-runtime=strict", files={"conftest.py": conftest})
+    assert "already installed" not in out.stdout
+
