@@ -13,6 +13,11 @@ Rows ``[real:]`` of a per-request buffer hold no live request after a step
 (live requests occupy rows ``[:num_reqs]``; condensing moves rows down), so
 writing them is safe for a correct runner.  Opt-in: it costs one fill per
 registered buffer per step.
+
+Poisoning never raises out of a step: a buffer that cannot be written or
+registered, counts that are not row counts and ``[runtime.poison]`` paths
+missing on the runner are recorded (:attr:`Poisoner.failures`,
+:attr:`Poisoner.missing`) and warned about once (:class:`PoisonWarning`).
 """
 
 from __future__ import annotations
@@ -281,10 +286,10 @@ class Poisoner:
         inst = hooks.installed()
         if inst is None or inst.poison is not self:
             return
-        entries = inst.missing[self._missing_seen:]
-        self._missing_seen += len(entries)
         prefix = "poison buffer "
         with self._lock:
+            entries = inst.missing[self._missing_seen:]
+            self._missing_seen += len(entries)
             new = [e[len(prefix):] for e in entries if e.startswith(prefix) and e[len(prefix):] not in self.missing]
             new = list(dict.fromkeys(new))
             self.missing += new
