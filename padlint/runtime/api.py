@@ -249,8 +249,14 @@ def summary() -> Stats | None:
 def register_poison_buffer(buffer: Any, *, axis: str = "reqs", sentinel: Any = None, name: str = "") -> Any:
     """Register a persistent source buffer for poison mode (see :mod:`padlint.runtime.poison`).
 
-    Raises RuntimeError unless hooks are installed with ``poison=True``;
-    ValueError for an ``axis`` other than "reqs", "reqs+1", "tokens".
+    ``buffer``: ``Tensor[rows, ...]``, a numpy array, or a CpuGpuBuffer-like
+    object (its ``.cpu``/``.np`` views are poisoned).  ``sentinel``: default
+    per dtype (bool True, floats NaN, signed integers -99, unsigned the
+    dtype's max; never a profile neutral value).  Raises RuntimeError unless
+    hooks are installed with ``poison=True``; TypeError for a buffer that is
+    none of those or an unsupported dtype; ValueError for an ``axis`` other
+    than "reqs", "reqs+1", "tokens", a 0-d buffer, or a sentinel the dtype
+    cannot hold.
     """
     inst = hooks.installed()
     if inst is None or inst.poison is None:
@@ -260,7 +266,13 @@ def register_poison_buffer(buffer: Any, *, axis: str = "reqs", sentinel: Any = N
 
 def poison_padding(num_reqs: int | None, num_tokens: int | None = None) -> int:
     """Fill rows past the real counts of every registered buffer with its sentinel now
-    (engines without a step hook call this between steps).  Returns buffers filled."""
+    (engines without a step hook call this between steps).  Returns buffers filled.
+
+    A buffer that cannot be poisoned does not stop the others: it is recorded
+    (``installed().poison.failures``) and warned about once.  Raises
+    RuntimeError unless poison mode is on; TypeError for a count that is not
+    an integer; ValueError for a negative one.
+    """
     inst = hooks.installed()
     if inst is None or inst.poison is None:
         raise RuntimeError("poison mode is off: install(..., poison=True) first")

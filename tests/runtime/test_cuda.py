@@ -100,7 +100,7 @@ def test_capture_skips_device_fields_and_replay_is_checked(install_toy):
 
 def _graph_run(variant, poison, install_toy):
     chk = install_toy(variant, "record", step=f"toy_runner_{variant}:ToyModelRunner.execute_model",
-                      poison=poison)
+                      poison=poison, poison_buffers=[])  # only the buffers registered below
     runner = make_runner(variant, device="cuda")
     if poison:
         pr.register_poison_buffer(runner.seq_lens, axis="reqs")
