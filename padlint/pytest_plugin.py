@@ -21,13 +21,17 @@ path is relative to the ini file's directory), ``padlint_cuda_policy``
 newlines, commas or blanks).  A bad value of any of them is a usage error
 naming the option.
 
-``@pytest.mark.padlint_off`` opts one test out.  Strict mode fails the test
-whose step built the metadata (deferred device results are read at the end
-of each test, also when the test raised: then they are added as a note to
-its error, so they are never raised in a later test).  Record mode lets every test run, lists the violations in
-the terminal summary and makes the session fail.  The summary line reads
-"padlint runtime: N objects checked, N fields checked, N skipped during
-capture, N violations", preceded by a warning
+``@pytest.mark.padlint_off`` opts one test out: no checks in any thread
+during its setup, call and teardown.  Strict mode fails the test whose
+step built the metadata (deferred device results are read at the end of
+each phase, also when it raised: then they are added as a note to its
+error, so they are never raised in a later test), and also a test that
+passed although violations were tallied during it (the code under test
+caught the :class:`StalePaddingError`).  Record mode lets every test run,
+lists the violations in the terminal summary and makes the session fail
+(in strict mode, so does a violation found outside every test's phases).
+The summary line reads "padlint runtime: N objects checked, N fields
+checked, N skipped during capture, N violations", preceded by a warning
 for each target that hooked nothing (its module was never imported, or
 it names no attribute there) and, when hooks installed before the plugin
 (a conftest's ``install()``) were used with another mode than the one
@@ -49,6 +53,7 @@ _CHECKER = pytest.StashKey[Any]()
 _OWNED = pytest.StashKey[bool]()
 _SOURCES = pytest.StashKey[dict]()  # kind of target ("provider", "class", "step") -> where it came from
 _NOTES = pytest.StashKey[list]()  # warning lines for the terminal summary
+_IN_PHASES = pytest.StashKey[set]()  # ids of the violations tallied during checked test phases
 
 _TARGET = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
@@ -102,7 +107,8 @@ def _profile(config: pytest.Config) -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "padlint_off: do not run padlint's runtime padding checks in this test")
+    config.addinivalue_line("markers", "padlint_off: do not run padlint's runtime padding checks in this test "
+                                       "(setup, call and teardown, in every thread)")
     mode, where = _mode(config)
     if mode == "off":
         return
@@ -156,33 +162,72 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Any:
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """Label the test's violations, from its setup on; ``padlint_off``: suspend every
+    thread for its setup, call and teardown (pytest runs one test at a time)."""
     checker = item.config.stash.get(_CHECKER, None)
     if checker is None:
         return (yield)
     checker.label = item.nodeid
     if item.get_closest_marker("padlint_off") is not None:
-        with checker.suspended():
+        with checker.suspended(all_threads=True):
             return (yield)
-    try:
-        result = yield
-    except BaseException as exc:
-        # The test raised: its deferred device results still belong to it.  Read them now
-        # (else the next test's flush would raise them); in strict mode a violation is
-        # attached to this test's own failure, which stays the primary error.
-        checker.label = item.nodeid
-        try:
-            checker.flush()
-        except AssertionError as stale:  # StalePaddingError; already tallied in stats.violations
-            if isinstance(exc, Exception):
-                exc.add_note(f"\n{stale}")
-            elif isinstance(exc, pytest.skip.Exception):  # a skip must not hide stale rows
-                raise stale from exc
-            # exit / KeyboardInterrupt: propagate; the violation stays in the tally
-        raise
+    return (yield)
+
+
+def _phase(item: pytest.Item) -> Any:
+    """One phase (setup, call, teardown) of a checked test: deferred results are read
+    at its end; in strict mode, violations tallied during it fail it even if the code
+    under test caught the StalePaddingError."""
+    checker = item.config.stash.get(_CHECKER, None)
+    if checker is None or item.get_closest_marker("padlint_off") is not None:
+        return (yield)
     checker.label = item.nodeid
-    checker.flush()  # deferred device results of this test; strict mode raises here
-    return result
+    before = len(checker.stats.violations)
+    try:
+        try:
+            result = yield
+        except BaseException as exc:
+            # The phase raised: its deferred device results still belong to it.  Read them now
+            # (else the next test's flush would raise them); in strict mode a violation is
+            # attached to this test's own failure, which stays the primary error.
+            checker.label = item.nodeid
+            try:
+                checker.flush()
+            except AssertionError as stale:  # StalePaddingError; already tallied in stats.violations
+                if isinstance(exc, Exception):
+                    exc.add_note(f"\n{stale}")
+                elif isinstance(exc, pytest.skip.Exception):  # a skip must not hide stale rows
+                    raise stale from exc
+                # exit / KeyboardInterrupt: propagate; the violation stays in the tally
+            raise
+        checker.label = item.nodeid
+        checker.flush()  # deferred device results of this phase; strict mode raises here
+        if checker.mode == "strict" and len(checker.stats.violations) > before:
+            from padlint.runtime.errors import format_violations
+
+            found = checker.stats.violations[before:]
+            pytest.fail(f"padlint runtime: strict mode: {len(found)} violation(s) during this test, but the "
+                        f"StalePaddingError did not reach pytest (caught by the code under test?)\n"
+                        f"{format_violations(found)}", pytrace=False)
+        return result
+    finally:  # this phase's violations are its test's outcome (failed, or xfailed on purpose)
+        item.config.stash.setdefault(_IN_PHASES, set()).update(map(id, checker.stats.violations[before:]))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Any:
+    return (yield from _phase(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    return (yield from _phase(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    return (yield from _phase(item))
 
 
 def _warnings(config: pytest.Config) -> list[str]:
@@ -195,6 +240,11 @@ def _warnings(config: pytest.Config) -> list[str]:
         lines.extend(u.line(sources.get(u.kind, "padlint.runtime.install()"))
                      for u in hooks.unresolved_targets(inst))
     return lines
+
+
+def _outside_phases(config: pytest.Config, checker: Any) -> list:
+    seen = config.stash.get(_IN_PHASES, set())
+    return [v for v in checker.stats.violations if id(v) not in seen]
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -210,6 +260,13 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.section("padlint runtime: stale padding rows")
         for v in stats.violations:
             terminalreporter.write_line(v.format())
+    outside = _outside_phases(config, checker)
+    if checker.mode == "strict" and outside:
+        terminalreporter.section("padlint runtime: stale padding rows outside any test")
+        terminalreporter.write_line(f"padlint runtime: strict mode: {len(outside)} violation(s) found outside "
+                                    f"every test's setup, call and teardown (they fail the session)")
+        for v in outside:
+            terminalreporter.write_line(v.format())
     for line in _warnings(config):
         terminalreporter.write_line(line)
     terminalreporter.write_line(stats.line())
@@ -217,12 +274,16 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     checker = session.config.stash.get(_CHECKER, None)
-    if checker is not None:
-        try:
-            checker.flush()  # deferred device results still pending at the end of the run
-        except AssertionError:
-            pass  # tallied in stats.violations
-    if checker is not None and checker.mode == "record" and checker.stats.violations and exitstatus == 0:
+    if checker is None:
+        return
+    try:
+        checker.flush()  # deferred device results still pending at the end of the run
+    except AssertionError:
+        pass  # tallied in stats.violations
+    # record mode: violations fail the session; strict mode: so does a violation found outside
+    # every test phase (e.g. a deferred result read only now), which failed no test
+    if exitstatus == 0 and (checker.mode == "record" and checker.stats.violations
+                            or checker.mode == "strict" and _outside_phases(session.config, checker)):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 

@@ -258,6 +258,125 @@ def test_a_relative_profile_path_is_relative_to_the_ini_file(tmp_path):
     assert "1 failed, 3 passed" in out.stdout
 
 
+# -- strict mode and a swallowed StalePaddingError --------------------------------------
+SWALLOWING_TESTS = textwrap.dedent('''
+    import toy_runner_buggy
+
+    def test_swallows():
+        runner = toy_runner_buggy.ToyModelRunner()
+        for rid, prompt in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
+            runner.add_request(rid, prompt)
+        runner.execute_model()
+        runner.remove_request("B")
+        try:  # an engine that catches every exception of a step
+            runner.execute_model()
+        except Exception:
+            pass
+
+    def test_after():
+        pass
+''')
+
+
+def test_strict_mode_fails_a_test_that_swallowed_the_error(tmp_path):
+    out = _pytest(tmp_path, "--padlint-runtime=strict", tests=SWALLOWING_TESTS)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "1 failed, 1 passed" in out.stdout
+    assert "FAILED test_toy.py::test_swallows - Failed: " in out.stdout
+    assert ("padlint runtime: strict mode: 2 violation(s) during this test, "
+            "but the StalePaddingError did not reach pytest (caught by the code under test?)") in _lines(out)
+    assert "CommonAttentionMetadata.is_prefilling: 1 stale padding row(s) in [3:4)" in out.stdout
+    assert "padlint runtime: 2 objects checked, 9 fields checked, 0 skipped during capture, 2 violations" in out.stdout
+
+
+# -- setup and teardown: label and padlint_off -------------------------------------------
+FIXTURE_TESTS = textwrap.dedent('''
+    import pytest
+    import toy_runner_buggy
+
+    def _scenario():
+        runner = toy_runner_buggy.ToyModelRunner()
+        for rid, prompt in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
+            runner.add_request(rid, prompt)
+        runner.execute_model()
+        runner.remove_request("B")
+        runner.execute_model()
+
+    @pytest.fixture
+    def buggy_setup():
+        _scenario()
+
+    @pytest.fixture
+    def buggy_teardown():
+        yield
+        _scenario()
+
+    def test_first():
+        pass
+
+    @pytest.mark.padlint_off
+    def test_opted_out(buggy_setup, buggy_teardown):
+        pass
+
+    def test_uses_fixture(buggy_setup):
+        pass
+''')
+
+
+def test_padlint_off_covers_fixtures_and_setup_violations_carry_their_test_id(tmp_path):
+    out = _pytest(tmp_path, "--padlint-runtime=strict", tests=FIXTURE_TESTS)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "2 passed, 1 error" in out.stdout
+    assert "ERROR test_toy.py::test_uses_fixture - " in out.stdout
+    assert "test_opted_out" not in out.stdout.split("short test summary info")[-1]
+    out = _pytest(tmp_path, "--padlint-runtime=record", tests=FIXTURE_TESTS)
+    assert out.returncode == 1 and "3 passed" in out.stdout, out.stdout + out.stderr
+    labels = [x.strip() for x in out.stdout.splitlines() if x.strip().startswith("test: ")]
+    assert labels == ["test: test_toy.py::test_uses_fixture"] * 2  # not test_first's id
+
+
+THREAD_TESTS = textwrap.dedent('''
+    import threading
+    import pytest
+    import toy_runner_buggy
+
+    def _scenario(errors):
+        try:
+            runner = toy_runner_buggy.ToyModelRunner()
+            for rid, prompt in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
+                runner.add_request(rid, prompt)
+            runner.execute_model()
+            runner.remove_request("B")
+            runner.execute_model()
+        except Exception as e:
+            errors.append(e)
+
+    @pytest.mark.padlint_off
+    def test_worker_thread_opted_out():
+        errors = []
+        t = threading.Thread(target=_scenario, args=(errors,))
+        t.start(); t.join()
+        assert errors == []
+
+    def test_worker_thread_checked():
+        errors = []
+        t = threading.Thread(target=_scenario, args=(errors,))
+        t.start(); t.join()
+        assert [type(e).__name__ for e in errors] == ["StalePaddingError"]
+''')
+
+
+def test_padlint_off_covers_the_tests_threads(tmp_path):
+    out = _pytest(tmp_path, "--padlint-runtime=strict", tests=THREAD_TESTS)
+    # the checked test's thread raised (asserted there); the error never reached pytest, so
+    # strict mode fails that test too: only the opted-out test passes
+    assert "1 failed, 1 passed" in out.stdout, out.stdout + out.stderr
+    assert "FAILED test_toy.py::test_worker_thread_checked - Failed: " in out.stdout
+    assert ("padlint runtime: strict mode: 2 violation(s) during this test, "
+            "but the StalePaddingError did not reach pytest (caught by the code under test?)") in _lines(out)
+    assert "2 violations" in out.stdout
+
+
 # -- hooks installed before the plugin ----------------------------------------------------
 def test_a_conftest_install_with_another_mode_is_reported(tmp_path):
     conftest = textwrap.dedent(f'''
@@ -273,3 +392,45 @@ def test_a_conftest_install_with_another_mode_is_reported(tmp_path):
     out = _pytest(tmp_path, "--padlint-runtime=strict", files={"conftest.py": conftest})
     assert "already installed" not in out.stdout
 
+
+def test_strict_mode_fails_the_session_for_a_violation_outside_every_test(tmp_path):
+    """A violation caught outside any test phase (here in a conftest hook) fails no test;
+    the session must still not exit 0, and the summary says why.  An expected failure
+    (xfail) is its test's outcome and leaves the exit status alone."""
+    conftest = textwrap.dedent('''
+        import toy_runner_buggy
+
+        def pytest_collection_finish(session):
+            runner = toy_runner_buggy.ToyModelRunner()
+            for rid, prompt in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
+                runner.add_request(rid, prompt)
+            runner.execute_model()
+            runner.remove_request("B")
+            try:
+                runner.execute_model()
+            except AssertionError:
+                pass
+    ''')
+    out = _pytest(tmp_path, "--padlint-runtime=strict", tests="def test_ok():\n    pass\n",
+                  files={"conftest.py": conftest})
+    assert out.returncode == 1 and "1 passed" in out.stdout, out.stdout + out.stderr
+    assert ("padlint runtime: strict mode: 2 violation(s) found outside every test's setup, call and "
+            "teardown (they fail the session)") in _lines(out)
+    xfail = textwrap.dedent('''
+        import pytest
+        import toy_runner_buggy
+        from padlint.runtime import StalePaddingError
+
+        @pytest.mark.xfail(raises=StalePaddingError, reason="known stale rows", strict=True)
+        def test_known_bug():
+            runner = toy_runner_buggy.ToyModelRunner()
+            for rid, prompt in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
+                runner.add_request(rid, prompt)
+            runner.execute_model()
+            runner.remove_request("B")
+            runner.execute_model()
+    ''')
+    (tmp_path / "conftest.py").unlink()
+    out = _pytest(tmp_path, "--padlint-runtime=strict", tests=xfail)
+    assert out.returncode == 0 and "1 xfailed" in out.stdout, out.stdout + out.stderr
+    assert "2 violations" in out.stdout and "outside every test" not in out.stdout
