@@ -11,6 +11,7 @@ test_toy_runner._scenario).
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -43,12 +44,19 @@ WORKER = textwrap.dedent('''
 ''')
 
 
-def _worker(mode):
+def _worker(mode, code=WORKER, **padlint_env):
+    """Run ``code`` as a worker; ``padlint_env``: more PADLINT_* variables (PROFILE="vlm")."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PADLINT_")}
     env["PYTHONPATH"] = os.pathsep.join([str(TOY_DIR / "fake_vllm"), str(TOY_DIR), str(ROOT)])
     if mode is not None:
         env["PADLINT_RUNTIME"] = mode
-    return subprocess.run(check=False, args=[sys.executable, "-c", WORKER], capture_output=True, text=True, env=env, timeout=180)
+    env.update({f"PADLINT_{k}": v for k, v in padlint_env.items()})
+    return subprocess.run(check=False, args=[sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=180)
+
+
+def _stderr_lines(out):
+    """stderr lines without the "[padlint pid N] " prefix."""
+    return [re.sub(r"^\[padlint pid \d+\] ", "", line) for line in out.stderr.splitlines()]
 
 
 def test_entry_point_is_declared():
@@ -110,3 +118,67 @@ def test_checker_mode_uses_the_same_parser():
 
     spec = runtime_spec("vllm")
     assert Checker(spec, mode="0").mode == "off" and not Checker(spec, mode="false").active
+
+
+def test_bad_profile_or_cuda_policy_is_one_line_and_the_worker_runs_unchecked():
+    """Used to raise a ProfileError / ValueError traceback into the worker."""
+    cases = [
+        ({"PROFILE": "vlm"}, "padlint runtime: error: PADLINT_PROFILE='vlm': unknown profile 'vlm'; available: "),
+        ({"CUDA_POLICY": "never"}, ("padlint runtime: error: PADLINT_CUDA_POLICY='never': expected one of "
+                                   "deferred, sync, skip; runtime checks are off in this process")),
+        ({"POISON": "maybe"}, ("padlint runtime: error: PADLINT_POISON='maybe': expected one of 1, true, yes, on "
+                              "(on) or 0, false, no, off or empty (off); runtime checks are off in this process")),
+    ]
+    for env, line in cases:
+        out = _worker("strict", **env)
+        assert out.returncode == 0, (env, out.stderr)
+        lines = out.stdout.splitlines()
+        assert "INSTALLED=False" in lines and "NO_ERROR" in lines, (env, out.stdout)
+        assert len(_stderr_lines(out)) == 1 and _stderr_lines(out)[0].startswith(line), (env, out.stderr)
+        assert _stderr_lines(out)[0].endswith("; runtime checks are off in this process")
+        assert out.stderr.startswith("[padlint pid ")
+
+
+def test_poison_spellings():
+    code = textwrap.dedent("""
+        import os, sys
+        from padlint.runtime import hooks, vllm_plugin
+        for text in sys.argv[1:]:
+            os.environ["PADLINT_POISON"] = text
+            vllm_plugin.register()
+            print(repr(text), hooks.installed().poison is not None)
+            hooks.uninstall()
+    """)
+    values = ["1", "true", "YES", " On ", "0", "False", "no", "OFF", ""]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PADLINT_")}
+    env.update(PYTHONPATH=str(ROOT), PADLINT_RUNTIME="record")
+    out = subprocess.run(check=False, args=[sys.executable, "-c", code, *values], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [f"{v!r} {v.strip().lower() in ('1', 'true', 'yes', 'on')}" for v in values]
+
+
+LOAD_ONLY = textwrap.dedent('''
+    from vllm.plugins import load_general_plugins
+    load_general_plugins()
+''')
+
+
+def _never_imported(target, table, what="nothing was checked through it"):
+    return f"padlint runtime: warning: target {target!r} (profile 'vllm' {table}) was never imported: {what}"
+
+
+def test_exit_summary_lists_targets_that_were_never_imported():
+    out = _worker("record", code=LOAD_ONLY, POISON="1")
+    assert out.returncode == 0, out.stderr
+    assert _stderr_lines(out) == [
+        _never_imported("vllm.v1.attention.backend:CommonAttentionMetadata", "runtime.classes"),
+        _never_imported("vllm.v1.worker.gpu_model_runner:GPUModelRunner._build_attention_metadata",
+                        "runtime.provider"),
+        _never_imported("vllm.v1.worker.gpu_model_runner:GPUModelRunner.execute_model", "runtime.step",
+                        "no buffer was poisoned after it"),
+        "padlint runtime: 0 objects checked, 0 fields checked, 0 skipped during capture, 0 violations",
+    ]
+    # a worker that imports the runner: no warning
+    out = _worker("record")
+    assert "warning" not in out.stderr and "2 violations" in out.stderr
