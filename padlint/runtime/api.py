@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -12,7 +11,7 @@ import torch
 
 from padlint.runtime import checks, context, hooks
 from padlint.runtime.checker import Checker, Stats
-from padlint.runtime.context import StepCounts
+from padlint.runtime.context import StepCounts, row_count
 from padlint.runtime.errors import StalePaddingError, Violation
 from padlint.runtime.modes import parse_mode
 from padlint.runtime.spec import FLAT, FieldRule, RuntimeSpec, runtime_spec
@@ -91,12 +90,12 @@ def check_padding(tensor: Any, num_real: int, neutral: Any, *, axis: int = 0, nu
     if not -tensor.ndim <= axis < tensor.ndim:
         raise ValueError(f"{name}: axis {axis} is out of range for a {tensor.ndim}-D tensor")
     axis %= tensor.ndim
-    num_real = _count(num_real, f"{name}: num_real")
+    num_real = row_count(num_real, f"{name}: num_real")
     length = tensor.shape[axis]
     if num_padded is None:
         padded = length
     else:
-        padded = _count(num_padded, f"{name}: num_padded")
+        padded = row_count(num_padded, f"{name}: num_padded")
         if length < padded:
             raise ValueError(f"{name}: shape {tuple(tensor.shape)} has fewer than num_padded={padded} rows "
                              f"on axis {axis}")
@@ -146,18 +145,6 @@ def check_padding(tensor: Any, num_real: int, neutral: Any, *, axis: int = 0, nu
     return chk._emit([v])
 
 
-def _count(value: Any, what: str) -> int:
-    """``value`` as a row count: an int, or anything with ``__index__`` (numpy integers, 0-d
-    integer tensors).  Raises TypeError for other values, ValueError for a negative one."""
-    try:
-        n = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{what} must be an integer, got {value!r}") from None
-    if n < 0:
-        raise ValueError(f"{what} must be >= 0, got {n}")
-    return n
-
-
 def _neutral(value: Any, name: str) -> Any:
     if value is FLAT:
         return value
@@ -183,14 +170,14 @@ def _pair(value: Any, what: str) -> tuple[int | None, int | None]:
     if isinstance(value, (tuple, list)):
         if len(value) != 2:
             raise ValueError(f"{what}: expected (real, padded), got {value!r}")
-        real = _count(value[0], f"{what}: real count")
+        real = row_count(value[0], f"{what}: real count")
         if value[1] is None:
             return real, real
-        padded = _count(value[1], f"{what}: padded count")
+        padded = row_count(value[1], f"{what}: padded count")
         if padded < real:
             raise ValueError(f"{what}: padded count {padded} is below the real count {real}")
         return real, padded
-    return _count(value, what), None
+    return row_count(value, what), None
 
 
 def check_metadata(obj: Any, num_reqs: Any = None, num_tokens: Any = None, *, mode: str | None = None,

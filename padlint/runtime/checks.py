@@ -16,7 +16,9 @@ Three paths, all checking only the padding slice ``[start:stop)`` of one axis:
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -162,7 +164,7 @@ def holds_exactly(dtype: torch.dtype, neutral: Any) -> bool:
         value = float(neutral)
     except (TypeError, ValueError):
         return False
-    if value != value or not value.is_integer():
+    if math.isnan(value) or not value.is_integer():
         return False
     if dtype == torch.bool:
         return value in (0.0, 1.0)

@@ -8,6 +8,7 @@ on several threads (async scheduling) see their own step.
 
 from __future__ import annotations
 
+import operator
 import threading
 from dataclasses import dataclass, field
 from types import FrameType
@@ -45,6 +46,23 @@ class StepCounts:
 
         return (f"{self.provider}({r[0]}={self.num_reqs}, {r[1]}={padded(self.num_reqs_padded)}, "
                 f"{t[0]}={self.num_tokens}, {t[1]}={padded(self.num_tokens_padded)})")
+
+
+def row_count(value: Any, what: str) -> int:
+    """``value`` as a row count: an int, or anything with ``__index__`` (numpy
+    integers, 0-d integer tensors).  Raises TypeError for other values (2.0, a
+    float tensor) and ValueError for a negative one (a negative slice start
+    would reach the last rows), naming ``what`` ("num_real", "poison_padding:
+    num_reqs").  Shared by the explicit API and poison mode.
+    """
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer (int or anything with __index__), "
+                        f"got {type(value).__name__} {value!r}") from None
+    if n < 0:
+        raise ValueError(f"{what} must be >= 0, got {n}")
+    return n
 
 
 class _Local(threading.local):
