@@ -35,7 +35,8 @@ import numpy as np
 import torch
 
 from padlint.profile import AXES
-from padlint.runtime.context import StepCounts
+from padlint.runtime.checks import stream_is_capturing
+from padlint.runtime.context import StepCounts, row_count
 
 #: Default sentinel of signed integer dtypes: distinctive, fits every signed
 #: integer dtype (int8 included), and none of the vLLM profile's neutral
@@ -207,22 +208,32 @@ def _checked_storage(buf: Any, name: str) -> torch.Tensor | np.ndarray:
 
 
 def _count(value: Any, arg: str, where: str = "poison_padding") -> int | None:
-    """``value`` as a row count (None stays None): an int or anything with ``__index__``.
+    """``value`` as a row count (:func:`padlint.runtime.context.row_count`); None stays None."""
+    return None if value is None else row_count(value, f"{where}: {arg}" if where else arg)
 
-    Raises TypeError for other values and ValueError for a negative one
-    (a negative slice start would poison the last rows), naming ``arg``.
-    """
-    if value is None:
-        return None
-    where = f"{where}: " if where else ""
+
+def _queued_work_may_read(t: Any) -> bool:
+    """Whether queued device work may still read ``t``: a CUDA tensor, or a pinned host tensor
+    (the source of non-blocking host-to-device copies)."""
+    if not isinstance(t, torch.Tensor):
+        return False
+    if t.is_cuda:
+        return True
     try:
-        n = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{where}{arg} must be an integer (int or anything with __index__), "
-                        f"got {type(value).__name__} {value!r}") from None
-    if n < 0:
-        raise ValueError(f"{where}{arg} must be >= 0, got {n}")
-    return n
+        return t.is_pinned()
+    except RuntimeError:  # a build without an accelerator: nothing can be pinned
+        return False
+
+
+def _wait_for_queued_work() -> bool:
+    """Synchronise the current CUDA device so that no queued copy or kernel still reads
+    the rows about to be poisoned.  False while a CUDA graph is being captured
+    (synchronising is illegal then, and a fill would be captured into the graph):
+    the caller writes nothing."""
+    if stream_is_capturing():
+        return False
+    torch.cuda.synchronize()
+    return True
 
 
 class Poisoner:
@@ -368,9 +379,19 @@ class Poisoner:
         return n
 
     def _fill(self, num_reqs: int | None, num_tokens: int | None) -> tuple[int, list[PoisonFailure]]:
-        """Write every buffer it applies to; returns (buffers filled, failures seen for the first time)."""
+        """Write every buffer it applies to; returns (buffers filled, failures seen for the first time).
+
+        A buffer in pinned host memory or on a CUDA device may still be read by
+        work the step queued (vLLM's ``copy_to_gpu`` copies from pinned
+        ``CpuGpuBuffer.cpu`` with ``non_blocking=True``): writing it now could
+        change what that copy delivers.  So with such a buffer registered the
+        device is synchronised once first (:func:`_wait_for_queued_work`), and
+        nothing is written while a CUDA graph is being captured.
+        """
         n = 0
         new: list[PoisonFailure] = []
+        if any(_queued_work_may_read(_storage(b.buffer)) for b in self.buffers) and not _wait_for_queued_work():
+            return 0, new
         with torch.inference_mode():
             for b in list(self.buffers):
                 real = num_tokens if b.axis == "tokens" else num_reqs

@@ -453,3 +453,56 @@ def test_summary_lines_list_failures(install_toy):
     pr.poison_padding(1)
     assert pr.installed().poison.summary_lines() == [
         "padlint poison: buffer 'ro' could not be poisoned: ValueError: assignment destination is read-only (2 times)"]
+
+
+# -- buffers that queued device work may still read -------------------------------------
+
+def test_pinned_or_device_buffers_wait_for_queued_work_before_the_write(install_toy, monkeypatch):
+    """vLLM copies pinned CpuGpuBuffer.cpu rows to the GPU with non_blocking=True: poisoning
+    them while that copy is queued could change what the current step reads.  With such a
+    buffer registered, the device is synchronised once, before any row is written.
+    (No pinned memory on a CPU-only build: the pinned test and the synchronisation are
+    stood in for; tests/runtime/test_cuda.py runs the real thing on a GPU.)"""
+    import torch
+
+    from padlint.runtime import poison
+
+    install_toy("fixed", "record", poison=True)
+    pinned = torch.zeros(4, dtype=torch.int32)
+    plain = torch.zeros(4, dtype=torch.int32)
+    pr.register_poison_buffer(pinned, axis="reqs", name="pinned")
+    pr.register_poison_buffer(plain, axis="reqs", name="plain")
+    monkeypatch.setattr(poison, "_queued_work_may_read", lambda t: t is pinned)
+    monkeypatch.setattr(poison, "stream_is_capturing", lambda: False)
+    seen_at_sync = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: seen_at_sync.append((pinned.tolist(), plain.tolist())))
+    assert pr.poison_padding(2) == 2
+    assert seen_at_sync == [([0, 0, 0, 0], [0, 0, 0, 0])]  # one sync, before anything was written
+    assert pinned.tolist() == plain.tolist() == [0, 0, -99, -99]
+
+
+def test_nothing_is_poisoned_while_a_graph_is_captured(install_toy, monkeypatch):
+    """During capture a sync is illegal and a fill of a device buffer would be captured
+    into the graph: with a buffer queued work may read, nothing is written."""
+    import torch
+
+    from padlint.runtime import poison
+
+    install_toy("fixed", "record", poison=True)
+    buf = torch.zeros(4, dtype=torch.int32)
+    pr.register_poison_buffer(buf, axis="reqs", name="pinned")
+    monkeypatch.setattr(poison, "_queued_work_may_read", lambda t: True)
+    monkeypatch.setattr(poison, "stream_is_capturing", lambda: True)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: pytest.fail("synchronised during capture"))
+    assert pr.poison_padding(2) == 0
+    assert buf.tolist() == [0, 0, 0, 0]
+
+
+def test_plain_cpu_buffers_need_no_synchronisation(install_toy, monkeypatch):
+    import torch
+
+    install_toy("fixed", "record", poison=True)
+    buf = torch.zeros(4, dtype=torch.int32)
+    pr.register_poison_buffer(buf, axis="reqs", name="b")
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: pytest.fail("a pageable CPU buffer needs no sync"))
+    assert pr.poison_padding(3) == 1 and buf.tolist() == [0, 0, 0, -99]
