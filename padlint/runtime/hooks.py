@@ -238,11 +238,14 @@ def _wrap_step(inst: Installation, target: str, module: Any) -> None:
         """Register the profile's ``[runtime.poison]`` buffers of this runner, once per runner."""
         registered.add(id(runner))
         for p in inst.checker.spec.poison:
-            buf = _attr_path(runner, p.path)
+            try:
+                buf = _attr_path(runner, p.path)
+            except Exception:  # noqa: BLE001 - a runner property that raises: not found; never out of the step
+                buf = None
             if buf is None:
                 inst.missing.append(f"poison buffer {type(runner).__name__}.{p.path}")
                 continue
-            inst.poison.register(buf, axis=p.axis, sentinel=p.sentinel, name=p.path)
+            inst.poison.register(buf, axis=p.axis, sentinel=p.sentinel, name=p.path, quiet=True)
 
     @functools.wraps(func)
     def step(*args: Any, **kwargs: Any) -> Any:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 import numbers
 import operator
-import sys
 import threading
 import warnings
 from dataclasses import dataclass
@@ -175,16 +174,6 @@ def _reason(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
 
 
-def _called_by_step_hook() -> bool:
-    """Whether :meth:`Poisoner.register` was called by the step hook's registration of the
-    profile's ``[runtime.poison]`` paths (``register_profile_buffers`` in
-    :mod:`padlint.runtime.hooks`), which runs in the step's ``finally`` and so
-    must not raise."""
-    caller = sys._getframe(2)
-    return (caller.f_code.co_name == "register_profile_buffers"
-            and caller.f_globals.get("__name__") == "padlint.runtime.hooks")
-
-
 def _storage(buf: Any) -> Any:
     return getattr(buf, "cpu", buf) if not isinstance(buf, torch.Tensor) else buf
 
@@ -309,7 +298,7 @@ class Poisoner:
                           + ", ".join(new), PoisonWarning, stacklevel=4)
 
     def register(self, buffer: Any, *, axis: str = "reqs", sentinel: Any = None,
-                 name: str = "") -> PoisonedBuffer | None:
+                 name: str = "", quiet: bool = False) -> PoisonedBuffer | None:
         """Register a persistent source buffer to poison after each step; returns its entry.
 
         ``buffer``: a CPU ``Tensor[max_rows, ...]`` (any dtype), a numpy
@@ -326,15 +315,16 @@ class Poisoner:
         buffer and the dtype); TypeError for a buffer that is neither a
         tensor, an array nor an object whose ``.cpu`` is one (a list), and for
         a dtype other than bool, integer, floating point or complex.  Every
-        error is one line starting ``poison buffer '<name>':``.  Called by
-        the step hook (the profile's ``[runtime.poison]`` paths, registered
-        inside the step) it raises nothing: the error is recorded in
-        :attr:`failures`, warned about once, and None is returned.
+        error is one line starting ``poison buffer '<name>':``.  With
+        ``quiet`` (the step hook registering the profile's ``[runtime.poison]``
+        paths inside the step, which must not raise) it raises nothing: the
+        error is recorded in :attr:`failures`, warned about once, and None is
+        returned.
         """
         try:
             return self._register(buffer, axis, sentinel, name)
         except Exception as e:
-            if not _called_by_step_hook():
+            if not quiet:
                 raise
             name = name or type(buffer).__name__
             self._warn([f for f in [self._record(("register", name), name, e,

@@ -330,6 +330,10 @@ def step_runner(monkeypatch):
             self.seq_lens = torch.zeros(6, dtype=torch.int32)
             self.not_a_buffer = [0] * 6
 
+        @property
+        def broken(self):  # a runner property that raises when read
+            raise RuntimeError("not initialised yet")
+
         def execute_model(self, num_reqs=2, raise_=None):
             self._build_attention_metadata(num_reqs, 4, 2, 4)
             if raise_ is not None:
@@ -402,6 +406,14 @@ def test_a_profile_buffer_that_cannot_be_registered_never_breaks_the_step(instal
     assert [f.name for f in pr.installed().poison.failures] == ["not_a_buffer"]
     with pytest.raises(TypeError, match="expected a torch.Tensor"):  # an explicit registration still raises
         pr.register_poison_buffer(runner.not_a_buffer)
+
+
+def test_a_profile_path_through_a_raising_property_is_missing_not_an_error_in_the_step(install_toy, step_runner):
+    runner = step_runner(install_toy, poison_buffers=[("broken.rows", "reqs", None), ("seq_lens", "reqs", -7)])
+    with pytest.warns(Warning, match=r"not found on the runner, not poisoned: Runner\.broken\.rows"):
+        assert runner.execute_model() == "result"
+    assert runner.seq_lens.tolist() == [0, 0, -7, -7, -7, -7]
+    assert pr.installed().poison.missing == ["Runner.broken.rows"]
 
 
 @pytest.mark.parametrize("num_reqs", [-1, 2.5])
