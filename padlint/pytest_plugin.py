@@ -47,7 +47,7 @@ from typing import Any
 
 import pytest
 
-from padlint.runtime.modes import parse_mode
+from padlint.runtime.modes import parse_mode, parse_switch
 
 _CHECKER = pytest.StashKey[Any]()
 _OWNED = pytest.StashKey[bool]()
@@ -69,7 +69,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   default="vllm")
     parser.addini("padlint_cuda_policy", "deferred (no host sync), sync (one per object) or skip",
                   default="deferred")
+    group.addoption("--padlint-poison", dest="padlint_poison", action="store_true", default=None,
+                    help="poison mode: after each step, fill the padding rows of the profile's source buffers with "
+                         "a sentinel, so that a missing reset changes test outputs (default: $PADLINT_POISON, "
+                         "else the padlint_poison ini option)")
+    parser.addini("padlint_poison", "poison mode: true/false (see --padlint-poison)", default="")
     parser.addini("padlint_provider", "override the profile's provider (module:Class.method)", default="")
+    parser.addini("padlint_step", "override the profile's step function for poison mode (module:Class.method)",
+                  default="")
     parser.addini("padlint_classes", "override the profile's metadata classes (module:Class; separated by "
                   "newlines, commas or blanks)", type="linelist", default=[])
 
@@ -85,6 +92,20 @@ def _mode(config: pytest.Config) -> tuple[str, str]:
             except ValueError as e:
                 raise pytest.UsageError(str(e)) from None
     return "off", ""
+
+
+def _poison(config: pytest.Config) -> bool:
+    """Poison mode: --padlint-poison, else PADLINT_POISON, else the padlint_poison ini option."""
+    if config.getoption("padlint_poison"):
+        return True
+    for value, where in ((os.environ.get("PADLINT_POISON"), "PADLINT_POISON"),
+                         (config.getini("padlint_poison"), "padlint_poison")):
+        if value is not None and str(value).strip():
+            try:
+                return parse_switch(value, where)
+            except ValueError as e:
+                raise pytest.UsageError(str(e)) from None
+    return False
 
 
 def _target(key: str, text: str) -> str:
@@ -112,6 +133,7 @@ def pytest_configure(config: pytest.Config) -> None:
     mode, where = _mode(config)
     if mode == "off":
         return
+    poison = _poison(config)
     try:
         from padlint.runtime import hooks  # imports torch: only now that checking is on
     except ImportError as e:
@@ -148,6 +170,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if provider:
         kw["provider"] = _target("padlint_provider", provider)
         sources["provider"] = "padlint_provider"
+    step = str(config.getini("padlint_step") or "").strip()
+    if step:
+        kw["step"] = _target("padlint_step", step)
+        sources["step"] = "padlint_step"
     classes = [t for line in config.getini("padlint_classes") for t in re.split(r"[,\s]+", line) if t]
     if classes:
         kw["classes"] = [_target("padlint_classes", t) for t in classes]
@@ -156,7 +182,7 @@ def pytest_configure(config: pytest.Config) -> None:
         spec = runtime_spec(profile, **kw)
     except ValueError as e:  # ProfileError: unknown name, unreadable or malformed file
         raise pytest.UsageError(f"padlint_profile = {raw_profile!r}: {e}") from None
-    config.stash[_CHECKER] = hooks.install(spec=spec, mode=mode, cuda_policy=policy, lazy=True)
+    config.stash[_CHECKER] = hooks.install(spec=spec, mode=mode, cuda_policy=policy, lazy=True, poison=poison)
     config.stash[_OWNED] = True
     config.stash[_SOURCES] = sources
 
@@ -239,6 +265,8 @@ def _warnings(config: pytest.Config) -> list[str]:
         sources = config.stash.get(_SOURCES, {})
         lines.extend(u.line(sources.get(u.kind, "padlint.runtime.install()"))
                      for u in hooks.unresolved_targets(inst))
+        if inst.poison is not None:
+            lines.extend(inst.poison.summary_lines())  # poison paths not found, buffers not poisoned
     return lines
 
 

@@ -28,3 +28,21 @@ def parse_mode(text: str | None, default: str = "off") -> str:
     if mode not in MODES:
         raise ValueError(f"padlint runtime mode {text!r}: expected strict, record or off (0 and false also mean off)")
     return mode
+
+
+#: Spellings of a yes/no switch such as ``PADLINT_POISON`` (any case; blank means no).
+SWITCH_ON = ("1", "true", "yes", "on")
+SWITCH_OFF = ("0", "false", "no", "off")
+
+
+def parse_switch(text: str | None, name: str) -> bool:
+    """A yes/no switch (``PADLINT_POISON``, the ``padlint_poison`` ini option): 1, true,
+    yes, on / 0, false, no, off, any case; None or blank is off.  Raises ValueError
+    naming ``name`` and the accepted spellings."""
+    value = "" if text is None else str(text).strip().lower()
+    if value in SWITCH_ON:
+        return True
+    if value in SWITCH_OFF or not value:
+        return False
+    raise ValueError(f"{name}={text!r}: expected one of {', '.join(SWITCH_ON)} (on) "
+                     f"or {', '.join(SWITCH_OFF)} or empty (off)")

@@ -29,8 +29,6 @@ from __future__ import annotations
 import os
 import sys
 
-_POISON_ON = ("1", "true", "yes", "on")
-_POISON_OFF = ("0", "false", "no", "off", "")
 _reported_error = False  # one error line per process, although vLLM may call register() again
 
 
@@ -53,17 +51,17 @@ def register() -> None:
     before torch is imported.  A bad ``PADLINT_PROFILE``, ``PADLINT_CUDA_POLICY`` or
     ``PADLINT_POISON`` raises nothing: one line on stderr, and nothing is installed.
     """
-    from padlint.runtime.modes import parse_mode  # no torch
+    from padlint.runtime.modes import parse_mode, parse_switch  # no torch
 
     mode = parse_mode(os.environ.get("PADLINT_RUNTIME"))
     if mode == "off":
         return
     poison_text = os.environ.get("PADLINT_POISON", "")
-    if poison_text.strip().lower() not in _POISON_ON + _POISON_OFF:
-        _error("PADLINT_POISON", poison_text, f"expected one of {', '.join(_POISON_ON)} (on) "
-                                              f"or {', '.join(_POISON_OFF[:-1])} or empty (off)")
+    try:
+        poison = parse_switch(poison_text, "PADLINT_POISON")
+    except ValueError as e:
+        _error("PADLINT_POISON", poison_text, str(e).split(": ", 1)[1])
         return
-    poison = poison_text.strip().lower() in _POISON_ON
     from padlint.runtime import hooks  # imports torch
 
     if hooks.installed() is not None:
@@ -95,6 +93,12 @@ def register() -> None:
             checker.flush()
         except AssertionError as e:  # strict mode: a deferred device violation found at exit
             print(f"{_prefix()} {e}", file=sys.stderr)
+        except Exception as e:  # noqa: BLE001 - e.g. a CUDA error from an event: still print the summary
+            print(f"{_prefix()} error: deferred device checks could not be read at exit: {type(e).__name__}: {e}",
+                  file=sys.stderr)
+        if inst.poison is not None:
+            for line in inst.poison.summary_lines():
+                print(f"{_prefix()} {line}", file=sys.stderr)
         for u in hooks.unresolved_targets(inst):
             table = {"provider": "runtime.provider", "class": "runtime.classes", "step": "runtime.step"}[u.kind]
             print(f"{_prefix()} {u.line(f'profile {profile!r} {table}')}", file=sys.stderr)

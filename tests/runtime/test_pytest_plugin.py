@@ -45,7 +45,8 @@ INI = textwrap.dedent('''
 ''')
 
 
-def _pytest(tmp_path, *args, env_mode=None, ini_extra="", tests=TESTS, ini=None, files=None, cwd=None):
+def _pytest(tmp_path, *args, env_mode=None, ini_extra="", tests=TESTS, ini=None, files=None, cwd=None,
+            extra_env=None):
     """Run pytest on tmp_path: test_toy.py holds ``tests``, pytest.ini holds ``ini``
     (default: INI + ini_extra); ``files``: more files (name -> text), e.g. a conftest.py."""
     (tmp_path / "test_toy.py").write_text(tests)
@@ -56,6 +57,7 @@ def _pytest(tmp_path, *args, env_mode=None, ini_extra="", tests=TESTS, ini=None,
     env["PYTHONPATH"] = f"{TOY_DIR}{os.pathsep}{ROOT}"
     if env_mode is not None:
         env["PADLINT_RUNTIME"] = env_mode
+    env.update(extra_env or {})
     return subprocess.run(check=False, args=[sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *args, str(tmp_path)],
                           capture_output=True, text=True, env=env, cwd=tmp_path if cwd is None else cwd, timeout=300)
 
@@ -434,3 +436,42 @@ def test_strict_mode_fails_the_session_for_a_violation_outside_every_test(tmp_pa
     out = _pytest(tmp_path, "--padlint-runtime=strict", tests=xfail)
     assert out.returncode == 0 and "1 xfailed" in out.stdout, out.stdout + out.stderr
     assert "2 violations" in out.stdout and "outside every test" not in out.stdout
+
+
+LUCKY_TESTS = textwrap.dedent('''
+    import toy_runner_buggy
+
+    def test_buggy_but_lucky():
+        # three requests (prompt 2 each) padded to 4 for two steps: row 3 never held a request,
+        # so the buggy runner's missing is_prefilling reset reads zeros there and passes by luck
+        runner = toy_runner_buggy.ToyModelRunner()
+        for rid in "ABC":
+            runner.add_request(rid, 2)
+        runner.execute_model()
+        runner.execute_model()
+''')
+
+
+def test_poison_option_turns_a_lucky_pass_into_a_violation(tmp_path):
+    """Poison mode through the plugin: after step 1 the profile's source buffers get sentinels
+    past the real count (num_computed_tokens -1), so step 2's missing reset reads -1 < 0 =
+    True in is_prefilling row 3 and is caught; the profile path the toy runner lacks is
+    listed in the summary."""
+    ini = "padlint_step = toy_runner_buggy:ToyModelRunner.execute_model\n"
+    plain = _pytest(tmp_path, "--padlint-runtime=record", ini_extra=ini, tests=LUCKY_TESTS)
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    assert ", 0 violations" in plain.stdout
+    for args, extra, env in ((["--padlint-poison"], "", {}), ([], "padlint_poison = true\n", {}),
+                             ([], "", {"PADLINT_POISON": "on"})):
+        out = _pytest(tmp_path, "--padlint-runtime=record", *args, ini_extra=ini + extra, tests=LUCKY_TESTS,
+                      extra_env=env)
+        assert out.returncode == 1, out.stdout + out.stderr
+        assert "CommonAttentionMetadata.is_prefilling: 1 stale padding row(s) in [3:4)" in out.stdout
+        assert ("padlint poison: [runtime.poison] buffer ToyModelRunner.optimistic_seq_lens_cpu not found on the "
+                "runner: not poisoned") in out.stdout
+
+
+def test_bad_poison_value_is_a_usage_error(tmp_path):
+    out = _pytest(tmp_path, "--padlint-runtime=record", ini_extra="padlint_poison = maybe\n", tests=LUCKY_TESTS)
+    assert out.returncode == 4
+    assert "padlint_poison='maybe': expected one of 1, true, yes, on (on)" in out.stderr
