@@ -77,10 +77,18 @@ def _location(frame: FrameType | None) -> str:
     return "<unknown>"
 
 
+#: Frames of the test runner's own machinery, left out of provider call stacks.
+_RUNNER_DIRS = (f"{os.sep}pluggy{os.sep}", f"{os.sep}_pytest{os.sep}")
+
+
 def _stack(frame: FrameType | None, limit: int = 10) -> str:
+    """The call stack ending at ``frame``, at most ``limit`` frames, without pytest's
+    and pluggy's frames (a test's stack is otherwise mostly their dispatch)."""
     if frame is None:
         return ""
-    return "".join(traceback.format_list(traceback.extract_stack(frame, limit=limit)))
+    frames = [f for f in traceback.extract_stack(frame, limit=limit + 40)
+              if not any(d in f.filename for d in _RUNNER_DIRS)]
+    return "".join(traceback.format_list(frames[-limit:]))
 
 
 class Checker:
@@ -275,6 +283,8 @@ class Checker:
                 n_shape += 1
                 continue
             if a is None:
+                if t.device.type == "meta":  # no values (shape-only tracing): nothing to examine
+                    continue
                 if force or t.device.type != "cpu":
                     if capturing is None:
                         capturing = self.capturing()
@@ -329,7 +339,8 @@ class Checker:
             host = torch.empty(packed.shape, dtype=packed.dtype, pin_memory=True)
             host.copy_(packed, non_blocking=True)
             event = torch.cuda.Event()
-            event.record()
+            # the copy runs on the current stream of the tensors' device, which need not be the current device
+            event.record(torch.cuda.current_stream(packed.device))
         else:
             host = packed
         where = _location(frame)

@@ -361,3 +361,23 @@ def test_suspended_for_all_threads_covers_other_threads(install_toy):
     with chk.suspended():
         in_thread()
     assert len(errors) == 1 and chk.stats.violations and chk.active
+
+
+def test_meta_tensors_are_skipped_not_an_error():
+    """A metadata object built from meta tensors (shape-only tracing) has no values: its
+    fields are not examined, and nothing raises."""
+    from dataclasses import dataclass
+
+    import torch
+
+    from padlint.runtime.checker import Checker
+    from padlint.runtime.context import StepCounts
+    from padlint.runtime.spec import runtime_spec
+
+    @dataclass
+    class Meta:
+        seq_lens: torch.Tensor
+
+    chk = Checker(runtime_spec("vllm"), mode="strict", cuda_policy="sync")
+    assert chk.check_object(Meta(torch.zeros(4, dtype=torch.int32, device="meta")), StepCounts(2, 4, 2, 4)) == []
+    assert chk.stats.fields_checked == 0 and chk.stats.objects_checked == 1

@@ -80,6 +80,12 @@ def test_strict_option_fails_only_the_buggy_test(tmp_path):
     assert "1 failed, 3 passed" in out.stdout
     assert "FAILED test_toy.py::test_buggy " in out.stdout
     assert "CommonAttentionMetadata.is_prefilling" in out.stdout and "row 3: True" in out.stdout
+    # the provider call stack shows the test's frames, not pytest's and pluggy's dispatch
+    lines = out.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if "provider call stack (most recent call last):" in line)
+    stack = [line for line in lines[start + 1:start + 12] if 'File "' in line]
+    assert any("test_toy.py" in line for line in stack) and any("toy_runner_buggy.py" in line for line in stack)
+    assert not any("pluggy" in line or "_pytest" in line for line in stack), stack
     # test_buggy: 2 objects; test_fixed: 2; opted out: 0 -> 4 objects.  Fields with padding rows:
     # buggy 2 + 7 (it raises at the second object after checking all 7), fixed 2 + 7.
     assert "padlint runtime: 4 objects checked, 18 fields checked, 0 skipped during capture, 2 violations" in out.stdout
