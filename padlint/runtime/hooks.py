@@ -86,7 +86,6 @@ class Installation:
     patches: list[_Patch] = field(default_factory=list)
     waiting: dict[str, list[tuple[str, str, Callable[[Any], None]]]] = field(default_factory=dict)
     failed: list[Unresolved] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
     finder: Any = None
     poison: Any = None
 
@@ -237,15 +236,17 @@ def _wrap_step(inst: Installation, target: str, module: Any) -> None:
     def register_profile_buffers(runner: Any) -> None:
         """Register the profile's ``[runtime.poison]`` buffers of this runner, once per runner."""
         registered.add(id(runner))
+        missing = []
         for p in inst.checker.spec.poison:
             try:
                 buf = _attr_path(runner, p.path)
             except Exception:  # noqa: BLE001 - a runner property that raises: not found; never out of the step
                 buf = None
             if buf is None:
-                inst.missing.append(f"poison buffer {type(runner).__name__}.{p.path}")
+                missing.append(f"{type(runner).__name__}.{p.path}")
                 continue
             inst.poison.register(buf, axis=p.axis, sentinel=p.sentinel, name=p.path, quiet=True)
+        inst.poison.note_missing(missing)
 
     @functools.wraps(func)
     def step(*args: Any, **kwargs: Any) -> Any:

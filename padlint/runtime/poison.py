@@ -243,7 +243,6 @@ class Poisoner:
         self.fills = 0
         self.failures: list[PoisonFailure] = []
         self.missing: list[str] = []
-        self._missing_seen = 0  # entries of the installation's ``missing`` list already read
         self._failure_of: dict[Any, PoisonFailure] = {}
         self._lock = threading.Lock()
 
@@ -277,25 +276,21 @@ class Poisoner:
             return ([f"padlint poison: [runtime.poison] buffer {p} not found on the runner: not poisoned"
                      for p in self.missing] + [f"padlint poison: {f.line()}" for f in self.failures])
 
-    def _note_missing(self) -> None:
-        """Take the ``[runtime.poison]`` paths the step hook found missing (it lists them as
-        ``"poison buffer Runner.path"`` in the installation's ``missing``) into
-        :attr:`missing`; warns once naming those seen for the first time."""
-        from padlint.runtime import hooks
-
-        inst = hooks.installed()
-        if inst is None or inst.poison is not self:
-            return
-        prefix = "poison buffer "
+    def note_missing(self, paths: list[str]) -> None:
+        """Record ``[runtime.poison]`` paths not found on a step's runner
+        (``"Runner.attribute.path"``; the step hook calls this); warns once,
+        naming those not seen before.  Never raises (it runs inside the step):
+        a warning turned into an error is dropped, the paths stay in
+        :attr:`missing`."""
         with self._lock:
-            entries = inst.missing[self._missing_seen:]
-            self._missing_seen += len(entries)
-            new = [e[len(prefix):] for e in entries if e.startswith(prefix) and e[len(prefix):] not in self.missing]
-            new = list(dict.fromkeys(new))
+            new = [p for p in dict.fromkeys(paths) if p not in self.missing]
             self.missing += new
         if new:
-            warnings.warn("padlint poison: [runtime.poison] buffer(s) not found on the runner, not poisoned: "
-                          + ", ".join(new), PoisonWarning, stacklevel=4)
+            try:
+                warnings.warn("padlint poison: [runtime.poison] buffer(s) not found on the runner, not poisoned: "
+                              + ", ".join(new), PoisonWarning, stacklevel=4)
+            except Exception:  # noqa: BLE001 - warnings turned into errors: never out of the step
+                pass
 
     def register(self, buffer: Any, *, axis: str = "reqs", sentinel: Any = None,
                  name: str = "", quiet: bool = False) -> PoisonedBuffer | None:
@@ -413,15 +408,10 @@ class Poisoner:
         ``counts`` None (the step returned without calling the provider,
         e.g. nothing was scheduled): nothing is poisoned, since the real
         count of that step is unknown and rows past an older count may hold
-        live requests now.  ``[runtime.poison]`` paths the step hook has
-        just found missing on the runner go to :attr:`missing` (warned once).
+        live requests now.
         """
         new: list[PoisonFailure] = []
         try:
-            try:
-                self._note_missing()
-            except Warning:
-                pass  # warnings turned into errors: the paths are in ``missing``
             if counts is not None:
                 try:
                     num_reqs = _count(counts.num_reqs, "num_reqs", "")

@@ -79,7 +79,7 @@ def test_profile_poison_buffers_are_registered_from_the_step_runner(install_toy)
         outs = [(n, o.tolist()) for n, o in (runner.execute_model()[1] for _ in range(2))]
     assert outs == [(3, [6, 6, 3]), (1, [9 - 99, 3, 6])]  # as with the explicit registrations above
     assert {v.field for v in chk.stats.violations} == {"is_prefilling", "seq_lens"}
-    assert pr.installed().missing == ["poison buffer ToyModelRunner.no_such_buffer"]
+    assert pr.installed().poison.missing == ["ToyModelRunner.no_such_buffer"]
 
 
 def test_vllm_profile_names_poison_buffers():
