@@ -225,6 +225,16 @@ def _wait_for_queued_work() -> bool:
     return True
 
 
+def _warn_poison(text: str, quiet: bool) -> None:
+    """Warn with :class:`PoisonWarning`; ``quiet``: a warning filter that turns it into an
+    error does not make this raise (inside a step nothing may)."""
+    try:
+        warnings.warn(text, PoisonWarning, stacklevel=5)
+    except Exception:
+        if not quiet:
+            raise
+
+
 class Poisoner:
     """The registered buffers of one installation.
 
@@ -262,11 +272,7 @@ class Poisoner:
         """Warn once per new failure; ``quiet``: never raise (warnings turned into errors
         must not escape a step: the failure stays in :attr:`failures`)."""
         for f in new:
-            try:
-                warnings.warn(f"padlint poison: {f.text}", PoisonWarning, stacklevel=4)
-            except Exception:
-                if not quiet:
-                    raise
+            _warn_poison(f"padlint poison: {f.text}", quiet)
 
     def summary_lines(self) -> list[str]:
         """One line per missing ``[runtime.poison]`` path, then one per failure
@@ -286,11 +292,8 @@ class Poisoner:
             new = [p for p in dict.fromkeys(paths) if p not in self.missing]
             self.missing += new
         if new:
-            try:
-                warnings.warn("padlint poison: [runtime.poison] buffer(s) not found on the runner, not poisoned: "
-                              + ", ".join(new), PoisonWarning, stacklevel=4)
-            except Exception:  # noqa: BLE001 - warnings turned into errors: never out of the step
-                pass
+            _warn_poison("padlint poison: [runtime.poison] buffer(s) not found on the runner, not poisoned: "
+                         + ", ".join(new), quiet=True)
 
     def register(self, buffer: Any, *, axis: str = "reqs", sentinel: Any = None,
                  name: str = "", quiet: bool = False) -> PoisonedBuffer | None:
