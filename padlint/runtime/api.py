@@ -25,7 +25,7 @@ def _spec(profile: str) -> RuntimeSpec:
     return _SPECS[profile]
 
 
-def _checker(mode: str | None, profile: str = "vllm", cuda_policy: str = "sync") -> Checker:
+def _checker(mode: str | None, profile: str | None = None, cuda_policy: str = "sync") -> Checker:
     """The checker an explicit call uses.
 
     No ``mode``: the installed checker when there is one.  A ``mode``: a
@@ -37,9 +37,11 @@ def _checker(mode: str | None, profile: str = "vllm", cuda_policy: str = "sync")
     it is a throw-away checker of ``profile``.
     """
     inst = hooks.checker()
-    if inst is not None and mode is None:
+    if inst is not None and mode is None and profile is None:
         return inst
-    chk = Checker(inst.spec if inst else _spec(profile), mode=parse_mode(mode, "strict"), cuda_policy=cuda_policy)
+    spec = _spec(profile) if profile is not None else inst.spec if inst else _spec("vllm")
+    chk = Checker(spec, mode=parse_mode(mode if mode is not None else inst.mode if inst else None, "strict"),
+                  cuda_policy=cuda_policy)
     if inst is not None:
         chk.label = inst.label
         chk.capturing = inst.capturing
@@ -73,20 +75,31 @@ def check_padding(tensor: Any, num_real: int, neutral: Any, *, axis: int = 0, nu
     A CUDA tensor costs one host synchronisation (none while a CUDA graph
     is being captured: then nothing is checked and the skip is counted).
 
-    Raises ``TypeError`` (not a tensor or array; a count that is not an
-    integer; a neutral value that is not a number, bool or "flat") and
-    ``ValueError`` (a 0-d or meta tensor, ``axis`` out of range, a negative count,
+    Raises ``TypeError`` (not a dense tensor or a numeric array; a count or
+    ``axis`` that is not an integer; a neutral value that is not a number,
+    bool or string; ``name`` not a string) and ``ValueError`` (a string
+    neutral value other than "flat", a 0-d or meta tensor, ``axis`` out of
+    range, a negative count,
     ``num_real`` above the padded count, ``num_padded`` above the length).
     """
     chk = _checker(mode)
     if not chk.active:
         return []
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"check_padding: name must be a non-empty string, got {name!r}")
     if not isinstance(tensor, (torch.Tensor, np.ndarray)):
         raise TypeError(f"{name}: expected a torch.Tensor or numpy.ndarray, got {type(tensor).__name__}")
+    if isinstance(tensor, np.ndarray) and tensor.dtype.kind not in "biufc":
+        raise TypeError(f"{name}: numpy dtype {tensor.dtype} holds no numbers to check")
+    if isinstance(tensor, torch.Tensor) and tensor.layout != torch.strided:
+        raise TypeError(f"{name}: a {tensor.layout} tensor: only dense (strided) tensors are checked")
     if tensor.ndim == 0:
         raise ValueError(f"{name}: a 0-d tensor has no rows to check")
     if isinstance(tensor, torch.Tensor) and tensor.device.type == "meta":
         raise ValueError(f"{name}: a meta tensor has no values to check")
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{name}: axis must be an integer, got {axis!r}")
+    axis = int(axis)
     if not -tensor.ndim <= axis < tensor.ndim:
         raise ValueError(f"{name}: axis {axis} is out of range for a {tensor.ndim}-D tensor")
     axis %= tensor.ndim
@@ -152,7 +165,7 @@ def _neutral(value: Any, name: str) -> Any:
         if value.strip().lower() == "flat":
             return FLAT
         raise ValueError(f"{name}: neutral value {value!r}: expected a number, a bool or 'flat'")
-    if isinstance(value, (bool, int, float, complex, np.generic)):
+    if isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
         return value.item() if isinstance(value, np.generic) else value
     raise TypeError(f"{name}: neutral value {value!r}: expected a number, a bool or 'flat'")
 
@@ -181,36 +194,46 @@ def _pair(value: Any, what: str) -> tuple[int | None, int | None]:
 
 
 def check_metadata(obj: Any, num_reqs: Any = None, num_tokens: Any = None, *, mode: str | None = None,
-                   profile: str = "vllm") -> list[Violation]:
+                   profile: str | None = None) -> list[Violation]:
     """Check every profile field of a metadata object (e.g. ``CommonAttentionMetadata``).
 
     ``num_reqs``/``num_tokens``: ``(real, padded)`` pairs (``padded`` None:
     not padded, the vLLM convention), or the real count alone (the padded
     count is then each field's own length: for ``query_start_loc`` ``len -
-    1``).  Both None: the counts of the enclosing provider call when hooks
-    are installed, else inferred from the object (trailing requests with
-    zero query length in a CPU cumulative-offset field are padding).
-    ``mode`` as in :func:`check_padding`; CUDA fields cost one host
-    synchronisation for the whole object (the installed checker's
-    ``deferred`` policy does not apply to an explicit call).
+    1``).  An axis not given takes the counts of the enclosing provider call
+    when hooks are installed, else counts inferred from the object (trailing
+    requests with zero query length in a CPU cumulative-offset field are
+    padding).  ``mode`` as in :func:`check_padding`; ``profile``: the
+    engine profile whose fields are checked (default: the installed
+    checker's, else "vllm").  CUDA fields cost one host synchronisation for
+    the whole object (the installed checker's ``deferred`` policy does not
+    apply to an explicit call).
     Returns the violations (strict mode raises :class:`StalePaddingError`).
-    Raises ``TypeError`` (``obj`` None or a mapping; counts that are not
-    integers) and ``ValueError`` (negative counts, padded below real, or no
-    counts given and none can be inferred).
+    Raises ``TypeError`` (``obj`` None, a mapping, list or tuple; counts that
+    are not integers) and ``ValueError`` (an unknown profile; negative counts,
+    padded below real; no counts given and none can be inferred; an object
+    with none of the profile's fields; a field whose length fits neither the
+    real nor the padded count given).
     """
-    if obj is None or isinstance(obj, Mapping):
-        raise TypeError(f"check_metadata: expected one metadata object, got "
-                        f"{'None' if obj is None else type(obj).__name__}"
-                        + (" (for a per-layer dict, check each value)" if obj is not None else ""))
+    if obj is None or isinstance(obj, (Mapping, list, tuple, str, bytes)):
+        what = "None" if obj is None else type(obj).__name__
+        hint = " (for a per-layer dict or a list of micro-batches, check each value)" if obj is not None else ""
+        raise TypeError(f"check_metadata: expected one metadata object, got {what}{hint}")
     inst = hooks.checker()
-    if mode is None and inst is not None:
+    if mode is None and profile is None and inst is not None:
         if not inst.active:
             return []
         if inst.cuda_policy == "deferred":
             mode = inst.mode  # an explicit call expects an answer now: same mode, one sync
-    chk = _checker(mode)
+    elif mode is None and inst is not None and not inst.active:
+        return []
+    chk = _checker(mode, profile)
     if not chk.active:
         return []
+    fields = [r.name for r in chk.spec.rules]
+    if not any(getattr(obj, n, None) is not None for n in fields):
+        raise ValueError(f"check_metadata: {type(obj).__name__} has none of the profile's fields "
+                         f"({', '.join(fields[:6])}{', ...' if len(fields) > 6 else ''})")
     if type(obj) not in chk._infer:
         names = next((c.infer_from for c in chk.spec.classes), ("query_start_loc_cpu", "query_start_loc"))
         chk.register_class(type(obj), names or ("query_start_loc_cpu", "query_start_loc"))
@@ -218,13 +241,25 @@ def check_metadata(obj: Any, num_reqs: Any = None, num_tokens: Any = None, *, mo
     if num_reqs is not None or num_tokens is not None:
         rr, rp = _pair(num_reqs, "num_reqs")
         tr, tp = _pair(num_tokens, "num_tokens")
+        if num_reqs is None or num_tokens is None:  # the other axis: the step's counts, else inferred
+            other = context.current() or chk._infer_counts(obj)
+            if other is not None and num_reqs is None:
+                rr, rp = other.num_reqs, other.num_reqs_padded
+            if other is not None and num_tokens is None:
+                tr, tp = other.num_tokens, other.num_tokens_padded
         counts = StepCounts(rr, rp, tr, tp, provider="check_metadata",
                             names={"reqs": chk.spec.count_names("reqs"), "tokens": chk.spec.count_names("tokens")})
     elif context.current() is None and chk._infer_counts(obj) is None:
         raise ValueError(f"check_metadata: cannot tell the real counts of {type(obj).__name__}: it has no CPU "
                          f"cumulative-offset field ({', '.join(chk._infer[type(obj)])}) to infer them from; "
                          f"pass num_reqs=(real, padded) and num_tokens=(real, padded)")
-    return chk.check_object(obj, counts, when="explicit check", frame=sys._getframe(1))
+    mismatched: list[tuple[str, int, int]] = []
+    found = chk.check_object(obj, counts, when="explicit check", frame=sys._getframe(1), mismatched=mismatched)
+    if mismatched and counts is not None:
+        raise ValueError("check_metadata: " + "; ".join(
+            f"{name} has {length} rows, but the counts given say {stop}" for name, length, stop in mismatched)
+            + f" ({counts.describe()})")
+    return found
 
 
 def summary() -> Stats | None:

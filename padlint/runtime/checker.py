@@ -200,13 +200,16 @@ class Checker:
 
     # -- the check -----------------------------------------------------------
     def check_object(self, obj: Any, counts: StepCounts | None = None, *, when: str = "construction",
-                     frame: FrameType | None = None, only: tuple[str, ...] | None = None) -> list[Violation]:
+                     frame: FrameType | None = None, only: tuple[str, ...] | None = None,
+                     mismatched: list[tuple[str, int, int]] | None = None) -> list[Violation]:
         """Check the profile fields of ``obj`` (or only the names in ``only``).
 
         ``counts``: the step's counts; None means the innermost provider
         call, else inferred from the object.  Returns the violations found
         now (deferred device results are reported later); in strict mode
-        raises :class:`StalePaddingError` instead.
+        raises :class:`StalePaddingError` instead.  ``mismatched``, when
+        given, receives ``(field, its length, the length the counts say)``
+        for each field skipped because its length matches neither count.
         """
         if not self.active:
             return []
@@ -281,6 +284,8 @@ class Checker:
                 continue  # no padding rows: nothing to examine
             if length != stop:
                 n_shape += 1
+                if mismatched is not None:  # (field, its length, the length the counts say)
+                    mismatched.append((name, length, stop))
                 continue
             if a is None:
                 if t.device.type == "meta":  # no values (shape-only tracing): nothing to examine

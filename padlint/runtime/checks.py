@@ -45,6 +45,8 @@ def as_numpy(t: Any) -> np.ndarray | None:
     (device tensor, bfloat16, tensor that requires grad)."""
     if isinstance(t, np.ndarray):
         return t
+    if not isinstance(t, torch.Tensor):  # a list or str where a tensor belongs: nothing to view
+        return None
     try:
         return t.numpy()
     except (TypeError, RuntimeError):
@@ -160,14 +162,18 @@ def holds_exactly(dtype: torch.dtype, neutral: Any) -> bool:
     """
     if dtype.is_floating_point or dtype.is_complex:
         return True
-    try:
-        value = float(neutral)
-    except (TypeError, ValueError):
-        return False
-    if math.isnan(value) or not value.is_integer():
-        return False
+    if isinstance(neutral, (bool, int, np.integer)):
+        value = int(neutral)  # exact: float() would round 2**63 - 1 up
+    else:
+        try:
+            f = float(neutral)
+        except (TypeError, ValueError):
+            return False
+        if math.isnan(f) or not f.is_integer():
+            return False
+        value = int(f)
     if dtype == torch.bool:
-        return value in (0.0, 1.0)
+        return value in (0, 1)
     info = torch.iinfo(dtype)
     return info.min <= value <= info.max
 

@@ -51,11 +51,13 @@ class StepCounts:
 def row_count(value: Any, what: str) -> int:
     """``value`` as a row count: an int, or anything with ``__index__`` (numpy
     integers, 0-d integer tensors).  Raises TypeError for other values (2.0, a
-    float tensor) and ValueError for a negative one (a negative slice start
+    float tensor, a bool) and ValueError for a negative one (a negative slice start
     would reach the last rows), naming ``what`` ("num_real", "poison_padding:
     num_reqs").  Shared by the explicit API and poison mode.
     """
     try:
+        if isinstance(value, bool):  # True is an int to Python, never a row count
+            raise TypeError
         n = operator.index(value)
     except TypeError:
         raise TypeError(f"{what} must be an integer (int or anything with __index__), "

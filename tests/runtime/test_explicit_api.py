@@ -158,15 +158,39 @@ def test_integer_like_counts_become_plain_ints_in_the_violation():
 @pytest.mark.parametrize("tensor, kwargs, error, text", [
     (torch.tensor(3), {}, ValueError, "0-d tensor"),
     (torch.zeros(4, device="meta"), {}, ValueError, "meta tensor has no values"),
+    (np.array([1, None, 3], dtype=object), {}, TypeError, "numpy dtype object holds no numbers"),
+    (torch.tensor([0, 0, 5]).to_sparse(), {}, TypeError, "only dense .strided. tensors"),
+    (torch.zeros(4), {"axis": 0.0}, TypeError, "axis must be an integer, got 0.0"),
+    (torch.zeros(4), {"axis": True}, TypeError, "axis must be an integer, got True"),
+    (torch.zeros(4), {"name": None}, TypeError, "name must be a non-empty string"),
+    (torch.zeros(4), {"neutral": np.datetime64("2020-01-01")}, TypeError, "neutral value"),
     ([1, 2], {}, TypeError, "expected a torch.Tensor or numpy.ndarray, got list"),
     (torch.zeros(2, 3), {"axis": 2}, ValueError, "axis 2 is out of range for a 2-D tensor"),
     (torch.zeros(4), {"neutral": None}, TypeError, "neutral value None"),
     (torch.zeros(4), {"neutral": "0"}, ValueError, "neutral value '0'"),
 ])
 def test_check_padding_rejects_bad_tensors_and_neutral_values(tensor, kwargs, error, text):
+    kwargs = dict(kwargs)
     neutral = kwargs.pop("neutral", 0)
     with pytest.raises(error, match=text):
         check_padding(tensor, 1, neutral, mode="strict", **kwargs)
+
+
+def test_a_bool_is_not_a_row_count():
+    with pytest.raises(TypeError, match="num_real must be an integer .*got bool True"):
+        check_padding(torch.zeros(4), True, 0, mode="strict")
+
+
+def test_largest_int64_neutral_is_compared_exactly_on_every_path():
+    """float(2**63 - 1) rounds up to 2**63: the dtype check must not go through float."""
+    from padlint.runtime import checks
+
+    big = 2**63 - 1
+    t = torch.full((4,), big)
+    assert check_padding(t, 1, big, mode="strict") == []
+    assert checks.find_stale_rows(t, 1, 4, big) == ((), (), 0)
+    items = [(t, 1, 4, big)]
+    assert checks.unpack_device_checks(checks.pack_device_checks(items), items)[0][2] == 0
 
 
 def test_flat_is_accepted_in_any_case():
@@ -217,7 +241,42 @@ def test_check_metadata_count_pairs():
         check_metadata(meta, num_tokens=(1, 2, 3), mode="strict")
 
 
-@pytest.mark.parametrize("obj, text", [(None, "got None"), ({"layer.0": 1}, "per-layer dict")])
+@pytest.mark.parametrize("obj, text", [(None, "got None"), ({"layer.0": 1}, "per-layer dict"),
+                                       ([1, 2], "got list .for a per-layer dict or a list of micro-batches")])
 def test_check_metadata_needs_one_object(obj, text):
     with pytest.raises(TypeError, match=text):
         check_metadata(obj, mode="strict")
+
+
+def test_check_metadata_on_an_object_without_profile_fields_is_an_error():
+    with pytest.raises(ValueError, match="object has none of the profile's fields"):
+        check_metadata(object(), num_reqs=(3, 4), mode="strict")
+
+
+def test_check_metadata_counts_that_fit_no_field_are_an_error():
+    """seq_lens has 4 rows: num_reqs=(3, 5) fits neither its real nor its padded count, so
+    its stale row 3 would otherwise go unexamined and the call pass."""
+    meta = _meta([5, 6, 7, 9], [0, 2, 3, 4, 4], [4, 5, 6, 17])
+    with pytest.raises(ValueError, match="seq_lens has 4 rows, but the counts given say 5"):
+        check_metadata(meta, num_reqs=(3, 5), num_tokens=(4, 4), mode="record")
+
+
+def test_check_metadata_infers_the_axis_not_given():
+    """Only num_tokens given: the request axis is inferred from query_start_loc_cpu
+    ([0, 2, 3, 3, 3]: 2 real requests), so the stale seq_lens rows are still seen."""
+    meta = _meta([5, 6, 7, 9], [0, 2, 3, 3, 3], [4, 5, 6, 17])
+    found = check_metadata(meta, num_tokens=(3, 4), mode="record")
+    assert {v.field: v.rows for v in found} == {"seq_lens": (2, 3), "slot_mapping": (3,)}
+
+
+def test_check_metadata_takes_another_profile():
+    """profile= selects the fields: SGLang's out_cache_loc (neutral 0) is not a vLLM field."""
+    from types import SimpleNamespace
+
+    sg = SimpleNamespace(out_cache_loc=torch.tensor([1, 2, 9]))
+    with pytest.raises(ValueError, match="none of the profile's fields"):
+        check_metadata(sg, num_reqs=(2, 3), num_tokens=(2, 3), mode="record")
+    (v,) = check_metadata(sg, num_reqs=(2, 3), num_tokens=(2, 3), mode="record", profile="sglang")
+    assert (v.field, v.rows, v.values) == ("out_cache_loc", (2,), (9,))
+    with pytest.raises(ValueError, match="unknown profile 'nope'"):
+        check_metadata(sg, num_reqs=(2, 3), mode="record", profile="nope")

@@ -381,3 +381,25 @@ def test_meta_tensors_are_skipped_not_an_error():
     chk = Checker(runtime_spec("vllm"), mode="strict", cuda_policy="sync")
     assert chk.check_object(Meta(torch.zeros(4, dtype=torch.int32, device="meta")), StepCounts(2, 4, 2, 4)) == []
     assert chk.stats.fields_checked == 0 and chk.stats.objects_checked == 1
+
+
+def test_a_list_where_a_tensor_belongs_never_breaks_construction(install_toy):
+    """Hooks installed, no provider call: counts are inferred from query_start_loc_cpu.  A
+    Python list there (not a tensor) used to raise AttributeError out of the user's
+    constructor; now it is passed over and the next infer_from field, the CPU tensor
+    query_start_loc [0, 2, 4, 6, 6] (3 real requests), gives the counts."""
+    import torch
+    from toy_common import CommonAttentionMetadata
+
+    chk = install_toy("buggy", "strict")
+
+    def build(seq_lens):
+        return CommonAttentionMetadata(
+            query_start_loc=torch.tensor([0, 2, 4, 6, 6]), query_start_loc_cpu=[0, 2, 4, 6, 6],
+            seq_lens=torch.tensor(seq_lens), num_reqs=4, num_actual_tokens=6, max_query_len=2, max_seq_len=3,
+            block_table_tensor=torch.zeros(4, 2, dtype=torch.int32), slot_mapping=torch.zeros(6, dtype=torch.int64))
+
+    assert build([1, 2, 3, 0]).num_reqs == 4
+    assert chk.stats.fields_checked > 0
+    with pytest.raises(StalePaddingError, match=r"seq_lens: 1 stale padding row\(s\) in \[3:4\)"):
+        build([1, 2, 3, 9])
