@@ -131,9 +131,19 @@ def _resolve(module: Any, parts: list[str]) -> tuple[Any, str, Any]:
 
 
 def _patch(inst: Installation, owner: Any, name: str, new: Any) -> None:
+    """Set ``owner.name = new``, remembered for :func:`uninstall` only once it took
+    (an immutable type refuses it: TypeError, and nothing is left to undo)."""
     old = owner.__dict__.get(name, _MISSING) if hasattr(owner, "__dict__") else _MISSING
-    inst.patches.append(_Patch(owner, name, old))
     setattr(owner, name, new)
+    inst.patches.append(_Patch(owner, name, old))
+
+
+def _function(kind: str, target: str, value: Any) -> None:
+    """A provider or step target must name a function or method; raises TypeError otherwise
+    (wrapping a class would replace it by a function, breaking ``isinstance``)."""
+    if isinstance(value, type) or not callable(value):
+        what = "a class" if isinstance(value, type) else f"a {type(value).__name__}"
+        raise TypeError(f"{kind} {target}: names {what}, not a function or method")
 
 
 # -- provider ------------------------------------------------------------------
@@ -154,6 +164,7 @@ def _arg_getter(func: Callable, name: str) -> Callable[[tuple, dict], Any]:
 
 def _wrap_provider(inst: Installation, spec: ProviderSpec, module: Any) -> None:
     owner, name, func = _resolve(module, _split(spec.target)[1])
+    _function("provider", spec.target, func)
     raw = owner.__dict__.get(name, func) if isinstance(owner, type) else func
     if isinstance(raw, (staticmethod, classmethod)):
         raise TypeError(f"provider {spec.target}: static and class methods are not supported")
@@ -231,6 +242,7 @@ def _attr_path(obj: Any, path: str) -> Any:
 
 def _wrap_step(inst: Installation, target: str, module: Any) -> None:
     owner, name, func = _resolve(module, _split(target)[1])
+    _function("step", target, func)
     registered: set[int] = set()
 
     def register_profile_buffers(runner: Any) -> None:

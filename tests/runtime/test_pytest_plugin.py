@@ -228,6 +228,31 @@ def test_an_attribute_typo_in_a_module_imported_before_the_plugin_is_reported(tm
                     "'_build_attn_metadata'") in _lines(out)
 
 
+def test_a_provider_or_step_naming_a_class_or_an_immutable_type_is_reported_not_patched(tmp_path):
+    """A provider naming a class used to replace the class with a function (isinstance
+    then failed in the user's test); a target on a builtin type's method (immutable) used
+    to break the import and then crash pytest at unconfigure.  Both are reported."""
+    tests = TESTS + textwrap.dedent('''
+        def test_class_untouched():
+            assert isinstance(toy_runner_buggy.ToyModelRunner(), toy_runner_buggy.ToyModelRunner)
+    ''')
+    ini = ("[pytest]\npadlint_provider = toy_runner_buggy:ToyModelRunner\n"
+           "padlint_step = toy_runner_buggy:np.ndarray.sum\n"
+           "padlint_classes = toy_common:CommonAttentionMetadata\n")
+    out = _pytest(tmp_path, "--padlint-runtime=strict", "--padlint-poison", ini=ini, tests=tests)
+    # the metadata class is still hooked (counts inferred from query_start_loc_cpu): only the
+    # buggy scenario fails; the class named as provider is untouched
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "1 failed, 4 passed" in out.stdout and "FAILED test_toy.py::test_buggy " in out.stdout
+    assert "Traceback" not in out.stdout + out.stderr and "INTERNALERROR" not in out.stdout + out.stderr
+    lines = _lines(out)
+    assert _warning("toy_runner_buggy:ToyModelRunner", "padlint_provider",
+                    "could not be hooked: provider toy_runner_buggy:ToyModelRunner: names a class, not a function "
+                    "or method") in lines
+    assert any(line.startswith("padlint runtime: warning: target 'toy_runner_buggy:np.ndarray.sum' (padlint_step) "
+                               "could not be hooked: cannot set 'sum' attribute of immutable type") for line in lines), lines
+
+
 def test_classes_may_be_separated_by_commas(tmp_path):
     ini = f"[pytest]\npadlint_provider = {PROVIDER}\n" \
           "padlint_classes = toy_common:CommonAttentionMetadata, toy_comon:Other\n"
