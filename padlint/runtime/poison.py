@@ -99,8 +99,13 @@ def default_sentinel(dtype: Any) -> Any:
 
 def _fitted_sentinel(value: Any, dtype: Any, name: str) -> Any:
     """``value`` as a Python scalar the ``dtype`` holds exactly (NaN and infinities
-    for floating point); raises ValueError naming buffer ``name`` and ``dtype`` otherwise."""
+    for floating point; a float that would be stored rounded, 1e-8 in float16
+    as 0.0, is not held); raises ValueError naming buffer ``name`` and ``dtype``
+    otherwise, TypeError for a dtype poison mode does not support."""
     kind, limit = _kind(dtype)
+    if kind == "other":
+        raise TypeError(f"poison buffer {name!r}: dtype {dtype}: poison mode supports bool, integer, "
+                        f"floating-point and complex dtypes")
     why = ""
     try:
         if kind == "bool":
@@ -122,14 +127,28 @@ def _fitted_sentinel(value: Any, dtype: Any, name: str) -> Any:
         elif kind == "float":
             if isinstance(value, numbers.Real):
                 v = float(value)
-                if not math.isfinite(v) or abs(v) <= limit:
+                if not math.isfinite(v) or (abs(v) <= limit and _stored(v, dtype) == v):
                     return v
-                why = f" (largest finite {limit:g})"
+                why = (f" (largest finite {limit:g})" if abs(v) > limit
+                       else f" (stored as {_stored(v, dtype)!r}, not exactly)")
         elif kind == "complex" and isinstance(value, numbers.Complex):
-            return complex(value)
+            v = complex(value)
+            back = _stored(v, dtype)
+            if back == v or (back != back and v != v):
+                return v
+            why = f" (stored as {back!r}, not exactly)"
     except (TypeError, ValueError, OverflowError):
         pass
     raise ValueError(f"poison buffer {name!r}: sentinel {value!r} does not fit dtype {dtype}{why}")
+
+
+def _stored(value: Any, dtype: Any) -> Any:
+    """``value`` written into ``dtype`` and read back (float16 stores 1e-8 as 0.0)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # overflow to inf is the answer, not a problem
+        if isinstance(dtype, torch.dtype):
+            return torch.tensor([value], dtype=dtype).item()
+        return np.array([value], dtype=dtype)[0].item()
 
 
 @dataclass
@@ -378,16 +397,22 @@ class Poisoner:
         """
         n = 0
         new: list[PoisonFailure] = []
-        if any(_queued_work_may_read(_storage(b.buffer)) for b in self.buffers) and not _wait_for_queued_work():
+        storages = []
+        for b in list(self.buffers):
+            try:
+                storages.append((b, _storage(b.buffer)))  # a CpuGpuBuffer's .cpu may raise (freed)
+            except Exception as e:  # noqa: BLE001 - one buffer must not stop the others
+                f = self._record(id(b), b.name, e, f"buffer {b.name!r} could not be poisoned")
+                new += [f] if f else []
+        if any(_queued_work_may_read(t) for _, t in storages) and not _wait_for_queued_work():
             return 0, new
         with torch.inference_mode():
-            for b in list(self.buffers):
+            for b, t in storages:
                 real = num_tokens if b.axis == "tokens" else num_reqs
                 if real is None:
                     continue
                 start = real + 1 if b.axis == "reqs+1" else real
                 try:
-                    t = _storage(b.buffer)
                     if start < t.shape[0]:
                         t[start:] = b.sentinel
                         n += 1

@@ -518,3 +518,54 @@ def test_plain_cpu_buffers_need_no_synchronisation(install_toy, monkeypatch):
     pr.register_poison_buffer(buf, axis="reqs", name="b")
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: pytest.fail("a pageable CPU buffer needs no sync"))
     assert pr.poison_padding(3) == 1 and buf.tolist() == [0, 0, 0, -99]
+
+
+@pytest.mark.parametrize("dtype, sentinel, stored", [("float16", 1e-8, "0.0"), ("complex64", 1e300j, "infj")])
+def test_a_sentinel_the_dtype_would_round_is_refused(install_toy, dtype, sentinel, stored):
+    """float16 stores 1e-8 as 0.0, a neutral value: poison mode would silently write
+    nothing useful.  Refused at registration, saying what would have been stored."""
+    import torch
+
+    install_toy("fixed", "record", poison=True)
+    with pytest.raises(ValueError, match=rf"sentinel .* does not fit dtype torch.{dtype} \(stored as {stored}"):
+        pr.register_poison_buffer(torch.ones(4, dtype=getattr(torch, dtype)), sentinel=sentinel, name="b")
+
+
+def test_an_object_dtype_buffer_with_a_sentinel_is_a_type_error(install_toy):
+    import numpy as np
+
+    install_toy("fixed", "record", poison=True)
+    with pytest.raises(TypeError, match="dtype object: poison mode supports"):
+        pr.register_poison_buffer(np.array([1, None, 3], dtype=object), sentinel=5, name="objs")
+
+
+def test_a_buffer_whose_cpu_view_raises_does_not_stop_the_others(install_toy):
+    """A CpuGpuBuffer-like object whose .cpu raises later (freed): recorded, and the other
+    buffers are still poisoned (the queued-work check used to read every .cpu first,
+    outside the per-buffer guard)."""
+    import warnings
+
+    import torch
+
+    class Freed:
+        def __init__(self):
+            self.alive = True
+            self._cpu = torch.zeros(4, dtype=torch.int32)
+
+        @property
+        def cpu(self):
+            if not self.alive:
+                raise RuntimeError("buffer was freed")
+            return self._cpu
+
+    install_toy("fixed", "record", poison=True)
+    freed, good = Freed(), torch.zeros(4, dtype=torch.int32)
+    pr.register_poison_buffer(freed, name="freed")
+    pr.register_poison_buffer(good, name="good")
+    freed.alive = False
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert pr.poison_padding(1) == 1
+    assert good.tolist() == [0, -99, -99, -99]
+    assert [f.name for f in pr.installed().poison.failures] == ["freed"]
+    assert "buffer 'freed' could not be poisoned: RuntimeError: buffer was freed" in str(caught[0].message)
