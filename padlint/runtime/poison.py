@@ -22,6 +22,7 @@ missing on the runner are recorded (:attr:`Poisoner.failures`,
 
 from __future__ import annotations
 
+import cmath
 import math
 import numbers
 import operator
@@ -134,7 +135,7 @@ def _fitted_sentinel(value: Any, dtype: Any, name: str) -> Any:
         elif kind == "complex" and isinstance(value, numbers.Complex):
             v = complex(value)
             back = _stored(v, dtype)
-            if back == v or (back != back and v != v):
+            if back == v or (cmath.isnan(back) and cmath.isnan(v)):
                 return v
             why = f" (stored as {back!r}, not exactly)"
     except (TypeError, ValueError, OverflowError):
