@@ -90,7 +90,7 @@ def _mode(config: pytest.Config) -> tuple[str, str]:
             try:
                 return parse_mode(value), where
             except ValueError as e:
-                raise pytest.UsageError(str(e)) from None
+                raise pytest.UsageError(f"{where}: {e}") from None
     return "off", ""
 
 
@@ -131,9 +131,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "padlint_off: do not run padlint's runtime padding checks in this test "
                                        "(setup, call and teardown, in every thread)")
     mode, where = _mode(config)
-    if mode == "off":
-        return
     poison = _poison(config)
+    if mode == "off":
+        if poison:  # poison mode works through the runtime hooks: on its own it does nothing
+            config.issue_config_time_warning(pytest.PytestConfigWarning(
+                "padlint: poison mode was asked for, but the runtime mode is off: nothing is poisoned "
+                "(add --padlint-runtime=record or strict)"), stacklevel=2)
+        return
     try:
         from padlint.runtime import hooks  # imports torch: only now that checking is on
     except ImportError as e:

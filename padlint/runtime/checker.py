@@ -62,8 +62,12 @@ class Stats:
         extra = ""
         if self.skipped_shape or self.skipped_unknown:
             extra = f", {self.skipped_shape + self.skipped_unknown} skipped (shape/unknown counts)"
-        return (f"padlint runtime: {self.objects_checked} objects checked, {self.fields_checked} fields checked, "
-                f"{self.skipped_capture} skipped during capture{extra}, {len(self.violations)} violations")
+        def n(count: int, word: str) -> str:
+            return f"{count} {word}{'' if count == 1 else 's'}"
+
+        return (f"padlint runtime: {n(self.objects_checked, 'object')} checked, {n(self.fields_checked, 'field')} "
+                f"checked, {self.skipped_capture} skipped during capture{extra}, "
+                f"{n(len(self.violations), 'violation')}")
 
 
 def _location(frame: FrameType | None) -> str:
@@ -77,8 +81,9 @@ def _location(frame: FrameType | None) -> str:
     return "<unknown>"
 
 
-#: Frames of the test runner's own machinery, left out of provider call stacks.
-_RUNNER_DIRS = (f"{os.sep}pluggy{os.sep}", f"{os.sep}_pytest{os.sep}")
+#: Frames of the test runner's and padlint's own machinery, left out of provider call stacks.
+_RUNNER_DIRS = (f"{os.sep}pluggy{os.sep}", f"{os.sep}_pytest{os.sep}", f"{os.sep}pytest{os.sep}__main__.py",
+                "<frozen runpy>", _HERE)
 
 
 def _stack(frame: FrameType | None, limit: int = 10) -> str:

@@ -85,7 +85,8 @@ def test_strict_option_fails_only_the_buggy_test(tmp_path):
     start = next(i for i, line in enumerate(lines) if "provider call stack (most recent call last):" in line)
     stack = [line for line in lines[start + 1:start + 12] if 'File "' in line]
     assert any("test_toy.py" in line for line in stack) and any("toy_runner_buggy.py" in line for line in stack)
-    assert not any("pluggy" in line or "_pytest" in line for line in stack), stack
+    assert not any(noise in line for line in stack
+                   for noise in ("pluggy", "_pytest", "runpy", "pytest/__main__", "padlint/runtime")), stack
     # test_buggy: 2 objects; test_fixed: 2; opted out: 0 -> 4 objects.  Fields with padding rows:
     # buggy 2 + 7 (it raises at the second object after checking all 7), fixed 2 + 7.
     assert "padlint runtime: 4 objects checked, 18 fields checked, 0 skipped during capture, 2 violations" in out.stdout
@@ -506,3 +507,31 @@ def test_bad_poison_value_is_a_usage_error(tmp_path):
     out = _pytest(tmp_path, "--padlint-runtime=record", ini_extra="padlint_poison = maybe\n", tests=LUCKY_TESTS)
     assert out.returncode == 4
     assert "padlint_poison='maybe': expected one of 1, true, yes, on (on)" in out.stderr
+
+
+def test_poison_without_a_runtime_mode_is_a_warning(tmp_path):
+    """Poison mode needs the runtime hooks: asked for alone, it used to be ignored silently."""
+    out = _pytest(tmp_path, "--padlint-poison", "-W", "default", tests=LUCKY_TESTS)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "poison mode was asked for, but the runtime mode is off: nothing is poisoned" in out.stdout + out.stderr
+
+
+def test_a_bad_mode_names_where_it_came_from(tmp_path):
+    out = _pytest(tmp_path, ini_extra="padlint_runtime = strcit\n", tests=LUCKY_TESTS)
+    assert out.returncode == 4
+    assert "padlint_runtime: padlint runtime mode 'strcit': expected strict, record or off" in out.stderr
+    out = _pytest(tmp_path, env_mode="recrod", tests=LUCKY_TESTS)
+    assert out.returncode == 4 and "PADLINT_RUNTIME: padlint runtime mode 'recrod'" in out.stderr
+
+
+def test_summary_line_counts_in_the_singular_and_plural(tmp_path):
+    """The poisoned lucky test has exactly one stale field (is_prefilling), the buggy
+    scenario two (is_prefilling, seq_lens)."""
+    def summary(out):
+        return [line for line in _lines(out) if line.startswith("padlint runtime: ") and " checked, " in line][-1]
+
+    one = _pytest(tmp_path, "--padlint-runtime=record", "--padlint-poison", tests=LUCKY_TESTS,
+                  ini_extra="padlint_step = toy_runner_buggy:ToyModelRunner.execute_model\n")
+    assert summary(one).endswith(", 1 violation")
+    two = _pytest(tmp_path, "--padlint-runtime=record", "-k", "test_buggy and not opted")
+    assert summary(two).endswith(", 2 violations")
