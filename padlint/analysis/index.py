@@ -124,6 +124,8 @@ def has_live_chunk(text: str, profile: Profile) -> bool:
     count?  Chunks are cut at column-0 ``class``/``def`` lines.
     """
     sink_lits, pad_lits = _literals(profile)
+    if "\r" in text:  # ``^`` under re.M starts a line only after \n; Python also ends lines with a lone \r
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     starts = [m.start() for m in _TOP.finditer(text)]
     if not starts:
         return False

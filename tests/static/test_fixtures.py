@@ -156,6 +156,19 @@ def test_fixture_findings(path, profile):
         f" unexpected (code, line, field): {unexpected}\n reported:\n{details or '  (nothing)'}")
 
 
+@pytest.mark.parametrize("eol", ["\r\n", "\r"], ids=["crlf", "cr"])
+@pytest.mark.parametrize("path", [p for p in FIXTURE_FILES if p.stem.endswith("_buggy")], ids=lambda p: p.name)
+def test_line_endings_do_not_change_findings(path, profile, eol):
+    """Python accepts \\r\\n and lone \\r line ends; the same findings, at the same lines and
+    columns, must come out (a lone \\r used to hide every class from the text test)."""
+    from padlint.analysis import check_source
+
+    source = path.read_text(encoding="utf-8")
+    want = [(f.code, f.line, f.column, f.field) for f in check_source(source, str(path), profile)]
+    got = [(f.code, f.line, f.column, f.field) for f in check_source(source.replace("\n", eol), str(path), profile)]
+    assert want and got == want
+
+
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.name)
 def test_findings_are_well_formed(path, profile):
     """Every finding names this file, a PAD001 code, a column range on its line, and its function."""
