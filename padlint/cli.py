@@ -98,9 +98,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
     parser = build_parser()
     try:
-        args, unknown = parser.parse_known_args(list(argv) if argv is not None else None)
+        argv = list(argv) if argv is not None else sys.argv[1:]
+        args, unknown = parser.parse_known_args(argv)
         if unknown:
-            getattr(args, "command_parser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
+            # an option before the command belongs to the top level (`padlint --bogus check`)
+            first = argv.index(args.command) if getattr(args, "command", None) in argv else len(argv)
+            owner = parser if any(u in argv[:first] for u in unknown) else getattr(args, "command_parser", parser)
+            owner.error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as e:  # --help, --version, usage errors
         return int(e.code) if isinstance(e.code, int) else (0 if e.code is None else 2)
     debug = bool(getattr(args, "show_traceback", False)) or os.environ.get("PADLINT_DEBUG", "") not in ("", "0")
@@ -248,6 +252,8 @@ def _stdin_input(args: argparse.Namespace) -> tuple[str | None, bytes] | None:
                          f"({', '.join(p for p in args.paths if p != '-')})")
     if args.stdin_filename is not None and not args.stdin_filename.strip():
         raise UsageError("--stdin-filename: expected a path, got an empty string")
+    if sys.stdin is None or getattr(sys.stdin, "closed", False):
+        raise UsageError("cannot read standard input: it is closed")
     try:
         data = sys.stdin.buffer.read()
     except (OSError, AttributeError, ValueError) as e:

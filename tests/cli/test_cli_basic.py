@@ -47,6 +47,10 @@ def test_unknown_argument_of_other_commands_names_the_command(project):
     r = project.run("--bogus")
     assert r.rc == 2
     assert "padlint: error: unrecognized arguments: --bogus" in r.err
+    # before the command, an option is the top level's, not the command's
+    r = project.run("--bogus", "check")
+    assert r.rc == 2
+    assert "padlint: error: unrecognized arguments: --bogus" in r.err and "padlint check:" not in r.err
 
 
 def test_clean_file_exits_0(project):

@@ -118,3 +118,14 @@ def test_empty_stdin_is_a_clean_file(tmp_path):
     r = _padlint(tmp_path, "-", data=b"")
     assert r.returncode == 0
     assert "1 file" in r.stdout.decode()
+
+
+def test_closed_stdin_is_one_line(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "PADLINT_DEBUG")}
+    r = subprocess.run([sys.executable, "-m", "padlint", "check", "-"], stdin=subprocess.DEVNULL, cwd=tmp_path,
+                       capture_output=True, env=env, timeout=120)
+    assert r.returncode == 0  # an empty file: nothing to find
+    r = subprocess.run([sys.executable, "-c", "import sys; sys.stdin.close(); from padlint.cli import main; "
+                        "sys.exit(main(['check', '-']))"], cwd=tmp_path, capture_output=True, env=env, timeout=120)
+    assert r.returncode == 2
+    assert r.stderr.decode().strip() == "padlint: error: cannot read standard input: it is closed"
