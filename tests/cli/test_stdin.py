@@ -26,7 +26,7 @@ def _padlint(cwd: Path, *args: str, data: bytes) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "PADLINT_DEBUG")}
     env["NO_COLOR"] = "1"
     return subprocess.run([sys.executable, "-m", "padlint", "check", *args], input=data, cwd=cwd,
-                          capture_output=True, env=env, timeout=120)
+                          capture_output=True, env=env, timeout=120, check=False)
 
 
 def test_dash_checks_standard_input_and_reports_it_as_dash(tmp_path):
@@ -123,9 +123,9 @@ def test_empty_stdin_is_a_clean_file(tmp_path):
 def test_closed_stdin_is_one_line(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "PADLINT_DEBUG")}
     r = subprocess.run([sys.executable, "-m", "padlint", "check", "-"], stdin=subprocess.DEVNULL, cwd=tmp_path,
-                       capture_output=True, env=env, timeout=120)
+                       capture_output=True, env=env, timeout=120, check=False)
     assert r.returncode == 0  # an empty file: nothing to find
     r = subprocess.run([sys.executable, "-c", "import sys; sys.stdin.close(); from padlint.cli import main; "
-                        "sys.exit(main(['check', '-']))"], cwd=tmp_path, capture_output=True, env=env, timeout=120)
+                        "sys.exit(main(['check', '-']))"], cwd=tmp_path, capture_output=True, env=env, timeout=120, check=False)
     assert r.returncode == 2
     assert r.stderr.decode().strip() == "padlint: error: cannot read standard input: it is closed"
