@@ -125,7 +125,7 @@ def test_closed_stdin_is_one_line(tmp_path):
     r = subprocess.run([sys.executable, "-m", "padlint", "check", "-"], stdin=subprocess.DEVNULL, cwd=tmp_path,
                        capture_output=True, env=env, timeout=120, check=False)
     assert r.returncode == 0  # an empty file: nothing to find
-    r = subprocess.run([sys.executable, "-c", "import sys; sys.stdin.close(); from padlint.cli import main; "
-                        "sys.exit(main(['check', '-']))"], cwd=tmp_path, capture_output=True, env=env, timeout=120, check=False)
+    code = "import sys; sys.stdin.close(); from padlint.cli import main; sys.exit(main(['check', '-']))"
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, env=env, timeout=120, check=False)
     assert r.returncode == 2
     assert r.stderr.decode().strip() == "padlint: error: cannot read standard input: it is closed"
