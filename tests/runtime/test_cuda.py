@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 from conftest import make_runner
+from toy_common import prepare_stale_step
 
 import padlint.runtime as pr
 from padlint.runtime import StalePaddingError
@@ -24,10 +25,7 @@ pytestmark = [
 def _stale_scenario(runner):
     """Step 1: A, B, C (prompt 2), D (prompt 10); B leaves; step 2 pads 3 requests to 4 and
     row 3 holds D's old values: is_prefilling[3] = True, seq_lens[3] = 4 in the buggy variant."""
-    for rid, prompt in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
-        runner.add_request(rid, prompt)
-    runner.execute_model()
-    runner.remove_request("B")
+    prepare_stale_step(runner)
 
 
 def test_deferred_check_adds_no_host_sync(install_toy):

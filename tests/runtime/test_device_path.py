@@ -14,6 +14,7 @@ import torch
 from conftest import make_runner
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from toy_common import prepare_stale_step
 
 from padlint.runtime import StalePaddingError, checks
 from padlint.runtime.spec import FLAT
@@ -21,10 +22,7 @@ from padlint.runtime.spec import FLAT
 
 def _stale_scenario(runner):
     """See test_toy_runner._scenario: step 2 has padding row 3 stale in is_prefilling and seq_lens."""
-    for rid, prompt in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
-        runner.add_request(rid, prompt)
-    runner.execute_model()
-    runner.remove_request("B")
+    prepare_stale_step(runner)
 
 
 def test_deferred_policy_reports_later_without_host_sync(install_toy):

@@ -15,6 +15,7 @@ import toy_common
 import toy_runner_buggy
 import toy_runner_fixed
 from conftest import ROOT, TOY_DIR, make_runner
+from toy_common import prepare_stale_step
 
 import padlint.runtime as pr
 from padlint.runtime import StalePaddingError
@@ -49,10 +50,7 @@ def test_uninstall_restores_every_patched_attribute(install_toy):
     assert pr.installed() is None
     # and the buggy runner runs unchecked again
     runner = make_runner("buggy")
-    for rid, p in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
-        runner.add_request(rid, p)
-    runner.execute_model()
-    runner.remove_request("B")
+    prepare_stale_step(runner)
     runner.execute_model()
 
 
@@ -189,10 +187,7 @@ def test_metadata_with_other_batch_size_is_skipped_not_misjudged(provider_hooks)
 def test_suspended_and_off_check_nothing(install_toy):
     chk = install_toy("buggy", "strict")
     runner = make_runner("buggy")
-    for rid, p in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
-        runner.add_request(rid, p)
-    runner.execute_model()
-    runner.remove_request("B")
+    prepare_stale_step(runner)
     with chk.suspended():
         runner.execute_model()
     assert chk.stats.violations == []
@@ -341,10 +336,7 @@ def test_suspended_for_all_threads_covers_other_threads(install_toy):
     def scenario():
         try:
             runner = make_runner("buggy")
-            for rid, p in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
-                runner.add_request(rid, p)
-            runner.execute_model()
-            runner.remove_request("B")
+            prepare_stale_step(runner)
             runner.execute_model()
         except StalePaddingError as e:
             errors.append(e)

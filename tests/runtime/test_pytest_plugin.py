@@ -13,14 +13,12 @@ TESTS = textwrap.dedent('''
     import sys
     import pytest
     import toy_runner_buggy, toy_runner_fixed
+    from toy_common import prepare_stale_step
 
     def _scenario(mod):
         # step 2 pads 3 requests to 4; row 3 holds D's old values (see tests/runtime/test_toy_runner.py)
         runner = mod.ToyModelRunner()
-        for rid, prompt in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
-            runner.add_request(rid, prompt)
-        runner.execute_model()
-        runner.remove_request("B")
+        prepare_stale_step(runner)
         runner.execute_model()
 
     def test_buggy():
@@ -295,13 +293,11 @@ def test_a_relative_profile_path_is_relative_to_the_ini_file(tmp_path):
 # -- strict mode and a swallowed StalePaddingError --------------------------------------
 SWALLOWING_TESTS = textwrap.dedent('''
     import toy_runner_buggy
+    from toy_common import prepare_stale_step
 
     def test_swallows():
         runner = toy_runner_buggy.ToyModelRunner()
-        for rid, prompt in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
-            runner.add_request(rid, prompt)
-        runner.execute_model()
-        runner.remove_request("B")
+        prepare_stale_step(runner)
         try:  # an engine that catches every exception of a step
             runner.execute_model()
         except Exception:
@@ -327,13 +323,11 @@ def test_strict_mode_fails_a_test_that_swallowed_the_error(tmp_path):
 FIXTURE_TESTS = textwrap.dedent('''
     import pytest
     import toy_runner_buggy
+    from toy_common import prepare_stale_step
 
     def _scenario():
         runner = toy_runner_buggy.ToyModelRunner()
-        for rid, prompt in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
-            runner.add_request(rid, prompt)
-        runner.execute_model()
-        runner.remove_request("B")
+        prepare_stale_step(runner)
         runner.execute_model()
 
     @pytest.fixture
@@ -373,14 +367,12 @@ THREAD_TESTS = textwrap.dedent('''
     import threading
     import pytest
     import toy_runner_buggy
+    from toy_common import prepare_stale_step
 
     def _scenario(errors):
         try:
             runner = toy_runner_buggy.ToyModelRunner()
-            for rid, prompt in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
-                runner.add_request(rid, prompt)
-            runner.execute_model()
-            runner.remove_request("B")
+            prepare_stale_step(runner)
             runner.execute_model()
         except Exception as e:
             errors.append(e)
@@ -433,13 +425,11 @@ def test_strict_mode_fails_the_session_for_a_violation_outside_every_test(tmp_pa
     (xfail) is its test's outcome and leaves the exit status alone."""
     conftest = textwrap.dedent('''
         import toy_runner_buggy
+        from toy_common import prepare_stale_step
 
         def pytest_collection_finish(session):
             runner = toy_runner_buggy.ToyModelRunner()
-            for rid, prompt in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
-                runner.add_request(rid, prompt)
-            runner.execute_model()
-            runner.remove_request("B")
+            prepare_stale_step(runner)
             try:
                 runner.execute_model()
             except AssertionError:
@@ -453,15 +443,13 @@ def test_strict_mode_fails_the_session_for_a_violation_outside_every_test(tmp_pa
     xfail = textwrap.dedent('''
         import pytest
         import toy_runner_buggy
+        from toy_common import prepare_stale_step
         from padlint.runtime import StalePaddingError
 
         @pytest.mark.xfail(raises=StalePaddingError, reason="known stale rows", strict=True)
         def test_known_bug():
             runner = toy_runner_buggy.ToyModelRunner()
-            for rid, prompt in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
-                runner.add_request(rid, prompt)
-            runner.execute_model()
-            runner.remove_request("B")
+            prepare_stale_step(runner)
             runner.execute_model()
     ''')
     (tmp_path / "conftest.py").unlink()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import TOY_DIR, make_runner
+from toy_common import prepare_stale_step
 
 from padlint.profile import load_profile
 from padlint.runtime import runtime_spec
@@ -32,10 +33,7 @@ def _runtime_fields(variant, install_toy):
     plus a longer life cycle with condensing; union over all steps."""
     chk = install_toy(variant, "record")
     runner = make_runner(variant)
-    for rid, prompt in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
-        runner.add_request(rid, prompt)
-    runner.execute_model()
-    runner.remove_request("B")
+    prepare_stale_step(runner)
     runner.execute_model()
     for rid, prompt in [("E", 9), ("F", 1), ("G", 7)]:
         runner.add_request(rid, prompt)

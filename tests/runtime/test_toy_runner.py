@@ -6,6 +6,7 @@ import pytest
 from conftest import make_runner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from toy_common import prepare_stale_step
 
 from padlint.runtime import StalePaddingError
 
@@ -20,10 +21,7 @@ def _scenario(runner):
     row 3 is a padding row holding D's old values, so in the buggy variant
     is_prefilling[3] = (4 < 10) = True and seq_lens[3] = 4.
     """
-    for rid, prompt in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
-        runner.add_request(rid, prompt)
-    runner.execute_model()
-    runner.remove_request("B")
+    prepare_stale_step(runner)
 
 
 def test_buggy_runner_fails_in_strict_mode_with_exact_rows(install_toy):

@@ -29,12 +29,10 @@ WORKER = textwrap.dedent('''
     print("INSTALLED=%s" % (pr.installed() is not None if "padlint.runtime.hooks" in sys.modules else False))
 
     from vllm.v1.worker.gpu_model_runner import GPUModelRunner
+    from toy_common import prepare_stale_step
 
     runner = GPUModelRunner()
-    for rid, prompt in [("A", 2), ("B", 2), ("C", 2), ("D", 10)]:
-        runner.add_request(rid, prompt)
-    runner.execute_model()
-    runner.remove_request("B")
+    prepare_stale_step(runner)
     try:
         runner.execute_model()
         print("NO_ERROR")
