@@ -193,9 +193,9 @@ def test_suspended_and_off_check_nothing(install_toy):
     assert chk.stats.violations == []
 
 
-def test_lazy_install_patches_a_module_when_it_is_first_imported(tmp_path):
-    mod = tmp_path / "late_runner_mod.py"
-    mod.write_text(textwrap.dedent("""
+# A runner module imported only after the hooks are installed (lazy targets): its provider
+# builds seq_lens [1, 2, 7]: called with 2 real of 3 padded requests, row 2 (7) is stale.
+LATE_RUNNER_MODULE = textwrap.dedent("""
         from dataclasses import dataclass
         import torch
 
@@ -206,7 +206,12 @@ def test_lazy_install_patches_a_module_when_it_is_first_imported(tmp_path):
         class Runner:
             def _build_attention_metadata(self, num_reqs, num_reqs_padded, num_tokens, num_tokens_padded):
                 return CommonAttentionMetadata(seq_lens=torch.tensor([1, 2, 7], dtype=torch.int32))
-    """))
+    """)
+
+
+def test_lazy_install_patches_a_module_when_it_is_first_imported(tmp_path):
+    mod = tmp_path / "late_runner_mod.py"
+    mod.write_text(LATE_RUNNER_MODULE)
     code = textwrap.dedent("""
         import sys
         import padlint.runtime as pr
@@ -286,18 +291,7 @@ def test_a_lazy_target_that_cannot_be_hooked_never_breaks_the_import(tmp_path):
     """An attribute typo in a lazy target used to raise inside the import that reached its
     module; now the import succeeds, the other targets of the module are hooked, and
     unresolved_targets() says what happened."""
-    (tmp_path / "late_typo_mod.py").write_text(textwrap.dedent("""
-        from dataclasses import dataclass
-        import torch
-
-        @dataclass
-        class CommonAttentionMetadata:
-            seq_lens: torch.Tensor
-
-        class Runner:
-            def _build_attention_metadata(self, num_reqs, num_reqs_padded, num_tokens, num_tokens_padded):
-                return CommonAttentionMetadata(seq_lens=torch.tensor([1, 2, 7], dtype=torch.int32))
-    """))
+    (tmp_path / "late_typo_mod.py").write_text(LATE_RUNNER_MODULE)
     code = textwrap.dedent("""
         import padlint.runtime as pr
         from padlint.runtime import hooks
