@@ -24,6 +24,7 @@ never imported, for the plugins' summaries.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import importlib.abc
@@ -31,13 +32,15 @@ import importlib.util
 import inspect
 import sys
 import threading
+import warnings
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from padlint.runtime import context
 from padlint.runtime.checker import Checker
-from padlint.runtime.context import StepCounts
+from padlint.runtime.context import StepCounts, row_count
 from padlint.runtime.spec import ClassSpec, ProviderSpec, RuntimeSpec
 
 _MISSING = object()
@@ -173,14 +176,22 @@ def _wrap_provider(inst: Installation, spec: ProviderSpec, module: Any) -> None:
     g_tr, g_tp = _arg_getter(func, spec.tokens[0]), _arg_getter(func, spec.tokens[1])
     names = {"reqs": spec.reqs, "tokens": spec.tokens}
     label = spec.target.split(":", 1)[1]
+    warned: list[bool] = []
 
     @functools.wraps(func)
     def provider(*args: Any, **kwargs: Any) -> Any:
         if not chk.active:
             return func(*args, **kwargs)
-        rr, rp, tr, tp = g_rr(args, kwargs), g_rp(args, kwargs), g_tr(args, kwargs), g_tp(args, kwargs)
-        counts = StepCounts(rr, rp if rp is not None else rr, tr, tp if tp is not None else tr,
-                            provider=label, names=names, frame=sys._getframe(1))
+        try:
+            rr, rp = _pair(g_rr(args, kwargs), g_rp(args, kwargs), spec.reqs)
+            tr, tp = _pair(g_tr(args, kwargs), g_tp(args, kwargs), spec.tokens)
+        except (TypeError, ValueError) as e:  # never out of the user's call: its objects go unchecked
+            rr = rp = tr = tp = None
+            if not warned:
+                warned.append(True)
+                _warn_quietly(f"padlint runtime: {label} was called with counts that are not row counts "
+                              f"({e}): the objects built in such calls are not checked")
+        counts = StepCounts(rr, rp, tr, tp, provider=label, names=names, frame=sys._getframe(1))
         context.push(counts)
         try:
             result = func(*args, **kwargs)
@@ -195,6 +206,24 @@ def _wrap_provider(inst: Installation, spec: ProviderSpec, module: Any) -> None:
     _patch(inst, owner, name, provider)
 
 
+def _pair(real: Any, padded: Any, names: tuple[str, str]) -> tuple[int | None, int | None]:
+    """A provider call's (real, padded) counts as ints; padded None means not padded (vLLM
+    passes ``num_reqs_padded=None`` outside full CUDA graphs).  Raises TypeError or
+    ValueError for counts that are not row counts, or padded below real."""
+    if real is None:
+        return None, None
+    r = row_count(real, names[0])
+    p = r if padded is None else row_count(padded, names[1])
+    if p < r:
+        raise ValueError(f"{names[1]}={p} is below {names[0]}={r}")
+    return r, p
+
+
+def _warn_quietly(text: str) -> None:
+    with contextlib.suppress(Exception):  # warnings turned into errors: never out of the user's call
+        warnings.warn(text, RuntimeWarning, stacklevel=3)
+
+
 # -- metadata classes -----------------------------------------------------------
 def _wrap_class(inst: Installation, spec: ClassSpec, module: Any) -> None:
     _, _, cls = _resolve(module, _split(spec.target)[1])
@@ -204,6 +233,10 @@ def _wrap_class(inst: Installation, spec: ClassSpec, module: Any) -> None:
     chk.register_class(cls, spec.infer_from, tuple(n for n, _ in spec.exempt))
     orig_init = cls.__init__
     orig_setattr = cls.__setattr__
+    # A duplicate target, or a subclass inheriting a hooked class's wrappers: wrapping them
+    # again would check every object (and store) twice.
+    wrap_init = not hasattr(orig_init, "__padlint_wrapped__")
+    wrap_setattr = not hasattr(orig_setattr, "__padlint_wrapped__")
     checked = frozenset(r.name for r in chk.spec.rules)
     local = context.local()
     # A class without an __init__ of its own (a NamedTuple: __new__ takes the fields) inherits
@@ -228,8 +261,12 @@ def _wrap_class(inst: Installation, spec: ClassSpec, module: Any) -> None:
         if key in checked and value is not None and not local.init_depth and chk.active:
             chk.check_object(self, when="attribute store", frame=sys._getframe(1), only=(key,))
 
-    _patch(inst, cls, "__init__", __init__)
-    _patch(inst, cls, "__setattr__", __setattr__)
+    __init__.__padlint_wrapped__ = orig_init  # type: ignore[attr-defined]
+    __setattr__.__padlint_wrapped__ = orig_setattr  # type: ignore[attr-defined]
+    if wrap_init:
+        _patch(inst, cls, "__init__", __init__)
+    if wrap_setattr:
+        _patch(inst, cls, "__setattr__", __setattr__)
 
 
 def _attr_path(obj: Any, path: str) -> Any:
@@ -243,11 +280,23 @@ def _attr_path(obj: Any, path: str) -> Any:
 def _wrap_step(inst: Installation, target: str, module: Any) -> None:
     owner, name, func = _resolve(module, _split(target)[1])
     _function("step", target, func)
-    registered: set[int] = set()
+    # runners whose profile buffers are registered: weakly, so that a new runner at a dead
+    # one's address is registered too (ids of runners without weak references as a fallback)
+    registered: weakref.WeakSet = weakref.WeakSet()
+    registered_ids: set[int] = set()
+
+    def is_registered(runner: Any) -> bool:
+        try:
+            return runner in registered
+        except TypeError:
+            return id(runner) in registered_ids
 
     def register_profile_buffers(runner: Any) -> None:
         """Register the profile's ``[runtime.poison]`` buffers of this runner, once per runner."""
-        registered.add(id(runner))
+        try:
+            registered.add(runner)
+        except TypeError:
+            registered_ids.add(id(runner))
         missing = []
         for p in inst.checker.spec.poison:
             try:
@@ -257,7 +306,7 @@ def _wrap_step(inst: Installation, target: str, module: Any) -> None:
             if buf is None:
                 missing.append(f"{type(runner).__name__}.{p.path}")
                 continue
-            inst.poison.register(buf, axis=p.axis, sentinel=p.sentinel, name=p.path, quiet=True)
+            inst.poison.register(buf, axis=p.axis, sentinel=p.sentinel, name=p.path, quiet=True, owner=runner)
         inst.poison.note_missing(missing)
 
     @functools.wraps(func)
@@ -267,7 +316,7 @@ def _wrap_step(inst: Installation, target: str, module: Any) -> None:
             return func(*args, **kwargs)
         finally:
             if inst.poison is not None and inst.checker.active:
-                if args and id(args[0]) not in registered and inst.checker.spec.poison:
+                if args and inst.checker.spec.poison and not is_registered(args[0]):
                     register_profile_buffers(args[0])
                 inst.poison.after_step(context.last())  # None (no provider call): nothing poisoned
 

@@ -28,6 +28,7 @@ import numbers
 import operator
 import threading
 import warnings
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -163,6 +164,12 @@ class PoisonedBuffer:
     axis: str
     sentinel: Any
     name: str
+    #: for a profile buffer, a weak reference to the runner it was found on: when the
+    #: runner is gone the entry is dropped (its buffers are not kept alive or filled)
+    owner: Any = None
+
+    def dead(self) -> bool:
+        return self.owner is not None and self.owner() is None
 
 
 class PoisonWarning(RuntimeWarning):
@@ -213,6 +220,9 @@ def _checked_storage(buf: Any, name: str) -> torch.Tensor | np.ndarray:
                         f"object (with a .cpu tensor), got {got}")
     if t.ndim == 0:
         raise ValueError(f"poison buffer {name!r}: a 0-d buffer has no rows to poison")
+    if isinstance(t, torch.Tensor) and (t.layout != torch.strided or t.device.type == "meta"):
+        raise TypeError(f"poison buffer {name!r}: a {t.layout} tensor on {t.device}: only dense tensors "
+                        f"with storage can be poisoned")
     return t
 
 
@@ -316,7 +326,7 @@ class Poisoner:
                          + ", ".join(new), quiet=True)
 
     def register(self, buffer: Any, *, axis: str = "reqs", sentinel: Any = None,
-                 name: str = "", quiet: bool = False) -> PoisonedBuffer | None:
+                 name: str = "", quiet: bool = False, owner: Any = None) -> PoisonedBuffer | None:
         """Register a persistent source buffer to poison after each step; returns its entry.
 
         ``buffer``: a CPU ``Tensor[max_rows, ...]`` (any dtype), a numpy
@@ -337,10 +347,11 @@ class Poisoner:
         ``quiet`` (the step hook registering the profile's ``[runtime.poison]``
         paths inside the step, which must not raise) it raises nothing: the
         error is recorded in :attr:`failures`, warned about once, and None is
-        returned.
+        returned.  ``owner``: the runner a profile buffer was found on; the entry
+        is dropped once that runner is garbage-collected.
         """
         try:
-            return self._register(buffer, axis, sentinel, name)
+            return self._register(buffer, axis, sentinel, name, owner)
         except Exception as e:
             if not quiet:
                 raise
@@ -349,7 +360,7 @@ class Poisoner:
                                                  f"buffer {name!r} could not be registered")] if f], quiet=True)
             return None
 
-    def _register(self, buffer: Any, axis: str, sentinel: Any, name: str) -> PoisonedBuffer:
+    def _register(self, buffer: Any, axis: str, sentinel: Any, name: str, owner: Any = None) -> PoisonedBuffer:
         if axis not in AXES:
             raise ValueError(f"poison buffer {name or type(buffer).__name__!r}: axis {axis!r}: "
                              f"expected one of {', '.join(AXES)}")
@@ -362,7 +373,11 @@ class Poisoner:
                 raise TypeError(f"poison buffer {name!r}: {e}") from None
         else:
             sentinel = _fitted_sentinel(sentinel, t.dtype, name)
-        entry = PoisonedBuffer(buffer, axis, sentinel, name)
+        try:
+            ref = weakref.ref(owner) if owner is not None else None
+        except TypeError:  # an owner without weak references: kept as long as poison mode
+            ref = None
+        entry = PoisonedBuffer(buffer, axis, sentinel, name, ref)
         with self._lock:
             self.buffers.append(entry)
         return entry
@@ -399,7 +414,10 @@ class Poisoner:
         n = 0
         new: list[PoisonFailure] = []
         storages = []
-        for b in list(self.buffers):
+        with self._lock:
+            self.buffers = [b for b in self.buffers if not b.dead()]  # runners gone: drop their buffers
+            buffers = list(self.buffers)
+        for b in buffers:
             try:
                 storages.append((b, _storage(b.buffer)))  # a CpuGpuBuffer's .cpu may raise (freed)
             except Exception as e:  # noqa: BLE001 - one buffer must not stop the others

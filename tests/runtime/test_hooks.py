@@ -389,3 +389,71 @@ def test_a_list_where_a_tensor_belongs_never_breaks_construction(install_toy):
     assert chk.stats.fields_checked > 0
     with pytest.raises(StalePaddingError, match=r"seq_lens: 1 stale padding row\(s\) in \[3:4\)"):
         build([1, 2, 3, 9])
+
+
+def _bad_counts_module(tmp_path, name):
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent("""
+        from dataclasses import dataclass
+        import torch
+
+        @dataclass
+        class DM:
+            query_start_loc_cpu: torch.Tensor
+            seq_lens: torch.Tensor
+
+        @dataclass
+        class SubDM(DM):
+            pass
+
+        class Runner:
+            def build(self, num_reqs, num_reqs_padded, num_tokens=None, num_tokens_padded=None):
+                return DM(torch.tensor([0, 1, 2, 2], dtype=torch.int32), torch.tensor([1, 2, 9], dtype=torch.int32))
+    """))
+
+
+def test_provider_counts_that_are_not_row_counts_never_break_the_call(tmp_path, monkeypatch):
+    """-1, 2.0 or padded below real used to raise torch or numpy errors out of the user's
+    constructor (even in record mode): now one warning, and those calls' objects are not
+    checked.  A 0-d tensor count is read as an int."""
+    import warnings
+
+    import torch
+
+    _bad_counts_module(tmp_path, "bad_counts_mod")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import bad_counts_mod
+
+    pr.install("vllm", mode="record", provider="bad_counts_mod:Runner.build", classes=["bad_counts_mod:DM"], step=None)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for real, padded in ((-1, 3), (2.0, 3.0), (3, 2)):
+                assert bad_counts_mod.Runner().build(real, padded).seq_lens.tolist() == [1, 2, 9]
+        assert len(caught) == 1 and "was called with counts that are not row counts" in str(caught[0].message)
+        assert pr.current_checker().stats.violations == []
+        bad_counts_mod.Runner().build(2, torch.tensor(3))
+        (v,) = pr.current_checker().stats.violations
+        assert (v.field, v.rows, v.padded) == ("seq_lens", (2,), 3) and "num_reqs_padded=3" in v.counts_from
+    finally:
+        pr.uninstall()
+
+
+def test_a_class_listed_twice_or_with_its_subclass_is_checked_once(tmp_path, monkeypatch):
+    import torch
+
+    _bad_counts_module(tmp_path, "dup_class_mod")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import dup_class_mod
+
+    pr.install("vllm", mode="record", provider=None, step=None,
+               classes=["dup_class_mod:DM", "dup_class_mod:DM", "dup_class_mod:SubDM"])
+    try:
+        # counts inferred from query_start_loc_cpu [0, 1, 2, 2]: 2 real requests of 3
+        m = dup_class_mod.SubDM(torch.tensor([0, 1, 2, 2], dtype=torch.int32), torch.tensor([1, 2, 0], dtype=torch.int32))
+        m.seq_lens = torch.tensor([1, 2, 7], dtype=torch.int32)  # one bad store: one violation
+        assert len(pr.current_checker().stats.violations) == 1
+        dup_class_mod.DM(torch.tensor([0, 1, 2, 2], dtype=torch.int32), torch.tensor([1, 2, 5], dtype=torch.int32))
+        assert len(pr.current_checker().stats.violations) == 2
+    finally:
+        pr.uninstall()
+    assert "__padlint_wrapped__" not in vars(dup_class_mod.DM).get("__init__", lambda: 0).__dict__

@@ -417,13 +417,15 @@ def test_a_profile_path_through_a_raising_property_is_missing_not_an_error_in_th
 
 
 @pytest.mark.parametrize("num_reqs", [-1, 2.5])
-def test_bad_provider_counts_are_recorded_not_raised(install_toy, step_runner, num_reqs):
+def test_bad_provider_counts_are_warned_not_raised(install_toy, step_runner, num_reqs):
+    """The provider hook refuses counts that are not row counts (once, as a warning, never out
+    of the call); the step's counts are then unknown, so nothing is poisoned."""
     runner = step_runner(install_toy)
     pr.register_poison_buffer(runner.seq_lens, name="seq_lens")
-    with pytest.warns(Warning, match=r"^padlint poison: counts of Runner\._build_attention_metadata\(num_reqs="):
+    with pytest.warns(RuntimeWarning, match=r"^padlint runtime: Runner\._build_attention_metadata was called with "
+                                            r"counts that are not row counts \(num_reqs must be"):
         assert runner.execute_model(num_reqs) == "result"
     assert runner.seq_lens.tolist() == [0] * 6  # nothing written with counts that are not row counts
-    assert "num_reqs must be" in pr.installed().poison.failures[0].reason
 
 
 def test_missing_profile_buffers_are_warned_once_and_listed(install_toy):
@@ -569,3 +571,37 @@ def test_a_buffer_whose_cpu_view_raises_does_not_stop_the_others(install_toy):
     assert good.tolist() == [0, -99, -99, -99]
     assert [f.name for f in pr.installed().poison.failures] == ["freed"]
     assert "buffer 'freed' could not be poisoned: RuntimeError: buffer was freed" in str(caught[0].message)
+
+
+def test_every_new_runner_gets_its_profile_buffers_and_dead_ones_are_dropped(install_toy):
+    """Runners were remembered by id(): a new runner at a dead one's address was never
+    registered (nothing poisoned, no warning), and the dead runners' buffers were kept
+    alive and filled every step."""
+    import gc
+
+    import toy_runner_fixed
+
+    install_toy("fixed", "record", step="toy_runner_fixed:ToyModelRunner.execute_model", poison=True,
+                poison_buffers=[("query_start_loc", "reqs+1", None)])
+    for _ in range(5):
+        runner = toy_runner_fixed.ToyModelRunner()
+        runner.add_request("A", 2)
+        runner.add_request("B", 2)
+        runner.execute_model()
+        # 2 real requests: offsets [0, 2, 4] are live, rows [3:] get the int32 sentinel
+        assert runner.query_start_loc.np[3:].tolist() == [-99] * (len(runner.query_start_loc.np) - 3)
+        del runner
+        gc.collect()
+    runner = toy_runner_fixed.ToyModelRunner()
+    runner.add_request("A", 2)
+    runner.execute_model()
+    assert len(pr.installed().poison.buffers) == 1  # only the live runner's buffer is kept
+
+
+def test_sparse_and_meta_buffers_are_refused_at_registration(install_toy):
+    import torch
+
+    install_toy("fixed", "record", poison=True)
+    for buf in (torch.zeros(4).to_sparse(), torch.zeros(4, device="meta")):
+        with pytest.raises(TypeError, match="only dense tensors with storage can be poisoned"):
+            pr.register_poison_buffer(buf, name="b")
