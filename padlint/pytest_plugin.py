@@ -186,7 +186,10 @@ def pytest_configure(config: pytest.Config) -> None:
         spec = runtime_spec(profile, **kw)
     except ValueError as e:  # ProfileError: unknown name, unreadable or malformed file
         raise pytest.UsageError(f"padlint_profile = {raw_profile!r}: {e}") from None
-    config.stash[_CHECKER] = hooks.install(spec=spec, mode=mode, cuda_policy=policy, lazy=True, poison=poison)
+    try:
+        config.stash[_CHECKER] = hooks.install(spec=spec, mode=mode, cuda_policy=policy, lazy=True, poison=poison)
+    except ValueError as e:  # nothing to hook: a profile without [runtime] tables
+        raise pytest.UsageError(f"padlint_profile = {raw_profile!r}: {e}") from None
     config.stash[_OWNED] = True
     config.stash[_SOURCES] = sources
 
@@ -230,6 +233,13 @@ def _phase(item: pytest.Item) -> Any:
                 elif isinstance(exc, pytest.skip.Exception):  # a skip must not hide stale rows
                     raise stale from exc
                 # exit / KeyboardInterrupt: propagate; the violation stays in the tally
+            if (checker.mode == "strict" and isinstance(exc, pytest.skip.Exception)
+                    and len(checker.stats.violations) > before):  # swallowed, then skipped: still a failure
+                from padlint.runtime.errors import format_violations
+
+                found = checker.stats.violations[before:]
+                pytest.fail(f"padlint runtime: strict mode: {len(found)} violation(s) during this test, which "
+                            f"was then skipped\n{format_violations(found)}", pytrace=False)
             raise
         checker.label = item.nodeid
         checker.flush()  # deferred device results of this phase; strict mode raises here

@@ -229,7 +229,7 @@ class Checker:
                 self.stats.objects_checked += 1
                 self.stats.skipped_unknown += present
             return []
-        if (counts.num_reqs_padded is not None and counts.num_reqs_padded == counts.num_reqs
+        if (mismatched is None and counts.num_reqs_padded is not None and counts.num_reqs_padded == counts.num_reqs
                 and counts.num_tokens_padded is not None and counts.num_tokens_padded == counts.num_tokens):
             with self._lock:  # a step without padding rows: nothing to examine
                 self.stats.objects_checked += 1
@@ -262,8 +262,8 @@ class Checker:
             if real is None:
                 continue
             start = real + off
-            if padded is not None and start >= padded + off:
-                continue  # no padding rows on this axis: nothing to examine
+            if padded is not None and start >= padded + off and mismatched is None:
+                continue  # no padding rows on this axis: nothing to examine (an explicit check looks at lengths)
             if isinstance(t, Tensor):
                 if seen is not None:
                     seen[name] = (t, t._version)
@@ -285,12 +285,15 @@ class Checker:
             if padded is None:  # inferred counts: the field's own length is its padded count
                 padded = length - off
             stop = padded + off
+            if mismatched is not None and (length != stop or start > stop):
+                # an explicit check: (field, its length, the length the counts say)
+                mismatched.append((name, length, stop if length != stop else start))
+                n_shape += 1
+                continue
             if start >= stop or length <= start:
                 continue  # no padding rows: nothing to examine
             if length != stop:
                 n_shape += 1
-                if mismatched is not None:  # (field, its length, the length the counts say)
-                    mismatched.append((name, length, stop))
                 continue
             if a is None:
                 if t.device.type == "meta":  # no values (shape-only tracing): nothing to examine

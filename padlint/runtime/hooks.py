@@ -412,7 +412,9 @@ def install(profile: Any = "vllm", *, mode: str = "strict", provider: Any = ...,
     ``poison_buffers``: ``(attribute path, axis, sentinel)`` tuples) and
     buffers registered with :func:`padlint.runtime.register_poison_buffer`
     get their sentinel.
-    Raises RuntimeError if hooks are already installed (call :func:`uninstall`).
+    Raises RuntimeError if hooks are already installed (call :func:`uninstall`);
+    ValueError when there is nothing to hook (a profile without ``[runtime]``
+    tables, such as the experimental sglang one, and no overrides).
     """
     global _INSTALLED
     from padlint.runtime.spec import _UNSET, runtime_spec
@@ -426,6 +428,10 @@ def install(profile: Any = "vllm", *, mode: str = "strict", provider: Any = ...,
         if spec is None:
             spec = runtime_spec(profile, provider=arg(provider), classes=arg(classes), step=arg(step),
                                 poison=arg(poison_buffers))
+        if spec.provider is None and not spec.classes and not spec.step:
+            raise ValueError(f"profile {spec.profile!r} names no [runtime] provider, metadata classes or step: "
+                             f"nothing to hook (give provider=/classes=, or use a profile with [runtime] "
+                             f"tables, such as vllm)")
         inst = Installation(Checker(spec, mode=mode, cuda_policy=cuda_policy))
         if poison:
             from padlint.runtime.poison import Poisoner

@@ -280,3 +280,13 @@ def test_check_metadata_takes_another_profile():
     assert (v.field, v.rows, v.values) == ("out_cache_loc", (2,), (9,))
     with pytest.raises(ValueError, match="unknown profile 'nope'"):
         check_metadata(sg, num_reqs=(2, 3), mode="record", profile="nope")
+
+
+def test_check_metadata_real_count_above_the_rows_or_not_padded_with_padding_rows_is_an_error():
+    """(3, None) says "not padded", but seq_lens has a 4th row (a stale 9); a real count of 5
+    is above its 4 rows.  Both used to pass silently."""
+    meta = _meta([5, 6, 7, 9], [0, 2, 3, 4, 4], [4, 5, 6, 17])
+    with pytest.raises(ValueError, match="seq_lens has 4 rows, but the counts given say 3"):
+        check_metadata(meta, num_reqs=(3, None), num_tokens=(4, None), mode="record")
+    with pytest.raises(ValueError, match="seq_lens has 4 rows, but the counts given say 5"):
+        check_metadata(meta, num_reqs=5, num_tokens=4, mode="record")

@@ -523,3 +523,30 @@ def test_summary_line_counts_in_the_singular_and_plural(tmp_path):
     assert summary(one).endswith(", 1 violation")
     two = _pytest(tmp_path, "--padlint-runtime=record", "-k", "test_buggy and not opted")
     assert summary(two).endswith(", 2 violations")
+
+
+def test_strict_mode_fails_a_test_that_swallowed_the_error_then_skipped(tmp_path):
+    tests = textwrap.dedent('''
+        import pytest
+        import toy_runner_buggy
+        from toy_common import prepare_stale_step
+
+        def test_skip_after_violation():
+            runner = toy_runner_buggy.ToyModelRunner()
+            prepare_stale_step(runner)
+            try:
+                runner.execute_model()
+            except Exception:
+                pytest.skip("engine step failed")
+    ''')
+    out = _pytest(tmp_path, "--padlint-runtime=strict", tests=tests)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "1 failed" in out.stdout
+    assert "2 violation(s) during this test, which was then skipped" in out.stdout
+
+
+def test_a_profile_without_runtime_tables_is_a_usage_error(tmp_path):
+    out = _pytest(tmp_path, "--padlint-runtime=strict", ini="[pytest]\npadlint_profile = sglang\n", tests=LUCKY_TESTS)
+    assert out.returncode == 4
+    assert ("padlint_profile = 'sglang': profile 'sglang' names no [runtime] provider, metadata classes or step: "
+            "nothing to hook") in out.stderr
