@@ -103,8 +103,9 @@ def _poison(config: pytest.Config) -> bool:
         if value is not None and str(value).strip():
             try:
                 return parse_switch(value, where)
-            except ValueError as e:
-                raise pytest.UsageError(str(e)) from None
+            except ValueError as e:  # the ini key reads `key = 'value': ...`, as the other options do
+                text = str(e) if where.isupper() else f"{where} = {value!r}: {str(e).split(': ', 1)[1]}"
+                raise pytest.UsageError(text) from None
     return False
 
 

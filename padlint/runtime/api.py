@@ -190,7 +190,10 @@ def _pair(value: Any, what: str) -> tuple[int | None, int | None]:
         if padded < real:
             raise ValueError(f"{what}: padded count {padded} is below the real count {real}")
         return real, padded
-    return row_count(value, what), None
+    try:
+        return row_count(value, what), None
+    except TypeError as e:
+        raise TypeError(f"{e} (or a (real, padded) pair)") from None
 
 
 def check_metadata(obj: Any, num_reqs: Any = None, num_tokens: Any = None, *, mode: str | None = None,

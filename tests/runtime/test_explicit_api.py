@@ -290,3 +290,9 @@ def test_check_metadata_real_count_above_the_rows_or_not_padded_with_padding_row
         check_metadata(meta, num_reqs=(3, None), num_tokens=(4, None), mode="record")
     with pytest.raises(ValueError, match="seq_lens has 4 rows, but the counts given say 5"):
         check_metadata(meta, num_reqs=5, num_tokens=4, mode="record")
+
+
+def test_a_count_that_is_neither_an_int_nor_a_pair_says_both_are_accepted():
+    meta = _meta([5, 6, 7, 9], [0, 2, 3, 4, 4], [4, 5, 6, 17])
+    with pytest.raises(TypeError, match=r"num_reqs must be an integer .* \(or a \(real, padded\) pair\)"):
+        check_metadata(meta, num_reqs=np.array([3, 4]), mode="record")

@@ -494,7 +494,7 @@ def test_poison_option_turns_a_lucky_pass_into_a_violation(tmp_path):
 def test_bad_poison_value_is_a_usage_error(tmp_path):
     out = _pytest(tmp_path, "--padlint-runtime=record", ini_extra="padlint_poison = maybe\n", tests=LUCKY_TESTS)
     assert out.returncode == 4
-    assert "padlint_poison='maybe': expected one of 1, true, yes, on (on)" in out.stderr
+    assert "padlint_poison = 'maybe': expected one of 1, true, yes, on (on)" in out.stderr
 
 
 def test_poison_without_a_runtime_mode_is_a_warning(tmp_path):
