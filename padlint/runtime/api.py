@@ -28,13 +28,15 @@ def _spec(profile: str) -> RuntimeSpec:
 def _checker(mode: str | None, profile: str | None = None, cuda_policy: str = "sync") -> Checker:
     """The checker an explicit call uses.
 
-    No ``mode``: the installed checker when there is one.  A ``mode``: a
-    checker of its own with that mode (and the ``sync`` CUDA policy); with
+    No ``mode`` and no ``profile``: the installed checker when there is one.
+    Otherwise a checker of its own with that mode (default: the installed
+    checker's, else "strict"), the ``profile``'s fields (default: the
+    installed checker's, else vllm) and the ``sync`` CUDA policy; with
     hooks installed it shares the installed checker's spec, tally
     (``stats``, and the lock guarding it) and test label, so what it checks
     and finds counts in the installed tally, except in a thread where the
     installed checker is suspended (pytest ``padlint_off``).  Without hooks
-    it is a throw-away checker of ``profile``.
+    it is a throw-away checker.  Raises ValueError for an unknown profile.
     """
     inst = hooks.checker()
     if inst is not None and mode is None and profile is None:
