@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,6 +95,17 @@ def format_violations(violations: tuple[Violation, ...] | list[Violation]) -> st
     if len(violations) > 1 and len(stacks) == 1 and "" not in stacks:  # one object, one provider call: once
         return "\n".join([head, *(v.format(stack=False) for v in violations), *_stack_lines(stacks.pop(), "")])
     return head + "\n" + "\n".join(v.format() for v in violations)
+
+
+def warn(text: str, category: type[Warning], *, quiet: bool, stacklevel: int = 2) -> None:
+    """``warnings.warn(text, category)``; with ``quiet``, a warning filter that turns it into
+    an error does not make this raise (padlint's hooks run inside the user's calls and steps,
+    which nothing of padlint may break).  ``stacklevel`` counts from the caller of this."""
+    try:
+        warnings.warn(text, category, stacklevel=stacklevel + 1)
+    except Exception:
+        if not quiet:
+            raise
 
 
 class StalePaddingError(AssertionError):

@@ -24,7 +24,6 @@ never imported, for the plugins' summaries.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib
 import importlib.abc
@@ -32,7 +31,6 @@ import importlib.util
 import inspect
 import sys
 import threading
-import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,6 +39,7 @@ from typing import Any
 from padlint.runtime import context
 from padlint.runtime.checker import Checker
 from padlint.runtime.context import StepCounts, row_count
+from padlint.runtime.errors import warn
 from padlint.runtime.spec import ClassSpec, ProviderSpec, RuntimeSpec
 
 _MISSING = object()
@@ -189,8 +188,9 @@ def _wrap_provider(inst: Installation, spec: ProviderSpec, module: Any) -> None:
             rr = rp = tr = tp = None
             if not warned:
                 warned.append(True)
-                _warn_quietly(f"padlint runtime: {label} was called with counts that are not row counts "
-                              f"({e}): the objects built in such calls are not checked")
+                warn(f"padlint runtime: {label} was called with counts that are not row counts "
+                     f"({e}): the objects built in such calls are not checked", RuntimeWarning,
+                     quiet=True, stacklevel=2)
         counts = StepCounts(rr, rp, tr, tp, provider=label, names=names, frame=sys._getframe(1))
         context.push(counts)
         try:
@@ -217,11 +217,6 @@ def _pair(real: Any, padded: Any, names: tuple[str, str]) -> tuple[int | None, i
     if p < r:
         raise ValueError(f"{names[1]}={p} is below {names[0]}={r}")
     return r, p
-
-
-def _warn_quietly(text: str) -> None:
-    with contextlib.suppress(Exception):  # warnings turned into errors: never out of the user's call
-        warnings.warn(text, RuntimeWarning, stacklevel=3)
 
 
 # -- metadata classes -----------------------------------------------------------

@@ -38,6 +38,7 @@ import torch
 from padlint.profile import AXES
 from padlint.runtime.checks import stream_is_capturing
 from padlint.runtime.context import StepCounts, row_count
+from padlint.runtime.errors import warn
 
 #: Default sentinel of signed integer dtypes: distinctive, fits every signed
 #: integer dtype (int8 included), and none of the vLLM profile's neutral
@@ -255,16 +256,6 @@ def _wait_for_queued_work() -> bool:
     return True
 
 
-def _warn_poison(text: str, quiet: bool) -> None:
-    """Warn with :class:`PoisonWarning`; ``quiet``: a warning filter that turns it into an
-    error does not make this raise (inside a step nothing may)."""
-    try:
-        warnings.warn(text, PoisonWarning, stacklevel=5)
-    except Exception:
-        if not quiet:
-            raise
-
-
 class Poisoner:
     """The registered buffers of one installation.
 
@@ -302,7 +293,7 @@ class Poisoner:
         """Warn once per new failure; ``quiet``: never raise (warnings turned into errors
         must not escape a step: the failure stays in :attr:`failures`)."""
         for f in new:
-            _warn_poison(f"padlint poison: {f.text}", quiet)
+            warn(f"padlint poison: {f.text}", PoisonWarning, quiet=quiet, stacklevel=4)
 
     def summary_lines(self) -> list[str]:
         """One line per missing ``[runtime.poison]`` path, then one per failure
@@ -322,8 +313,8 @@ class Poisoner:
             new = [p for p in dict.fromkeys(paths) if p not in self.missing]
             self.missing += new
         if new:
-            _warn_poison("padlint poison: [runtime.poison] buffer(s) not found on the runner, not poisoned: "
-                         + ", ".join(new), quiet=True)
+            warn("padlint poison: [runtime.poison] buffer(s) not found on the runner, not poisoned: "
+                 + ", ".join(new), PoisonWarning, quiet=True, stacklevel=4)
 
     def register(self, buffer: Any, *, axis: str = "reqs", sentinel: Any = None,
                  name: str = "", quiet: bool = False, owner: Any = None) -> PoisonedBuffer | None:
