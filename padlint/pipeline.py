@@ -108,8 +108,8 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
                        *options.profile.padded_getters, *options.profile.copy_to_device))
     per_file = options.config.per_file_patterns()
 
-    sources: list[SourceFile] = []  # only files that need more than reading
-    to_analyse: list[SourceFile] = []
+    every: list[SourceFile] = []   # every file read: the program the analysis sees
+    seeds: set[str] = set()           # files whose functions may start an entry-point search
     for path in found.files:
         if stdin is not None:
             source = decode_source(path, stdin[1])
@@ -119,18 +119,17 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
             out.result.errors.append(FileError(path, source.line, source.message))
             continue
         source = SourceFile(path, source.text, source.encoding, source.raw)
+        every.append(source)
         if prefilter.may_matter(source.text):
-            to_analyse.append(source)
-            sources.append(source)
-        elif has_own_directives(source.text):
-            sources.append(source)  # no finding possible, but its comments may be reported
-        else:
-            out.result.files_checked += 1  # nothing here can matter; drop the text
-    analysed = _analyse_all(to_analyse, options)
+            seeds.add(path)
+    analysed = _analyse_all(every, seeds, options, cwd) if seeds else {}
 
-    for source in sources:
+    for source in every:
+        findings = analysed.get(source.path, [])
+        if not findings and not has_own_directives(source.text):
+            out.result.files_checked += 1  # nothing here can matter
+            continue
         try:
-            findings = analysed.get(source.path, [])
             if isinstance(findings, FileError):
                 out.result.errors.append(findings)
                 continue
@@ -158,43 +157,53 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
 
 
 def analyse(source: SourceFile, profile: Profile, show_traceback: bool = False) -> list[Finding] | FileError:
-    """Parse and analyse one file; never raises (errors become a :class:`FileError`).
+    """Parse and analyse one file on its own (with the modules it reaches on disk);
+    never raises (errors become a :class:`FileError`)."""
+    return _analyse_all([source], {source.path}, RunOptions(profile, show_traceback=show_traceback),
+                        Path.cwd()).get(source.path, [])
 
-    Runs in worker processes, so it takes and returns only picklable values.
+
+def _analyse_all(sources: list[SourceFile], seeds: set[str], options: RunOptions, cwd: Path
+                 ) -> dict[str, list[Finding] | FileError]:
+    """Analyse the checked files as one program (see :mod:`padlint.analysis.engine`).
+
+    Never raises: when the whole-program run fails (an unexpected exception,
+    pathological nesting), each seed file is analysed on its own so that one
+    bad file costs only its own result.
     """
-    # The analysis parses only what can matter: `ast` for the whole file, libcst
-    # for the functions on paths to a sink (see padlint.analysis.engine).
-    from padlint.analysis import AnalysisSyntaxError, check_source
+    from padlint.analysis.engine import AnalysisSyntaxError, Source, check_project
 
+    def full(path: str) -> str:
+        return path if os.path.isabs(path) or path == "-" else str(cwd / path)
+
+    def convert(res: dict, by_path: dict[str, SourceFile]) -> dict[str, list[Finding] | FileError]:
+        out: dict[str, list[Finding] | FileError] = {}
+        for path, r in res.items():
+            out[path] = syntax_error(by_path[path], r) if isinstance(r, AnalysisSyntaxError) else r
+        return out
+
+    by_path = {s.path: s for s in sources}
+    srcs = [Source(s.path, s.text, full(s.path)) for s in sources]
     try:
-        return list(with_big_stack(lambda text: check_source(text, source.path, profile), source.text))
-    except AnalysisSyntaxError as e:
-        return syntax_error(source, e)
-    except (RecursionError, MemoryError):
-        return FileError(source.path, None, DEEP_MESSAGE)
-    except Exception as e:  # noqa: BLE001 - one bad file must not stop the run
-        if show_traceback:
+        res = with_big_stack(lambda _t: check_project(srcs, options.profile, seeds=seeds), "")
+        return convert(res, by_path)
+    except Exception:  # noqa: BLE001 - fall back to one file at a time
+        if options.show_traceback:
             traceback.print_exc(file=sys.stderr)
-        return FileError(source.path, None, f"internal error: {type(e).__name__}: {e}")
-
-
-def _analyse_all(sources: list[SourceFile], options: RunOptions) -> dict[str, list[Finding] | FileError]:
-    jobs = max(1, options.jobs)
-    if jobs > 1 and len(sources) >= PARALLEL_MIN_FILES:
+    out: dict[str, list[Finding] | FileError] = {}
+    for s in srcs:
+        if s.path not in seeds:
+            continue
         try:
-            return _analyse_parallel(sources, options, jobs)
-        except (OSError, ImportError, RuntimeError, concurrent.futures.process.BrokenProcessPool):
-            pass  # no worker processes here (sandbox, no /dev/shm): do it in this process
-    return {s.path: analyse(s, options.profile, options.show_traceback) for s in sources}
-
-
-def _analyse_parallel(sources: list[SourceFile], options: RunOptions, jobs: int
-                      ) -> dict[str, list[Finding] | FileError]:
-    # biggest files first, so that one large file does not finish last alone
-    order = sorted(sources, key=lambda s: -len(s.text))
-    with concurrent.futures.ProcessPoolExecutor(max_workers=min(jobs, len(order))) as pool:
-        results = pool.map(analyse, order, [options.profile] * len(order), [options.show_traceback] * len(order))
-        return {s.path: r for s, r in zip(order, results)}
+            res = with_big_stack(lambda _t: check_project([s], options.profile), "")
+            out.update(convert(res, by_path))
+        except (RecursionError, MemoryError):
+            out[s.path] = FileError(s.path, None, DEEP_MESSAGE)
+        except Exception as e:  # noqa: BLE001 - one bad file must not stop the run
+            if options.show_traceback:
+                traceback.print_exc(file=sys.stderr)
+            out[s.path] = FileError(s.path, None, f"internal error: {type(e).__name__}: {e}")
+    return out
 
 
 def _finish_file(source: SourceFile, findings: list[Finding], cwd: Path, options: RunOptions,

@@ -75,10 +75,17 @@ def _fix_text(hit: SinkHit, taint: Taint, real: str | None, neutral: str) -> str
     return f"{base}[{lead}{lo}:{upper}] = {neutral}"
 
 
-def hits_to_findings(interp: Interpreter, path: str, profile: Profile, source: str) -> list[Finding]:
-    """One :class:`Finding` per sink argument reached stale on some path, sorted by position."""
+def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str]) -> list[Finding]:
+    """One :class:`Finding` per sink argument reached stale on some path, sorted by position.
+
+    ``texts``: the checked files (path -> text); sinks elsewhere are not reported.
+    """
     out: list[Finding] = []
     for key, hit in interp.hits.items():
+        path = hit.path
+        source = texts.get(path)
+        if source is None:
+            continue
         taint = hit.taints[0]
         pair = profile.pair_for_padded(taint.padded)
         real_canon = next((r for r in (pair.real if pair else ()) if r in hit.real_names),
@@ -123,7 +130,7 @@ def hits_to_findings(interp: Interpreter, path: str, profile: Profile, source: s
         via = ""
         if key in interp.clean_hits:
             via = " on the path " + " -> ".join(
-                n.split("`")[1] for _, n in hit.chain if "`" in n) + \
+                n.split("`")[1] for _, n, _p in hit.chain if "`" in n) + \
                 " (other paths to this sink reset these rows or have none)"
         shown = "the last real value" if neutral == "flat" else neutral
         if fix_text:
@@ -134,14 +141,14 @@ def hits_to_findings(interp: Interpreter, path: str, profile: Profile, source: s
             fix_hint = f"; reset {noun} {rows} to {shown} on every path before this test"
         message = f"{what}{more}; {noun} {rows} {state} {where}{via}{fix_hint}"
 
-        trace = [TraceStep(path, line, note) for line, note in hit.chain]
-        steps: list[tuple[int, str]] = []
+        trace = [TraceStep(p or path, line, note) for line, note, p in hit.chain]
+        steps: list[tuple[int, str, str]] = []
         for t in hit.taints[:3]:
             steps.extend(st for st in t.steps if st not in steps)  # shared derivations once
-        trace.extend(TraceStep(path, line, note) for line, note in steps)
+        trace.extend(TraceStep(p or path, line, note) for line, note, p in steps)
         trace.append(TraceStep(path, hit.span[0], f"reaches sink {hit.sink} as `{hit.field}`"))
-        indent = re.match(r"[ \t]*", interp.lines[hit.stmt_line - 1]).group(0) \
-            if 0 < hit.stmt_line <= len(interp.lines) else ""
+        indent = re.match(r"[ \t]*", hit.lines[hit.stmt_line - 1]).group(0) \
+            if 0 < hit.stmt_line <= len(hit.lines) else ""
         fix = Fix(path=path, line=hit.stmt_line, indent=indent, text=fix_text,
                   description=f"reset the padding {noun} {rows} of `{hit.arg_name or short}` to {shown}",
                   safe=False) if fix_text else None

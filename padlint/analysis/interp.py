@@ -22,6 +22,8 @@ from padlint.analysis.values import (
     ALL, UNKNOWN, AVal, Count, FuncVal, LocState, MetaVal, Ref, Refs, Reset, State, Taint, TupleVal,
     UnknownVal, covering, covers, join_vals, with_step,
 )
+from padlint.analysis.callgraph import CallGraph
+from padlint.analysis.project import ClassInfo, FunctionInfo, Project, _type_names
 from padlint.profile import Profile, parse_neutral
 
 
@@ -159,6 +161,23 @@ class Segment:
 _EMPTY = cst.Module(body=[])
 
 
+def parse_segment(lines: list[str], info, ast_func) -> Segment:
+    """Parse one function alone, wrapped in ``class _:`` lines so indentation parses
+    (lines and columns stay those of the file)."""
+    wrapper = [" " * col + "class _:\n" for col in info.ancestors]
+    text = "".join(wrapper) + "".join(lines[info.start - 1:info.end])
+    if not text.endswith("\n"):
+        text += "\n"
+    module = cst.parse_module(text)
+    node: cst.CSTNode = module.body[0]
+    for _ in info.ancestors:  # each wrapper `class _:` holds the next level
+        assert isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock)
+        node = node.body.body[0]
+    if not isinstance(node, cst.FunctionDef):
+        raise ValueError("segment is not a function")
+    return Segment(node, ast_func, lines)
+
+
 def _positions(stmt) -> dict:
     """libcst positions of the nodes of one statement, relative to its first line."""
     from libcst.metadata import MetadataWrapper, PositionProvider
@@ -257,7 +276,7 @@ class SinkHit:
     stmt_line: int
     stmt_text: str
     function: str
-    chain: tuple[tuple[int, str], ...]
+    chain: tuple[tuple[int, str, str], ...]  # (line, note, path)
     taints: tuple[Taint, ...]
     real_names: dict[str, str]  # canonical real count -> name in scope at the sink
     padded_names: dict[str, str]
@@ -265,14 +284,19 @@ class SinkHit:
     maybe_none: bool = False       # the value is None on some path (a fix must guard)
     wrong_resets: tuple = ()       # (line, value) of resets that write a non-neutral value
     fixable: bool = True           # the sink statement is a place to insert a reset before
+    path: str = ""                 # file of the sink
+    lines: list = field(default_factory=list)  # that file's lines
 
 
 @dataclass
 class Frame:
     qual: str
-    owner: str
+    owner: str            # class key of the function's class ("" for a module function)
     seg: Segment
-    chain: tuple[tuple[int, str], ...]
+    chain: tuple[tuple[int, str, str], ...]
+    module: str = ""      # module key
+    path: str = ""        # file
+    cls: str = ""         # class key of `self` (a subclass of owner, for dispatch)
     params: tuple[str, ...] = ()
     returns: list = field(default_factory=list)
     loop_exits: list = field(default_factory=list)
@@ -286,21 +310,28 @@ class Frame:
 
 
 class Interpreter:
-    """Interprets needed functions of one module; collects :class:`SinkHit`."""
+    """Interprets functions of the whole project from entry points; collects :class:`SinkHit`.
 
-    MAX_DEPTH = 20  # calls followed below an entry point (deeper calls are not followed)
+    Calls are followed across classes and modules (:class:`CallGraph` resolves
+    them; only *relevant* callees are interpreted).  A callee's effect for a
+    given input (arguments, ``self``, heap, known counts) is computed once and
+    reused (a summary keyed on its input), so the cost grows with the code,
+    not with the number of paths through it.
+    """
 
-    def __init__(self, profile: Profile, functions: dict[str, tuple[str, str, Segment]],
-                 source_lines: list[str]):
-        # functions: qualname -> (owner, name, segment)
+    MAX_DEPTH = 24  # calls followed below an entry point (deeper calls are not followed)
+    MAX_SUMMARIES = 20000
+
+    def __init__(self, profile: Profile, project: Project, graph: CallGraph):
         self.p = profile
-        self.functions = functions
-        self.by_owner: dict[str, dict[str, str]] = {}
-        for q, (owner, name, _seg) in functions.items():
-            self.by_owner.setdefault(owner, {})[name] = q
-        self.lines = source_lines
+        self.project = project
+        self.graph = graph
+        self._segments: dict[str, Segment | None] = {}
+        self.syntax_errors: dict[str, tuple[str, int | None, int | None]] = {}  # module -> error
+        self._summaries: dict = {}
+        self._attr_type_cache: dict = {}
         self.hits: dict[tuple[int, str], SinkHit] = {}
-        self.clean_hits: dict[tuple[int, str], list[tuple[tuple[int, str], ...]]] = {}
+        self.clean_hits: dict[tuple[int, str], list[tuple[tuple[int, str, str], ...]]] = {}
         self._fresh = 0
         self._stack: list[str] = []
         self._real_for = profile.is_real_for
@@ -310,21 +341,47 @@ class Interpreter:
         self._texts: dict[int, str] = {}
         self._keep: list = []
 
+    # ---------------------------------------------------------------- code
+    def segment(self, fn: FunctionInfo) -> Segment | None:
+        """The function parsed with libcst (once); None when libcst cannot parse it."""
+        if fn.key in self._segments:
+            return self._segments[fn.key]
+        mod = self.project.module(fn.module)
+        seg: Segment | None = None
+        if mod is not None:
+            try:
+                seg = parse_segment(mod.lines, fn, fn.node)
+            except cst.ParserSyntaxError as e:
+                self.syntax_errors.setdefault(fn.module, (
+                    f"syntax error (libcst): {e.message}",
+                    e.raw_line + fn.start - 1 - len(fn.ancestors), e.raw_column))
+            except (ValueError, RecursionError):
+                seg = None
+        self._segments[fn.key] = seg
+        return seg
+
+    def _self_ref(self, cls: str) -> Refs:
+        return Refs(frozenset({Ref("self", None, "self", types=frozenset({cls}) if cls else frozenset())}))
+
     # ------------------------------------------------------------------ entry
-    def run_entry(self, qual: str) -> None:
-        """Interpret entry point ``qual`` from a state where every persistent row may be stale;
+    def run_entry(self, fn: FunctionInfo) -> None:
+        """Interpret entry point ``fn`` from a state where every persistent row may be stale;
         sink hits accumulate in :attr:`hits` (stale) and :attr:`clean_hits` (clean paths)."""
-        owner, name, seg = self.functions[qual]
+        seg = self.segment(fn)
+        if seg is None:
+            return
+        mod = self.project.module(fn.module)
+        path = mod.path if mod is not None else ""
         line = seg.def_line
-        frame = Frame(qual=qual, owner=owner, seg=seg,
-                      chain=((line, f"entry point `{name}`"),))
+        frame = Frame(qual=fn.key, owner=fn.owner, seg=seg, module=fn.module, path=path, cls=fn.owner,
+                      chain=((line, f"entry point `{fn.name}`", path),))
         state = State()
-        for p in self._params(seg.func):
-            if p == "self":
-                state.env[p] = Refs(frozenset({Ref("self", None, "self")}))
-        frame.params = tuple(self._params(seg.func))
+        params = self._params(seg.func)
+        if fn.owner and params and params[0] == "self":
+            state.env["self"] = self._self_ref(fn.owner)
+        frame.params = tuple(params)
         frame.known.update(frame.params)
-        self._stack = [qual]
+        self._stack = [fn.key]
         self._exec_function(seg.func, frame, state)
 
     @staticmethod
@@ -772,6 +829,21 @@ class Interpreter:
             return loc + "#dev"
         return f"{loc}.{attr}"
 
+    def _attr_types(self, types: frozenset, attr: str) -> frozenset:
+        """Class keys an attribute of an object of ``types`` may hold (memoised)."""
+        if not types:
+            return frozenset()
+        key = (types, attr)
+        out = self._attr_type_cache.get(key)
+        if out is None:
+            found: set[str] = set()
+            for t in types:
+                c = self.project.class_info(t)
+                if c is not None:
+                    found.update(x.key for x in self.project.attr_classes(c, attr))
+            out = self._attr_type_cache[key] = frozenset(found)
+        return out
+
     def _new_loc(self, line: int) -> str:
         self._fresh += 1
         return f"new:{line}:{self._fresh}"
@@ -793,7 +865,8 @@ class Interpreter:
                 for r in base.refs:
                     if r.count is None and not r.loc.startswith("new:"):
                         out.add(Ref(self._attr_loc(r.loc, node.attr.value), None, node,
-                                    frame.seg.line(node, frame.stmt), r.persistent))
+                                    frame.seg.line(node, frame.stmt), r.persistent,
+                                    types=self._attr_types(r.types, node.attr.value), path=frame.path))
                 return Refs(frozenset(out)) if out else UNKNOWN
             return UNKNOWN
         if isinstance(node, cst.Subscript):
@@ -883,7 +956,7 @@ class Interpreter:
             idx = node.slice[0].slice
             for r in base.refs:
                 if r.count is None and isinstance(idx, cst.Index):
-                    out.add(Ref(f"{r.loc}[{self._text(idx.value)}]", None, text, line, r.persistent))
+                    out.add(Ref(f"{r.loc}[*]", None, text, line, r.persistent, path=frame.path))
             return Refs(frozenset(out)) if out else UNKNOWN
         lower, upper = sl
         if lower is not None and not self._is_zero(lower):
@@ -895,7 +968,7 @@ class Interpreter:
             count = replace(count, dim=found[2], unpadded=self._no_padding(count.canon, state, frame))
         for r in base.refs:
             out.add(Ref(r.loc, count if count is not None else Count("", 0, ""),
-                        text, line, r.persistent))
+                        text, line, r.persistent, path=frame.path))
         return Refs(frozenset(out))
 
     def _taints(self, value: AVal | None, state: State, accepts=None) -> set[Taint]:
@@ -921,7 +994,7 @@ class Interpreter:
                         padded_written=c.written,
                         steps=((r.line, f"padded slice `{rtext}` of persistent buffer "
                                         f"`{self._base_text(rtext)}`: its padding rows (up to "
-                                        f"{c.written or c.canon}) may be stale"),)))
+                                        f"{c.written or c.canon}) may be stale", r.path),)))
             clean = st.clean | r.clean_at if r.clean_at else st.clean
             out.update(t for t in cands if not covers(clean, t, self._real_for, accepts))
         return out
@@ -948,9 +1021,9 @@ class Interpreter:
         loc = self._new_loc(line)
         note = (f"`{text}` is a copy: it keeps the stale rows of this moment" if how == "copy"
                 else f"`{text}` is derived ({how}): stale where its inputs are; later resets of the inputs do not reach it")
-        state.heap[loc] = LocState(False, frozenset(with_step(t, line, note, t.derived_from or t.buffer)
+        state.heap[loc] = LocState(False, frozenset(with_step(t, line, note, t.derived_from or t.buffer, frame.path)
                                                    for t in taints), frozenset())
-        return Refs(frozenset({Ref(loc, None, text, line, False)}))
+        return Refs(frozenset({Ref(loc, None, text, line, False, path=frame.path)}))
 
     # ------------------------------------------------------------------ calls
     def _eval_call(self, node: cst.Call, frame: Frame, state: State) -> AVal:
@@ -1028,7 +1101,8 @@ class Interpreter:
                 self._eval(a.value, frame, state)
             loc = self._new_loc(frame.seg.line(node, frame.stmt))
             state.heap[loc] = LocState(False)
-            return Refs(frozenset({Ref(loc, None, node, frame.seg.line(node, frame.stmt), False)}))
+            return Refs(frozenset({Ref(loc, None, node, frame.seg.line(node, frame.stmt), False,
+                                       path=frame.path)}))
 
         # module-level elementwise functions: torch.where(...), np.maximum(...)
         if isinstance(func, cst.Attribute) and name and name.split(".")[0] in ELEMENTWISE_MODULES \
@@ -1117,7 +1191,7 @@ class Interpreter:
                 count = replace(count, unpadded=self._no_padding(count.canon, state, frame))
             line = frame.seg.line(node, frame.stmt)
             out = {Ref(r.loc + "#dev", count if count is not None else Count(""), node, line,
-                       r.persistent) for r in recv.refs if r.count is None}
+                       r.persistent, path=frame.path) for r in recv.refs if r.count is None}
             return Refs(frozenset(out)) if out else UNKNOWN
         if method in VIEW_METHODS:
             return recv
@@ -1152,51 +1226,127 @@ class Interpreter:
             taints.add(Taint(buffer=text, padded=count.canon, offset=count.offset, reason="uninit",
                              padded_written=count.written,
                              steps=((line, f"`{text}` allocates uninitialised rows: {rows} hold garbage "
-                                           f"unless written"),)))
+                                           f"unless written", frame.path),)))
         state.heap[loc] = LocState(False, frozenset(taints), frozenset())
-        return Refs(frozenset({Ref(loc, None, node, line, False)}))
+        return Refs(frozenset({Ref(loc, None, node, line, False, path=frame.path)}))
 
     # ------------------------------------------------------------- inlining
     def _resolve_callee(self, func, frame: Frame, state: State):
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-            q = self.by_owner.get(frame.owner, {}).get(func.attr.value)
-            if q is not None:
-                return ("func", q)
-            return None
+        """Where a call goes: ("nested", name), or ("funcs", [(FunctionInfo, receiver), ...])
+        for project functions (several for dispatch on a base class), or None."""
         if isinstance(func, cst.Name):
             v = state.env.get(func.value)
             if isinstance(v, FuncVal) and func.value in frame.nested:
                 return ("nested", func.value)
-            q = self.by_owner.get("", {}).get(func.value)
-            if q is not None and func.value not in state.env:
-                return ("func", q)
-        return None
+            if func.value in state.env:
+                return None
+            mod = self.project.module(frame.module)
+            t = self.project.resolve(mod, func.value) if mod is not None else None
+            if isinstance(t, FunctionInfo) and not t.owner:
+                return ("funcs", [(t, None)])
+            return None
+        if not isinstance(func, cst.Attribute):
+            return None
+        name = func.attr.value
+        recv_node = func.value
+        # super().m(...)
+        if isinstance(recv_node, cst.Call) and isinstance(recv_node.func, cst.Name) \
+                and recv_node.func.value == "super" and frame.owner:
+            cls = self.project.class_info(frame.cls or frame.owner)
+            m = self.project.find_method(cls, name, after=frame.owner) if cls is not None else None
+            return ("funcs", [(m, state.env.get("self"))]) if m is not None else None
+        # mod.f(...) / pkg.mod.f(...) for imported modules
+        d = dotted(recv_node)
+        if d is not None and d.split(".")[0] not in state.env:
+            mod = self.project.module(frame.module)
+            t = self.project.resolve(mod, f"{d}.{name}") if mod is not None else None
+            if isinstance(t, FunctionInfo) and not t.owner:
+                return ("funcs", [(t, None)])
+            return None
+        recv = self._eval(recv_node, frame, state)
+        if not isinstance(recv, Refs):
+            return None
+        classes: dict[str, object] = {}
+        for r in recv.refs:
+            if r.count is not None:
+                continue
+            for key in r.types:
+                c = self.project.class_info(key)
+                if c is not None:
+                    classes.setdefault(key, c)
+        if not classes:
+            return None
+        # `self.m()` dispatches on self's class only; an attribute's declared class on its
+        # project subclasses too (MRV2 `self.model_state`: several ModelState classes)
+        is_self = isinstance(recv_node, cst.Name) and recv_node.value == "self"
+        targets = self.graph.methods_of(list(classes.values()), name, subclasses=not is_self)
+        targets = [t for t in targets if self.graph.relevant(t)]
+        if not targets:
+            return None
+        return ("funcs", [(t, recv) for t in targets])
 
     def _inline(self, target, node: cst.Call, frame: Frame, state: State) -> AVal:
         kind, key = target
         arg_vals = [self._eval(a.value, frame, state) for a in node.args]
-        if kind == "func":
-            owner, name, seg = self.functions[key]
-            func = seg.func
-            qual = key
+        if kind == "nested":
+            return self._call(None, frame.nested[key], node, arg_vals, None, frame, state)
+        if len(key) == 1:
+            fn, recv = key[0]
+            return self._call(fn, None, node, arg_vals, recv, frame, state)
+        # dispatch: each possible callee from the same state; effects joined
+        ends: list[State] = []
+        value: AVal | None = None
+        for fn, recv in key:
+            branch = state.copy()
+            v = self._call(fn, None, node, arg_vals, recv, frame, branch)
+            ends.append(branch)
+            value = join_vals(value, v)
+        joined = State.join(ends)
+        if joined is not None:
+            state.heap = joined.heap
+        return value if value is not None else UNKNOWN
+
+    def _call(self, fn: FunctionInfo | None, nested: cst.FunctionDef | None, node: cst.Call,
+              arg_vals: list[AVal], recv: AVal | None, frame: Frame, state: State) -> AVal:
+        """Interpret one callee with the caller's heap and count bindings."""
+        if fn is not None:
+            if not self.graph.relevant(fn):
+                return UNKNOWN
+            seg = self.segment(fn)
+            if seg is None:
+                return UNKNOWN
+            func, owner, qual, name = seg.func, fn.owner, fn.key, fn.name
+            mod = self.project.module(fn.module)
+            module, path = fn.module, (mod.path if mod is not None else "")
         else:
-            func = frame.nested[key]
-            seg, owner, qual, name = frame.seg, frame.owner, f"{frame.qual}.{key}", key
+            func = nested
+            seg, owner, module, path = frame.seg, frame.owner, frame.module, frame.path
+            name = func.name.value
+            qual = f"{frame.qual}.{name}"
         if qual in self._stack or len(self._stack) > self.MAX_DEPTH:
             return UNKNOWN
         line = frame.seg.line(node, frame.stmt)
-        callee = Frame(qual=qual, owner=owner, seg=seg,
-                       chain=frame.chain + ((line, f"calls `{name}`"),), known=set(frame.known))
-        if kind == "nested":
+        callee = Frame(qual=qual, owner=owner, seg=seg, module=module, path=path,
+                       cls=frame.cls if fn is None else owner,
+                       chain=frame.chain + ((line, f"calls `{name}`", frame.path),), known=set(frame.known))
+        if fn is None:
             callee.nested = dict(frame.nested)
             env = dict(state.env)  # closure: sees the enclosing locals
         else:
             env = {}
         ps = func.params
         positional = [*ps.posonly_params, *ps.params]
-        is_method = kind == "func" and owner != "" and positional and positional[0].name.value == "self"
+        is_method = fn is not None and owner != "" and positional and positional[0].name.value == "self" \
+            and not any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+                        for d in func.decorators)
         if is_method:
-            env["self"] = state.env.get("self", Refs(frozenset({Ref("self", None, "self")})))
+            self_val = recv if isinstance(recv, Refs) else state.env.get("self") if recv is None else None
+            if not isinstance(self_val, Refs):
+                self_val = self._self_ref(owner)
+            env["self"] = self_val
+            types = {t for r in self_val.refs for t in r.types}
+            if types and owner not in types:
+                callee.cls = next(iter(sorted(types)))
             positional = positional[1:]
         all_params = positional + list(ps.kwonly_params)
         for p in all_params:
@@ -1206,7 +1356,7 @@ class Interpreter:
                 else:
                     env[p.name.value] = UNKNOWN
             else:
-                env[p.name.value] = UNKNOWN
+                env[p.name.value] = self._param_default(p, fn)
         pos_i = 0
         for a, v in zip(node.args, arg_vals):
             if a.star:
@@ -1225,7 +1375,21 @@ class Interpreter:
                 v = c if c is not None else v
             if isinstance(v, CountVal) and v.canon is not None:
                 callee.known.add(v.canon)
+            if isinstance(v, UnknownVal):
+                v = self._param_default(next(p for p in all_params if p.name.value == pname), fn)
             env[pname] = v
+        # a summary: the same callee on the same input has the same effect
+        memo_key = None
+        if fn is not None and len(self._summaries) < self.MAX_SUMMARIES:
+            try:
+                memo_key = (qual, callee.cls, frozenset(env.items()), frozenset(state.heap.items()),
+                            frozenset(callee.known))
+                hit = self._summaries.get(memo_key)
+            except TypeError:
+                memo_key, hit = None, None
+            if hit is not None:
+                state.heap = dict(hit[0])
+                return hit[1]
         callee_state = State(env, state.heap)
         self._stack.append(qual)
         try:
@@ -1233,7 +1397,30 @@ class Interpreter:
         finally:
             self._stack.pop()
         state.heap = exit_state.heap
+        if memo_key is not None:
+            self._summaries[memo_key] = (dict(exit_state.heap), value)
         return value
+
+    def _param_default(self, p: cst.Param, fn: FunctionInfo | None) -> AVal:
+        """An unbound parameter: an object of its annotated project class, if any."""
+        if fn is None or p.annotation is None:
+            return UNKNOWN
+        mod = self.project.module(fn.module)
+        if mod is None:
+            return UNKNOWN
+        try:
+            names = _type_names(ast.parse(_EMPTY.code_for_node(p.annotation.annotation), mode="eval").body)
+        except (SyntaxError, ValueError, RecursionError):
+            return UNKNOWN
+        types = set()
+        for n in names:
+            t = self.project.resolve(mod, n)
+            if isinstance(t, ClassInfo):
+                types.add(t.key)
+        if not types:
+            return UNKNOWN
+        return Refs(frozenset({Ref(f"arg:{fn.key}:{p.name.value}", None, p.name.value, types=frozenset(types),
+                                   persistent=False)}))
 
     # ----------------------------------------------------------------- sinks
     def _check_call_args(self, sink: str, node: cst.Call, frame: Frame, state: State, *, skip_first: bool) -> None:
@@ -1269,11 +1456,11 @@ class Interpreter:
             key=key, sink=sink, field=fld, kind=kind, severity=severity,
             arg_text=self._text(value_node),
             arg_name=value_node.value if isinstance(value_node, cst.Name) else None,
-            span=span, stmt_line=stmt_line, stmt_text=stmt_text, function=frame.qual,
+            span=span, stmt_line=stmt_line, stmt_text=stmt_text, function=frame.qual.rpartition(":")[2],
             chain=frame.chain, taints=tuple(sorted(taints, key=lambda t: (t.steps[0][0], t.buffer))),
             real_names=real_names, padded_names=padded_names,
             wrong_resets=self._rejected_resets(value, state, taints, accepts),
-            fixable=frame.fixable,
+            fixable=frame.fixable, path=frame.path, lines=frame.seg.lines,
             dims=frozenset(r.count.dim for r in value.refs if r.count is not None and r.count.canon)
             if isinstance(value, Refs) else frozenset(),
             maybe_none=isinstance(value, Refs) and value.maybe_none)

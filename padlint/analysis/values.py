@@ -58,7 +58,7 @@ class Taint:
     reason: str            # "stale" | "uninit"
     dim: int = 0           # padded dimension of the source slice
     padded_written: str = ""  # the padded count as written at the slice (profile pairs by name)
-    steps: tuple[tuple[int, str], ...] = ()  # (line, note), source first
+    steps: tuple[tuple[int, str, str], ...] = ()  # (line, note, path), source first
     derived_from: str = ""  # for derived tensors: the input expression named in messages
 
 
@@ -74,6 +74,8 @@ class Ref:
     # resets seen on the branch this view came from, kept when branches join
     # (`if mrope: x = a[:P] else: x = b[:P]; b[R:P].zero_()` leaves x clean on the else path)
     clean_at: frozenset = frozenset()
+    types: frozenset = frozenset()  # class keys of the object this view holds (``pkg.mod:Cls``), if known
+    path: str = ""                  # file where the view was taken
 
 
 class AVal:
@@ -263,6 +265,6 @@ def covers(clean: frozenset, taint: "Taint", is_real_for: Callable[[str, str], b
     return any(accepts is None or accepts(r.value) for r in covering(clean, taint, is_real_for))
 
 
-def with_step(t: Taint, line: int, note: str, derived_from: str | None = None) -> Taint:
-    return replace(t, steps=t.steps + ((line, note),),
+def with_step(t: Taint, line: int, note: str, derived_from: str | None = None, path: str = "") -> Taint:
+    return replace(t, steps=t.steps + ((line, note, path),),
                    derived_from=t.derived_from if derived_from is None else derived_from)

@@ -115,8 +115,14 @@ def fake_analysis(monkeypatch: pytest.MonkeyPatch):
     text test (sink and padded count in one file) is replaced too; the
     pipeline's substring needles still apply.
     """
+    import padlint.analysis.engine
     import padlint.analysis.index
 
+    def fake_check_project(sources, profile, *, seeds=None, project=None):
+        return {s.path: fake_check_source(s.text, s.path, profile)
+                for s in sources if seeds is None or s.path in seeds}
+
     monkeypatch.setattr(padlint.analysis, "check_source", fake_check_source)
+    monkeypatch.setattr(padlint.analysis.engine, "check_project", fake_check_project)
     monkeypatch.setattr(padlint.analysis.index, "may_matter", lambda text, profile, patterns=None: True)
     return fake_check_source

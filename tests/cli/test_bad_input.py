@@ -157,10 +157,10 @@ def test_too_deeply_nested_operators(project):
 
 
 def test_recursion_in_analysis_is_too_deeply_nested(project, monkeypatch):
-    def recurse(text, path, profile):
+    def recurse(sources, profile, **kw):
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(padlint.analysis, "check_source", recurse)
+    monkeypatch.setattr(padlint.analysis.engine, "check_project", recurse)
     project.write("a.py", LIVE)
     r, doc = _check(project)
     assert r.rc == 1
@@ -181,14 +181,15 @@ def test_analyse_deep_unit():
 
 
 def test_internal_error_in_one_file_goes_on(project, monkeypatch):
-    real = padlint.analysis.check_source
+    # the whole-program run fails on a.py; the pipeline then analyses each file alone
+    real = padlint.analysis.engine.check_project
 
-    def flaky(text, path, profile):
-        if path == "a.py":
+    def flaky(sources, profile, **kw):
+        if any(s.path == "a.py" for s in sources):
             raise ValueError("boom")
-        return real(text, path, profile)
+        return real(sources, profile, **kw)
 
-    monkeypatch.setattr(padlint.analysis, "check_source", flaky)
+    monkeypatch.setattr(padlint.analysis.engine, "check_project", flaky)
     project.write("a.py", LIVE)
     project.write("bug.py", CANONICAL)
     r, doc = _check(project)
@@ -199,10 +200,10 @@ def test_internal_error_in_one_file_goes_on(project, monkeypatch):
 
 
 def test_show_traceback(project, monkeypatch):
-    def bad(text, path, profile):
+    def bad(sources, profile, **kw):
         raise ValueError("boom")
 
-    monkeypatch.setattr(padlint.analysis, "check_source", bad)
+    monkeypatch.setattr(padlint.analysis.engine, "check_project", bad)
     project.write("a.py", LIVE)
     r = project.run("check", "--show-traceback")
     assert "Traceback" in r.err

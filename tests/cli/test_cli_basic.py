@@ -273,20 +273,6 @@ def test_parallel_jobs_give_the_same_result(project, monkeypatch):
     assert len(json.loads(parallel.out)["findings"]) == 4
 
 
-def test_pool_failure_falls_back_to_serial(project, monkeypatch):
-    import padlint.pipeline
-
-    def no_pool(*a, **k):
-        raise OSError("no /dev/shm")
-
-    monkeypatch.setattr(padlint.pipeline, "PARALLEL_MIN_FILES", 1)
-    monkeypatch.setattr(padlint.pipeline, "_analyse_parallel", no_pool)
-    project.write("bug.py", CANONICAL)
-    r = project.run("check", "-j", "4")
-    assert r.rc == 1
-    assert "bug.py:7:" in r.out
-
-
 def test_static_check_never_imports_torch(tmp_path):
     (tmp_path / "bug.py").write_text(CANONICAL)
     code = ("import sys\nfrom padlint.cli import main\n"

@@ -1,0 +1,253 @@
+"""Whole-program call graph over the project index (``ast`` only, lazy, memoised).
+
+Answers three questions for the engine, each without libcst:
+
+* ``relevant(fn)``: can interpreting ``fn`` change or read padding state?
+  Its text mentions something PAD001 acts on (a padded count, a sink, a
+  reset, a device copy, an allocator; :func:`padlint.analysis.index.relevance_pattern`),
+  or it calls a relevant function.  Calls to irrelevant functions are not
+  followed by the interpreter.
+* ``sinkward(fn)``: does ``fn`` reach a sink (holds one, or calls a function
+  that does)?  Only those are entry points.
+* ``callers(fn)``: the project functions that call ``fn`` (found by a
+  substring scan of the project's text for its name, then confirmed by
+  resolving the calls), so that entry points are the outermost callers, in
+  whichever module they live, not whatever function happens to be in a
+  checked file.
+
+Resolution (same rules as the interpreter's): ``self.m()`` by the MRO,
+``super().m()``, ``self.a.b.m()`` by attribute types (a base class stands for
+its project subclasses: all overriding methods are callees), ``p.m()`` for
+an annotated parameter ``p``, module functions, functions and classes
+imported by name, ``mod.f()`` for an imported module.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from padlint.analysis.index import _literals, _relevance_literals, prefilter_patterns, relevance_pattern
+from padlint.analysis.project import ClassInfo, FunctionInfo, ModuleInfo, Project, _dotted, _type_names
+from padlint.profile import Profile
+
+
+class CallGraph:
+    MAX_DEPTH = 24
+
+    def __init__(self, project: Project, profile: Profile):
+        self.project = project
+        self.profile = profile
+        self._pattern = relevance_pattern(profile)
+        self._sink_re, _ = prefilter_patterns(profile)
+        self._sink_lits, _ = _literals(profile)
+        self._rel_lits = _relevance_literals(profile) + self._extra_literals(profile)
+        self._core: dict[str, bool] = {}
+        self._sink: dict[str, bool] = {}
+        self._callees: dict[str, list[FunctionInfo]] = {}
+        self._relevant: dict[str, bool] = {}
+        self._sinkward: dict[str, bool] = {}
+        self._callers: dict[str, list[FunctionInfo]] = {}
+        self._subclasses: dict[str, list[ClassInfo]] = {}
+
+    @staticmethod
+    def _extra_literals(profile: Profile) -> tuple[str, ...]:
+        out: list[str] = []
+        for pair in profile.counts:
+            out.extend(pair.padded)
+        return tuple(out)
+
+    # ---------------------------------------------------------------- text
+    def _text(self, fn: FunctionInfo) -> str:
+        mod = self.project.module(fn.module)
+        if mod is None:
+            return ""
+        return "".join(mod.lines[fn.start - 1:fn.end])
+
+    def core(self, fn: FunctionInfo) -> bool:
+        v = self._core.get(fn.key)
+        if v is None:
+            text = self._text(fn)
+            v = any(x in text for x in self._rel_lits) and (
+                self._pattern.search(text) is not None
+                or any(x in text for x in self._extra_literals(self.profile)))
+            self._core[fn.key] = v
+        return v
+
+    def holds_sink(self, fn: FunctionInfo) -> bool:
+        v = self._sink.get(fn.key)
+        if v is None:
+            text = self._text(fn)
+            v = any(x in text for x in self._sink_lits) and self._sink_re.search(text) is not None
+            self._sink[fn.key] = v
+        return v
+
+    # ----------------------------------------------------------- resolution
+    def subclasses(self, cls: ClassInfo) -> list[ClassInfo]:
+        v = self._subclasses.get(cls.key)
+        if v is None:
+            v = self._subclasses[cls.key] = self.project.subclasses(cls)
+        return v
+
+    def methods_of(self, classes: list[ClassInfo], name: str, *, subclasses: bool = True) -> list[FunctionInfo]:
+        """Method ``name`` on each class and, for dispatch, on each project subclass overriding it."""
+        out: dict[str, FunctionInfo] = {}
+        for c in classes:
+            m = self.project.find_method(c, name)
+            if m is not None:
+                out.setdefault(m.key, m)
+            if subclasses:
+                for s in self.subclasses(c):
+                    if name in s.methods:
+                        out.setdefault(s.methods[name].key, s.methods[name])
+        return list(out.values())
+
+    def attr_chain_classes(self, owner: ClassInfo | None, chain: list[str]) -> list[ClassInfo]:
+        """Classes of ``self.a.b`` for chain ``[a, b]`` from class ``owner``."""
+        classes = [owner] if owner is not None else []
+        for attr in chain:
+            nxt: dict[str, ClassInfo] = {}
+            for c in classes:
+                for t in self.project.attr_classes(c, attr):
+                    nxt.setdefault(t.key, t)
+            classes = list(nxt.values())
+            if not classes:
+                break
+        return classes
+
+    def callees(self, fn: FunctionInfo) -> list[FunctionInfo]:
+        v = self._callees.get(fn.key)
+        if v is not None:
+            return v
+        out: dict[str, FunctionInfo] = {}
+        mod = self.project.module(fn.module)
+        owner = self.project.class_info(fn.owner) if fn.owner else None
+        params: dict[str, list[str]] = {}
+        a = fn.node.args
+        for p in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+            names = _type_names(p.annotation)
+            if names:
+                params[p.arg] = names
+        if mod is not None:
+            for sub in ast.walk(fn.node):
+                if isinstance(sub, ast.Call):
+                    for t in self.resolve_call(sub.func, mod, owner, params):
+                        out.setdefault(t.key, t)
+        v = self._callees[fn.key] = list(out.values())
+        return v
+
+    def resolve_call(self, func: ast.AST, mod: ModuleInfo, owner: ClassInfo | None,
+                     params: dict[str, list[str]]) -> list[FunctionInfo]:
+        if isinstance(func, ast.Name):
+            t = self.project.resolve(mod, func.id)
+            return [t] if isinstance(t, FunctionInfo) else []
+        if not isinstance(func, ast.Attribute):
+            return []
+        name = func.attr
+        recv = func.value
+        if isinstance(recv, ast.Call) and isinstance(recv.func, ast.Name) and recv.func.id == "super":
+            if owner is None:
+                return []
+            m = self.project.find_method(owner, name, after=owner.key)
+            return [m] if m is not None else []
+        chain: list[str] = []
+        node = recv
+        while isinstance(node, ast.Attribute):
+            chain.insert(0, node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return []
+        if node.id == "self":
+            if not chain:
+                return self.methods_of([owner], name) if owner is not None else []
+            return self.methods_of(self.attr_chain_classes(owner, chain), name)
+        if node.id in params and not chain:
+            classes = [c for c in (self.project.resolve(mod, t) for t in params[node.id])
+                       if isinstance(c, ClassInfo)]
+            return self.methods_of(classes, name)
+        dotted = ".".join([node.id, *chain, name])
+        t = self.project.resolve(mod, dotted)
+        if isinstance(t, FunctionInfo):
+            return [t]
+        return []
+
+    # ------------------------------------------------------------ closures
+    def relevant(self, fn: FunctionInfo) -> bool:
+        return self._closure(fn, self._relevant, self.core)
+
+    def sinkward(self, fn: FunctionInfo) -> bool:
+        return self._closure(fn, self._sinkward, self.holds_sink)
+
+    def _closure(self, fn: FunctionInfo, memo: dict[str, bool], base) -> bool:
+        """``base(fn)`` or ``base`` of a function it reaches (iterative DFS, cycles safe)."""
+        if fn.key in memo:
+            return memo[fn.key]
+        # iterative: compute reachability of a base-true function from fn
+        seen: dict[str, FunctionInfo] = {}
+        order: list[FunctionInfo] = []
+        stack = [(fn, 0)]
+        found_base: set[str] = set()
+        while stack:
+            f, depth = stack.pop()
+            if f.key in seen:
+                continue
+            seen[f.key] = f
+            order.append(f)
+            if f.key in memo:
+                if memo[f.key]:
+                    found_base.add(f.key)
+                continue
+            if base(f):
+                found_base.add(f.key)
+                continue
+            if depth < self.MAX_DEPTH:
+                for c in self.callees(f):
+                    if c.key not in seen:
+                        stack.append((c, depth + 1))
+        # propagate: a function is true if it reaches a true one (fixpoint over the seen subgraph)
+        truth = {k: (k in found_base) for k in seen}
+        changed = True
+        while changed:
+            changed = False
+            for k, f in seen.items():
+                if truth[k] or (k in memo and not memo[k]):
+                    continue
+                if any(truth.get(c.key) for c in self.callees(f)):
+                    truth[k] = changed = True
+        for k, v in truth.items():
+            if v or k == fn.key:
+                memo[k] = v
+        return memo[fn.key]
+
+    def callers(self, fn: FunctionInfo) -> list[FunctionInfo]:
+        """Project functions that call ``fn`` (resolved calls; a text scan finds the candidates)."""
+        v = self._callers.get(fn.key)
+        if v is not None:
+            return v
+        name = fn.name
+        words = [f".{name}(", f"{name}("] if not fn.owner else [f".{name}("]
+        out: dict[str, FunctionInfo] = {}
+        rx = re.compile(rf"\b{re.escape(name)}\s*\(")
+        for key in self.project.modules_mentioning(words):
+            mod = self.project.module(key)
+            if mod is None:
+                continue
+            for f in _functions(mod):
+                if f.key == fn.key:
+                    continue
+                if not rx.search("".join(mod.lines[f.start - 1:f.end])):
+                    continue
+                if any(c.key == fn.key for c in self.callees(f)):
+                    out.setdefault(f.key, f)
+        v = self._callers[fn.key] = list(out.values())
+        return v
+
+
+def _functions(mod: ModuleInfo):
+    yield from mod.functions.values()
+    for c in mod.classes.values():
+        yield from c.methods.values()
+
+
+def module_functions(mod: ModuleInfo) -> list[FunctionInfo]:
+    return list(_functions(mod))

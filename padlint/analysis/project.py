@@ -1,0 +1,483 @@
+"""Project index: modules, classes, methods, imports and attribute types, built lazily.
+
+The whole-program engine asks this index where a call goes
+(``self.input_batch.condense()``, ``build_attn_metadata(...)`` imported by
+name, ``super().m()``, ``self.model_state.prepare_attn(...)`` with several
+possible classes).  Everything here is read with CPython's ``ast``: a module
+is parsed the first time something asks for it, never before, and a module
+that cannot be found, read or parsed is simply absent (the analysis loses
+precision there, it never fails the run).  Nothing is imported or run.
+
+Vocabulary: a *module key* is a dotted module name (``pkg.runner``); a
+*class key* is ``module:Class``; a *function key* is ``module:qualname``
+(``pkg.runner:Runner.execute_model`` or ``pkg.attn_utils:build_attn_metadata``).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from padlint.model import split_lines
+
+FuncNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+@dataclass
+class FunctionInfo:
+    """A module-level function or a method of a top-level class."""
+
+    key: str                 # "pkg.mod:Cls.meth" / "pkg.mod:func"
+    module: str
+    name: str
+    owner: str               # class key ("pkg.mod:Cls"), or "" for a module function
+    node: FuncNode
+    ancestors: tuple[int, ...]  # column offsets of enclosing class lines (for re-parsing)
+
+    @property
+    def start(self) -> int:
+        return min([d.lineno for d in self.node.decorator_list] + [self.node.lineno])
+
+    @property
+    def end(self) -> int:
+        return self.node.end_lineno or self.node.lineno
+
+
+@dataclass
+class ClassInfo:
+    key: str
+    module: str
+    name: str
+    node: ast.ClassDef
+    bases: list[str]                       # dotted base expressions as written
+    methods: dict[str, FunctionInfo] = field(default_factory=dict)
+    # attribute -> dotted type expressions as written (``InputBatch``, ``attn_utils.Builder``)
+    attr_types: dict[str, set[str]] = field(default_factory=dict)
+    fields: list[str] = field(default_factory=list)  # class-level annotated names (dataclass fields)
+    is_dataclass: bool = False
+
+
+@dataclass
+class ModuleInfo:
+    key: str
+    path: str
+    text: str
+    lines: list[str]
+    tree: ast.Module
+    is_package: bool = False
+    imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # local -> (module, attr)
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    functions: dict[str, FunctionInfo] = field(default_factory=dict)
+
+
+def _dotted(node: ast.AST | None) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def _type_names(ann: ast.AST | None) -> list[str]:
+    """Dotted class names an annotation may denote: ``X``, ``X | None``, ``Optional[X]``, ``"X"``."""
+    if ann is None:
+        return []
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return []
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        return _type_names(ann.left) + _type_names(ann.right)
+    if isinstance(ann, ast.Subscript):
+        head = _dotted(ann.value) or ""
+        if head.rsplit(".", 1)[-1] in ("Optional", "Union"):
+            inner = ann.slice
+            elts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+            return [n for e in elts for n in _type_names(e)]
+        return []
+    name = _dotted(ann)
+    if name and name not in ("None",):
+        return [name]
+    return []
+
+
+def _is_dataclass(node: ast.ClassDef) -> bool:
+    for d in node.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        name = _dotted(target) or ""
+        if name.rsplit(".", 1)[-1] == "dataclass":
+            return True
+    return False
+
+
+def _index_class(mod: str, node: ast.ClassDef, col: int) -> ClassInfo:
+    key = f"{mod}:{node.name}"
+    info = ClassInfo(key=key, module=mod, name=node.name, node=node,
+                     bases=[b for b in (_dotted(x) for x in node.bases) if b],
+                     is_dataclass=_is_dataclass(node))
+    for item in node.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            info.methods[item.name] = FunctionInfo(f"{key}.{item.name}", mod, item.name, key, item, (col,))
+        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            info.fields.append(item.target.id)
+            names = _type_names(item.annotation)
+            if names:
+                info.attr_types.setdefault(item.target.id, set()).update(names)
+    # attribute types from the methods: self.x = Cls(...), self.x: T = ..., self.x = param (annotated)
+    for meth in info.methods.values():
+        fn = meth.node
+        params: dict[str, list[str]] = {}
+        args = fn.args
+        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+            names = _type_names(a.annotation)
+            if names:
+                params[a.arg] = names
+        for sub in ast.walk(fn):
+            if isinstance(sub, ast.AnnAssign):
+                targets, value, ann = [sub.target], sub.value, sub.annotation
+            elif isinstance(sub, ast.Assign):
+                targets, value, ann = sub.targets, sub.value, None
+            else:
+                continue
+            for t in targets:
+                if not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"):
+                    continue
+                names = _type_names(ann)
+                if isinstance(value, ast.Call):
+                    callee = _dotted(value.func)
+                    if callee and callee.rsplit(".", 1)[-1][:1].isupper():
+                        names.append(callee)
+                elif isinstance(value, ast.Name) and value.id in params:
+                    names.extend(params[value.id])
+                if names:
+                    info.attr_types.setdefault(t.attr, set()).update(names)
+    return info
+
+
+def index_module(key: str, path: str, text: str, *, is_package: bool = False) -> ModuleInfo | None:
+    """Index one module's text; None when it does not parse."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    info = ModuleInfo(key=key, path=path, text=text, lines=split_lines(text, keepends=True), tree=tree,
+                      is_package=is_package)
+    package = key if is_package else key.rpartition(".")[0]
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            info.functions[node.name] = FunctionInfo(f"{key}:{node.name}", key, node.name, "", node, ())
+        elif isinstance(node, ast.ClassDef):
+            info.classes[node.name] = _index_class(key, node, node.col_offset)
+    for node in ast.walk(tree):  # imports anywhere (vLLM imports lazily inside functions too)
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    info.imports.setdefault(a.asname, (a.name, None))
+                else:
+                    top = a.name.split(".")[0]
+                    info.imports.setdefault(top, (top, None))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".") if package else []
+                up = node.level - 1
+                if up > len(parts):
+                    continue
+                prefix = ".".join(parts[:len(parts) - up]) if up else ".".join(parts)
+                base = f"{prefix}.{base}".strip(".") if base else prefix
+            for a in node.names:
+                if a.name != "*":
+                    info.imports.setdefault(a.asname or a.name, (base, a.name))
+    return info
+
+
+def find_root(path: str) -> tuple[Path, str] | None:
+    """(directory holding the top package, dotted module name) of a Python file."""
+    p = Path(os.path.abspath(path))
+    if p.suffix != ".py":
+        return None
+    parts = [] if p.name == "__init__.py" else [p.stem]
+    d = p.parent
+    while (d / "__init__.py").is_file():
+        parts.insert(0, d.name)
+        if d.parent == d:
+            break
+        d = d.parent
+    if not parts:
+        return None
+    return d, ".".join(parts)
+
+
+class Project:
+    """Lazily indexed modules under one or more roots (directories holding top packages).
+
+    ``read(path) -> str | None`` reads a file's text (the pipeline's decoder,
+    so that encodings and bad files are handled in one place); modules handed
+    in with :meth:`add_source` are indexed from the given text (checked files,
+    standard input).
+    """
+
+    MAX_MODULES = 4000
+
+    def __init__(self, read: Callable[[str], str | None] | None = None):
+        self._read = read or _read_text
+        self.roots: list[Path] = []
+        self._modules: dict[str, ModuleInfo | None] = {}
+        self._sources: dict[str, tuple[str, str]] = {}   # module key -> (path, text) given
+        self._path_keys: dict[str, str] = {}               # abs path -> module key
+        self._files: list[tuple[str, Path]] | None = None  # every (module key, path) under the roots
+        self._texts: dict[str, str] = {}
+        self._file_of: dict[str, str] = {}
+
+    # ------------------------------------------------------------- sources
+    def add_source(self, path: str, text: str, file: str | None = None) -> str:
+        """Register a checked file's text (reported as ``path``; ``file``: where it lies
+        on disk, default ``path``); returns its module key (a synthetic one outside packages)."""
+        file = file or path
+        found = find_root(file)
+        if found is None:
+            key = "__padlint__." + re.sub(r"\W", "_", os.path.abspath(file))
+        else:
+            root, key = found
+            if root not in self.roots:
+                self.roots.append(root)
+                self._files = None
+            old = self._sources.get(key)
+            if old is not None and self._file_of.get(key) != os.path.abspath(file):
+                # two checked files with one module name (`build/bug.py`, `src/bug.py`): the
+                # second is analysed under a name of its own
+                key = f"{key}@{len(self._sources)}"
+        self._sources[key] = (path, text)
+        self._file_of[key] = os.path.abspath(file)
+        self._path_keys[os.path.abspath(file)] = key
+        self._modules.pop(key, None)
+        return key
+
+    def key_for_path(self, path: str) -> str | None:
+        return self._path_keys.get(os.path.abspath(path))
+
+    def _locate(self, key: str) -> tuple[str, bool] | None:
+        parts = key.split(".")
+        for root in self.roots:
+            base = root.joinpath(*parts)
+            init = base / "__init__.py"
+            if init.is_file():
+                return str(init), True
+            f = base.with_suffix(".py")
+            if f.is_file():
+                return str(f), False
+        return None
+
+    def module(self, key: str) -> ModuleInfo | None:
+        """The indexed module ``key`` (parsed on first use), or None."""
+        if key in self._modules:
+            return self._modules[key]
+        if len(self._modules) >= self.MAX_MODULES:
+            return None
+        info: ModuleInfo | None = None
+        if key in self._sources:
+            path, text = self._sources[key]
+            info = index_module(key, path, text, is_package=os.path.basename(path) == "__init__.py")
+        else:
+            loc = self._locate(key)
+            if loc is not None:
+                text = self._read(loc[0])
+                if text is not None:
+                    info = index_module(key, loc[0], text, is_package=loc[1])
+        self._modules[key] = info
+        return info
+
+    # ---------------------------------------------------------- resolution
+    def resolve(self, mod: ModuleInfo, dotted: str, depth: int = 0):
+        """What a dotted name written in ``mod`` denotes at module level:
+        a :class:`ClassInfo`, a :class:`FunctionInfo`, a :class:`ModuleInfo`, or None."""
+        if depth > 8:
+            return None
+        head, _, rest = dotted.partition(".")
+        target = None
+        if head in mod.classes:
+            target = mod.classes[head]
+        elif head in mod.functions:
+            target = mod.functions[head]
+        elif head in mod.imports:
+            src, attr = mod.imports[head]
+            if attr is None:
+                target = self.module(src)
+            else:
+                sub = self.module(f"{src}.{attr}")
+                if sub is not None:
+                    target = sub
+                else:
+                    other = self.module(src)
+                    if other is not None and other is not mod:
+                        target = self.resolve(other, attr, depth + 1)
+        if target is None:
+            return None
+        for part in rest.split(".") if rest else []:
+            if isinstance(target, ModuleInfo):
+                nxt = self.resolve(target, part, depth + 1)
+                if nxt is None:
+                    nxt = self.module(f"{target.key}.{part}")
+                target = nxt
+            elif isinstance(target, ClassInfo):
+                found = self.find_method(target, part)
+                target = found
+            else:
+                return None
+            if target is None:
+                return None
+        return target
+
+    def class_info(self, key: str) -> ClassInfo | None:
+        mod, _, name = key.partition(":")
+        m = self.module(mod)
+        return m.classes.get(name) if m is not None else None
+
+    def function(self, key: str) -> FunctionInfo | None:
+        mod, _, qual = key.partition(":")
+        m = self.module(mod)
+        if m is None:
+            return None
+        owner, _, name = qual.rpartition(".")
+        if owner:
+            c = m.classes.get(owner)
+            return c.methods.get(name) if c is not None else None
+        return m.functions.get(name)
+
+    def bases(self, cls: ClassInfo) -> list[ClassInfo]:
+        mod = self.module(cls.module)
+        out = []
+        for b in cls.bases:
+            t = self.resolve(mod, b) if mod is not None else None
+            if isinstance(t, ClassInfo) and t.key != cls.key:
+                out.append(t)
+        return out
+
+    def mro(self, cls: ClassInfo) -> list[ClassInfo]:
+        out: list[ClassInfo] = []
+        todo = [cls]
+        while todo and len(out) < 32:
+            c = todo.pop(0)
+            if any(c.key == o.key for o in out):
+                continue
+            out.append(c)
+            todo.extend(self.bases(c))
+        return out
+
+    def find_method(self, cls: ClassInfo, name: str, *, after: str | None = None) -> FunctionInfo | None:
+        """Method ``name`` by the MRO; ``after``: start past that class (``super()``)."""
+        seen = after is None
+        for c in self.mro(cls):
+            if not seen:
+                seen = c.key == after
+                continue
+            if name in c.methods:
+                return c.methods[name]
+        return None
+
+    def attr_classes(self, cls: ClassInfo, attr: str) -> list[ClassInfo]:
+        """Classes the attribute ``self.<attr>`` of ``cls`` may hold (by the MRO's assignments
+        and annotations); a base class stands for itself and its project subclasses."""
+        out: dict[str, ClassInfo] = {}
+        for c in self.mro(cls):
+            mod = self.module(c.module)
+            if mod is None:
+                continue
+            for name in c.attr_types.get(attr, ()):
+                t = self.resolve(mod, name)
+                if isinstance(t, ClassInfo):
+                    out.setdefault(t.key, t)
+                elif isinstance(t, FunctionInfo):  # a factory: the classes it returns
+                    for r in self.returned_classes(t):
+                        out.setdefault(r.key, r)
+        return list(out.values())
+
+    def returned_classes(self, fn: FunctionInfo) -> list[ClassInfo]:
+        """Classes a factory function constructs in its ``return`` statements."""
+        mod = self.module(fn.module)
+        out: list[ClassInfo] = []
+        if mod is None:
+            return out
+        for sub in ast.walk(fn.node):
+            if isinstance(sub, ast.Return) and isinstance(sub.value, ast.Call):
+                name = _dotted(sub.value.func)
+                t = self.resolve(mod, name) if name else None
+                if isinstance(t, ClassInfo):
+                    out.append(t)
+        return out
+
+    # ------------------------------------------------------- whole project
+    def files(self) -> list[tuple[str, Path]]:
+        """Every (module key, path) of ``.py`` files under the roots' packages."""
+        if self._files is None:
+            out: list[tuple[str, Path]] = []
+            seen: set[str] = set()
+            for root in self.roots:
+                for top in sorted(root.iterdir()) if root.is_dir() else []:
+                    if not (top / "__init__.py").is_file():
+                        continue
+                    for dirpath, dirnames, filenames in os.walk(top):
+                        dirnames[:] = sorted(d for d in dirnames if (Path(dirpath) / d / "__init__.py").is_file())
+                        rel = Path(dirpath).relative_to(root).parts
+                        for fn in sorted(filenames):
+                            if not fn.endswith(".py"):
+                                continue
+                            parts = list(rel) + ([] if fn == "__init__.py" else [fn[:-3]])
+                            key = ".".join(parts)
+                            if key not in seen:
+                                seen.add(key)
+                                out.append((key, Path(dirpath) / fn))
+            self._files = out
+        return self._files
+
+    def text_of(self, key: str, path: Path) -> str:
+        if key in self._sources:
+            return self._sources[key][1]
+        t = self._texts.get(key)
+        if t is None:
+            t = self._texts[key] = self._read(str(path)) or ""
+        return t
+
+    def modules_mentioning(self, words: Iterable[str]) -> list[str]:
+        """Module keys whose text contains any of ``words`` (substring test on raw text)."""
+        words = tuple(words)
+        out = []
+        for key, path in self.files():
+            text = self.text_of(key, path)
+            if any(w in text for w in words):
+                out.append(key)
+        for key in self._sources:
+            if key not in out and any(w in self._sources[key][1] for w in words):
+                out.append(key)
+        return out
+
+    def subclasses(self, cls: ClassInfo) -> list[ClassInfo]:
+        """Project classes that have ``cls`` in their MRO (``cls`` excluded)."""
+        out = []
+        for key in self.modules_mentioning([cls.name]):
+            mod = self.module(key)
+            if mod is None:
+                continue
+            for c in mod.classes.values():
+                if c.key != cls.key and cls.name in " ".join(c.bases) and \
+                        any(b.key == cls.key for b in self.mro(c)[1:]):
+                    out.append(c)
+        return out
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(8 * 1024 * 1024)
+        return raw.decode("utf-8", errors="replace")
+    except OSError:
+        return None
