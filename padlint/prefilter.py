@@ -31,9 +31,9 @@ class Prefilter:
     profile: Profile | None = None
 
     def may_matter(self, text: str) -> bool:
-        """True when ``text`` mentions a sink call and a padded count name or getter.
+        """True when ``text`` mentions a sink call or a padded count name or getter.
 
-        A PAD001 finding needs both in one file (the analysis is per module).
+        The analysis is whole-program: a file with either may start an entry-point search.
         Substring tests (``"_padded" in text`` covers every ``X_padded``
         name), then the analysis's own substring test of a sink call and a
         padded count (:func:`padlint.analysis.may_matter`) on the files that pass.
@@ -55,7 +55,10 @@ def build_prefilter(profile: Profile) -> Prefilter:
     """A :class:`Prefilter` for ``profile``'s count names and getters."""
     names = {n for pair in profile.counts for n in pair.padded} | set(profile.padded_getters)
     names = {n for n in names if "_padded" not in n}
-    return Prefilter(("_padded", *sorted(names)), profile)
+    from padlint.analysis.index import _literals
+
+    sink_lits, _pad = _literals(profile)
+    return Prefilter(("_padded", *sorted(names), *sorted(set(sink_lits))), profile)
 
 
 def has_directives(text: str) -> bool:

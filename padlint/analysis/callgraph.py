@@ -49,6 +49,8 @@ class CallGraph:
         self._sinkward: dict[str, bool] = {}
         self._callers: dict[str, list[FunctionInfo]] = {}
         self._subclasses: dict[str, list[ClassInfo]] = {}
+        lits = self._rel_lits
+        project.set_text_filter(lambda text: any(x in text for x in lits))
 
     @staticmethod
     def _extra_literals(profile: Profile) -> tuple[str, ...]:
@@ -187,6 +189,7 @@ class CallGraph:
         order: list[FunctionInfo] = []
         stack = [(fn, 0)]
         found_base: set[str] = set()
+        cut = False  # the depth bound stopped the search somewhere: falses are not final
         while stack:
             f, depth = stack.pop()
             if f.key in seen:
@@ -204,6 +207,8 @@ class CallGraph:
                 for c in self.callees(f):
                     if c.key not in seen:
                         stack.append((c, depth + 1))
+            else:
+                cut = True
         # propagate: a function is true if it reaches a true one (fixpoint over the seen subgraph)
         truth = {k: (k in found_base) for k in seen}
         changed = True
@@ -215,7 +220,7 @@ class CallGraph:
                 if any(truth.get(c.key) for c in self.callees(f)):
                     truth[k] = changed = True
         for k, v in truth.items():
-            if v or k == fn.key:
+            if v or k == fn.key or not cut:
                 memo[k] = v
         return memo[fn.key]
 

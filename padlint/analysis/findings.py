@@ -128,7 +128,10 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
         more = f" (and {len(hit.taints) - 1} more source{'s' if len(hit.taints) > 2 else ''})" \
             if len(hit.taints) > 1 else ""
         via = ""
-        if key in interp.clean_hits:
+        if len(hit.stale_chains) > 1:
+            via = f" on {len(hit.stale_chains)} paths, e.g. " + " -> ".join(
+                n.split("`")[1] for _, n, _p in hit.chain if "`" in n)
+        elif key in interp.clean_hits:
             via = " on the path " + " -> ".join(
                 n.split("`")[1] for _, n, _p in hit.chain if "`" in n) + \
                 " (other paths to this sink reset these rows or have none)"

@@ -77,7 +77,7 @@ def prefilter_patterns(profile: Profile) -> tuple[re.Pattern[str], re.Pattern[st
     for pat in profile.sink_constructors + profile.sink_calls + profile.forward_calls:
         lead = "" if pat.startswith("*") else r"\b"  # a search needs no leading wildcard
         rx = re.escape(pat.lstrip("*")).replace(r"\*", r"[\w.]*").replace(r"\?", r"[\w.]")
-        sinks.append(rf"{lead}{rx}\(")
+        sinks.append(rf"{lead}{rx}[(\[]")  # a call, or a kernel launch `kernel[grid](...)`
     padded: list[str] = [r"\w_padded\b"]
     for pair in profile.counts:
         padded.extend(rf"\b{re.escape(w)}\b" for w in pair.padded)
@@ -94,19 +94,25 @@ def _literals(profile: Profile) -> tuple[tuple[str, ...], tuple[str, ...]]:
         parts = re.split(r"[*?]|\[[^\]]*\]", pat)
         longest = max(parts, key=len)
         return longest + "(" if longest == parts[-1] and longest else longest
-    sinks = tuple(lit(p) for p in profile.sink_constructors + profile.sink_calls + profile.forward_calls)
+    sinks = tuple(lit(p) for p in profile.sink_constructors + profile.forward_calls)
+    sinks += tuple(lit(p).rstrip("(") for p in profile.sink_calls)  # calls and kernel launches
     padded = ["_padded"] + [w for pair in profile.counts for w in pair.padded]
     padded += [f".{g}(" for g in profile.padded_getters] + [f"{a}(" for a in profile.uninitialized_allocators]
     return tuple(x for x in sinks if x), tuple(padded)
 
 
 def may_matter(text: str, profile: Profile, patterns=None) -> bool:
-    """Cheap text test run before any parsing: a sink call and a padded count
-    both mentioned (substrings of :func:`prefilter_patterns`'s regexes)."""
+    """Cheap text test run before any parsing: a sink call or a padded count
+    mentioned (substrings of :func:`prefilter_patterns`'s regexes).
+
+    The analysis is whole-program: the sink may be in another module than the
+    padded slice (a builder module, a runner), so either half makes a file a
+    place to start looking for entry points.
+    """
     sink_lits, pad_lits = _literals(profile)
     # Substring tests only: an over-match (a `class XAttentionMetadata(` line) costs
-    # a chunk test in the analysis, never a finding; regexes over whole files cost more.
-    return any(x in text for x in sink_lits) and any(x in text for x in pad_lits)
+    # an `ast` parse, never a finding; regexes over whole files cost more.
+    return any(x in text for x in pad_lits) or any(x in text for x in sink_lits)
 
 
 def _relevance_literals(profile: Profile) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from padlint.analysis.values import (
-    ALL, UNKNOWN, AVal, Count, FuncVal, LocState, MetaVal, Ref, Refs, Reset, State, Taint, TupleVal,
+    ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MetaVal, Ref, Refs, Reset, State, Taint, TupleVal,
     UnknownVal, covering, covers, join_vals, with_step,
 )
 from padlint.analysis.callgraph import CallGraph
@@ -33,6 +33,7 @@ class CountVal(AVal):
 
     canon: str | None
     offset: int = 0
+    padded: bool = False  # canon is a padded count (set by Interpreter._cv); wins in joins
 
 
 VIEW_METHODS = frozenset({
@@ -286,6 +287,7 @@ class SinkHit:
     fixable: bool = True           # the sink statement is a place to insert a reset before
     path: str = ""                 # file of the sink
     lines: list = field(default_factory=list)  # that file's lines
+    stale_chains: tuple = ()       # every distinct call path on which the value is stale here
 
 
 @dataclass
@@ -330,6 +332,9 @@ class Interpreter:
         self.syntax_errors: dict[str, tuple[str, int | None, int | None]] = {}  # module -> error
         self._summaries: dict = {}
         self._attr_type_cache: dict = {}
+        self._param_cache: dict = {}
+        self._member_nodes: dict = {}
+        self._kwkeys: dict = {}  # (id of a `**` argument, key) -> _KwargsKey (hits are keyed by node id)
         self.hits: dict[tuple[int, str], SinkHit] = {}
         self.clean_hits: dict[tuple[int, str], list[tuple[tuple[int, str, str], ...]]] = {}
         self._fresh = 0
@@ -379,6 +384,12 @@ class Interpreter:
         params = self._params(seg.func)
         if fn.owner and params and params[0] == "self":
             state.env["self"] = self._self_ref(fn.owner)
+        ps = seg.func.params
+        for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params):
+            if p.name.value != "self":
+                v = self._param_default(p, fn)
+                if not isinstance(v, UnknownVal):
+                    state.env[p.name.value] = v  # an object of its annotated project class
         frame.params = tuple(params)
         frame.known.update(frame.params)
         self._stack = [fn.key]
@@ -425,20 +436,7 @@ class Interpreter:
         if isinstance(stmt, cst.If):
             return self._exec_if(stmt, frame, state)
         if isinstance(stmt, (cst.For, cst.While)):
-            if isinstance(stmt, cst.For):
-                self._eval(stmt.iter, frame, state)
-                self._bind(stmt.target, UNKNOWN, frame, state)
-            else:
-                self._eval(stmt.test, frame, state)
-            saved = frame.loop_exits
-            frame.loop_exits = []
-            body_end = self._exec_block(stmt.body, frame, state.copy())
-            exits = frame.loop_exits
-            frame.loop_exits = saved
-            after = State.join([state, body_end, *exits])
-            if stmt.orelse is not None and after is not None:
-                after = self._exec_block(stmt.orelse.body, frame, after)
-            return after
+            return self._exec_loop(stmt, frame, state)
         if isinstance(stmt, cst.With):
             for item in stmt.items:
                 v = self._eval(item.item, frame, state)
@@ -473,6 +471,54 @@ class Interpreter:
                 ends.append(self._exec_block(case.body, frame, state.copy()))
             return State.join(ends)
         return state  # ClassDef and others: no effect on padding
+
+    LOOP_ROUNDS = 3  # loop bodies are re-run until the loop-head state is stable, at most this often
+
+    def _exec_loop(self, stmt, frame: Frame, state: State) -> State | None:
+        """A ``for``/``while`` loop.  Over a literal tuple or list of known length (or an attribute
+        assigned only such a tuple), the body runs once per element, in order: a reset of each
+        element counts after the loop.  Otherwise the body may run zero or more times: it is
+        run from the loop-head state until that state is stable (joined with the state before
+        the loop, widened after :data:`LOOP_ROUNDS` rounds)."""
+        items = None
+        if isinstance(stmt, cst.For):
+            it = self._eval(stmt.iter, frame, state)
+            if isinstance(it, TupleVal) and not isinstance(stmt.iter, cst.Call):
+                items = it.items
+        else:
+            self._eval(stmt.test, frame, state)
+        saved = frame.loop_exits
+        try:
+            if items is not None:
+                cur: State | None = state
+                for item in items:
+                    if cur is None:
+                        break
+                    frame.loop_exits = []
+                    cur = cur.copy()
+                    self._bind(stmt.target, item, frame, cur)
+                    end = self._exec_block(stmt.body, frame, cur)
+                    cur = State.join([end, *frame.loop_exits])
+                after = cur
+            else:
+                head = state
+                after = state
+                for _ in range(self.LOOP_ROUNDS):
+                    frame.loop_exits = []
+                    body_state = head.copy()
+                    if isinstance(stmt, cst.For):
+                        self._bind(stmt.target, UNKNOWN, frame, body_state)
+                    body_end = self._exec_block(stmt.body, frame, body_state)
+                    nxt = State.join([state, body_end, *frame.loop_exits]) or state
+                    stable = nxt.env == head.env and nxt.heap == head.heap
+                    head = after = nxt
+                    if stable:
+                        break
+        finally:
+            frame.loop_exits = saved
+        if stmt.orelse is not None and after is not None:
+            after = self._exec_block(stmt.orelse.body, frame, after)
+        return after
 
     def _exec_if(self, stmt: cst.If, frame: Frame, state: State, elif_: bool = False) -> State | None:
         # an `elif` test: a reset cannot be inserted right before it
@@ -576,13 +622,18 @@ class Interpreter:
     def _assign(self, target: cst.BaseExpression, value_node: cst.BaseExpression, value: AVal,
                 frame: Frame, state: State) -> None:
         if isinstance(target, cst.Name):
-            if isinstance(value, (UnknownVal, CountVal)) or self._known_count(target.value):
+            lookup = None if self._known_count(target.value) else self._padding_lookup(value_node, state)
+            if lookup is not None:
+                value = lookup
+            elif isinstance(value, (UnknownVal, CountVal)) or self._known_count(target.value):
                 c = self._count_rhs(value_node, target.value, state)
                 if c is not None:
                     value = c
             if isinstance(value, CountVal) and value.canon is not None:
                 frame.known.add(value.canon)
-            state.env[target.value] = value
+                if isinstance(value_node, cst.Attribute):
+                    self._know_partners(value.canon, frame)
+            state.env[target.value] = self._cv(value)
             return
         if isinstance(target, (cst.Tuple, cst.List)):
             self._bind(target, value, frame, state)
@@ -594,6 +645,15 @@ class Interpreter:
                                  frame, state, "error", node=frame.stmt)
                 return
             if isinstance(base, Refs):
+                sink = self._sink_type(base)
+                if sink is not None:  # a store on an object of a metadata class (a passed-in ForwardBatch)
+                    self._check_sink(sink, target.attr.value, "attribute", value_node, value,
+                                     frame, state, "error", node=frame.stmt)
+                is_self = isinstance(target.value, cst.Name) and target.value.value == "self"
+                if not is_self or isinstance(value, CountVal):
+                    self._store_field(base, target.attr.value, self._cv(value), state)
+                    if not is_self:
+                        return
                 # `self.X = fresh_tensor`: the persistent location now holds that tensor's state
                 fresh = [r for r in (value.refs if isinstance(value, Refs) else ()) if not r.persistent]
                 for r in base.refs:
@@ -606,6 +666,13 @@ class Interpreter:
                             state.heap[loc] = st
             return
         if isinstance(target, cst.Subscript):
+            holder = state.env.get(target.value.value) if isinstance(target.value, cst.Name) else None
+            if isinstance(holder, DictVal):  # kwargs["seq_lens"] = ...
+                idx = target.slice[0].slice if len(target.slice) == 1 else None
+                key = idx.value.evaluated_value if isinstance(idx, cst.Index) and \
+                    isinstance(idx.value, cst.SimpleString) else None
+                state.env[target.value.value] = holder.set(key, value) if isinstance(key, str) else holder
+                return
             self._write_region(target, value, frame, state, value_node)
 
     def _write_region(self, target: cst.Subscript, value: AVal, frame: Frame, state: State,
@@ -668,20 +735,17 @@ class Interpreter:
     def _no_padding(self, canon: str, state: State, frame: Frame | None = None) -> bool:
         """True where a slice up to padded count ``canon`` has no padding rows on this path.
 
-        Either the caller bound the real count to this padded count
-        (``num_reqs=num_reqs_padded``: every row is real to the metadata), or
-        no real partner of ``canon`` is known on the call path (the code only
-        knows the captured size, as in a graph-capture helper).
+        That is where no real partner of ``canon`` is known on the call path (the
+        code only knows the captured size, as in a graph-capture helper).  A
+        caller that binds a callee's real count to its padded count
+        (``num_reqs=num_reqs_padded``, a dummy run) does not make the rows real:
+        the callee is judged in the caller's counts.
         """
         pair = self.p.pair_for_padded(canon)
         if pair is None:
             return False
         if frame is not None and not any(r in frame.known for r in pair.real):
             return True
-        for real in pair.real:
-            v = state.env.get(real)
-            if isinstance(v, CountVal) and v.canon == canon:
-                return True
         return False
 
     def _reset(self, ref: Ref, lower, upper, state: State, value: AVal | None,
@@ -764,9 +828,65 @@ class Interpreter:
                     return b
                 return a
             return own
-        if isinstance(node, cst.Attribute) and self.p.is_padded_name(node.attr.value):
-            return CountVal(node.attr.value)
+        if isinstance(node, cst.Attribute):
+            stored = self._field_count(node, state)
+            if stored is not None:
+                return stored
+            if self._known_count(node.attr.value):
+                return self._cv(CountVal(node.attr.value))
         return own
+
+    PAD_WORDS = ("pad", "bucket", "round_up", "next_power")
+
+    def _padding_lookup(self, node, state: State) -> CountVal | None:
+        """A padded count the code computes from a real count R, whatever its name:
+        a capture-size lookup ``sizes[bisect.bisect_left(sizes, R)]``, a padding helper
+        ``pad_to_bucket(R, ...)`` / ``round_up(R, k)``, or ``max(R, n)``.  It becomes
+        the count ``R_padded``, which the profile pairs with R."""
+        def real_in(args) -> CountVal | None:
+            for a in args:
+                c = self._count_rhs(a.value, "", state)
+                if c is not None and c.canon and not c.offset and not self.p.is_padded_name(c.canon) \
+                        and any(c.canon in pair.real for pair in self.p.counts):
+                    return c
+            return None
+        call = None
+        if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            idx = node.slice[0].slice.value
+            if isinstance(idx, cst.Call) and (dotted(idx.func) or "").rsplit(".", 1)[-1].startswith("bisect"):
+                call = idx
+        elif isinstance(node, cst.Call):
+            fname = ((dotted(node.func) or "").rsplit(".", 1)[-1]).lower()
+            if fname == "max" or any(w in fname for w in self.PAD_WORDS):
+                call = node
+        if call is None:
+            return None
+        r = real_in(call.args)
+        return CountVal(f"{r.canon}_padded", padded=True) if r is not None else None
+
+    def _field_count(self, node: cst.Attribute, state: State) -> CountVal | None:
+        """A count stored in an object's field (``input_batch.num_reqs_after_padding``)."""
+        base = self._eval_quiet(node.value, state)
+        if isinstance(base, Refs):
+            v = self._fields_of(base, node.attr.value, state)
+            if isinstance(v, CountVal):
+                return v
+        return None
+
+    def _eval_quiet(self, node, state: State) -> AVal:
+        """The value of a name or attribute chain, without side effects (no calls)."""
+        if isinstance(node, cst.Name):
+            return state.env.get(node.value, UNKNOWN)
+        if isinstance(node, cst.Attribute):
+            base = self._eval_quiet(node.value, state)
+            if isinstance(base, Refs):
+                v = self._fields_of(base, node.attr.value, state)
+                if v is not None:
+                    return v
+                out = {Ref(self._attr_loc(r.loc, node.attr.value), None, node, r.line, r.persistent,
+                           types=self._attr_types(r.types, node.attr.value)) for r in base.refs if r.count is None}
+                return Refs(frozenset(out)) if out else UNKNOWN
+        return UNKNOWN
 
     def _known_count(self, name: str) -> bool:
         return self.p.is_padded_name(name) or any(name in pair.real for pair in self.p.counts)
@@ -791,8 +911,11 @@ class Interpreter:
             return None
         if isinstance(node, cst.Attribute):
             name = node.attr.value
-            if self.p.is_padded_name(name):
-                return Count(name, 0, name)
+            stored = self._field_count(node, state)
+            if stored is not None:
+                return None if stored.canon is None else Count(stored.canon, stored.offset, self._text(node))
+            if self._known_count(name):
+                return Count(name, 0, self._text(node))
             return None
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
             sign = 1 if isinstance(node.operator, cst.Add) else -1
@@ -829,6 +952,99 @@ class Interpreter:
             return loc + "#dev"
         return f"{loc}.{attr}"
 
+    # ------------------------------------------------------- object fields
+    @staticmethod
+    def _field_key(loc: str, attr: str) -> str:
+        return f"@{loc}.{attr}"
+
+    def _fields_of(self, base: Refs, attr: str, state: State) -> AVal | None:
+        """The value stored in field ``attr`` of every alternative of ``base``, joined; None
+        when some alternative has no stored value (then the field is a location)."""
+        value: AVal | None = None
+        for r in base.refs:
+            if r.count is not None:
+                return None
+            v = state.heap.get(self._field_key(r.loc, attr))
+            if v is None:
+                return None
+            value = join_vals(value, v)
+        return value
+
+    def _store_field(self, base: Refs, attr: str, value: AVal, state: State) -> None:
+        for r in base.refs:
+            if r.count is None:
+                state.heap[self._field_key(r.loc, attr)] = value
+
+    def _class_named(self, name: str, frame: Frame) -> ClassInfo | None:
+        mod = self.project.module(frame.module)
+        t = self.project.resolve(mod, name) if mod is not None else None
+        return t if isinstance(t, ClassInfo) else None
+
+    def _attr_members(self, base: Refs, attr: str) -> list | None:
+        """``self.spec_buffers`` always assigned ``(self.a, self.b)``: the attribute nodes to evaluate."""
+        if len(base.refs) != 1:
+            return None
+        r = next(iter(base.refs))
+        if r.count is not None or r.loc != "self" or len(r.types) != 1:
+            return None
+        cls = self.project.class_info(next(iter(r.types)))
+        names = self.project.attr_tuple(cls, attr) if cls is not None else None
+        if names is None:
+            return None
+        key = (cls.key, attr)
+        nodes = self._member_nodes.get(key)
+        if nodes is None:  # built once: hits and texts are keyed by node identity
+            nodes = self._member_nodes[key] = [cst.Attribute(value=cst.Name("self"), attr=cst.Name(n))
+                                               for n in names]
+        return nodes
+
+    def _sink_type(self, base: Refs) -> str | None:
+        """The class name of ``base`` when it is an object of a sink (metadata) class."""
+        for r in base.refs:
+            for t in r.types:
+                name = t.rpartition(":")[2]
+                if self.p.is_sink_constructor(name):
+                    return name
+        return None
+
+    def _know_partners(self, canon: str, frame: Frame) -> None:
+        """A padded count read from an object's field: the object holds its real partner too."""
+        pair = self.p.pair_for_padded(canon)
+        if pair is not None:
+            frame.known.update(pair.real)
+
+    def _cv(self, v: AVal) -> AVal:
+        """Mark a count value as padded where the profile says its canonical name is."""
+        if isinstance(v, CountVal) and v.canon and not v.padded and self.p.is_padded_name(v.canon):
+            return replace(v, padded=True)
+        return v
+
+    def _construct(self, cls: ClassInfo, node: cst.Call, frame: Frame, state: State) -> AVal:
+        """``Cls(...)`` of a project dataclass (or NamedTuple): a new object whose fields
+        hold the arguments (keywords by name, positionals in field order)."""
+        line = frame.seg.line(node, frame.stmt)
+        loc = self._new_loc(line)
+        obj = Refs(frozenset({Ref(loc, None, node, line, False, types=frozenset({cls.key}), path=frame.path)}))
+        fields = list(cls.fields)
+        pos = 0
+        for a in node.args:
+            v = self._eval(a.value, frame, state)
+            if a.star:
+                continue
+            if a.keyword is not None:
+                name = a.keyword.value
+            elif pos < len(fields):
+                name = fields[pos]
+                pos += 1
+            else:
+                continue
+            if isinstance(v, (UnknownVal, CountVal)):
+                c = self._count_rhs(a.value, name, state)
+                if c is not None:
+                    v = c
+            self._store_field(obj, name, self._cv(v), state)
+        return obj
+
     def _attr_types(self, types: frozenset, attr: str) -> frozenset:
         """Class keys an attribute of an object of ``types`` may hold (memoised)."""
         if not types:
@@ -861,6 +1077,12 @@ class Interpreter:
         if isinstance(node, cst.Attribute):
             base = self._eval(node.value, frame, state)
             if isinstance(base, Refs):
+                stored = self._fields_of(base, node.attr.value, state)
+                if stored is not None:
+                    return stored
+                members = self._attr_members(base, node.attr.value)
+                if members is not None:
+                    return TupleVal(tuple(self._eval(m, frame, state) for m in members))
                 out = set()
                 for r in base.refs:
                     if r.count is None and not r.loc.startswith("new:"):
@@ -890,16 +1112,31 @@ class Interpreter:
             return join_vals(self._eval(node.body, frame, state), self._eval(node.orelse, frame, state))
         if isinstance(node, cst.Tuple):
             return TupleVal(tuple(self._eval(e.value, frame, state) for e in node.elements))
-        if isinstance(node, (cst.List, cst.Set)):
+        if isinstance(node, cst.List):
+            vals = tuple(self._eval(e.value, frame, state) for e in node.elements)
+            if any(isinstance(e, cst.StarredElement) for e in node.elements):
+                return UNKNOWN
+            return TupleVal(vals)
+        if isinstance(node, cst.Set):
             for e in node.elements:
                 self._eval(e.value, frame, state)
             return UNKNOWN
         if isinstance(node, cst.Dict):
+            d: DictVal | None = DictVal()
             for e in node.elements:
                 if isinstance(e, cst.DictElement):
                     self._eval(e.key, frame, state)
-                self._eval(e.value, frame, state)
-            return UNKNOWN
+                    v = self._eval(e.value, frame, state)
+                    key = e.key.evaluated_value if isinstance(e.key, cst.SimpleString) else None
+                    d = d.set(key, v) if d is not None and isinstance(key, str) else None
+                else:  # `**other`
+                    v = self._eval(e.value, frame, state)
+                    if d is not None and isinstance(v, DictVal):
+                        for k, x in v.items:
+                            d = d.set(k, x)
+                    else:
+                        d = None
+            return d if d is not None else UNKNOWN
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp, cst.Lambda)):
             # bodies may hold sinks: evaluate them once on a copy, loop/lambda variables unknown
             inner = state.copy()
@@ -964,6 +1201,8 @@ class Interpreter:
         if upper is None:
             return base
         count = self._count(upper, state)
+        if count is not None and isinstance(upper, cst.Attribute) and count.canon:
+            self._know_partners(count.canon, frame)
         if count is not None:
             count = replace(count, dim=found[2], unpadded=self._no_padding(count.canon, state, frame))
         for r in base.refs:
@@ -1028,6 +1267,18 @@ class Interpreter:
     # ------------------------------------------------------------------ calls
     def _eval_call(self, node: cst.Call, frame: Frame, state: State) -> AVal:
         func = node.func
+        if isinstance(func, cst.Subscript):
+            # a kernel launch `kernel[grid](args)` (Triton): a sink when the profile names the kernel
+            kname = dotted(func.value) or ""
+            for el in func.slice:
+                if isinstance(el.slice, cst.Index):
+                    self._eval(el.slice.value, frame, state)
+            if kname and self._sink_call is not None and self._sink_call.fullmatch(kname):
+                self._check_call_args(kname, node, frame, state, skip_first=False)
+            else:
+                for a in node.args:
+                    self._eval(a.value, frame, state)
+            return UNKNOWN
         name = dotted(func) or ""
         last = name.rsplit(".", 1)[-1] if name else (func.attr.value if isinstance(func, cst.Attribute) else "")
 
@@ -1066,6 +1317,47 @@ class Interpreter:
                     self._check_sink(obj.sink, fld, "attribute", node.args[2].value, v, frame, state,
                                      "error", node=node.args[2])
             return UNKNOWN
+
+        # dict(a=x, ...): a kwargs dict whose keys are known
+        if name == "dict" and all(a.keyword is not None or a.star == "**" for a in node.args):
+            d: DictVal | None = DictVal()
+            for a in node.args:
+                v = self._eval(a.value, frame, state)
+                if a.keyword is not None and d is not None:
+                    d = d.set(a.keyword.value, v)
+                elif isinstance(v, DictVal) and d is not None:
+                    for k, x in v.items:
+                        d = d.set(k, x)
+                else:
+                    d = None
+            return d if d is not None else UNKNOWN
+        # kwargs.pop("k", ...), kwargs.update(k=v) on a local dict
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                and isinstance(state.env.get(func.value.value), DictVal) and last in ("pop", "update", "get"):
+            d = state.env[func.value.value]
+            vals = [self._eval(a.value, frame, state) for a in node.args]
+            key = node.args[0].value.evaluated_value if node.args and isinstance(node.args[0].value, cst.SimpleString) else None
+            if last == "get":
+                return d.get(key) or UNKNOWN if isinstance(key, str) else UNKNOWN
+            if last == "pop":
+                if isinstance(key, str):
+                    state.env[func.value.value] = d.drop(key)
+                    return d.get(key) or (vals[1] if len(vals) > 1 else UNKNOWN)
+                return UNKNOWN
+            for a, v in zip(node.args, vals):  # update
+                if a.keyword is not None:
+                    d = d.set(a.keyword.value, v)
+                elif isinstance(v, DictVal):
+                    for k, x in v.items:
+                        d = d.set(k, x)
+            state.env[func.value.value] = d
+            return UNKNOWN
+
+        # Cls(...) of a project dataclass: an object whose fields hold the arguments
+        if name and self._looks_like_class(last):
+            cls = self._class_named(name, frame)
+            if cls is not None and (cls.is_dataclass or any(b.endswith("NamedTuple") for b in cls.bases)):
+                return self._construct(cls, node, frame, state)
 
         # self.m(...) / nested function / module-level function
         target = self._resolve_callee(func, frame, state)
@@ -1377,7 +1669,7 @@ class Interpreter:
                 callee.known.add(v.canon)
             if isinstance(v, UnknownVal):
                 v = self._param_default(next(p for p in all_params if p.name.value == pname), fn)
-            env[pname] = v
+            env[pname] = self._cv(v)
         # a summary: the same callee on the same input has the same effect
         memo_key = None
         if fn is not None and len(self._summaries) < self.MAX_SUMMARIES:
@@ -1405,6 +1697,13 @@ class Interpreter:
         """An unbound parameter: an object of its annotated project class, if any."""
         if fn is None or p.annotation is None:
             return UNKNOWN
+        key = (fn.key, p.name.value)
+        v = self._param_cache.get(key)
+        if v is None:
+            v = self._param_cache[key] = self._param_object(p, fn)
+        return v
+
+    def _param_object(self, p: cst.Param, fn: FunctionInfo) -> AVal:
         mod = self.project.module(fn.module)
         if mod is None:
             return UNKNOWN
@@ -1426,6 +1725,14 @@ class Interpreter:
     def _check_call_args(self, sink: str, node: cst.Call, frame: Frame, state: State, *, skip_first: bool) -> None:
         for i, arg in enumerate(node.args):
             v = self._eval(arg.value, frame, state)
+            if arg.star == "**" and isinstance(v, DictVal):
+                # `Meta(**kwargs)`: each key of the dict is a field, reported on the `**` argument
+                for key, item in v.items:
+                    kw = self._kwkeys.get((id(arg), key))
+                    if kw is None:
+                        kw = self._kwkeys[(id(arg), key)] = _KwargsKey(arg, key)
+                    self._check_sink(sink, key, "keyword", arg.value, item, frame, state, "error", node=kw)
+                continue
             if arg.star or (skip_first and i == 0):
                 continue
             fld = arg.keyword.value if arg.keyword else str(i)
@@ -1445,22 +1752,33 @@ class Interpreter:
             self.clean_hits.setdefault(key, []).append(frame.chain)
             return
         old = self.hits.get(key)
-        if old is not None and len(old.chain) <= len(frame.chain):
-            return  # keep the most direct stale path
-        span = frame.seg.span(node, frame.stmt)
+        # a reset at the sink fixes every stale path only if each names the real count there
+        # (a dummy run binds the callee's real name to its own padded count: it does not)
+        real_names, padded_names = self._names_in_scope(frame, state)
+        named = all(any(r in real_names for r in (self.p.pair_for_padded(t.padded) or _NOPAIR).real)
+                    for t in taints)
+        if old is not None:
+            chains = old.stale_chains + (frame.chain,) if frame.chain not in old.stale_chains else old.stale_chains
+            if len(old.chain) <= len(frame.chain):
+                old.stale_chains = chains
+                old.fixable = old.fixable and named and frame.fixable
+                return  # keep the most direct stale path
+        span = frame.seg.span(node.arg if isinstance(node, _KwargsKey) else node, frame.stmt)
         stmt = frame.stmt if frame.stmt is not None else node
         stmt_line = frame.seg.line(stmt, stmt)
         stmt_text = self._stmt_text(stmt)
-        real_names, padded_names = self._names_in_scope(frame, state)
         self.hits[key] = SinkHit(
             key=key, sink=sink, field=fld, kind=kind, severity=severity,
-            arg_text=self._text(value_node),
-            arg_name=value_node.value if isinstance(value_node, cst.Name) else None,
+            arg_text=f"{self._text(value_node)}[{fld!r}]" if isinstance(node, _KwargsKey) else self._text(value_node),
+            arg_name=value_node.value if isinstance(value_node, cst.Name) and not isinstance(node, _KwargsKey)
+            else None,
             span=span, stmt_line=stmt_line, stmt_text=stmt_text, function=frame.qual.rpartition(":")[2],
             chain=frame.chain, taints=tuple(sorted(taints, key=lambda t: (t.steps[0][0], t.buffer))),
             real_names=real_names, padded_names=padded_names,
             wrong_resets=self._rejected_resets(value, state, taints, accepts),
-            fixable=frame.fixable, path=frame.path, lines=frame.seg.lines,
+            fixable=frame.fixable and named and (old is None or old.fixable), path=frame.path,
+            lines=frame.seg.lines,
+            stale_chains=(old.stale_chains if old is not None else ()) + (frame.chain,),
             dims=frozenset(r.count.dim for r in value.refs if r.count is not None and r.count.canon)
             if isinstance(value, Refs) else frozenset(),
             maybe_none=isinstance(value, Refs) and value.maybe_none)
@@ -1535,6 +1853,17 @@ class Interpreter:
             if canon not in table or n == canon:
                 table[canon] = n
         return real, padded
+
+
+_NOPAIR = type("NoPair", (), {"real": ()})()
+
+
+@dataclass(eq=False)
+class _KwargsKey:
+    """Stands for one key of a ``**kwargs`` sink argument (its own hit, the argument's span)."""
+
+    arg: cst.Arg
+    key: str
 
 
 def _glob(pat: str) -> str:

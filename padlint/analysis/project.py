@@ -60,6 +60,10 @@ class ClassInfo:
     attr_types: dict[str, set[str]] = field(default_factory=dict)
     fields: list[str] = field(default_factory=list)  # class-level annotated names (dataclass fields)
     is_dataclass: bool = False
+    methods_scanned: bool = False  # attr_types from the methods' assignments added (lazily)
+    # attribute -> the sibling attributes it holds when every assignment is one fixed tuple or
+    # list of `self.X` (``self.spec_buffers = (self.a, self.b)``); None: assigned anything else
+    attr_tuples: dict[str, tuple[str, ...] | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -130,7 +134,15 @@ def _index_class(mod: str, node: ast.ClassDef, col: int) -> ClassInfo:
             names = _type_names(item.annotation)
             if names:
                 info.attr_types.setdefault(item.target.id, set()).update(names)
-    # attribute types from the methods: self.x = Cls(...), self.x: T = ..., self.x = param (annotated)
+    return info
+
+
+def scan_method_attr_types(info: ClassInfo) -> None:
+    """Add attribute types from the methods: ``self.x = Cls(...)``, ``self.x: T = ...``,
+    ``self.x = param`` with an annotated parameter.  Done once per class, on demand."""
+    if info.methods_scanned:
+        return
+    info.methods_scanned = True
     for meth in info.methods.values():
         fn = meth.node
         params: dict[str, list[str]] = {}
@@ -149,6 +161,13 @@ def _index_class(mod: str, node: ast.ClassDef, col: int) -> ClassInfo:
             for t in targets:
                 if not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"):
                     continue
+                members = None
+                if isinstance(value, (ast.Tuple, ast.List)) and all(
+                        isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self"
+                        for e in value.elts):
+                    members = tuple(e.attr for e in value.elts)
+                prev = info.attr_tuples.get(t.attr, members)
+                info.attr_tuples[t.attr] = members if prev == members else None
                 names = _type_names(ann)
                 if isinstance(value, ast.Call):
                     callee = _dotted(value.func)
@@ -158,7 +177,6 @@ def _index_class(mod: str, node: ast.ClassDef, col: int) -> ClassInfo:
                     names.extend(params[value.id])
                 if names:
                     info.attr_types.setdefault(t.attr, set()).update(names)
-    return info
 
 
 def index_module(key: str, path: str, text: str, *, is_package: bool = False) -> ModuleInfo | None:
@@ -237,6 +255,11 @@ class Project:
         self._files: list[tuple[str, Path]] | None = None  # every (module key, path) under the roots
         self._texts: dict[str, str] = {}
         self._file_of: dict[str, str] = {}
+        self._bases: dict[str, list[str]] | None = None
+        self._located: dict[str, tuple[str, bool] | None] = {}
+        self._mro: dict[str, list[ClassInfo]] = {}
+        # modules whose text cannot matter (see :meth:`set_text_filter`) are not parsed to resolve names
+        self._may_matter: Callable[[str], bool] | None = None
 
     # ------------------------------------------------------------- sources
     def add_source(self, path: str, text: str, file: str | None = None) -> str:
@@ -251,6 +274,7 @@ class Project:
             if root not in self.roots:
                 self.roots.append(root)
                 self._files = None
+                self._located.clear()
             old = self._sources.get(key)
             if old is not None and self._file_of.get(key) != os.path.abspath(file):
                 # two checked files with one module name (`build/bug.py`, `src/bug.py`): the
@@ -266,6 +290,12 @@ class Project:
         return self._path_keys.get(os.path.abspath(path))
 
     def _locate(self, key: str) -> tuple[str, bool] | None:
+        if key in self._located:
+            return self._located[key]
+        found = self._located[key] = self._locate_on_disk(key)
+        return found
+
+    def _locate_on_disk(self, key: str) -> tuple[str, bool] | None:
         parts = key.split(".")
         for root in self.roots:
             base = root.joinpath(*parts)
@@ -290,7 +320,9 @@ class Project:
         else:
             loc = self._locate(key)
             if loc is not None:
-                text = self._read(loc[0])
+                text = self._texts.get(key)
+                if text is None:
+                    text = self._read(loc[0])
                 if text is not None:
                     info = index_module(key, loc[0], text, is_package=loc[1])
         self._modules[key] = info
@@ -313,10 +345,10 @@ class Project:
             if attr is None:
                 target = self.module(src)
             else:
-                sub = self.module(f"{src}.{attr}")
+                sub = self.module(f"{src}.{attr}") if self._exists(f"{src}.{attr}") else None
                 if sub is not None:
                     target = sub
-                else:
+                elif self.text_may_matter(src):
                     other = self.module(src)
                     if other is not None and other is not mod:
                         target = self.resolve(other, attr, depth + 1)
@@ -336,6 +368,26 @@ class Project:
             if target is None:
                 return None
         return target
+
+    def _exists(self, key: str) -> bool:
+        return key in self._modules and self._modules[key] is not None or key in self._sources \
+            or self._locate(key) is not None
+
+    def set_text_filter(self, may_matter: Callable[[str], bool]) -> None:
+        """``may_matter(text)``: False when nothing in a module's text can matter to the
+        analysis; such a module is not parsed just to resolve a name imported from it."""
+        self._may_matter = may_matter
+
+    def text_may_matter(self, key: str) -> bool:
+        if self._may_matter is None or key in self._modules or key in self._sources:
+            return True
+        loc = self._locate(key)
+        if loc is None:
+            return False
+        text = self._texts.get(key)
+        if text is None:
+            text = self._texts[key] = self._read(loc[0]) or ""
+        return self._may_matter(text)
 
     def class_info(self, key: str) -> ClassInfo | None:
         mod, _, name = key.partition(":")
@@ -363,6 +415,12 @@ class Project:
         return out
 
     def mro(self, cls: ClassInfo) -> list[ClassInfo]:
+        v = self._mro.get(cls.key)
+        if v is None:
+            v = self._mro[cls.key] = self._compute_mro(cls)
+        return v
+
+    def _compute_mro(self, cls: ClassInfo) -> list[ClassInfo]:
         out: list[ClassInfo] = []
         todo = [cls]
         while todo and len(out) < 32:
@@ -392,6 +450,7 @@ class Project:
             mod = self.module(c.module)
             if mod is None:
                 continue
+            scan_method_attr_types(c)
             for name in c.attr_types.get(attr, ()):
                 t = self.resolve(mod, name)
                 if isinstance(t, ClassInfo):
@@ -400,6 +459,14 @@ class Project:
                     for r in self.returned_classes(t):
                         out.setdefault(r.key, r)
         return list(out.values())
+
+    def attr_tuple(self, cls: ClassInfo, attr: str) -> tuple[str, ...] | None:
+        """The sibling attributes ``self.<attr>`` always holds (see ``ClassInfo.attr_tuples``)."""
+        for c in self.mro(cls):
+            scan_method_attr_types(c)
+            if attr in c.attr_tuples:
+                return c.attr_tuples[attr]
+        return None
 
     def returned_classes(self, fn: FunctionInfo) -> list[ClassInfo]:
         """Classes a factory function constructs in its ``return`` statements."""
@@ -461,17 +528,55 @@ class Project:
         return out
 
     def subclasses(self, cls: ClassInfo) -> list[ClassInfo]:
-        """Project classes that have ``cls`` in their MRO (``cls`` excluded)."""
+        """Project classes that have ``cls`` in their MRO (``cls`` excluded).
+
+        Candidates are the modules whose text has a ``class X(... Name ...)`` line
+        (direct subclasses); their subclasses are found the same way, in turn."""
+        out: list[ClassInfo] = []
+        seen = {cls.key}
+        todo = [cls]
+        while todo and len(out) < 200:
+            base = todo.pop()
+            for c in self._direct_subclasses(base):
+                if c.key not in seen:
+                    seen.add(c.key)
+                    out.append(c)
+                    todo.append(c)
+        return out
+
+    def _base_index(self) -> dict[str, list[str]]:
+        """Base-class name (last dotted part) -> modules with a ``class X(... Base ...)`` line:
+        one regex pass over the project's text, made on first use."""
+        if self._bases is None:
+            idx: dict[str, list[str]] = {}
+            keys = [k for k, _ in self.files()] + [k for k in self._sources if k not in dict(self.files())]
+            paths = dict(self.files())
+            for key in keys:
+                text = self._sources[key][1] if key in self._sources else self.text_of(key, paths[key])
+                if "class " not in text:
+                    continue
+                for m in _CLASS_LINE.finditer(text):
+                    for base in re.findall(r"[\w.]+", m.group(1)):
+                        lst = idx.setdefault(base.rsplit(".", 1)[-1], [])
+                        if not lst or lst[-1] != key:
+                            lst.append(key)
+            self._bases = idx
+        return self._bases
+
+    def _direct_subclasses(self, cls: ClassInfo) -> list[ClassInfo]:
         out = []
-        for key in self.modules_mentioning([cls.name]):
+        for key in self._base_index().get(cls.name, ()):
             mod = self.module(key)
             if mod is None:
                 continue
             for c in mod.classes.values():
-                if c.key != cls.key and cls.name in " ".join(c.bases) and \
-                        any(b.key == cls.key for b in self.mro(c)[1:]):
+                if c.key != cls.key and any(b.rsplit(".", 1)[-1] == cls.name for b in c.bases) and \
+                        any(b.key == cls.key for b in self.bases(c)):
                     out.append(c)
         return out
+
+
+_CLASS_LINE = re.compile(r"^[ \t]*class\s+\w+\s*\(([^)]*)\)", re.M)
 
 
 def _read_text(path: str) -> str | None:

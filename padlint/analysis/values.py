@@ -96,6 +96,28 @@ class TupleVal(AVal):
 
 
 @dataclass(frozen=True)
+class DictVal(AVal):
+    """A dict with string keys known (``dict(a=x)``, ``{"a": x}``, ``d["a"] = x``): a
+    ``**kwargs`` dict that may reach a sink.  ``items``: (key, value) sorted by key."""
+
+    items: tuple[tuple[str, AVal], ...] = ()
+
+    def get(self, key: str) -> AVal | None:
+        for k, v in self.items:
+            if k == key:
+                return v
+        return None
+
+    def set(self, key: str, value: AVal) -> "DictVal":
+        d = dict(self.items)
+        d[key] = value
+        return DictVal(tuple(sorted(d.items())))
+
+    def drop(self, key: str) -> "DictVal":
+        return DictVal(tuple((k, v) for k, v in self.items if k != key))
+
+
+@dataclass(frozen=True)
 class MetaVal(AVal):
     """An object built by a sink constructor; attribute stores on it are sinks."""
 
@@ -129,6 +151,12 @@ def join_vals(a: AVal | None, b: AVal | None) -> AVal:
         return b if b is not None else UNKNOWN
     if b is None or a == b:
         return a
+    # two counts: the padded one wins (its padding rows must be judged); `padded` is set by
+    # the interpreter, which knows the profile
+    if getattr(a, "padded", None) is not None and getattr(b, "padded", None) is not None:
+        if b.padded and not a.padded:
+            return b
+        return a
     if isinstance(a, Refs) and isinstance(b, Refs):
         return Refs(a.refs | b.refs, a.maybe_none or b.maybe_none)
     # None on one path (`x = None`): the tensor's rows still matter, and a fix must guard
@@ -143,6 +171,9 @@ def join_vals(a: AVal | None, b: AVal | None) -> AVal:
         return b
     if isinstance(a, TupleVal) and isinstance(b, TupleVal) and len(a.items) == len(b.items):
         return TupleVal(tuple(join_vals(x, y) for x, y in zip(a.items, b.items)))
+    if isinstance(a, DictVal) and isinstance(b, DictVal):
+        keys = sorted({k for k, _ in a.items} | {k for k, _ in b.items})
+        return DictVal(tuple((k, join_vals(a.get(k), b.get(k))) for k in keys))
     if isinstance(a, MetaVal):
         return a
     if isinstance(b, MetaVal):
@@ -207,8 +238,16 @@ class State:
             return live[0]
         out = State({}, dict(live[0].heap))
         for s in live[1:]:
+            if s.heap is out.heap:
+                continue
             for k in set(out.heap) | set(s.heap):
-                out.heap[k] = out.loc(k).join(s.loc(k))
+                a, b = out.heap.get(k), s.heap.get(k)
+                if a is b or a == b:
+                    continue
+                if k.startswith("@"):  # an object field's value (see Interpreter._field)
+                    out.heap[k] = join_vals(a, b)
+                else:
+                    out.heap[k] = (a or PERSISTENT).join(b or PERSISTENT)
         for k in set().union(*(s.env for s in live)):
             vals = [s.env.get(k) for s in live]
             first = vals[0]
