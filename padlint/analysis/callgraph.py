@@ -49,6 +49,7 @@ class CallGraph:
         self._sinkward: dict[str, bool] = {}
         self._callers: dict[str, list[FunctionInfo]] = {}
         self._subclasses: dict[str, list[ClassInfo]] = {}
+        self._graph_bound: dict[str, tuple[tuple[str, str], ...]] = {}
         lits = self._rel_lits
         project.set_text_filter(lambda text: any(x in text for x in lits))
 
@@ -81,6 +82,9 @@ class CallGraph:
         if v is None:
             text = self._text(fn)
             v = any(x in text for x in self._sink_lits) and self._sink_re.search(text) is not None
+            if not v and ".replay(" in text and fn.owner:  # a CUDA graph replay reads its bound buffers
+                cls = self.project.class_info(fn.owner)
+                v = cls is not None and bool(self.graph_bound(cls))
             self._sink[fn.key] = v
         return v
 
@@ -224,6 +228,32 @@ class CallGraph:
                 memo[k] = v
         return memo[fn.key]
 
+    def graph_bound(self, cls: ClassInfo) -> tuple[tuple[str, str], ...]:
+        """Persistent buffers a CUDA graph captured by this class reads at every replay:
+        ``(attribute, field)`` for each padded-style slice ``self.X[:n]`` in a method that
+        captures (holds a ``with ...graph(...):`` block), ``field`` being the keyword it is
+        passed under (or the attribute name)."""
+        v = self._graph_bound.get(cls.key)
+        if v is not None:
+            return v
+        out: dict[str, str] = {}
+        for c in self.project.mro(cls):
+            for m in c.methods.values():
+                if not any(isinstance(w, ast.With) and any(
+                        isinstance(i.context_expr, ast.Call)
+                        and (_dotted(i.context_expr.func) or "").rsplit(".", 1)[-1] == "graph"
+                        for i in w.items) for w in ast.walk(m.node)):
+                    continue
+                for sub in ast.walk(m.node):
+                    if isinstance(sub, ast.keyword) and sub.arg and _self_slice(sub.value):
+                        out.setdefault(_self_slice(sub.value), sub.arg)
+                for sub in ast.walk(m.node):
+                    attr = _self_slice(sub) if isinstance(sub, ast.Subscript) else None
+                    if attr:
+                        out.setdefault(attr, attr)
+        v = self._graph_bound[cls.key] = tuple(sorted(out.items()))
+        return v
+
     def callers(self, fn: FunctionInfo) -> list[FunctionInfo]:
         """Project functions that call ``fn`` (resolved calls; a text scan finds the candidates)."""
         v = self._callers.get(fn.key)
@@ -246,6 +276,15 @@ class CallGraph:
                     out.setdefault(f.key, f)
         v = self._callers[fn.key] = list(out.values())
         return v
+
+
+def _self_slice(node: ast.AST) -> str | None:
+    """``X`` for ``self.X[:n]`` (a slice from row 0), else None."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and node.slice.lower is None \
+            and node.slice.upper is not None and isinstance(node.value, ast.Attribute) \
+            and isinstance(node.value.value, ast.Name) and node.value.value.id == "self":
+        return node.value.attr
+    return None
 
 
 def _functions(mod: ModuleInfo):

@@ -121,6 +121,8 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
             state += f" (the reset at line {line} writes {shown_value}, not {want})"
         if hit.kind == "attribute":
             where = f"when stored as `.{hit.field}` on a {hit.sink}"
+        elif hit.kind == "replay":
+            where = f"when the CUDA graph replayed here reads them (bound at capture as `{hit.field}`)"
         elif hit.kind == "keyword":
             where = f"when passed as `{hit.field}=` to {hit.sink}"
         else:

@@ -998,6 +998,26 @@ class Interpreter:
                                                for n in names]
         return nodes
 
+    def _check_replay(self, node: cst.Call, graphs: cst.Subscript, frame: Frame, state: State) -> None:
+        """A graph replay indexed by a padded count reads rows [:count] of each graph-bound buffer."""
+        idx = graphs.slice[0].slice if len(graphs.slice) == 1 else None
+        if not isinstance(idx, cst.Index):
+            return
+        count = self._count(idx.value, state)
+        cls = self.project.class_info(frame.cls or frame.owner)
+        if count is None or not count.canon or cls is None:
+            return
+        count = replace(count, unpadded=self._no_padding(count.canon, state, frame))
+        line = frame.seg.line(node, frame.stmt)
+        for attr, fld in self.graph.graph_bound(cls):
+            ref = Ref(self._attr_loc("self", attr), count, f"self.{attr}[:{count.written}]", line, True,
+                      path=frame.path)
+            key = self._kwkeys.get((id(node), "replay:" + fld))
+            if key is None:
+                key = self._kwkeys[(id(node), "replay:" + fld)] = _KwargsKey(node, fld)
+            self._check_sink("CUDA graph replay", fld, "replay", node, Refs(frozenset({ref})), frame, state,
+                             "error", node=key)
+
     def _sink_type(self, base: Refs) -> str | None:
         """The class name of ``base`` when it is an object of a sink (metadata) class."""
         for r in base.refs:
@@ -1351,6 +1371,12 @@ class Interpreter:
                     for k, x in v.items:
                         d = d.set(k, x)
             state.env[func.value.value] = d
+            return UNKNOWN
+
+        # `self.graphs[bs].replay()`: a CUDA graph replay reads every buffer bound at capture
+        if last == "replay" and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Subscript) \
+                and not node.args and frame.owner:
+            self._check_replay(node, func.value, frame, state)
             return UNKNOWN
 
         # Cls(...) of a project dataclass: an object whose fields hold the arguments
