@@ -52,28 +52,53 @@ def _syntax_error(path: str, text: str) -> AnalysisSyntaxError | None:
 
 
 def find_entries(graph: CallGraph, seeds: list[FunctionInfo]) -> list[FunctionInfo]:
-    """Entry points for ``seeds`` (functions of checked files that reach a sink): the
-    outermost project callers of each, or the seed itself where nothing calls it."""
-    entries: dict[str, FunctionInfo] = {}
-    seen: set[str] = set()
+    """Entry points for ``seeds`` (functions of checked files that reach a sink).
+
+    The seeds' callers are collected upward through the project (``U``); the
+    entry points are the functions of ``U`` that nothing in ``U`` calls, and the
+    public methods that only their own class calls (a class's API).  A
+    cycle that nothing outside calls (``a`` calls ``b`` calls ``a``) gets its
+    first function as an entry point, so every seed is reached from some entry.
+    """
+    up: dict[str, FunctionInfo] = {}
+    callers_of: dict[str, list[FunctionInfo]] = {}
     todo = [(s, 0) for s in seeds]
-    while todo and len(entries) < MAX_ENTRIES:
+    while todo and len(up) < MAX_ENTRIES * 4:
         fn, level = todo.pop()
-        if fn.key in seen:
+        if fn.key in up:
             continue
-        seen.add(fn.key)
-        callers = graph.callers(fn) if level < MAX_CALLER_LEVELS else []
-        callers = [c for c in callers if c.key != fn.key]
-        if not callers:
-            entries.setdefault(fn.key, fn)
-            continue
-        outside = [c for c in callers if c.key not in seen]
-        if not outside and all(c.key in seen for c in callers):
-            # every caller is already on the way up (a cycle): this one is as outer as any
-            if not any(c.key in entries for c in callers):
-                entries.setdefault(fn.key, fn)
-        todo.extend((c, level + 1) for c in outside)
-    return sorted(entries.values(), key=lambda f: (f.module, f.start))
+        up[fn.key] = fn
+        cs = [c for c in graph.callers(fn) if c.key != fn.key] if level < MAX_CALLER_LEVELS else []
+        callers_of[fn.key] = cs
+        todo.extend((c, level + 1) for c in cs if c.key not in up)
+    def is_entry(k: str, f: FunctionInfo) -> bool:
+        inside = [c for c in callers_of.get(k, ()) if c.key in up]
+        if not inside:
+            return True
+        # a public method that only its own class calls (`execute_model`, which `_dummy_run`
+        # also calls) is the class's API: the engine calls it with nothing reset
+        return bool(f.owner) and not f.name.startswith("_") and all(c.owner == f.owner for c in inside)
+
+    roots = [f for k, f in up.items() if is_entry(k, f)]
+    covered: set[str] = set()
+
+    def cover(f: FunctionInfo) -> None:
+        stack = [f]
+        while stack:
+            x = stack.pop()
+            if x.key in covered:
+                continue
+            covered.add(x.key)
+            stack.extend(c for c in graph.callees(x) if c.key in up and c.key not in covered)
+
+    for r in roots:
+        cover(r)
+    entries = list(roots)
+    for k, f in sorted(up.items(), key=lambda kv: (kv[1].module, kv[1].start)):
+        if k not in covered and len(entries) < MAX_ENTRIES:
+            entries.append(f)  # a cycle no outside function calls
+            cover(f)
+    return sorted(entries, key=lambda f: (f.module, f.start))
 
 
 def check_project(sources: list[Source], profile: Profile, *, seeds: set[str] | None = None,

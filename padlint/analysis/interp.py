@@ -1104,12 +1104,18 @@ class Interpreter:
                 if members is not None:
                     return TupleVal(tuple(self._eval(m, frame, state) for m in members))
                 out = set()
+                joined: AVal | None = None  # values stored in the fields of some alternatives
                 for r in base.refs:
-                    if r.count is None and not r.loc.startswith("new:"):
+                    v = state.heap.get(self._field_key(r.loc, node.attr.value)) if r.count is None else None
+                    if v is not None:
+                        joined = join_vals(joined, v)
+                    elif r.count is None and not r.loc.startswith("new:"):
                         out.add(Ref(self._attr_loc(r.loc, node.attr.value), None, node,
                                     frame.seg.line(node, frame.stmt), r.persistent,
                                     types=self._attr_types(r.types, node.attr.value), path=frame.path))
-                return Refs(frozenset(out)) if out else UNKNOWN
+                if out:
+                    joined = join_vals(joined, Refs(frozenset(out)))
+                return joined if joined is not None else UNKNOWN
             return UNKNOWN
         if isinstance(node, cst.Subscript):
             return self._eval_subscript(node, frame, state)

@@ -171,7 +171,7 @@ def scan_method_attr_types(info: ClassInfo) -> None:
                 names = _type_names(ann)
                 if isinstance(value, ast.Call):
                     callee = _dotted(value.func)
-                    if callee and callee.rsplit(".", 1)[-1][:1].isupper():
+                    if callee:  # a class, or a factory function (its return annotation/constructions)
                         names.append(callee)
                 elif isinstance(value, ast.Name) and value.id in params:
                     names.extend(params[value.id])
@@ -469,11 +469,16 @@ class Project:
         return None
 
     def returned_classes(self, fn: FunctionInfo) -> list[ClassInfo]:
-        """Classes a factory function constructs in its ``return`` statements."""
+        """Classes a factory function returns: its return annotation (``-> ModelState``: that
+        class, which dispatch widens to its subclasses) and the constructions it returns."""
         mod = self.module(fn.module)
         out: list[ClassInfo] = []
         if mod is None:
             return out
+        for name in _type_names(fn.node.returns):
+            t = self.resolve(mod, name)
+            if isinstance(t, ClassInfo):
+                out.append(t)
         for sub in ast.walk(fn.node):
             if isinstance(sub, ast.Return) and isinstance(sub.value, ast.Call):
                 name = _dotted(sub.value.func)
