@@ -5,7 +5,13 @@
 undecodable, binary, syntax error, too deeply nested, an unexpected
 exception in any stage) becomes a :class:`FileError` and the run goes on.
 It raises only for run-level problems: :class:`padlint.baseline.BaselineError`
-from the baseline file.
+from the baseline file (a baseline nested too deeply to read is one too).
+
+Bounds per file (each an error entry, and the run goes on): a file that
+passes the prefilter and is larger than ``max_file_size`` bytes is not
+parsed (the analysis of one long method costs about 0.55 GB per MB of
+source); an analysis that takes longer than ``file_timeout`` seconds is
+stopped (:func:`padlint.parse.with_big_stack`).
 
 ``files_checked`` counts files that were read and checked, including those
 the prefilter skipped (nothing in them can matter); files with an error are
@@ -14,19 +20,30 @@ not counted.
 
 from __future__ import annotations
 
+import ast
 import concurrent.futures
 import concurrent.futures.process
 import os
 import sys
 import traceback
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from padlint.config import Config, PathPattern, RuleSelection, per_file_ignored
+from padlint.config import (
+    DEFAULT_FILE_TIMEOUT,
+    DEFAULT_MAX_FILE_SIZE,
+    Config,
+    PathPattern,
+    RuleSelection,
+    per_file_ignored,
+)
 from padlint.discover import discover, discover_stdin
 from padlint.model import CheckResult, FileError, Finding
 from padlint.parse import (
     DEEP_MESSAGE,
+    AnalysisTimeout,
     SourceFile,
     decode_source,
     read_source,
@@ -41,6 +58,10 @@ from padlint.suppress import Directives, PadPolicy, apply, scan
 PARALLEL_MIN_FILES = 8
 
 
+#: What a file the parser (libcst) refuses but CPython accepts is reported as.
+PARSER_LIMIT_MESSAGE = "not analysed: the parser cannot read this file"
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """Inputs of one run.
@@ -50,7 +71,11 @@ class RunOptions:
     baseline file to apply (None: none).  ``show_traceback``: print the
     traceback of internal errors to stderr.  ``jobs``: worker processes for
     parse and analysis (1: none).  ``force_exclude``: excludes apply to named
-    files too.
+    files too.  ``respect_gitignore``: skip what git ignores while walking.
+    ``max_file_size``: bytes (0: no limit) above which a file that could
+    matter is not parsed; ``file_timeout``: seconds (0: none) one file's
+    analysis may take.  ``progress``: called with (stage, done, total) as
+    files are read ("read") and analysed ("analyse"), for a progress bar.
     """
 
     profile: Profile
@@ -61,6 +86,10 @@ class RunOptions:
     show_traceback: bool = False
     jobs: int = 1
     force_exclude: bool = False
+    respect_gitignore: bool = True
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    file_timeout: float = DEFAULT_FILE_TIMEOUT
+    progress: Callable[[str, int, int], None] | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -101,8 +130,12 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
     if stdin is not None:
         found = discover_stdin(stdin[0], excludes, cwd, force_exclude=options.force_exclude)
     else:
-        found = discover(paths, excludes, cwd, force_exclude=options.force_exclude)
+        found = discover(paths, excludes, cwd, force_exclude=options.force_exclude,
+                         respect_gitignore=options.respect_gitignore)
     out = RunOutput(result=CheckResult(errors=list(found.errors)))
+    if not found.files:
+        out.notes.append("no Python files found under the given paths (everything excluded?): 0 files checked"
+                         if stdin is None else "the file read from standard input is excluded: 0 files checked")
     prefilter = build_prefilter(options.profile)
     views = frozenset((*options.profile.shared_views, options.profile.device_view,
                        *options.profile.padded_getters, *options.profile.copy_to_device))
@@ -110,7 +143,9 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
 
     sources: list[SourceFile] = []  # only files that need more than reading
     to_analyse: list[SourceFile] = []
-    for path in found.files:
+    progress = options.progress or (lambda stage, done, total: None)
+    for done, path in enumerate(found.files):
+        progress("read", done, len(found.files))
         if stdin is not None:
             source = decode_source(path, stdin[1])
         else:
@@ -120,13 +155,17 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
             continue
         source = SourceFile(path, source.text, source.encoding, source.raw)
         if prefilter.may_matter(source.text):
+            if 0 < options.max_file_size < len(source.raw):
+                out.result.errors.append(FileError(path, None, _too_large(len(source.raw), options.max_file_size)))
+                continue
             to_analyse.append(source)
             sources.append(source)
         elif has_own_directives(source.text):
             sources.append(source)  # no finding possible, but its comments may be reported
         else:
             out.result.files_checked += 1  # nothing here can matter; drop the text
-    analysed = _analyse_all(to_analyse, options)
+    progress("read", len(found.files), len(found.files))
+    analysed = _analyse_all(to_analyse, options, progress)
 
     for source in sources:
         try:
@@ -149,7 +188,14 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
         def in_scope(full: str, code: str) -> bool:
             return full in checked and options.selection.enabled(code)
 
-        out.result.findings, out.notes = apply_baseline(options.baseline, out.result.findings, cwd, in_scope)
+        try:
+            out.result.findings, baseline_notes = apply_baseline(options.baseline, out.result.findings, cwd,
+                                                                 in_scope)
+        except RecursionError:
+            from padlint.baseline import BaselineError
+
+            raise BaselineError(f"{options.baseline}: cannot read baseline: nested too deeply") from None
+        out.notes.extend(baseline_notes)
     out.result.findings.sort(key=Finding.sort_key)
     out.result.errors.sort(key=FileError.sort_key)
     live = {f.path for f in out.result.findings} | {f.fix.path for f in out.result.findings if f.fix}
@@ -157,18 +203,37 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
     return out
 
 
-def analyse(source: SourceFile, profile: Profile, show_traceback: bool = False) -> list[Finding] | FileError:
+def _too_large(size: int, limit: int) -> str:
+    return (f"not analysed: {_size(size)} is larger than the limit of {_size(limit)} per file "
+            f"(--max-file-size)")
+
+
+def _size(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MiB" if n >= 1024 * 1024 else f"{n / 1024:.0f} KiB"
+
+
+def analyse(source: SourceFile, profile: Profile, show_traceback: bool = False,
+            timeout: float = 0) -> list[Finding] | FileError:
     """Parse and analyse one file; never raises (errors become a :class:`FileError`).
 
-    Runs in worker processes, so it takes and returns only picklable values.
+    ``timeout``: seconds the analysis may take (0: no limit).  Runs in worker
+    processes, so it takes and returns only picklable values.
     """
     # The analysis parses only what can matter: `ast` for the whole file, libcst
     # for the functions on paths to a sink (see padlint.analysis.engine).
     from padlint.analysis import AnalysisSyntaxError, check_source
 
     try:
-        return list(with_big_stack(lambda text: check_source(text, source.path, profile), source.text))
+        return list(with_big_stack(lambda text: check_source(text, source.path, profile), source.text,
+                                   timeout=timeout))
+    except AnalysisTimeout:
+        return FileError(source.path, None, f"not analysed: took longer than the budget of {timeout:g} s per "
+                                            f"file (--file-timeout)")
     except AnalysisSyntaxError as e:
+        if _python_accepts(source.text):
+            # valid Python that libcst cannot parse (3,000 adjacent string literals,
+            # a form feed before a lone CR in a continuation line): not the user's error
+            return FileError(source.path, e.lineno or None, PARSER_LIMIT_MESSAGE)
         return syntax_error(source, e)
     except (RecursionError, MemoryError):
         return FileError(source.path, None, DEEP_MESSAGE)
@@ -178,23 +243,47 @@ def analyse(source: SourceFile, profile: Profile, show_traceback: bool = False) 
         return FileError(source.path, None, f"internal error: {type(e).__name__}: {e}")
 
 
-def _analyse_all(sources: list[SourceFile], options: RunOptions) -> dict[str, list[Finding] | FileError]:
+def _python_accepts(text: str) -> bool:
+    """Whether CPython compiles ``text`` to an AST (run only after the analysis refused it)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _analyse_all(sources: list[SourceFile], options: RunOptions,
+                 progress: Callable[[str, int, int], None]) -> dict[str, list[Finding] | FileError]:
     jobs = max(1, options.jobs)
     if jobs > 1 and len(sources) >= PARALLEL_MIN_FILES:
         try:
-            return _analyse_parallel(sources, options, jobs)
+            return _analyse_parallel(sources, options, jobs, progress)
         except (OSError, ImportError, RuntimeError, concurrent.futures.process.BrokenProcessPool):
             pass  # no worker processes here (sandbox, no /dev/shm): do it in this process
-    return {s.path: analyse(s, options.profile, options.show_traceback) for s in sources}
+    out: dict[str, list[Finding] | FileError] = {}
+    for done, s in enumerate(sources):
+        progress("analyse", done, len(sources))
+        out[s.path] = analyse(s, options.profile, options.show_traceback, options.file_timeout)
+    progress("analyse", len(sources), len(sources))
+    return out
 
 
-def _analyse_parallel(sources: list[SourceFile], options: RunOptions, jobs: int
-                      ) -> dict[str, list[Finding] | FileError]:
+def _analyse_parallel(sources: list[SourceFile], options: RunOptions, jobs: int,
+                      progress: Callable[[str, int, int], None]) -> dict[str, list[Finding] | FileError]:
     # biggest files first, so that one large file does not finish last alone
     order = sorted(sources, key=lambda s: -len(s.text))
+    out: dict[str, list[Finding] | FileError] = {}
     with concurrent.futures.ProcessPoolExecutor(max_workers=min(jobs, len(order))) as pool:
-        results = pool.map(analyse, order, [options.profile] * len(order), [options.show_traceback] * len(order))
-        return {s.path: r for s, r in zip(order, results)}
+        n = len(order)
+        results = pool.map(analyse, order, [options.profile] * n, [options.show_traceback] * n,
+                           [options.file_timeout] * n)
+        progress("analyse", 0, n)
+        for done, (s, r) in enumerate(zip(order, results), start=1):
+            out[s.path] = r
+            progress("analyse", done, n)
+        return out
 
 
 def _finish_file(source: SourceFile, findings: list[Finding], cwd: Path, options: RunOptions,
