@@ -43,12 +43,13 @@ def _console(color: bool) -> tuple[Console, io.StringIO]:
 
 def render(result: CheckResult, sources: dict[str, SourceFile], *, color: bool = False,
            statistics: bool = False, policies: list[tuple[PadPolicy, int]] | None = None,
-           rule_name: Callable[[str], str] | None = None, footer: str = "") -> str:
+           rule_name: Callable[[str], str] | None = None, footer: str = "", summary_line: bool = True) -> str:
     """Render ``result``; ``sources`` gives the text of files with findings.
 
     ``statistics``: print counts per code and the ``pad=keep`` buffers
     instead of the findings.  ``rule_name(code)`` names a code in the
     statistics.  ``footer``: extra text after the summary line.
+    ``summary_line``: False leaves out the summary line (``--quiet``).
     """
     console, buf = _console(color)
     if statistics:
@@ -56,7 +57,8 @@ def render(result: CheckResult, sources: dict[str, SourceFile], *, color: bool =
     else:
         _findings(console, result, sources)
     _errors(console, result)
-    console.print(Text(summary(result), style="bold"))
+    if summary_line:
+        console.print(Text(summary(result), style="bold"))
     if footer:
         console.print(Text(footer))
     return buf.getvalue()
