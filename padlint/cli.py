@@ -387,7 +387,7 @@ class _ProgressBar:
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if self.progress is None:
-            if self.clock() - self.start < self.delay or done >= total:
+            if done >= total or self.clock() - self.start < self.delay:
                 return
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -400,6 +400,8 @@ class _ProgressBar:
         self.progress.update(self.tasks[stage], completed=done, total=total)
 
     def close(self) -> None:
+        """Remove the bar for good (a second run, after ``--fix`` writes, shows none)."""
+        self.delay = float("inf")
         if self.progress is not None:
             self.progress.stop()
             self.progress = None

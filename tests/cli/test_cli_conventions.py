@@ -9,8 +9,6 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from padlint.cli import _progress_bar, _ProgressBar
-
 from .conftest import CANONICAL
 
 
@@ -154,6 +152,8 @@ def test_statistics_only_for_text_and_json(project, fmt):
 def test_progress_bar_appears_only_on_a_terminal_once_the_run_is_long():
     from rich.console import Console
 
+    from padlint.cli import _progress_bar, _ProgressBar
+
     assert _progress_bar() is None  # stderr is captured here: not a terminal
     ticks = iter([0.0, 0.5, 5.0, 5.0, 5.0, 5.0])
     buf = io.StringIO()
@@ -166,10 +166,14 @@ def test_progress_bar_appears_only_on_a_terminal_once_the_run_is_long():
     bar.close()
     out = buf.getvalue()
     assert "reading files" in out and "analysing" in out
+    bar("read", 1, 50)  # the run after --fix wrote: no bar again
+    assert bar.progress is None
 
 
 def test_progress_bar_stays_away_from_a_short_run():
     from rich.console import Console
+
+    from padlint.cli import _ProgressBar
 
     buf = io.StringIO()
     bar = _ProgressBar(Console(file=buf, force_terminal=True), delay=60.0)

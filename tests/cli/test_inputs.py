@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from padlint.parse import AnalysisTimeout, with_big_stack
 from padlint.profile import ProfileError, profile_from_dict
 
 from .conftest import CANONICAL
@@ -231,6 +230,8 @@ def test_bad_bounds_are_usage_errors(project, option, value, message):
 
 
 def test_time_budget_stops_a_python_loop():
+    from padlint.parse import AnalysisTimeout, with_big_stack
+
     def spin(_):
         while True:
             pass
@@ -242,6 +243,8 @@ def test_time_budget_stops_a_python_loop():
 
 
 def test_time_budget_does_not_touch_a_quick_analysis():
+    from padlint.parse import with_big_stack
+
     assert with_big_stack(lambda x: x + 1, 1, timeout=5) == 2
 
 
