@@ -295,3 +295,31 @@ def test_valid_python_that_libcst_rejects_is_not_a_syntax_error(project):
     project.write("many_strings.py", CANONICAL.replace("x = self.a", "x = = self.a"))
     doc = json.loads(project.run("check", "--format", "json").out)
     assert doc["errors"][0]["message"].startswith("syntax error")
+
+
+def test_pyproject_without_read_permission_is_an_error(tmp_path):
+    """The same with a real mode-000 file (as root: under setpriv without the capabilities that bypass it)."""
+    import shutil
+    import subprocess
+    import sys
+
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root and no setpriv to drop CAP_DAC_OVERRIDE")
+        prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-all", "--"]
+    (tmp_path / "pyproject.toml").write_text('[tool.padlint]\nextend-exclude = ["gen"]\n')
+    (tmp_path / "bug.py").write_text(CANONICAL)
+    os.chmod(tmp_path / "pyproject.toml", 0o000)
+    try:
+        probe = subprocess.run([*prefix, "cat", str(tmp_path / "pyproject.toml")], capture_output=True, check=False)
+        if probe.returncode == 0:
+            pytest.skip("permissions are not enforced here (capabilities could not be dropped)")
+        r = subprocess.run([*prefix, sys.executable, "-m", "padlint", "check", "."], cwd=tmp_path,
+                           capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL, timeout=120)
+    finally:
+        os.chmod(tmp_path / "pyproject.toml", 0o644)
+    assert r.returncode == 2
+    assert r.stderr == (f"padlint: error: {tmp_path / 'pyproject.toml'}: cannot read configuration: "
+                        f"Permission denied\n")
