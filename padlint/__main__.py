@@ -27,6 +27,6 @@ def _drop_working_directory(path: list) -> None:
 
 _drop_working_directory(sys.path)
 
-from padlint.cli import main  # noqa: E402 - only after the working directory is gone
+from padlint.cli import main  # imported only after the working directory is gone
 
 sys.exit(main())

@@ -38,12 +38,17 @@ import fnmatch
 import functools
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from padlint.profile import Profile, ProfileError, UnknownProfileError, load_profile, read_toml
+from padlint.profile import (
+    Profile,
+    ProfileError,
+    UnknownProfileError,
+    load_profile,
+    read_toml,
+)
 
 PROFILE_KEYS = ("counts", "sinks", "sink-calls", "reset-helpers", "neutral", "ignore-args")
 KNOWN_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores", "profile",

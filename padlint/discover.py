@@ -96,7 +96,7 @@ def discover_stdin(name: str | None, excludes: list[PathPattern], cwd: Path | No
     return Discovery(files=[display])
 
 
-def _walk(root: str, cwd: Path, excluder: "Excluder", errors: list[FileError],
+def _walk(root: str, cwd: Path, excluder: Excluder, errors: list[FileError],
           respect_gitignore: bool = True) -> list[str]:
     found: list[str] = []
 
@@ -157,7 +157,7 @@ class GitIgnores:
         self.specs: dict[Path, object] = {}
 
     @classmethod
-    def for_tree(cls, top: Path) -> "GitIgnores | None":
+    def for_tree(cls, top: Path) -> GitIgnores | None:
         repo = next((d for d in (top, *top.parents) if os.path.exists(d / ".git")), None)
         if repo is None:
             return None
@@ -168,9 +168,8 @@ class GitIgnores:
         self = cls(repo)
         self._load(repo, repo / ".git" / "info" / "exclude")
         for d in reversed((top, *top.parents)):  # the repository's directories above the tree
-            if d == repo or repo in d.parents:
-                if d != top:
-                    self.enter(d)
+            if (d == repo or repo in d.parents) and d != top:
+                self.enter(d)
         return self
 
     def _load(self, directory: Path, file: Path) -> None:

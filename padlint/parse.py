@@ -24,7 +24,6 @@ import threading
 import tokenize
 from dataclasses import dataclass
 
-
 from padlint.model import FileError
 
 DEEP_MESSAGE = "too deeply nested to analyse, skipped"

@@ -220,7 +220,7 @@ class Profile:
         last = sink.rsplit(".", 1)[-1]
         return f"{last}.{field_name}" in self.ignore_args or f"{sink}.{field_name}" in self.ignore_args
 
-    def extended(self, ext: dict[str, Any], origin: str) -> "Profile":
+    def extended(self, ext: dict[str, Any], origin: str) -> Profile:
         """A copy with ``[tool.padlint]`` extensions applied.
 
         Keys of ``ext``: ``counts`` (list of {axis, real, padded}),
@@ -298,7 +298,7 @@ def _neutral_text(value: Any, where: str, constants: dict[str, Any]) -> str:
 def _finite_literal(value: Any) -> bool:
     import math
 
-    if isinstance(value, bool) or isinstance(value, int):
+    if isinstance(value, (bool, int)):
         return True
     if isinstance(value, float):
         return math.isfinite(value)

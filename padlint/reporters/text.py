@@ -30,7 +30,6 @@ from padlint.model import LINE_BREAK, CheckResult, Finding
 from padlint.parse import SourceFile
 from padlint.suppress import PadPolicy
 
-
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow"}
 
 

@@ -22,7 +22,7 @@ def _tags() -> set[str]:
 
 
 def test_pre_commit_rev_is_a_commit_or_an_existing_tag():
-    revs = re.findall(r"^\s*rev:\s*(\S+)", README, flags=re.M)
+    revs = re.findall(r"^\s*rev:\s*(\S+)", README, flags=re.MULTILINE)
     assert revs, "the README shows a pre-commit configuration"
     tags = _tags()
     for rev in revs:
@@ -37,7 +37,7 @@ def test_pip_install_names_a_checkout_or_a_pinned_repository():
     assert lines
     for line in lines:
         target = line.split("#")[0].strip().strip("'\"")
-        if target.startswith(".") or target.startswith("/"):
+        if target.startswith((".", "/")):
             continue  # a checkout
         # not a bare name: padlint is not on a package registry
         m = re.fullmatch(r"padlint @ git\+https://\S+@(<commit>|[0-9a-f]{40})", target)
@@ -47,7 +47,7 @@ def test_pip_install_names_a_checkout_or_a_pinned_repository():
 def test_local_hook_matches_the_shipped_hook():
     yaml = pytest.importorskip("yaml")
     shipped = {h["id"]: h for h in yaml.safe_load((REPO_ROOT / ".pre-commit-hooks.yaml").read_text())}
-    blocks = re.findall(r"```yaml\n(.*?)```", README, flags=re.S)
+    blocks = re.findall(r"```yaml\n(.*?)```", README, flags=re.DOTALL)
     docs = [yaml.safe_load(b.replace("<", "").replace(">", "")) for b in blocks]
     local = [h for d in docs if isinstance(d, dict) for repo in d.get("repos", []) if repo["repo"] == "local"
              for h in repo["hooks"]]
