@@ -1,21 +1,34 @@
 # padlint developer entry points.  `make demo` and `make test` work on a
-# fresh machine: they create .venv and install padlint with its extras.
+# fresh machine: they create .venv and install what each needs.
+#
+# Two stamps: `make demo` needs only the static checker (libcst, rich,
+# pathspec: no torch); `make test` and the targets that run the runtime
+# checker add torch and the dev/runtime extras.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
+STATIC := $(VENV)/.static
 STAMP  := $(VENV)/.installed
 
 .PHONY: demo test test-fast bench corpus docs clean
 
-$(STAMP): pyproject.toml
+$(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+
+# the static checker alone
+$(STATIC): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e .
+	touch $(STATIC)
+
+# everything: tests, benchmarks, the runtime checker
+$(STAMP): pyproject.toml $(STATIC)
 	# torch 2.13.0 is the CPU build on this machine's disk; a bare `torch` would pull a multi-GB CUDA build
 	$(PY) -m pip install -q "torch==2.13.0"
 	$(PY) -m pip install -q -e ".[dev,runtime]"
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(STATIC)
 	-$(VENV)/bin/padlint check fixtures/ --exclude 'fixtures/runtime/*'
 	@echo
 	@echo "(exit status 1 above is expected: the buggy fixtures have findings)"
@@ -26,13 +39,13 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not corpus and not slow"
 
-corpus: $(STAMP)
+corpus: $(STATIC)
 	$(PY) -m tests.corpus_cache fetch 0.21.0 0.22.0 0.33.0
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
-docs: $(STAMP)
+docs: $(STATIC)
 	$(PY) -m padlint.rules_doc --write docs/rules
 
 clean:

@@ -17,9 +17,12 @@ argparse included); the ``padlint`` console script passes it to ``sys.exit``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import os
+import stat
 import sys
+import time
 import traceback
 from collections import defaultdict
 from collections.abc import Sequence
@@ -28,12 +31,16 @@ from typing import TextIO
 
 from padlint import __version__
 from padlint.config import (
+    DEFAULT_FILE_TIMEOUT,
+    DEFAULT_MAX_FILE_SIZE,
     ConfigError,
     PathPattern,
     RuleSelection,
     check_glob,
     known_codes,
+    parse_seconds,
     parse_selectors,
+    parse_size,
     resolve_config,
 )
 from padlint.model import CheckResult, FileError, Finding, Fix
@@ -47,20 +54,23 @@ class UsageError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (subcommands check, explain, rules)."""
+    # allow_abbrev=False everywhere: argparse's prefix matching would read
+    # `--unsafe --fi` as `--unsafe-fixes --fix` and rewrite files
     parser = argparse.ArgumentParser(
-        prog="padlint",
+        prog="padlint", allow_abbrev=False,
         description="Find stale CUDA-graph padding rows reaching metadata sinks in LLM-inference engines.")
     parser.add_argument("--version", action="version", version=f"padlint {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    check = sub.add_parser("check", help="check files and directories (default: .)",
+    check = sub.add_parser("check", help="check files and directories (default: .)", allow_abbrev=False,
                            description="Check Python files for stale padding rows reaching a sink.")
     check.add_argument("paths", nargs="*", metavar="PATH",
                        help="files or directories (default: .); - reads one file from standard input")
     check.add_argument("--stdin-filename", metavar="PATH",
                        help="the path of the file read from standard input (implies -): used in messages, "
                             "for per-file-ignores, the baseline and --force-exclude")
-    check.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    check.add_argument("--format", "--output-format", dest="format", choices=FORMATS, default="text",
+                       help="output format (default: text); --output-format is ruff's name for it")
     check.add_argument("-o", "--output-file", metavar="PATH", help="write the report to PATH instead of stdout")
     check.add_argument("--no-color", action="store_true", help="never colour the output")
     check.add_argument("--statistics", action="store_true",
@@ -69,12 +79,22 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings or file errors")
     check.add_argument("--select", action="append", default=[], metavar="CODES",
                        help="comma-separated code prefixes to enable (PAD, PAD0, PAD001); replaces the config's")
+    check.add_argument("--extend-select", action="append", default=[], metavar="CODES",
+                       help="comma-separated code prefixes to enable on top of the selected ones")
     check.add_argument("--ignore", action="append", default=[], metavar="CODES",
                        help="comma-separated code prefixes to disable")
     check.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                        help="skip files and directories matching GLOB (added to the configured excludes)")
     check.add_argument("--force-exclude", action="store_true",
                        help="apply the excludes to files named on the command line too (for pre-commit)")
+    check.add_argument("--respect-gitignore", action=argparse.BooleanOptionalAction, default=None,
+                       help="skip files that git ignores (.gitignore, .git/info/exclude) while walking "
+                            "directories in a git repository (default: on, or the config's respect-gitignore)")
+    check.add_argument("--max-file-size", metavar="SIZE",
+                       help="do not analyse a file that could matter when it is larger than SIZE "
+                            "(bytes, or 512KB, 2MB; 0: no limit; default 1MB): one error line instead")
+    check.add_argument("--file-timeout", metavar="SECONDS",
+                       help="stop analysing a file after SECONDS (0: no limit; default 60): one error line instead")
     check.add_argument("--profile", metavar="NAME", help="engine profile (default: from config, else vllm)")
     check.add_argument("--config", metavar="PATH", help="configuration file (padlint.toml or pyproject.toml)")
     check.add_argument("--baseline", metavar="PATH", help="hide the findings recorded in this baseline file")
@@ -85,10 +105,20 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                        help="worker processes for parsing and analysis (default and 0: one per CPU; 1: none)")
     check.add_argument("--show-traceback", action="store_true", help="print tracebacks of internal errors")
+    check.add_argument("--show-settings", action="store_true",
+                       help="print the resolved settings (configuration file, profile, rules, excludes) and exit")
+    check.add_argument("--show-files", action="store_true", help="print the files that would be checked and exit")
+    loud = check.add_mutually_exclusive_group()
+    loud.add_argument("-q", "--quiet", action="store_true",
+                      help="print the findings and errors only: no summary, warnings or progress bar")
+    loud.add_argument("-v", "--verbose", action="store_true",
+                      help="also print the configuration, profile, file counts and time taken on stderr")
 
-    explain = sub.add_parser("explain", help="explain a rule", description="Print the documentation of a rule.")
+    explain = sub.add_parser("explain", help="explain a rule", description="Print the documentation of a rule.",
+                             allow_abbrev=False)
     explain.add_argument("code", metavar="CODE")
-    rules = sub.add_parser("rules", help="list the rules", description="List every rule with its name and summary.")
+    rules = sub.add_parser("rules", help="list the rules", description="List every rule with its name and summary.",
+                           allow_abbrev=False)
     for command in (check, explain, rules):  # an unknown option is reported with its command's usage
         command.set_defaults(command_parser=command)
     return parser
@@ -165,23 +195,44 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
 
     if args.jobs < 0:
         raise UsageError(f"--jobs: expected a number of worker processes >= 0 (0: one per CPU), got {args.jobs}")
-    if args.statistics and args.format == "sarif":
-        raise UsageError("--statistics cannot be used with --format sarif (statistics are printed as text, "
-                         "or as JSON with --format json)")
+    if args.statistics and args.format in ("sarif", "json-lines", "gitlab", "junit"):
+        raise UsageError(f"--statistics cannot be used with --format {args.format} (statistics are printed as "
+                         f"text, or as JSON with --format json)")
+    started = time.perf_counter()
     cwd = Path.cwd()
-    stdin = _stdin_input(args)
+    for option in ("config", "baseline"):
+        _refuse_non_regular(getattr(args, option), f"--{option}")
+    stdin = None if args.show_files or args.show_settings else _stdin_input(args)
     paths = args.paths or ["."]
-    config = resolve_config([args.stdin_filename or "."] if stdin else paths, args.config)
+    config = resolve_config([args.stdin_filename or "."] if (stdin or args.stdin_filename) else paths, args.config)
     profile = config.build_profile(args.profile)
     cli_select = _split_codes(args.select, "--select") if args.select else None
+    cli_extend = _split_codes(args.extend_select, "--extend-select")
     cli_ignore = _split_codes(args.ignore, "--ignore")
-    selection = RuleSelection(((config.select, config.ignore), (None if cli_select is None else tuple(cli_select),
-                                                               tuple(cli_ignore))))
+    selection = RuleSelection(((config.select, config.ignore, config.extend_select),
+                               (None if cli_select is None else tuple(cli_select), tuple(cli_ignore),
+                                tuple(cli_extend))))
     excludes = tuple(PathPattern(check_glob(g, "--exclude"), cwd) for g in args.exclude)
     options = RunOptions(profile=profile, config=config, selection=selection, excludes=excludes,
                          baseline=None if args.write_baseline else args.baseline, show_traceback=debug,
                          jobs=args.jobs if args.jobs > 0 else (os.cpu_count() or 1),
-                         force_exclude=args.force_exclude)
+                         force_exclude=args.force_exclude,
+                         respect_gitignore=_first(args.respect_gitignore, config.respect_gitignore, True),
+                         max_file_size=_first(_cli_value(parse_size, args.max_file_size, "--max-file-size"),
+                                              config.max_file_size, DEFAULT_MAX_FILE_SIZE),
+                         file_timeout=_first(_cli_value(parse_seconds, args.file_timeout, "--file-timeout"),
+                                             config.file_timeout, DEFAULT_FILE_TIMEOUT))
+    if args.show_settings:
+        _emit(_settings_text(args, options, cwd), args.output_file)
+        return 0
+    if args.show_files:
+        return _show_files(paths, options, cwd, args.output_file)
+    if args.verbose:
+        _say(f"configuration: {config.origin}")
+        _say(f"profile: {profile.name} ({profile.source or 'built in'})")
+    progress = None if args.quiet else _progress_bar()
+    if progress is not None:
+        options = dataclasses.replace(options, progress=progress)
     baseline_errors: tuple[type[Exception], ...] = ()
     if options.baseline:
         from padlint.baseline import BaselineError
@@ -191,9 +242,18 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
         output = run(paths, options, cwd, stdin=stdin)
     except baseline_errors as e:
         raise UsageError(str(e)) from None
-    for note in output.notes:
-        print(f"padlint: warning: {note}", file=sys.stderr)
+    finally:
+        if progress is not None:
+            progress.close()
+    if not args.quiet:
+        for note in output.notes:
+            print(f"padlint: warning: {note}", file=sys.stderr)
     result = output.result
+    if args.verbose:
+        _say(f"{result.files_checked} file{'s' if result.files_checked != 1 else ''} checked, "
+             f"{len(result.errors)} error{'s' if len(result.errors) != 1 else ''}, "
+             f"{len(result.findings)} finding{'s' if len(result.findings) != 1 else ''} "
+             f"in {time.perf_counter() - started:.2f} s")
 
     if args.write_baseline:
         from padlint.baseline import BaselineError, write
@@ -235,11 +295,132 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
         if skipped_unsafe:
             footer += f" {skipped_unsafe} unsafe fix{'es' if skipped_unsafe != 1 else ''} available with --unsafe-fixes."
 
-    text = _render(args, output, result, selection, footer)
+    text = _render(args, output, result, selection, "" if args.quiet else footer)
     _emit(text, args.output_file)
     if args.exit_zero:
         return 0
     return 1 if result.findings or result.errors else 0
+
+
+def _first(*values):
+    """The first value that is not None."""
+    return next(v for v in values if v is not None)
+
+
+def _cli_value(parse, value: str | None, option: str):
+    if value is None:
+        return None
+    try:
+        return parse(value, option)
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+
+
+def _refuse_non_regular(path: str | None, option: str) -> None:
+    """A FIFO or device as --config/--baseline would block or read without end: refuse it (a missing
+    file is left to the reader, which says so)."""
+    if not path:
+        return
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"{option}: {path}: not a regular file")
+
+
+def _say(message: str) -> None:
+    print(f"padlint: {message}", file=sys.stderr)
+
+
+def _settings_text(args: argparse.Namespace, options, cwd: Path) -> str:
+    """``--show-settings``: what this run would use, one ``key = value`` line each (TOML-like)."""
+    import json
+
+    config = options.config
+    excludes = [p.pattern for p in config.exclude_patterns()] + [p.pattern for p in options.excludes]
+    rows = [
+        ("configuration", config.origin),
+        ("root", str(config.root)),
+        ("profile", options.profile.name),
+        ("profile-source", options.profile.source or "built in"),
+        ("enabled-rules", [c for c in known_codes() if options.selection.enabled(c)]),
+        ("exclude", excludes),
+        ("per-file-ignores", {g: list(codes) for g, codes in config.per_file_ignores}),
+        ("force-exclude", options.force_exclude),
+        ("respect-gitignore", options.respect_gitignore),
+        ("max-file-size", options.max_file_size),
+        ("file-timeout", options.file_timeout),
+        ("baseline", options.baseline or ""),
+        ("jobs", options.jobs),
+        ("format", args.format),
+    ]
+    return "".join(f"{key} = {json.dumps(value, ensure_ascii=False)}\n" for key, value in rows)
+
+
+def _show_files(paths: list[str], options, cwd: Path, output_file: str | None) -> int:
+    """``--show-files``: the files a run would read, sorted, one per line; path errors on stderr."""
+    from padlint.discover import discover
+
+    found = discover(paths, [*options.config.exclude_patterns(), *options.excludes], cwd,
+                     force_exclude=options.force_exclude, respect_gitignore=options.respect_gitignore)
+    _emit("".join(f + "\n" for f in sorted(found.files)), output_file)
+    for e in found.errors:
+        print(f"padlint: error: {e.path}: {e.message}", file=sys.stderr)
+    return 1 if found.errors else 0
+
+
+class _ProgressBar:
+    """A rich progress bar on stderr, shown only once a run has taken :attr:`delay` seconds.
+
+    Called by the pipeline as ``bar(stage, done, total)``; :meth:`close`
+    removes it (transient), so the report below starts on a clean line.
+    """
+
+    def __init__(self, console, delay: float = 1.0, clock=time.monotonic):
+        self.console = console
+        self.delay = delay
+        self.clock = clock
+        self.start = clock()
+        self.progress = None
+        self.tasks: dict[str, object] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.progress is None:
+            if done >= total or self.clock() - self.start < self.delay:
+                return
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self.progress = Progress(TextColumn("padlint: {task.description}"), BarColumn(), MofNCompleteColumn(),
+                                     TimeElapsedColumn(), console=self.console, transient=True)
+            self.progress.start()
+        label = {"read": "reading files", "analyse": "analysing"}.get(stage, stage)
+        if stage not in self.tasks:
+            self.tasks[stage] = self.progress.add_task(label, total=total)
+        self.progress.update(self.tasks[stage], completed=done, total=total)
+
+    def close(self) -> None:
+        """Remove the bar for good (a second run, after ``--fix`` writes, shows none)."""
+        self.delay = float("inf")
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+
+def _progress_bar() -> _ProgressBar | None:
+    """A progress bar when stderr is a terminal (rich's detection: TERM=dumb and non-ttys get none)."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if not console.is_terminal or console.is_dumb_terminal:
+        return None
+    return _ProgressBar(console)
 
 
 def _stdin_input(args: argparse.Namespace) -> tuple[str | None, bytes] | None:
@@ -305,7 +486,8 @@ def _render(args: argparse.Namespace, output, result: CheckResult, selection: Ru
         from padlint.reporters import text
 
         return text.render(result, output.sources, color=_use_color(args), statistics=args.statistics,
-                           policies=output.policies, rule_name=_rule_namer(), footer=footer)
+                           policies=output.policies, rule_name=_rule_namer(), footer=footer,
+                           summary_line=not getattr(args, "quiet", False))
     if fmt == "json":
         from padlint.reporters import json_
 
@@ -321,6 +503,18 @@ def _render(args: argparse.Namespace, output, result: CheckResult, selection: Ru
             from padlint.reporters import github
 
             return _nl(github.render(result))
+        if fmt == "json-lines":
+            from padlint.reporters import json_lines
+
+            return json_lines.render(result)
+        if fmt == "gitlab":
+            from padlint.reporters import gitlab
+
+            return gitlab.render(result)
+        if fmt == "junit":
+            from padlint.reporters import junit
+
+            return junit.render(result)
         from padlint.reporters import sarif
 
         return _nl(sarif.render(result, rules=_sarif_rules(result, selection)))

@@ -8,19 +8,27 @@ The file is read once per run.
 
 Keys (all optional):
 
-- ``select``, ``ignore``: lists of rule-code prefixes ("PAD", "PAD0", "PAD001").
+- ``select``, ``extend-select``, ``ignore``: lists of rule-code prefixes ("PAD", "PAD0", "PAD001").
 - ``exclude``: globs replacing the default excludes; ``extend-exclude``: globs
   added to them.  Globs are matched against the path relative to the
   directory of the configuration file (``*`` crosses ``/``); a glob without
   ``/`` matches a file or directory name anywhere.
 - ``per-file-ignores``: table of glob = list of code prefixes.
+- ``respect-gitignore``: skip what git ignores (default true).
+- ``max-file-size``: bytes (or "1MB", "512KB"; 0: no limit) above which a
+  file that could matter is not analysed; ``file-timeout``: seconds one
+  file's analysis may take (0: no limit).
 - ``profile``: engine profile name ("vllm") or a path to a profile TOML.
 - profile extensions, passed to :meth:`padlint.profile.Profile.extended`:
   ``counts``, ``sinks``, ``sink-calls``, ``reset-helpers``, ``neutral``,
   ``ignore-args``.
 
 Every problem raises :class:`ConfigError` with a one-line message naming
-the file and the key.
+the file and the key; so does a ``pyproject.toml`` or ``padlint.toml`` met
+on the way up that cannot be read or is not UTF-8 (it might hold the
+project's excludes: skipping it would check what it excludes), a
+configuration path that is not a regular file (``/dev/zero``, a FIFO), and
+TOML nested too deeply to read.
 """
 
 from __future__ import annotations
@@ -30,20 +38,21 @@ import fnmatch
 import functools
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from padlint.profile import Profile, ProfileError, load_profile
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from padlint.profile import (
+    Profile,
+    ProfileError,
+    UnknownProfileError,
+    load_profile,
+    read_toml,
+)
 
 PROFILE_KEYS = ("counts", "sinks", "sink-calls", "reset-helpers", "neutral", "ignore-args")
-KNOWN_KEYS = ("select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "profile") + PROFILE_KEYS
+KNOWN_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores", "profile",
+              "respect-gitignore", "max-file-size", "file-timeout") + PROFILE_KEYS
 
 #: Directory and file names skipped while walking (``exclude`` replaces them).
 DEFAULT_EXCLUDE = (
@@ -53,6 +62,15 @@ DEFAULT_EXCLUDE = (
 )
 
 DEFAULT_PROFILE = "vllm"
+
+#: Default of ``max-file-size`` / ``--max-file-size``: 1 MiB, three times vLLM's
+#: largest file (gpu_model_runner.py, 320 kB); the analysis of one long method
+#: costs about 0.55 GB per MB of source.
+DEFAULT_MAX_FILE_SIZE = 1024 * 1024
+
+#: Default of ``file-timeout`` / ``--file-timeout`` in seconds (vLLM's
+#: gpu_model_runner.py takes under 1 s).
+DEFAULT_FILE_TIMEOUT = 60.0
 
 _SELECTOR = re.compile(r"PAD[0-9]{0,3}")
 
@@ -111,8 +129,13 @@ class Config:
     exclude: tuple[str, ...] | None = None
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    keys: frozenset[str] = frozenset()
     profile: str = DEFAULT_PROFILE
     extensions: dict[str, Any] = field(default_factory=dict)
+    extend_select: tuple[str, ...] = ()
+    respect_gitignore: bool | None = None
+    max_file_size: int | None = None
+    file_timeout: float | None = None
 
     @property
     def origin(self) -> str:
@@ -128,16 +151,28 @@ class Config:
     def per_file_patterns(self) -> list[tuple[PathPattern, tuple[str, ...]]]:
         return [(PathPattern(g, self.root), codes) for g, codes in self.per_file_ignores]
 
+    def profile_name(self, name: str | None = None) -> str:
+        """``name`` or the configured profile; a relative ``.toml`` path from the configuration is
+        anchored at its directory."""
+        name = name or self.profile
+        if name.endswith(".toml") and not os.path.isabs(name) and self.path is not None and name == self.profile:
+            name = str(self.root / name)
+        return name
+
     def build_profile(self, name: str | None = None) -> Profile:
         """Load the engine profile (``name`` overrides the configured one) and apply extensions.
 
         Raises :class:`ConfigError` (unknown profile, bad extension).
         """
-        name = name or self.profile
-        if name.endswith(".toml") and not os.path.isabs(name) and self.path is not None and name == self.profile:
-            name = str(self.root / name)
+        from_config = not name and self.path is not None and "profile" in self.keys
+        name = self.profile_name(name)
         try:
-            profile = load_profile(name)
+            try:
+                profile = load_profile(name)
+            except UnknownProfileError as e:
+                if from_config:  # name the file and key it came from
+                    raise ConfigError(f"{self.origin}: profile: {e}") from None
+                raise
             if self.extensions:
                 profile = profile.extended(self.extensions, self.origin)
         except ProfileError as e:
@@ -167,30 +202,60 @@ def find_config(paths: list[str], cwd: Path | None = None) -> Path | None:
 
 
 def _has_padlint_table(path: Path) -> bool:
+    """Whether ``path`` (a pyproject.toml) holds ``[tool.padlint]``.
+
+    Raises :class:`ConfigError` when it cannot be read or is not UTF-8: it
+    may hold this project's configuration, and skipping it in silence would
+    drop its excludes and ignores.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False
+        raw = _read_regular(path)
+        text = raw.decode("utf-8")
+    except (OSError, ConfigError) as e:
+        raise ConfigError(f"{path}: cannot read configuration: {_reason(e)}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: cannot read configuration: not UTF-8 (TOML files are UTF-8): "
+                          f"{e.reason} at byte {e.start}") from None
     if "padlint" not in text:
         return False
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+        data = read_toml(text, str(path))
+    except ProfileError:
         return True  # let load_config report the broken file
     return isinstance(data.get("tool"), dict) and "padlint" in data["tool"]
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of ``path``; a FIFO, device or directory is refused (reading /dev/zero never ends)."""
+    import stat
+
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise ConfigError("not a regular file")
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _reason(e: Exception) -> str:
+    return (e.strerror or str(e)) if isinstance(e, OSError) else str(e)
 
 
 def load_config(path: Path) -> Config:
     """Read and validate one configuration file; raises :class:`ConfigError`."""
     path = Path(os.path.abspath(path))
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = _read_regular(path)
     except FileNotFoundError:
         raise ConfigError(f"{path}: configuration file not found") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read configuration: {e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: invalid TOML: {e}") from None
+    except (OSError, ConfigError) as e:
+        raise ConfigError(f"{path}: cannot read configuration: {_reason(e)}") from None
+    try:
+        data = read_toml(raw.decode("utf-8"), str(path))
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: cannot read configuration: not UTF-8 (TOML files are UTF-8): "
+                          f"{e.reason} at byte {e.start}") from None
+    except ProfileError as e:
+        raise ConfigError(str(e)) from None
     if path.name == "pyproject.toml":
         table = data.get("tool", {}).get("padlint", {}) if isinstance(data.get("tool"), dict) else {}
         origin = f"{path} [tool.padlint]"
@@ -220,13 +285,31 @@ def config_from_dict(table: dict[str, Any], origin: str, path: Path | None, root
         per_file_ignores=tuple(_per_file_ignores(table.get("per-file-ignores", {}), origin)),
         profile=_profile_name(table.get("profile", DEFAULT_PROFILE), origin),
         extensions={k: table[k] for k in PROFILE_KEYS if k in table},
+        keys=frozenset(table),
+        extend_select=tuple(parse_selectors(_str_list(table.get("extend-select", []), origin, "extend-select"),
+                                            f"{origin}: extend-select")),
+        respect_gitignore=_bool(table, "respect-gitignore", origin),
+        max_file_size=None if "max-file-size" not in table else parse_size(table["max-file-size"],
+                                                                           f"{origin}: max-file-size"),
+        file_timeout=None if "file-timeout" not in table else parse_seconds(table["file-timeout"],
+                                                                            f"{origin}: file-timeout"),
     )
     if cfg.extensions:
-        # validate now, so a bad extension is reported even with --profile
+        # validate now, so that a bad extension is reported even with --profile;
+        # against the configured profile, since neutral values may name its
+        # [constants] (an unknown profile is reported, naming this file and key,
+        # when it is used: --profile may replace it)
         try:
-            Profile(name="check").extended(cfg.extensions, origin)
+            base = load_profile(cfg.profile_name())
+        except UnknownProfileError:
+            base = None
         except ProfileError as e:
             raise ConfigError(str(e)) from None
+        if base is not None:
+            try:
+                base.extended(cfg.extensions, origin)
+            except ProfileError as e:
+                raise ConfigError(str(e)) from None
     return cfg
 
 
@@ -309,6 +392,43 @@ def _per_file_ignores(value: Any, origin: str) -> list[tuple[str, tuple[str, ...
     return out
 
 
+def _bool(table: dict[str, Any], key: str, origin: str) -> bool | None:
+    if key not in table:
+        return None
+    if not isinstance(table[key], bool):
+        raise ConfigError(f"{origin}: {key}: expected true or false, got {table[key]!r}")
+    return table[key]
+
+
+_SIZE = re.compile(r"\s*(\d+)\s*([kmg]i?b?|b)?\s*", re.IGNORECASE)
+
+
+def parse_size(value: Any, where: str) -> int:
+    """A size in bytes: an integer >= 0, or a string such as "1MB", "512 KiB", "2000000" (K/M/G are 1024-based)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    m = _SIZE.fullmatch(value) if isinstance(value, str) else None
+    if m is None:
+        raise ConfigError(f"{where}: expected a size in bytes such as 1048576, \"1MB\" or \"512KB\" "
+                          f"(0: no limit), got {value!r}")
+    unit = (m.group(2) or "b")[0].lower()
+    return int(m.group(1)) * {"b": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}[unit]
+
+
+def parse_seconds(value: Any, where: str) -> float:
+    """A number of seconds >= 0 (0: no limit)."""
+    import math
+
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ConfigError(f"{where}: expected a number of seconds >= 0 (0: no limit), got {value!r}")
+    return float(value)
+
+
 def _profile_name(value: Any, origin: str) -> str:
     if not isinstance(value, str) or not value:
         raise ConfigError(f"{origin}: profile: expected an engine profile name such as 'vllm', got {value!r}")
@@ -327,23 +447,29 @@ def resolve_config(paths: list[str], config_path: str | None) -> Config:
 class RuleSelection:
     """Which codes are enabled, resolved like ruff.
 
-    ``layers`` are (select, ignore) pairs applied in order (configuration,
-    then command line).  A layer's ``select`` (None: keep the previous
+    ``layers`` are (select, ignore[, extend_select]) tuples applied in order
+    (configuration, then command line).  ``extend_select`` enables the
+    codes it matches on top of the layer's state.  A layer's ``select`` (None: keep the previous
     state) enables exactly the codes it matches; within a layer the longest
     matching prefix decides between select and ignore, ignore winning ties.
     The starting state is "every code enabled".
     """
 
-    layers: tuple[tuple[tuple[str, ...] | None, tuple[str, ...]], ...] = ()
+    layers: tuple[tuple, ...] = ()
 
     def enabled(self, code: str) -> bool:
         state = True
-        for select, ignore in self.layers:
+        for layer in self.layers:
+            select, ignore = layer[0], layer[1]
+            extend = layer[2] if len(layer) > 2 else ()
             s = _longest_prefix(code, select) if select is not None else -1
             if select is not None:
                 state = s >= 0
+            e = _longest_prefix(code, extend)
+            if e >= 0:
+                state = True
             i = _longest_prefix(code, ignore)
-            if i >= 0 and i >= s:
+            if i >= 0 and i >= max(s, e):
                 state = False
         return state
 

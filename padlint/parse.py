@@ -24,7 +24,6 @@ import threading
 import tokenize
 from dataclasses import dataclass
 
-
 from padlint.model import FileError
 
 DEEP_MESSAGE = "too deeply nested to analyse, skipped"
@@ -109,7 +108,18 @@ def syntax_error(source: SourceFile, error: SyntaxError) -> FileError:
     return FileError(source.path, error.lineno or None, msg)
 
 
-def with_big_stack(fn, arg):
+class AnalysisTimeout(BaseException):
+    """Raised inside the analysis thread when its time budget is spent (see :func:`with_big_stack`).
+
+    A BaseException, so that no ``except Exception`` in the analysis swallows it.
+    """
+
+
+#: After the budget is spent, how long to wait for the analysis thread to stop.
+TIMEOUT_GRACE_SECONDS = 2.0
+
+
+def with_big_stack(fn, arg, timeout: float | None = None):
     """``fn(arg)`` on a thread with a :data:`PARSE_STACK_BYTES` C stack; re-raises its exception.
 
     libcst's native parser recurses on the C stack without a limit and kills
@@ -117,7 +127,16 @@ def with_big_stack(fn, arg):
     guard comes close on the 8 MiB main-thread stack (CPython accepts about
     2,900 nested lambdas; libcst overflows at about 3,500); 256 MiB
     (reserved, committed only as used) leaves a wide margin.  Falls back to
-    the calling thread where a thread cannot be started.
+    the calling thread where a thread cannot be started (then without a
+    time budget).
+
+    ``timeout`` (seconds; None or <= 0: none): when ``fn`` has not returned
+    by then, :class:`AnalysisTimeout` is raised asynchronously in its thread
+    (``PyThreadState_SetAsyncExc``: it costs nothing until then, and lands at
+    the next Python bytecode, so a long native parse stops when it returns
+    to Python) and here.  A thread that still runs after
+    :data:`TIMEOUT_GRACE_SECONDS` is left behind (a daemon, so it never
+    keeps the process alive).
     """
     box: dict[str, object] = {}
 
@@ -138,10 +157,27 @@ def with_big_stack(fn, arg):
         return fn(arg)
     finally:
         threading.stack_size(old)
-    thread.join()
+    budget = timeout if timeout is not None and timeout > 0 else None
+    thread.join(budget)
+    if thread.is_alive():
+        _raise_in_thread(thread, AnalysisTimeout)
+        thread.join(TIMEOUT_GRACE_SECONDS)
+        raise AnalysisTimeout(budget)
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     return box["value"]
+
+
+def _raise_in_thread(thread: threading.Thread, exc_type: type[BaseException]) -> None:
+    """Ask ``thread`` to raise ``exc_type`` at its next bytecode (best effort)."""
+    import ctypes
+
+    if thread.ident is None:
+        return
+    try:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(exc_type))
+    except (AttributeError, OSError):  # pragma: no cover - not CPython
+        pass
 
 
 def _one_line(text: str) -> str:

@@ -5,7 +5,13 @@
 undecodable, binary, syntax error, too deeply nested, an unexpected
 exception in any stage) becomes a :class:`FileError` and the run goes on.
 It raises only for run-level problems: :class:`padlint.baseline.BaselineError`
-from the baseline file.
+from the baseline file (a baseline nested too deeply to read is one too).
+
+Bounds per file (each an error entry, and the run goes on): a file that
+passes the prefilter and is larger than ``max_file_size`` bytes is not
+parsed (the analysis of one long method costs about 0.55 GB per MB of
+source); an analysis that takes longer than ``file_timeout`` seconds is
+stopped (:func:`padlint.parse.with_big_stack`).
 
 ``files_checked`` counts files that were read and checked, including those
 the prefilter skipped (nothing in them can matter); files with an error are
@@ -14,19 +20,28 @@ not counted.
 
 from __future__ import annotations
 
-import concurrent.futures
-import concurrent.futures.process
+import ast
 import os
 import sys
 import traceback
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from padlint.config import Config, PathPattern, RuleSelection, per_file_ignored
+from padlint.config import (
+    DEFAULT_FILE_TIMEOUT,
+    DEFAULT_MAX_FILE_SIZE,
+    Config,
+    PathPattern,
+    RuleSelection,
+    per_file_ignored,
+)
 from padlint.discover import discover, discover_stdin
 from padlint.model import CheckResult, FileError, Finding
 from padlint.parse import (
     DEEP_MESSAGE,
+    AnalysisTimeout,
     SourceFile,
     decode_source,
     read_source,
@@ -37,8 +52,10 @@ from padlint.prefilter import build_prefilter, has_directives, has_own_directive
 from padlint.profile import Profile
 from padlint.suppress import Directives, PadPolicy, apply, scan
 
-#: Fewer files than this to parse are analysed in this process (a pool costs ~0.1 s to start).
-PARALLEL_MIN_FILES = 8
+
+
+#: What a file the parser (libcst) refuses but CPython accepts is reported as.
+PARSER_LIMIT_MESSAGE = "not analysed: the parser cannot read this file"
 
 
 @dataclass(frozen=True)
@@ -50,7 +67,11 @@ class RunOptions:
     baseline file to apply (None: none).  ``show_traceback``: print the
     traceback of internal errors to stderr.  ``jobs``: worker processes for
     parse and analysis (1: none).  ``force_exclude``: excludes apply to named
-    files too.
+    files too.  ``respect_gitignore``: skip what git ignores while walking.
+    ``max_file_size``: bytes (0: no limit) above which a file that could
+    matter is not parsed; ``file_timeout``: seconds (0: none) one file's
+    analysis may take.  ``progress``: called with (stage, done, total) as
+    files are read ("read") and analysed ("analyse"), for a progress bar.
     """
 
     profile: Profile
@@ -61,6 +82,10 @@ class RunOptions:
     show_traceback: bool = False
     jobs: int = 1
     force_exclude: bool = False
+    respect_gitignore: bool = True
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    file_timeout: float = DEFAULT_FILE_TIMEOUT
+    progress: Callable[[str, int, int], None] | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -90,19 +115,22 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
     from standard input, reported under ``name`` (``-`` when None; see
     :func:`padlint.discover.discover_stdin`).
 
-    Reading, the prefilter and comment handling run in this process; parse
-    and analysis of the files that pass the prefilter run in ``options.jobs``
-    worker processes when there are at least :data:`PARALLEL_MIN_FILES` of
-    them (else, or when a pool cannot be started, here).  Results do not
-    depend on the number of jobs.
+    Every file is read here; the analysis sees all of them as one program
+    (whole-program: a sink in one file, its padded slice in another) and
+    starts from the files that pass the prefilter.  ``options.jobs`` is
+    accepted for compatibility; the analysis runs in this process.
     """
     cwd = cwd or Path.cwd()
     excludes = [*options.config.exclude_patterns(), *options.excludes]
     if stdin is not None:
         found = discover_stdin(stdin[0], excludes, cwd, force_exclude=options.force_exclude)
     else:
-        found = discover(paths, excludes, cwd, force_exclude=options.force_exclude)
+        found = discover(paths, excludes, cwd, force_exclude=options.force_exclude,
+                         respect_gitignore=options.respect_gitignore)
     out = RunOutput(result=CheckResult(errors=list(found.errors)))
+    if not found.files:
+        out.notes.append("no Python files found under the given paths (everything excluded?): 0 files checked"
+                         if stdin is None else "the file read from standard input is excluded: 0 files checked")
     prefilter = build_prefilter(options.profile)
     views = frozenset((*options.profile.shared_views, options.profile.device_view,
                        *options.profile.padded_getters, *options.profile.copy_to_device))
@@ -110,7 +138,9 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
 
     every: list[SourceFile] = []   # every file read: the program the analysis sees
     seeds: set[str] = set()           # files whose functions may start an entry-point search
-    for path in found.files:
+    progress = options.progress or (lambda stage, done, total: None)
+    for done, path in enumerate(found.files):
+        progress("read", done, len(found.files))
         if stdin is not None:
             source = decode_source(path, stdin[1])
         else:
@@ -121,8 +151,13 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
         source = SourceFile(path, source.text, source.encoding, source.raw)
         every.append(source)
         if prefilter.may_matter(source.text):
+            if 0 < options.max_file_size < len(source.raw):
+                out.result.errors.append(FileError(path, None, _too_large(len(source.raw), options.max_file_size)))
+                every.pop()
+                continue
             seeds.add(path)
-    analysed = _analyse_all(every, seeds, options, cwd) if seeds else {}
+    progress("read", len(found.files), len(found.files))
+    analysed = _analyse_all(every, seeds, options, cwd, progress) if seeds else {}
 
     for source in every:
         findings = analysed.get(source.path, [])
@@ -148,7 +183,14 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
         def in_scope(full: str, code: str) -> bool:
             return full in checked and options.selection.enabled(code)
 
-        out.result.findings, out.notes = apply_baseline(options.baseline, out.result.findings, cwd, in_scope)
+        try:
+            out.result.findings, baseline_notes = apply_baseline(options.baseline, out.result.findings, cwd,
+                                                                 in_scope)
+        except RecursionError:
+            from padlint.baseline import BaselineError
+
+            raise BaselineError(f"{options.baseline}: cannot read baseline: nested too deeply") from None
+        out.notes.extend(baseline_notes)
     out.result.findings.sort(key=Finding.sort_key)
     out.result.errors.sort(key=FileError.sort_key)
     live = {f.path for f in out.result.findings} | {f.fix.path for f in out.result.findings if f.fix}
@@ -156,22 +198,47 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
     return out
 
 
-def analyse(source: SourceFile, profile: Profile, show_traceback: bool = False) -> list[Finding] | FileError:
+def _too_large(size: int, limit: int) -> str:
+    return (f"not analysed: {_size(size)} is larger than the limit of {_size(limit)} per file "
+            f"(--max-file-size)")
+
+
+def _size(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MiB" if n >= 1024 * 1024 else f"{n / 1024:.0f} KiB"
+
+
+def analyse(source: SourceFile, profile: Profile, show_traceback: bool = False,
+            timeout: float = 0) -> list[Finding] | FileError:
     """Parse and analyse one file on its own (with the modules it reaches on disk);
-    never raises (errors become a :class:`FileError`)."""
-    return _analyse_all([source], {source.path}, RunOptions(profile, show_traceback=show_traceback),
-                        Path.cwd()).get(source.path, [])
+    never raises (errors become a :class:`FileError`).  ``timeout``: seconds (0: no limit)."""
+    return _analyse_all([source], {source.path},
+                        RunOptions(profile, show_traceback=show_traceback, file_timeout=timeout),
+                        Path.cwd(), None).get(source.path, [])
 
 
-def _analyse_all(sources: list[SourceFile], seeds: set[str], options: RunOptions, cwd: Path
-                 ) -> dict[str, list[Finding] | FileError]:
+def _python_accepts(text: str) -> bool:
+    """Whether CPython compiles ``text`` to an AST (run only after the analysis refused it)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _analyse_all(sources: list[SourceFile], seeds: set[str], options: RunOptions, cwd: Path,
+                 progress: Callable[[str, int, int], None] | None) -> dict[str, list[Finding] | FileError]:
     """Analyse the checked files as one program (see :mod:`padlint.analysis.engine`).
 
-    Never raises: when the whole-program run fails (an unexpected exception,
-    pathological nesting), each seed file is analysed on its own so that one
-    bad file costs only its own result.
+    Never raises.  The whole-program run gets the sum of the per-file time
+    budgets of its seed files; when it fails (an unexpected exception,
+    pathological nesting, the budget), each seed file is analysed on its own,
+    with its own budget, so that one bad file costs only its own result.
     """
     from padlint.analysis.engine import AnalysisSyntaxError, Source, check_project
+
+    report = progress or (lambda stage, done, total: None)
 
     def full(path: str) -> str:
         return path if os.path.isabs(path) or path == "-" else str(cwd / path)
@@ -179,32 +246,47 @@ def _analyse_all(sources: list[SourceFile], seeds: set[str], options: RunOptions
     def convert(res: dict, by_path: dict[str, SourceFile]) -> dict[str, list[Finding] | FileError]:
         out: dict[str, list[Finding] | FileError] = {}
         for path, r in res.items():
-            out[path] = syntax_error(by_path[path], r) if isinstance(r, AnalysisSyntaxError) else r
+            if isinstance(r, AnalysisSyntaxError):
+                src = by_path[path]
+                # valid Python that libcst cannot parse (3,000 adjacent string literals): not the user's error
+                out[path] = FileError(path, r.lineno or None, PARSER_LIMIT_MESSAGE) \
+                    if _python_accepts(src.text) else syntax_error(src, r)
+            else:
+                out[path] = r
         return out
 
     by_path = {s.path: s for s in sources}
     srcs = [Source(s.path, s.text, full(s.path)) for s in sources]
+    budget = options.file_timeout * max(1, len(seeds)) if options.file_timeout else None
+    report("analyse", 0, len(seeds))
     try:
-        res = with_big_stack(lambda _t: check_project(srcs, options.profile, seeds=seeds), "")
+        res = with_big_stack(lambda _t: check_project(srcs, options.profile, seeds=seeds), "", timeout=budget)
+        report("analyse", len(seeds), len(seeds))
         return convert(res, by_path)
+    except AnalysisTimeout:
+        pass
     except Exception:  # noqa: BLE001 - fall back to one file at a time
         if options.show_traceback:
             traceback.print_exc(file=sys.stderr)
     out: dict[str, list[Finding] | FileError] = {}
-    for s in srcs:
-        if s.path not in seeds:
-            continue
+    seed_srcs = [s for s in srcs if s.path in seeds]
+    for done, s in enumerate(seed_srcs):
+        report("analyse", done, len(seed_srcs))
         try:
-            res = with_big_stack(lambda _t: check_project([s], options.profile), "")
+            res = with_big_stack(lambda _t: check_project([s], options.profile), "",
+                                 timeout=options.file_timeout or None)
             out.update(convert(res, by_path))
+        except AnalysisTimeout:
+            out[s.path] = FileError(s.path, None, f"not analysed: took longer than the budget of "
+                                                  f"{options.file_timeout:g} s per file (--file-timeout)")
         except (RecursionError, MemoryError):
             out[s.path] = FileError(s.path, None, DEEP_MESSAGE)
         except Exception as e:  # noqa: BLE001 - one bad file must not stop the run
             if options.show_traceback:
                 traceback.print_exc(file=sys.stderr)
             out[s.path] = FileError(s.path, None, f"internal error: {type(e).__name__}: {e}")
+    report("analyse", len(seed_srcs), len(seed_srcs))
     return out
-
 
 def _finish_file(source: SourceFile, findings: list[Finding], cwd: Path, options: RunOptions,
                  views: frozenset[str], per_file, out: RunOutput) -> None:

@@ -26,6 +26,80 @@ class ProfileError(ValueError):
     """A profile (or an extension of one) is malformed; the message names file and key."""
 
 
+class UnknownProfileError(ProfileError):
+    """A profile name that is neither shipped nor a readable ``.toml`` path."""
+
+
+#: Every table and key an engine profile file may hold: the one place to extend
+#: when a profile learns a key.  A key maps to ``None`` (a value, checked where
+#: it is read), to a dict (a table, or an array of tables, with these keys), to
+#: :data:`ANY_KEY` (a table of free names: fields, constants, reasons), or to
+#: :data:`DELEGATED` (contents checked by another parser).  ``{ANY_KEY: {...}}``
+#: is a table of free names whose values are tables with those keys.  An
+#: unknown table or key is an error naming the file and the dotted key
+#: (``[[count]]`` for ``[[counts]]`` would otherwise drop every count pair).
+ANY_KEY = "*"
+DELEGATED = "delegated"
+PROFILE_SCHEMA: dict[str, Any] = {
+    "name": None,
+    "description": None,
+    "counts": {"axis": None, "real": None, "padded": None},
+    "buffers": {"shared_views": None, "device_view": None, "copy_to_device": None, "padded_getters": None,
+                "uninitialized_allocators": None, "initialized_allocators": None},
+    "sinks": {"constructors": None, "forward_calls": None, "forward_severity": None, "calls": None,
+              "forward_exempt": ANY_KEY},
+    "resets": {"fill_methods": None, "helpers": ANY_KEY},
+    "fields": {ANY_KEY: {"axis": None, "neutral": None, "why": None}},
+    "exempt": ANY_KEY,
+    "constants": ANY_KEY,
+    # the runtime checker's tables: their names here, their contents checked by
+    # padlint.runtime.spec (owned with the runtime checker)
+    "runtime": {"provider": DELEGATED, "step": DELEGATED, "poison": DELEGATED, "classes": DELEGATED},
+}
+
+
+def check_keys(data: Any, schema: Any, origin: str, where: str = "") -> None:
+    """Raise :class:`ProfileError` for the first table or key of ``data`` that ``schema`` does not know.
+
+    See :data:`PROFILE_SCHEMA`.  Values are not checked here (their readers
+    do, with the same file-and-key messages); a value of the wrong shape
+    (a string where a table belongs) is left to them too.
+    """
+    if not isinstance(schema, dict):
+        return  # None (a value), ANY_KEY (free names), DELEGATED
+    items = data if isinstance(data, list) else [data]
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            continue
+        at = f"{where}[{i}]" if isinstance(data, list) else where
+        for key, value in item.items():
+            if ANY_KEY in schema:
+                sub = schema[ANY_KEY]
+            elif key in schema:
+                sub = schema[key]
+            else:
+                import difflib
+
+                known = [k for k in schema if k != ANY_KEY]
+                close = difflib.get_close_matches(str(key), known, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(known)}"
+                name = f"{at}.{key}" if at else str(key)
+                what = "table" if isinstance(value, (dict, list)) and value and \
+                    all(isinstance(v, dict) for v in (value if isinstance(value, list) else [value])) else "key"
+                raise ProfileError(f"{origin}: unknown {what} {name!r}{hint}")
+            check_keys(value, sub, origin, f"{at}.{key}" if at else str(key))
+
+
+def read_toml(text: str, origin: str) -> dict[str, Any]:
+    """Parse TOML ``text``; raises :class:`ProfileError` naming ``origin`` (also for nesting too deep to read)."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ProfileError(f"{origin}: invalid TOML: {e}") from None
+    except RecursionError:
+        raise ProfileError(f"{origin}: invalid TOML: nested too deeply to read") from None
+
+
 def rules_dir() -> Path:
     """Directory holding profiles and rule docs.
 
@@ -146,7 +220,7 @@ class Profile:
         last = sink.rsplit(".", 1)[-1]
         return f"{last}.{field_name}" in self.ignore_args or f"{sink}.{field_name}" in self.ignore_args
 
-    def extended(self, ext: dict[str, Any], origin: str) -> "Profile":
+    def extended(self, ext: dict[str, Any], origin: str) -> Profile:
         """A copy with ``[tool.padlint]`` extensions applied.
 
         Keys of ``ext``: ``counts`` (list of {axis, real, padded}),
@@ -170,7 +244,7 @@ class Profile:
                 raise ProfileError(f"{origin}: neutral: expected a table of field = value")
             fields = {f.name: f for f in p.fields}
             for name, value in neutral.items():
-                text = _neutral_text(value, f"{origin}: neutral.{name}")
+                text = _neutral_text(value, f"{origin}: neutral.{name}", dict(p.constants))
                 old = fields.get(name)
                 fields[name] = FieldSpec(name, old.axis if old else "reqs", text, old.why if old else "")
             p = replace(p, fields=tuple(fields.values()))
@@ -186,31 +260,51 @@ class Profile:
 
 #: ``Sink.field`` of ``ignore-args``: a (dotted) sink name, then the keyword or positional index.
 _SINK_FIELD = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.\w+")
-#: A named neutral value: a constant of the profile or a dotted name (``NULL_BLOCK_ID``, ``mod.PAD``).
-_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 AXES = ("reqs", "reqs+1", "tokens")
 _COUNT_KEYS = ("axis", "real", "padded")
 
 
-def _neutral_text(value: Any, where: str) -> str:
-    """The text of a neutral value: a literal, a constant or dotted name, or "flat"."""
+def _neutral_text(value: Any, where: str, constants: dict[str, Any]) -> str:
+    """The text of a neutral value: a literal, a constant of the profile, or "flat".
+
+    Literals are booleans, integers and finite floats (and tuples or lists of
+    them, for rows of several columns).  A name must be one of ``constants``
+    (the profile's ``[constants]``): anything else ("nope", ``inf``, ``nan``,
+    ``mod.NAME``) would be written into fixes as it stands.
+    """
+    expected = ("expected a literal (false, 0, -1), a constant of the profile's [constants] "
+                f"({', '.join(constants) or 'none defined'}) or \"flat\"")
     if isinstance(value, bool):
         return "True" if value else "False"
     if isinstance(value, (int, float)):
+        if not _finite_literal(value):
+            raise ProfileError(f"{where}: {expected}, got {value!r} (not a finite number)")
         return repr(value)
     if isinstance(value, str) and value.strip():
         text = value.strip()
-        if text == "flat" or _DOTTED.fullmatch(text):
+        if text == "flat" or text in constants:
             return text
         try:
-            ast.literal_eval(text)
+            parsed = ast.literal_eval(text)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            pass
+            parsed = None
         else:
-            return text
-        raise ProfileError(f"{where}: expected a Python literal (false, 0, -1), a constant or dotted name "
-                           f"(NULL_BLOCK_ID) or \"flat\", got {value!r}")
-    raise ProfileError(f"{where}: expected a literal (false, 0, -1) or a name, got {value!r}")
+            if _finite_literal(parsed):
+                return text
+        raise ProfileError(f"{where}: {expected}, got {value!r}")
+    raise ProfileError(f"{where}: {expected}, got {value!r}")
+
+
+def _finite_literal(value: Any) -> bool:
+    import math
+
+    if isinstance(value, (bool, int)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, (tuple, list)):
+        return bool(value) and all(_finite_literal(v) for v in value)
+    return False
 
 
 def _count_pairs(items: Any, where: str) -> list[CountPair]:
@@ -249,19 +343,24 @@ def load_profile(name_or_path: str) -> Profile:
 
     Raises :class:`ProfileError` (unknown name, unreadable file, bad TOML, bad key).
     """
+    import os
+    import stat
+
     path = Path(name_or_path)
-    if not (path.suffix == ".toml" and path.is_file()):
+    if not (path.suffix == ".toml" and os.path.lexists(path)):
         path = rules_dir() / f"{name_or_path}.toml"
         if not path.is_file():
-            raise ProfileError(
+            raise UnknownProfileError(
                 f"unknown profile {name_or_path!r}; available: {', '.join(available_profiles())}")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        raise ProfileError(f"{path}: cannot read profile: {e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ProfileError(f"{path}: invalid TOML: {e}") from None
-    return profile_from_dict(data, str(path))
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ProfileError(f"{path}: cannot read profile: not a regular file")
+        text = path.read_bytes().decode("utf-8")
+    except OSError as e:
+        raise ProfileError(f"{path}: cannot read profile: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise ProfileError(f"{path}: cannot read profile: not UTF-8: {e.reason} at byte {e.start}") from None
+    return profile_from_dict(read_toml(text, str(path)), str(path))
 
 
 def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
@@ -275,6 +374,8 @@ def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
     (``sinks.constructors``, ``sinks.forward_calls`` and ``sinks.calls`` all
     empty) can find nothing and is an error too.
     """
+    check_keys(data, PROFILE_SCHEMA, origin)
+    constants = _constants(data.get("constants", {}), f"{origin}: constants")
     buffers = _table(data.get("buffers", {}), f"{origin}: buffers")
     sinks = _table(data.get("sinks", {}), f"{origin}: sinks")
     resets = _table(data.get("resets", {}), f"{origin}: resets")
@@ -285,7 +386,8 @@ def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
         axis = spec.get("axis", "reqs")
         if axis not in ("reqs", "reqs+1", "tokens"):
             raise ProfileError(f"{origin}: fields.{name}.axis: expected reqs, reqs+1 or tokens, got {axis!r}")
-        fields.append(FieldSpec(name, axis, _neutral_text(spec["neutral"], f"{origin}: fields.{name}.neutral"),
+        fields.append(FieldSpec(name, axis, _neutral_text(spec["neutral"], f"{origin}: fields.{name}.neutral",
+                                                          dict(constants)),
                                 _string(spec.get("why", ""), f"{origin}: fields.{name}.why")))
     constructors = _names(sinks.get("constructors", []), f"{origin}: sinks.constructors")
     forward_calls = _names(sinks.get("forward_calls", []), f"{origin}: sinks.forward_calls")
@@ -293,7 +395,7 @@ def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
     if not (constructors or forward_calls or sink_calls):
         raise ProfileError(f"{origin}: sinks: the profile has no sinks (set at least one of sinks.constructors, "
                            f"sinks.forward_calls, sinks.calls)")
-    return Profile(
+    profile = Profile(
         name=_string(data.get("name", Path(origin).stem), f"{origin}: name", nonempty=True),
         description=_string(data.get("description", ""), f"{origin}: description"),
         counts=tuple(_count_pairs(data.get("counts", []), f"{origin}: counts")),
@@ -315,10 +417,17 @@ def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
         reset_helpers=_helpers(resets.get("helpers", {}), f"{origin}: resets.helpers"),
         fields=tuple(fields),
         exempt=_reasons(data.get("exempt", {}), f"{origin}: exempt"),
-        constants=_constants(data.get("constants", {}), f"{origin}: constants"),
+        constants=constants,
         runtime=dict(_table(data.get("runtime", {}), f"{origin}: runtime")),
         source=origin,
     )
+    if profile.runtime:
+        # the contents of the [runtime] tables are the runtime checker's to read:
+        # its parser (no torch) reports them with the same file-and-key messages
+        from padlint.runtime.spec import runtime_spec
+
+        runtime_spec(profile)
+    return profile
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:

@@ -3,9 +3,10 @@
 For each file with findings, a header line, then per finding::
 
     path:line:col: CODE message
-         5 | computed < prompt ...                    <- trace lines in this file
+         5 | computed < prompt ...                    <- trace lines, in call order
            |   note: padded slice of `...`
-         7 | CommonAttentionMetadata(is_prefilling=x)  <- the sink line
+         = other.py:12: note: ...                   <- a trace step in another file
+         7 | CommonAttentionMetadata(is_prefilling=x)  <- the sink line, last
       fix (unsafe): insert `x[num_reqs:] = False` before line 7
 
 then file errors (``path:line: error: message``) and a summary line
@@ -29,7 +30,6 @@ from padlint.model import LINE_BREAK, CheckResult, Finding
 from padlint.parse import SourceFile
 from padlint.suppress import PadPolicy
 
-
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow"}
 
 
@@ -42,12 +42,13 @@ def _console(color: bool) -> tuple[Console, io.StringIO]:
 
 def render(result: CheckResult, sources: dict[str, SourceFile], *, color: bool = False,
            statistics: bool = False, policies: list[tuple[PadPolicy, int]] | None = None,
-           rule_name: Callable[[str], str] | None = None, footer: str = "") -> str:
+           rule_name: Callable[[str], str] | None = None, footer: str = "", summary_line: bool = True) -> str:
     """Render ``result``; ``sources`` gives the text of files with findings.
 
     ``statistics``: print counts per code and the ``pad=keep`` buffers
     instead of the findings.  ``rule_name(code)`` names a code in the
     statistics.  ``footer``: extra text after the summary line.
+    ``summary_line``: False leaves out the summary line (``--quiet``).
     """
     console, buf = _console(color)
     if statistics:
@@ -55,7 +56,8 @@ def render(result: CheckResult, sources: dict[str, SourceFile], *, color: bool =
     else:
         _findings(console, result, sources)
     _errors(console, result)
-    console.print(Text(summary(result), style="bold"))
+    if summary_line:
+        console.print(Text(summary(result), style="bold"))
     if footer:
         console.print(Text(footer))
     return buf.getvalue()
@@ -92,28 +94,34 @@ def _finding(console: Console, f: Finding, lines: list[str]) -> None:
     head.append(" ")
     head.append(f.message)
     console.print(head)
-    shown: dict[int, list[str]] = defaultdict(list)
-    elsewhere = []
+    # the trace in call order (the entry point first, the sink last), not by line
+    # number: a step in this file shows its source line once, with the notes of
+    # the consecutive steps on that line; a step in another file is one line
+    rows: list[tuple[str | None, int, list[str]]] = []
     for step in f.trace:
-        if step.path == f.path:
-            shown[step.line].append(step.note)
+        where = None if step.path == f.path else step.path
+        if rows and rows[-1][0] == where and rows[-1][1] == step.line:
+            rows[-1][2].append(step.note)
         else:
-            elsewhere.append(step)
-    shown.setdefault(f.line, [])
-    width = len(str(max(shown)))
-    for line_no in sorted(shown):
+            rows.append((where, step.line, [step.note]))
+    if not any(where is None and line == f.line for where, line, _ in rows[-1:]):
+        rows.append((None, f.line, []))
+    width = max((len(str(line)) for where, line, _ in rows if where is None), default=1)
+    for where, line_no, notes in rows:
+        if where is not None:
+            for note in dict.fromkeys(notes):
+                console.print(Text(f"  = {where}:{line_no}: note: {note}", style="cyan"))
+            continue
         text = lines[line_no - 1].rstrip() if 0 < line_no <= len(lines) else ""
         row = Text()
         row.append(f"  {line_no:>{width}} | ", style="blue")
         row.append(text.expandtabs(4), style="bold" if line_no == f.line else "")
         console.print(row)
-        for note in dict.fromkeys(shown[line_no]):  # each note once
+        for note in dict.fromkeys(notes):  # each note once
             note_row = Text()
             note_row.append(f"  {'':>{width}} |   ", style="blue")
             note_row.append(f"note: {note}", style="cyan")
             console.print(note_row)
-    for step in elsewhere:
-        console.print(Text(f"  = {step.path}:{step.line}: note: {step.note}", style="cyan"))
     if f.fix is not None:
         where = f"before line {f.fix.line}" + ("" if f.fix.path == f.path else f" of {f.fix.path}")
         kind = "fix" if f.fix.safe else "fix (unsafe)"

@@ -254,6 +254,10 @@ def test_profile_path_relative_to_config(project):
     assert "unknown profile" in line
 
 
+NEUTRAL_EXPECTED = ("neutral.seq_lens: expected a literal (false, 0, -1), a constant of the profile's [constants] "
+                    "(NULL_BLOCK_ID, PAD_SLOT_ID) or \"flat\", ")
+
+
 @pytest.mark.parametrize(("toml", "message"), [
     ('counts = [{ axis = "reqs", real = "n", padded = "n_p", extra = 1 }]\n',
      "counts[0]: unknown key 'extra' (expected axis, real, padded)"),
@@ -269,10 +273,16 @@ def test_profile_path_relative_to_config(project):
      "reset-helpers.clear_padding: expected a buffer argument index (an integer >= 0), got -1"),
     ('reset-helpers = { clear_padding = true }\n',
      "reset-helpers.clear_padding: expected a buffer argument index (an integer >= 0), got True"),
-    ('neutral = { seq_lens = "not a literal(" }\n',
-     "neutral.seq_lens: expected a Python literal (false, 0, -1), a constant or dotted name (NULL_BLOCK_ID) "
-     "or \"flat\", got 'not a literal('"),
-    ('neutral = { seq_lens = "" }\n', "neutral.seq_lens: expected a literal (false, 0, -1) or a name, got ''"),
+    ('neutral = { seq_lens = "not a literal(" }\n', NEUTRAL_EXPECTED + "got 'not a literal('"),
+    ('neutral = { seq_lens = "" }\n', NEUTRAL_EXPECTED + "got ''"),
+    # issue 11: a name must be a constant of the profile, a number must be finite
+    ('neutral = { seq_lens = "nope" }\n', NEUTRAL_EXPECTED + "got 'nope'"),
+    ('neutral = { seq_lens = "consts.PAD_SLOT_ID" }\n', NEUTRAL_EXPECTED + "got 'consts.PAD_SLOT_ID'"),
+    ('neutral = { seq_lens = inf }\n', NEUTRAL_EXPECTED + "got inf (not a finite number)"),
+    ('neutral = { seq_lens = nan }\n', NEUTRAL_EXPECTED + "got nan (not a finite number)"),
+    ('neutral = { seq_lens = "inf" }\n', NEUTRAL_EXPECTED + "got 'inf'"),
+    ('neutral = { seq_lens = "1e999" }\n', NEUTRAL_EXPECTED + "got '1e999'"),
+    ('neutral = { seq_lens = "\'text\'" }\n', NEUTRAL_EXPECTED + "got \"'text'\""),
     ('ignore-args = ["seq_lens"]\n',
      "ignore-args: expected `Sink.field` (e.g. 'CommonAttentionMetadata.seq_lens'), got 'seq_lens'"),
     ('ignore-args = ["CommonAttentionMetadata."]\n', "ignore-args: expected `Sink.field`"),
@@ -291,7 +301,7 @@ def test_config_value_validation(project, toml, message):
 
 @pytest.mark.parametrize("value, text", [
     ("false", "False"), ("-1", "-1"), ('"-1"', "-1"), ('"NULL_BLOCK_ID"', "NULL_BLOCK_ID"),
-    ('"consts.PAD_SLOT_ID"', "consts.PAD_SLOT_ID"), ('"flat"', "flat"), ('"(0, 1)"', "(0, 1)"),
+    ('"PAD_SLOT_ID"', "PAD_SLOT_ID"), ('"flat"', "flat"), ('"(0, 1)"', "(0, 1)"),
     ("0.5", "0.5"),
 ])
 def test_valid_neutral_values(tmp_path: Path, value, text):

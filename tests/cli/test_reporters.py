@@ -45,10 +45,10 @@ def test_text_finding_block():
         "runner.py:5:51: PAD001 `is_prefilling` has stale padding rows",
         "  2 |     computed = self.computed[:num_reqs_padded]",
         "    |   note: padded slice of `self.computed`",
+        "  = helpers.py:10: note: reset helper does not cover the padding rows",
         "  4 |     is_prefilling = computed < prompt",
         "    |   note: derived from two padded slices",
         "  5 |     return CommonAttentionMetadata(is_prefilling=is_prefilling)",
-        "  = helpers.py:10: note: reset helper does not cover the padding rows",
         "  fix (unsafe): insert `is_prefilling[num_reqs:] = False` before line 5 (reset the padding rows)",
         "",
         "Found 1 finding in 3 files (0 errors).",
@@ -112,3 +112,37 @@ def test_json_sorted_findings():
     a, b = _finding(line=9), _finding(line=2)
     doc = json.loads(json_.render(CheckResult(findings=[a, b])))
     assert [f["line"] for f in doc["findings"]] == [2, 9]
+
+
+CALLS = """\
+class Runner:
+    def _build(self, x):
+        return CommonAttentionMetadata(is_prefilling=x)
+
+    def execute_model(self, num_reqs, num_reqs_padded):
+        x = self.computed[:num_reqs_padded] < 1
+        return self._build(x)
+"""
+
+
+def test_text_trace_in_call_order_not_by_line():
+    # the entry point (lines 5-7) is below the sink (line 3): the trace is printed
+    # as the path runs, so the slice comes first and the sink last
+    f = _finding(line=3, column=55, end_line=3, end_column=56, trace=(
+        TraceStep("runner.py", 5, "entry point `execute_model`"),
+        TraceStep("runner.py", 6, "padded slice of `self.computed`"),
+        TraceStep("runner.py", 6, "derived: `x`"),
+        TraceStep("runner.py", 7, "passed to `_build`"),
+    ), fix=None)
+    out = text.render(CheckResult(files_checked=1, findings=[f]),
+                      {"runner.py": SourceFile("runner.py", CALLS, "utf-8", CALLS.encode())})
+    assert out.splitlines()[2:10] == [
+        "  5 |     def execute_model(self, num_reqs, num_reqs_padded):",
+        "    |   note: entry point `execute_model`",
+        "  6 |         x = self.computed[:num_reqs_padded] < 1",
+        "    |   note: padded slice of `self.computed`",
+        "    |   note: derived: `x`",
+        "  7 |         return self._build(x)",
+        "    |   note: passed to `_build`",
+        "  3 |         return CommonAttentionMetadata(is_prefilling=x)",
+    ]

@@ -13,6 +13,22 @@ DATA = Path(__file__).parent / "data"
 #: tests/workflow -> tests -> repository root
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
+#: Marks the skip reason of the SARIF schema tests, so that the terminal summary can count them.
+SCHEMA_SKIP = "no SARIF schema"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Say in the summary that the SARIF schema tests did not run (a fresh clone without ../shared/data):
+    `-q` lists no skip reasons, and "N skipped" alone does not say which tests."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", [])
+               if SCHEMA_SKIP in str(getattr(r, "longrepr", ""))]
+    if skipped:
+        terminalreporter.write_line(
+            f"padlint: {len(skipped)} SARIF schema test{'s' if len(skipped) != 1 else ''} skipped: "
+            f"sarif-schema-2.1.0.json not found in ../shared/data beside the repository "
+            f"(set PADLINT_SARIF_SCHEMA to its path to run them)", yellow=True, bold=True)
+
+
 #: data/runner_buggy.py, line by line: the sink statement `meta = CommonAttentionMetadata(` is
 #: line 12 (after the comment on line 11), the `is_prefilling=is_prefilling,` argument line 14,
 #: columns 13..40 (1-based, end exclusive: the 27 characters of `is_prefilling=is_prefilling`).
