@@ -56,7 +56,7 @@ def find_entries(graph: CallGraph, seeds: list[FunctionInfo]) -> list[FunctionIn
 
     The seeds' callers are collected upward through the project (``U``); the
     entry points are the functions of ``U`` that nothing in ``U`` calls, and the
-    public methods that only their own class calls (a class's API).  A
+    public methods that only private methods of their own class call (a class's API).  A
     cycle that nothing outside calls (``a`` calls ``b`` calls ``a``) gets its
     first function as an entry point, so every seed is reached from some entry.
     """
@@ -75,9 +75,11 @@ def find_entries(graph: CallGraph, seeds: list[FunctionInfo]) -> list[FunctionIn
         inside = [c for c in callers_of.get(k, ()) if c.key in up]
         if not inside:
             return True
-        # a public method that only its own class calls (`execute_model`, which `_dummy_run`
-        # also calls) is the class's API: the engine calls it with nothing reset
-        return bool(f.owner) and not f.name.startswith("_") and all(c.owner == f.owner for c in inside)
+        # a public method that only private methods of its own class call (`execute_model`,
+        # which `_dummy_run` also calls) is the class's API: the engine calls it too, with
+        # nothing reset
+        return bool(f.owner) and not f.name.startswith("_") and all(
+            c.owner == f.owner and c.name.startswith("_") for c in inside)
 
     roots = [f for k, f in up.items() if is_entry(k, f)]
     covered: set[str] = set()

@@ -41,10 +41,19 @@ def test_syntax_error_with_line(project):
 def test_syntax_error_in_file_the_prefilter_skips_is_not_reported(project):
     # no sink and nothing padded in it: the prefilter skips parsing, so nothing can be found (documented)
     project.write("broken.py", "def f(:\n")
-    project.write("broken2.py", "x = num_reqs_padded\ndef f(:\n")
+    project.write("broken2.py", "x = num_reqs\ndef f(:\n")
     r, doc = _check(project)
     assert r.rc == 0
     assert doc["files_checked"] == 2
+
+
+def test_syntax_error_in_file_with_a_padded_count_is_reported(project):
+    # a padded count alone makes a file a place where an entry-point search starts (the sink
+    # may be in another module), so it is parsed and its syntax error reported
+    project.write("broken2.py", "x = num_reqs_padded\ndef f(:\n")
+    r, doc = _check(project)
+    assert r.rc == 1
+    assert _errors(doc)["broken2.py"][1].startswith("syntax error")
 
 
 def test_not_utf8_without_cookie(project):

@@ -248,20 +248,22 @@ def test_time_budget_does_not_touch_a_quick_analysis():
 
 
 def test_file_over_the_time_budget_is_one_error_and_the_run_goes_on(project, monkeypatch):
-    import padlint.analysis
+    # the whole-program run gets the sum of the files' budgets; when it runs out, each file
+    # is analysed on its own with its own budget
+    import padlint.analysis.engine
 
-    real = padlint.analysis.check_source
+    real = padlint.analysis.engine.check_project
 
-    def slow_for_slow_py(text, path, profile):
-        if path.endswith("slow.py"):
+    def slow_for_slow_py(sources, profile, **kw):
+        if any(s.path.endswith("slow.py") for s in sources):
             while True:  # an analysis that never ends (caught by `except Exception` would not stop it)
                 try:
                     time.sleep(0.01)
                 except Exception:  # noqa: BLE001, S110 - swallows what it can, as careless code would
                     pass
-        return real(text, path, profile)
+        return real(sources, profile, **kw)
 
-    monkeypatch.setattr(padlint.analysis, "check_source", slow_for_slow_py)
+    monkeypatch.setattr(padlint.analysis.engine, "check_project", slow_for_slow_py)
     project.write("slow.py", CANONICAL)
     project.write("bug.py", CANONICAL)
     r = project.run("check", "--format", "json", "-j", "1", "--file-timeout", "0.5")
