@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from padlint.analysis.values import (
-    ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MetaVal, Ref, Refs, Reset, State, Taint, TupleVal,
+    ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, Heap, LocState, MetaVal, Ref, Refs, Reset, State, Taint, TupleVal,
     UnknownVal, covering, covers, join_vals, with_step,
 )
 from padlint.analysis.callgraph import CallGraph
@@ -1706,14 +1706,18 @@ class Interpreter:
         memo_key = None
         if fn is not None and len(self._summaries) < self.MAX_SUMMARIES:
             try:
-                memo_key = (qual, callee.cls, frozenset(env.items()), frozenset(state.heap.items()),
+                memo_key = (qual, callee.cls, frozenset(env.items()), state.heap.fingerprint,
                             frozenset(callee.known))
                 hit = self._summaries.get(memo_key)
             except TypeError:
                 memo_key, hit = None, None
-            if hit is not None:
-                state.heap = dict(hit[0])
-                return hit[1]
+            if hit is not None and hit[0] == state.heap:  # the fingerprint matched: check the heap itself
+                heap = Heap(hit[1], set(state.heap.dirty) | {k for k, v in hit[1].items()
+                                                             if state.heap.get(k, _GONE) is not v},
+                            hit[1].fingerprint)
+                state.heap = heap
+                return hit[2]
+        entry_heap = dict(state.heap) if memo_key is not None else None
         callee_state = State(env, state.heap)
         self._stack.append(qual)
         try:
@@ -1722,7 +1726,7 @@ class Interpreter:
             self._stack.pop()
         state.heap = exit_state.heap
         if memo_key is not None:
-            self._summaries[memo_key] = (dict(exit_state.heap), value)
+            self._summaries[memo_key] = (entry_heap, Heap(exit_state.heap, (), exit_state.heap.fingerprint), value)
         return value
 
     def _param_default(self, p: cst.Param, fn: FunctionInfo | None) -> AVal:
@@ -1739,10 +1743,7 @@ class Interpreter:
         mod = self.project.module(fn.module)
         if mod is None:
             return UNKNOWN
-        try:
-            names = _type_names(ast.parse(_EMPTY.code_for_node(p.annotation.annotation), mode="eval").body)
-        except (SyntaxError, ValueError, RecursionError):
-            return UNKNOWN
+        names = _cst_type_names(p.annotation.annotation)
         types = set()
         for n in names:
             t = self.project.resolve(mod, n)
@@ -1888,6 +1889,7 @@ class Interpreter:
 
 
 _NOPAIR = type("NoPair", (), {"real": ()})()
+_GONE = object()
 
 
 @dataclass(eq=False)
@@ -1896,6 +1898,25 @@ class _KwargsKey:
 
     arg: cst.Arg
     key: str
+
+
+def _cst_type_names(ann) -> list[str]:
+    """Dotted class names a libcst annotation may denote (``X``, ``X | None``, ``Optional[X]``)."""
+    if isinstance(ann, cst.SimpleString):
+        try:
+            return _type_names(ast.parse(ann.evaluated_value, mode="eval").body)
+        except (SyntaxError, ValueError, RecursionError, TypeError):
+            return []
+    if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+        return _cst_type_names(ann.left) + _cst_type_names(ann.right)
+    if isinstance(ann, cst.Subscript):
+        head = dotted(ann.value) or ""
+        if head.rsplit(".", 1)[-1] in ("Optional", "Union"):
+            return [n for el in ann.slice if isinstance(el.slice, cst.Index)
+                    for n in _cst_type_names(el.slice.value)]
+        return []
+    name = dotted(ann)
+    return [name] if name and name != "None" else []
 
 
 def _glob(pat: str) -> str:

@@ -195,7 +195,7 @@ def index_module(key: str, path: str, text: str, *, is_package: bool = False) ->
             info.functions[node.name] = FunctionInfo(f"{key}:{node.name}", key, node.name, "", node, ())
         elif isinstance(node, ast.ClassDef):
             info.classes[node.name] = _index_class(key, node, node.col_offset)
-    for node in ast.walk(tree):  # imports anywhere (vLLM imports lazily inside functions too)
+    for node in _statements(tree.body):  # imports in any statement (vLLM imports lazily in functions)
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:
@@ -216,6 +216,19 @@ def index_module(key: str, path: str, text: str, *, is_package: bool = False) ->
                 if a.name != "*":
                     info.imports.setdefault(a.asname or a.name, (base, a.name))
     return info
+
+
+def _statements(body: list) -> Iterable[ast.stmt]:
+    """Every statement, nested ones included (bodies of defs, classes, ifs, trys...), but not
+    expressions: cheaper than ``ast.walk`` where only statements matter."""
+    todo = list(reversed(body))
+    while todo:
+        st = todo.pop()
+        yield st
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            sub = getattr(st, name, None)
+            if isinstance(sub, list):
+                todo.extend(reversed(sub))
 
 
 def find_root(path: str) -> tuple[Path, str] | None:

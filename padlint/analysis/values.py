@@ -209,6 +209,49 @@ class LocState:
 PERSISTENT = LocState()
 
 
+class Heap(dict):
+    """The heap of one path: location -> :class:`LocState` (and ``@loc.field`` -> value).
+
+    It remembers the keys written since it was copied (``dirty``), so that a
+    join of two paths that forked from one state compares only what either
+    path wrote (mypy's binder keeps frames of changes for the same reason),
+    and a running hash of its items (``fingerprint``), so that a callee's
+    summary is looked up without hashing the whole heap.
+    """
+
+    __slots__ = ("dirty", "base", "fingerprint")
+
+    def __init__(self, items=(), dirty=None, fingerprint=None, base=frozenset()):
+        super().__init__(items)
+        self.dirty: set[str] = set(dirty) if dirty is not None else set(self)
+        # keys the parent had written when this heap was forked from it: a join of this
+        # path's heap must also compare those (they may differ from the parent's own parent)
+        self.base = base
+        if fingerprint is None:
+            fingerprint = 0
+            for k, v in self.items():
+                fingerprint ^= hash((k, v))
+        self.fingerprint: int = fingerprint
+
+    def __setitem__(self, key, value) -> None:
+        old = self.get(key, _MISSING)
+        if old is value:
+            return
+        if old is not _MISSING:
+            self.fingerprint ^= hash((key, old))
+        self.fingerprint ^= hash((key, value))
+        self.dirty.add(key)
+        super().__setitem__(key, value)
+
+    def fork(self) -> "Heap":
+        """A copy for one branch: same items, nothing written yet (the parent's written keys
+        are kept as ``base``, by reference: the parent is not written while its branches run)."""
+        return Heap(self, (), self.fingerprint, self.dirty | self.base if self.base else self.dirty)
+
+
+_MISSING = object()
+
+
 class State:
     """Flow state on one path: local values, count bindings live in frames; heap here."""
 
@@ -216,10 +259,14 @@ class State:
 
     def __init__(self, env: dict[str, AVal] | None = None, heap: dict[str, LocState] | None = None):
         self.env: dict[str, AVal] = env if env is not None else {}
-        self.heap: dict[str, LocState] = heap if heap is not None else {}
+        if heap is None:
+            heap = Heap()
+        elif not isinstance(heap, Heap):
+            heap = Heap(heap)
+        self.heap: Heap = heap
 
     def copy(self) -> "State":
-        return State(dict(self.env), dict(self.heap))
+        return State(dict(self.env), self.heap.fork())
 
     def loc(self, loc: str) -> LocState:
         return self.heap.get(loc, PERSISTENT)
@@ -236,11 +283,14 @@ class State:
             return None
         if len(live) == 1:
             return live[0]
-        out = State({}, dict(live[0].heap))
+        first = live[0].heap
+        written = set(first.base).union(*(s.heap.dirty for s in live))
+        out = State({}, Heap(first, written, first.fingerprint))
         for s in live[1:]:
-            if s.heap is out.heap:
+            if s.heap is first:
                 continue
-            for k in set(out.heap) | set(s.heap):
+            # two paths forked from one state differ only where one of them wrote
+            for k in first.dirty | s.heap.dirty:
                 a, b = out.heap.get(k), s.heap.get(k)
                 if a is b or a == b:
                     continue
