@@ -33,7 +33,7 @@ from padlint.profile import Profile
 
 
 class CallGraph:
-    MAX_DEPTH = 24
+    MAX_DEPTH = 6  # calls searched below a function for relevance (deeper: not relevant)
 
     def __init__(self, project: Project, profile: Profile):
         self.project = project
@@ -50,8 +50,17 @@ class CallGraph:
         self._callers: dict[str, list[FunctionInfo]] = {}
         self._subclasses: dict[str, list[ClassInfo]] = {}
         self._graph_bound: dict[str, tuple[tuple[str, str], ...]] = {}
-        lits = self._rel_lits
-        project.set_text_filter(lambda text: any(x in text for x in lits))
+        # a module is parsed to resolve a name only if its text mentions a count (real or
+        # padded), a sink, a device copy, a padded getter or a reset helper: a module that only
+        # fills tensors of its own (`torch.empty`, `.fill_`) cannot touch the padding rows of a
+        # persistent buffer it is handed without a count to bound them
+        names = {n for pair in profile.counts for n in (*pair.real, *pair.padded)}
+        names |= set(profile.copy_to_device) | set(profile.padded_getters) | {h for h, _ in profile.reset_helpers}
+        lits = tuple(sorted(names)) + self._sink_lits + ("_padded", "_after_padding")
+        strict = tuple(n for pair in profile.counts for n in pair.padded) + self._sink_lits + (
+            "_padded", "_after_padding", *profile.copy_to_device, *profile.padded_getters)
+        project.set_text_filter(lambda text: any(x in text for x in lits),
+                                lambda text: any(x in text for x in strict))
 
     @staticmethod
     def _extra_literals(profile: Profile) -> tuple[str, ...]:
@@ -103,9 +112,8 @@ class CallGraph:
             if m is not None:
                 out.setdefault(m.key, m)
             if subclasses:
-                for s in self.subclasses(c):
-                    if name in s.methods:
-                        out.setdefault(s.methods[name].key, s.methods[name])
+                for s in self.project.subclass_candidates(c, name):
+                    out.setdefault(s.methods[name].key, s.methods[name])
         return list(out.values())
 
     def attr_chain_classes(self, owner: ClassInfo | None, chain: list[str]) -> list[ClassInfo]:
@@ -264,6 +272,8 @@ class CallGraph:
         out: dict[str, FunctionInfo] = {}
         rx = re.compile(rf"\b{re.escape(name)}\s*\(")
         for key in self.project.modules_mentioning(words):
+            if not self.project.text_may_matter(key):
+                continue  # a module that mentions nothing relevant: its callers would add nothing
             mod = self.project.module(key)
             if mod is None:
                 continue

@@ -1043,7 +1043,7 @@ class Interpreter:
         """``Cls(...)`` of a project dataclass (or NamedTuple): a new object whose fields
         hold the arguments (keywords by name, positionals in field order)."""
         line = frame.seg.line(node, frame.stmt)
-        loc = self._new_loc(line)
+        loc = self._new_loc(line, node, frame)
         obj = Refs(frozenset({Ref(loc, None, node, line, False, types=frozenset({cls.key}), path=frame.path)}))
         fields = list(cls.fields)
         pos = 0
@@ -1080,9 +1080,12 @@ class Interpreter:
             out = self._attr_type_cache[key] = frozenset(found)
         return out
 
-    def _new_loc(self, line: int) -> str:
-        self._fresh += 1
-        return f"new:{line}:{self._fresh}"
+    @staticmethod
+    def _new_loc(line: int, node, frame: Frame) -> str:
+        """The location of a tensor or object made at ``node``: one per allocation site and
+        call path (not per evaluation), so that a loop body evaluated again names the same
+        storage and the loop's state becomes stable."""
+        return f"new:{line}:{id(node)}:{hash(frame.chain) & 0xFFFFFFFF:x}"
 
     def _eval(self, node, frame: Frame, state: State) -> AVal:
         if node is None:
@@ -1283,7 +1286,7 @@ class Interpreter:
             return UNKNOWN
         line = frame.seg.line(node, frame.stmt)
         text = self._text(node)
-        loc = self._new_loc(line)
+        loc = self._new_loc(line, node, frame)
         note = (f"`{text}` is a copy: it keeps the stale rows of this moment" if how == "copy"
                 else f"`{text}` is derived ({how}): stale where its inputs are; later resets of the inputs do not reach it")
         state.heap[loc] = LocState(False, frozenset(with_step(t, line, note, t.derived_from or t.buffer, frame.path)
@@ -1423,7 +1426,7 @@ class Interpreter:
         if name in self.p.initialized_allocators:
             for a in node.args:
                 self._eval(a.value, frame, state)
-            loc = self._new_loc(frame.seg.line(node, frame.stmt))
+            loc = self._new_loc(frame.seg.line(node, frame.stmt), node, frame)
             state.heap[loc] = LocState(False)
             return Refs(frozenset({Ref(loc, None, node, frame.seg.line(node, frame.stmt), False,
                                        path=frame.path)}))
@@ -1527,7 +1530,7 @@ class Interpreter:
 
     def _alloc(self, node: cst.Call, frame: Frame, state: State, *, uninit: bool, like: bool) -> AVal:
         line = frame.seg.line(node, frame.stmt)
-        loc = self._new_loc(line)
+        loc = self._new_loc(line, node, frame)
         taints: set[Taint] = set()
         count: Count | None = None
         if node.args:

@@ -273,6 +273,7 @@ class Project:
         self._mro: dict[str, list[ClassInfo]] = {}
         # modules whose text cannot matter (see :meth:`set_text_filter`) are not parsed to resolve names
         self._may_matter: Callable[[str], bool] | None = None
+        self._strict: Callable[[str], bool] | None = None
 
     # ------------------------------------------------------------- sources
     def add_source(self, path: str, text: str, file: str | None = None) -> str:
@@ -386,10 +387,14 @@ class Project:
         return key in self._modules and self._modules[key] is not None or key in self._sources \
             or self._locate(key) is not None
 
-    def set_text_filter(self, may_matter: Callable[[str], bool]) -> None:
+    def set_text_filter(self, may_matter: Callable[[str], bool],
+                        strict: Callable[[str], bool] | None = None) -> None:
         """``may_matter(text)``: False when nothing in a module's text can matter to the
-        analysis; such a module is not parsed just to resolve a name imported from it."""
+        analysis; such a module is not parsed just to resolve a name imported from it.
+        ``strict(text)``: False when a module mentions no padded count and no sink; its
+        overrides of a method are not dispatch targets."""
         self._may_matter = may_matter
+        self._strict = strict
 
     def text_may_matter(self, key: str) -> bool:
         if self._may_matter is None or key in self._modules or key in self._sources:
@@ -562,11 +567,40 @@ class Project:
                     todo.append(c)
         return out
 
-    def _base_index(self) -> dict[str, list[str]]:
-        """Base-class name (last dotted part) -> modules with a ``class X(... Base ...)`` line:
-        one regex pass over the project's text, made on first use."""
+    def subclass_candidates(self, cls: ClassInfo, method: str) -> list[ClassInfo]:
+        """Project subclasses of ``cls`` that define ``method``, found by the text of the
+        class lines (transitively, by name) and parsed only where the module's text
+        defines that method; each confirmed by its MRO."""
+        names = {cls.name}
+        todo = [cls.name]
+        found: list[tuple[str, str]] = []
+        while todo and len(found) < 400:
+            base = todo.pop()
+            for key, cname in self._base_index().get(base, ()):
+                if (key, cname) in found:
+                    continue
+                found.append((key, cname))
+                if cname not in names:
+                    names.add(cname)
+                    todo.append(cname)
+        out: list[ClassInfo] = []
+        needle = f"def {method}("
+        for key, cname in found:
+            text = self._sources[key][1] if key in self._sources else self._texts.get(key, "")
+            if needle not in text or (self._strict is not None and not self._strict(text)):
+                continue  # does not override it, or mentions no padded count and no sink
+            mod = self.module(key)
+            c = mod.classes.get(cname) if mod is not None else None
+            if c is not None and c.key != cls.key and method in c.methods and \
+                    any(b.key == cls.key for b in self.mro(c)[1:]):
+                out.append(c)
+        return out
+
+    def _base_index(self) -> dict[str, list[tuple[str, str]]]:
+        """Base-class name (last dotted part) -> (module, class) with a ``class X(... Base ...)``
+        line: one regex pass over the project's text, made on first use."""
         if self._bases is None:
-            idx: dict[str, list[str]] = {}
+            idx: dict[str, list[tuple[str, str]]] = {}
             keys = [k for k, _ in self.files()] + [k for k in self._sources if k not in dict(self.files())]
             paths = dict(self.files())
             for key in keys:
@@ -574,16 +608,16 @@ class Project:
                 if "class " not in text:
                     continue
                 for m in _CLASS_LINE.finditer(text):
-                    for base in re.findall(r"[\w.]+", m.group(1)):
-                        lst = idx.setdefault(base.rsplit(".", 1)[-1], [])
-                        if not lst or lst[-1] != key:
-                            lst.append(key)
+                    for base in re.findall(r"[\w.]+", m.group(2)):
+                        idx.setdefault(base.rsplit(".", 1)[-1], []).append((key, m.group(1)))
             self._bases = idx
         return self._bases
 
     def _direct_subclasses(self, cls: ClassInfo) -> list[ClassInfo]:
         out = []
-        for key in self._base_index().get(cls.name, ()):
+        for key in dict.fromkeys(k for k, _ in self._base_index().get(cls.name, ())):
+            if not self.text_may_matter(key):
+                continue  # nothing relevant in it: its overrides cannot matter
             mod = self.module(key)
             if mod is None:
                 continue
@@ -594,7 +628,7 @@ class Project:
         return out
 
 
-_CLASS_LINE = re.compile(r"^[ \t]*class\s+\w+\s*\(([^)]*)\)", re.M)
+_CLASS_LINE = re.compile(r"^[ \t]*class\s+(\w+)\s*\(([^)]*)\)", re.M)
 
 
 def _read_text(path: str) -> str | None:
