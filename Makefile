@@ -27,7 +27,7 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not corpus and not slow"
 
 corpus: $(STAMP)
-	$(PY) -m tests.corpus_cache fetch 0.21.0 0.22.0 0.33.0
+	$(PY) -m tests.corpus_cache fetch 0.21.0 0.22.0 0.33.0 sglang==0.5.2 sglang==0.5.3 sglang==0.5.23
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
