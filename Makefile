@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench corpus docs clean
+.PHONY: demo test test-fast bench mutate corpus docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,11 @@ corpus: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
+
+# Delete each reset statement of the real runners one at a time; count the deletions padlint notices
+# (docs/mutation.md).  Writes docs/mutation-ENGINE.md and build/mutation.json.
+mutate: $(STAMP)
+	$(PY) benchmarks/mutation.py -j 2 --markdown-dir docs --json build/mutation.json
 
 docs: $(STAMP)
 	$(PY) -m padlint.rules_doc --write docs/rules
