@@ -33,6 +33,7 @@ import importlib.util
 import json
 import os
 import queue
+import re
 import shutil
 import subprocess
 import sys
@@ -104,11 +105,14 @@ class Mutant:
     lost: int = 0
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: The baseline already reports this buffer (same name in a finding's buffer or field): a deletion
+    #: cannot add a finding there, whatever the engine.
+    masked_by_baseline: bool = False
 
     def to_dict(self) -> dict:
         return {"site": self.site.to_dict(), "group": self.group, "shape": self.shape, "noticed": self.noticed,
                 "new_findings": self.new_findings, "lost_findings": self.lost, "errors": self.errors,
-                "seconds": round(self.seconds, 2)}
+                "masked_by_baseline": self.masked_by_baseline, "seconds": round(self.seconds, 2)}
 
 
 @dataclass
@@ -238,6 +242,14 @@ def compare(baseline: list[dict], mutant: list[dict]) -> tuple[list[dict], int]:
     return new, sum(left.values())
 
 
+def already_reported(site: ResetSite, baseline: list[dict]) -> bool:
+    """True when a baseline finding names the buffer ``site`` writes (in its buffer expression or field)."""
+    if not site.buffer:
+        return False
+    word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(site.buffer)}(?![A-Za-z0-9_])")
+    return any(word.search(str(f.get("buffer") or "")) or f.get("field") == site.buffer for f in baseline)
+
+
 def _summary(f: dict) -> dict:
     return {k: f.get(k) for k in ("path", "line", "code", "field", "sink", "buffer", "function")}
 
@@ -279,7 +291,7 @@ def run_engine(engine: Engine, tree: Path, *, jobs: int = 1, padlint_cmd: list[s
 
         def one(item: tuple[str, ResetSite]) -> Mutant:
             group, site = item
-            mutant = Mutant(site, group, site.rows)
+            mutant = Mutant(site, group, site.rows, masked_by_baseline=already_reported(site, baseline))
             try:
                 mutated = delete_statement(sources[site.path], site)
             except ValueError as e:
@@ -363,6 +375,11 @@ def engine_markdown(r: EngineReport) -> str:
            "| group | reset statements | noticed |", "| --- | --- | --- |", *_breakdown(r.mutants, "group"),
            "",
            "| rows written | reset statements | noticed |", "| --- | --- | --- |", *_breakdown(r.mutants, "shape"),
+           "",
+           "Rows written: `tail` `x[n:]`, `x[n:m]` (the shape of a padding reset); `prefix` `x[:n]`; "
+           "`whole` a whole buffer or view; `row` one row or element (`x[i] = 0`, a vacated row); "
+           "`masked` `masked_fill_`/`index_fill_`. *Already reported*: a baseline finding names the "
+           "buffer this statement writes, so no new finding can show the deletion at that sink.",
            ""]
     if r.baseline_errors:
         out += ["Baseline file errors:", "", *[f"- `{e}`" for e in r.baseline_errors], ""]
@@ -377,13 +394,15 @@ def engine_markdown(r: EngineReport) -> str:
         if not rows:
             out += ["None.", ""]
             continue
-        head = "| where | rows | function | statement |" + (" new findings |" if noticed else "")
-        out += [head, "| --- | --- | --- | --- |" + (" --- |" if noticed else "")]
+        head = "| where | rows | function | statement |" + (" new findings |" if noticed else " already reported |")
+        out += [head, "| --- | --- | --- | --- | --- |"]
         for m in rows:
             s = m.site
             row = f"| `{s.path}:{s.line}` | {m.shape} | `{s.function}` | {_cell(s.text)} |"
             if noticed:
                 row += " " + "; ".join(f"{f['path']}:{f['line']} {f['code']} `{f['field']}`" for f in m.new_findings) + " |"
+            else:
+                row += f" {'yes' if m.masked_by_baseline else ''} |"
             out.append(row)
         out.append("")
     out += ["## Target files", "", *[f"- {g}: `{p}`" for g, p in r.targets], ""]

@@ -60,7 +60,8 @@ class ResetSite:
     ``line``/``end_line`` 1-based, ``col``/``end_col`` 0-based (``ast``
     offsets, characters of the line), ``function`` the qualified name of the
     enclosing function (``Class.method``, ``<module>`` at top level).
-    ``rows`` which rows it writes (:func:`rows_written`).
+    ``rows`` which rows it writes (:func:`rows_written`), ``buffer`` the name
+    of the buffer written (:func:`buffer_name`).
     """
 
     path: str
@@ -72,6 +73,7 @@ class ResetSite:
     text: str
     function: str
     rows: str = ""
+    buffer: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -190,6 +192,32 @@ def rows_written(stmt: ast.stmt) -> str:
     return "prefix" if first.upper is not None else "whole"
 
 
+_VIEWS = frozenset({"np", "cpu", "gpu", "buffer", "data", "T"})
+
+
+def buffer_name(stmt: ast.stmt) -> str:
+    """The name of the buffer a reset writes: ``seq_lens`` for ``self.seq_lens[n:].fill_(0)``,
+    ``query_start_loc`` for ``self.query_start_loc.np[n + 1:].fill(v)``, ``seq_lens`` for
+    ``s["seq_lens"][bs:r].zero_()``; "" when there is none (a call result)."""
+    if isinstance(stmt, ast.Assign):
+        node: ast.AST = stmt.targets[0]
+    else:
+        call = stmt.value  # type: ignore[attr-defined]
+        node = call.args[0] if _last_name(call.func.value) == "torch" else call.func.value
+    while True:
+        if isinstance(node, ast.Subscript):
+            index = node.slice
+            if isinstance(index, ast.Constant) and isinstance(index.value, str):
+                return index.value
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            node = node.func.value  # x.view(...).copy_, x.resize_(n).fill_
+        elif isinstance(node, ast.Attribute) and node.attr in _VIEWS:
+            node = node.value
+        else:
+            return _last_name(node) or ""
+
+
 def classify(stmt: ast.stmt) -> str | None:
     """The kind of reset ``stmt`` is, or None."""
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
@@ -245,7 +273,7 @@ class _Finder(ast.NodeVisitor):
                     path=self.path, line=node.lineno, end_line=node.end_lineno or node.lineno,
                     col=node.col_offset, end_col=node.end_col_offset or 0, kind=kind,
                     text=" ".join(text.split()), function=".".join(self.scope) or "<module>",
-                    rows=rows_written(node)))
+                    rows=rows_written(node), buffer=buffer_name(node)))
         super().generic_visit(node)
 
 

@@ -157,6 +157,8 @@ def test_mutation_run_counts_noticed_deletions(tree):
     md = mutation.engine_markdown(report)
     assert "**2/4 (50%) deletions noticed**" in md
     assert "## Missed deletions (2)" in md and "`vllm/v1/worker/gpu_model_runner.py:21`" in md
+    assert [s.buffer for s in (m.site for m in report.mutants)] == ["seq_lens", "is_prefilling", "scratch", "scratch"]
+    assert not any(m.masked_by_baseline for m in report.mutants)
 
 
 def test_compare_counts_multiplicity():
@@ -175,3 +177,20 @@ def test_target_globs(tmp_path):
         mutation.Group("g1", ("vllm/gpu/**/*.py",)), mutation.Group("g2", ("vllm/*.py", "vllm/gpu/b.py"))))
     assert mutation.find_targets(tmp_path, engine) == [
         ("g1", "vllm/gpu/b.py"), ("g1", "vllm/gpu/sub/c.py"), ("g2", "vllm/a.py")]
+
+
+@pytest.mark.parametrize("source, name", [
+    ("self.query_start_loc.np[n + 1:].fill(v)", "query_start_loc"),
+    ('s["seq_lens"][bs:r].zero_()', "seq_lens"),
+    ("buf.resize_(N).fill_(PAD)", "buf"),
+    ("self.block_table.gpu.fill_(0)", "block_table"),
+    ("is_prefilling[n:] = False", "is_prefilling"),
+])
+def test_buffer_name(source, name):
+    assert resets.buffer_name(ast.parse(source).body[0]) == name
+
+
+def test_already_reported():
+    site = resets.find_resets("def f(self, n):\n    self.seq_lens[n:].fill_(0)\n", "f.py")[0]
+    assert mutation.already_reported(site, [{"buffer": "buffers.seq_lens[:bs]", "field": "x"}])
+    assert not mutation.already_reported(site, [{"buffer": "buffers.seq_lens_cpu[:bs]", "field": "seq_lens_cpu"}])
