@@ -378,8 +378,9 @@ def engine_markdown(r: EngineReport) -> str:
            "",
            "Rows written: `tail` `x[n:]`, `x[n:m]` (the shape of a padding reset); `prefix` `x[:n]`; "
            "`whole` a whole buffer or view; `row` one row or element (`x[i] = 0`, a vacated row); "
-           "`masked` `masked_fill_`/`index_fill_`. *Already reported*: a baseline finding names the "
-           "buffer this statement writes, so no new finding can show the deletion at that sink.",
+           "`masked` `masked_fill_`/`index_fill_`. *Already reported*: a baseline finding (in any target file) "
+           "names a buffer of the same name; where it is the same buffer, that finding already covers the "
+           "sink and a deletion cannot add one there (a hint for triage, matched by name only).",
            ""]
     if r.baseline_errors:
         out += ["Baseline file errors:", "", *[f"- `{e}`" for e in r.baseline_errors], ""]
