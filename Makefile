@@ -10,7 +10,7 @@ PY     := $(VENV)/bin/python
 STATIC := $(VENV)/.static
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench corpus docs clean
+.PHONY: demo test test-fast bench mutate corpus docs clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -40,10 +40,15 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not corpus and not slow"
 
 corpus: $(STATIC)
-	$(PY) -m tests.corpus_cache fetch 0.21.0 0.22.0 0.33.0
+	$(PY) -m tests.corpus_cache fetch 0.21.0 0.22.0 0.33.0 sglang==0.5.2 sglang==0.5.3 sglang==0.5.23
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
+
+# Delete each reset statement of the real runners one at a time; count the deletions padlint notices
+# (docs/mutation.md).  Writes docs/mutation-ENGINE.md and build/mutation.json.
+mutate: $(STATIC)
+	$(PY) benchmarks/mutation.py -j 2 --markdown-dir docs --json build/mutation.json
 
 docs: $(STATIC)
 	$(PY) -m padlint.rules_doc --write docs/rules

@@ -144,3 +144,59 @@ def test_failed_download_is_an_error(tmp_path, monkeypatch):
     monkeypatch.setattr(cc.subprocess, "run", lambda *a, **k: Proc())
     with pytest.raises(cc.CorpusError, match="No matching distribution"):
         cc.ensure_vllm("0.0.8", tmp_path / "cache", seed="")
+
+
+def make_sglang_wheel(path: Path) -> Path:
+    """A minimal fake SGLang wheel (pure Python, like the real ones)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("sglang/__init__.py", "")
+        zf.writestr("sglang/srt/model_executor/model_runner.py", RUNNER_TEXT)
+        zf.writestr("sglang/srt/README.md", "not python")
+        zf.writestr("sglang-0.0.9.dist-info/METADATA", "Name: sglang\n")
+    return path
+
+
+def test_sglang_download_extracts_only_sglang_python(tmp_path, monkeypatch):
+    calls = []
+
+    def fake_download(version, dest, package="vllm"):
+        calls.append((package, version))
+        return make_sglang_wheel(dest / f"sglang-{version}-py3-none-any.whl")
+
+    monkeypatch.setattr(cc, "_download", fake_download)
+    root = tmp_path / "cache"
+    target = cc.ensure_sglang("0.0.9", root, seed="")
+    assert target == root / "sglang-0.0.9"
+    assert calls == [("sglang", "0.0.9")]
+    files = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
+    assert files == [".complete", "sglang/__init__.py", "sglang/srt/model_executor/model_runner.py"]
+    assert cc.is_extracted("0.0.9", root, package="sglang")
+    assert not cc.is_extracted("0.0.9", root), "the vLLM entry of the same version is another directory"
+    assert not list(root.rglob("*.whl"))
+
+
+def test_sglang_pip_command_has_no_platform_tags(tmp_path, monkeypatch):
+    seen = []
+
+    class Proc:
+        returncode = 0
+        stdout = stderr = ""
+
+    def fake_run(cmd, **kwargs):
+        seen.append(cmd)
+        make_sglang_wheel(Path(cmd[cmd.index("-d") + 1]) / "sglang-0.1.0-py3-none-any.whl")
+        return Proc()
+
+    monkeypatch.setattr(cc.subprocess, "run", fake_run)
+    cc.ensure("sglang", "0.1.0", tmp_path / "cache", seed="")
+    (cmd,) = seen
+    assert cmd[-1] == "sglang==0.1.0"
+    assert "--platform" not in cmd and "--no-deps" in cmd and ":all:" in cmd
+
+
+def test_parse_spec():
+    assert cc.parse_spec("0.21.0") == ("vllm", "0.21.0")
+    assert cc.parse_spec("sglang==0.5.23") == ("sglang", "0.5.23")
+    assert cc.parse_spec("sglang-0.5.2") == ("sglang", "0.5.2")
+    assert cc.parse_spec("vllm==0.33.0") == ("vllm", "0.33.0")
