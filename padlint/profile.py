@@ -52,6 +52,9 @@ PROFILE_SCHEMA: dict[str, Any] = {
     "fields": {ANY_KEY: {"axis": None, "neutral": None, "why": None}},
     "exempt": ANY_KEY,
     "constants": ANY_KEY,
+    "registry": {"slot_classes": None, "fill_methods": None, "buffer_position": None, "buffer_keyword": None,
+                 "axis": None, "default_axis": None, "policy": None, "default_policy": None, "pad_value": None,
+                 "resets": ANY_KEY, "declared_safe": None, "real_counts": ANY_KEY},
     # the runtime checker's tables: their names here, their contents checked by
     # padlint.runtime.spec (owned with the runtime checker)
     "runtime": {"provider": DELEGATED, "step": DELEGATED, "poison": DELEGATED, "classes": DELEGATED},
@@ -113,6 +116,31 @@ def rules_dir() -> Path:
 
 
 @dataclass(frozen=True)
+class RegistrySpec:
+    """A buffer registry whose slots declare their padding policy (SGLang's
+    ``CudaGraphBufferRegistry``): a slot is built as ``SlotClass(name, buffer, axis=...,
+    padding_policy=Policy.X, pad_value=v)``; a call of a ``fill_methods`` method applies
+    every slot's policy to rows [real:] of its buffer, the real count being the call's
+    keyword ``real_counts[axis]``.  ``resets``: policy -> the value written (a literal,
+    or "pad_value": the slot's pad value); ``declared_safe``: policies under which the
+    code declares the padding rows never read (taken as a reset of unknown value); any
+    other policy leaves the padding rows as they were."""
+
+    slot_classes: tuple[str, ...]
+    fill_methods: tuple[str, ...]
+    buffer_position: int = 1
+    buffer_keyword: str = "buffer"
+    axis: str = "axis"
+    default_axis: str = ""
+    policy: str = "padding_policy"
+    default_policy: str = ""
+    pad_value: str = "pad_value"
+    resets: tuple[tuple[str, str], ...] = ()
+    declared_safe: tuple[str, ...] = ()
+    real_counts: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class CountPair:
     """A real/padded count pair on one axis, e.g. ``num_reqs``/``num_reqs_padded`` on "reqs"."""
 
@@ -163,6 +191,7 @@ class Profile:
     constants: tuple[tuple[str, Any], ...] = ()
     ignore_args: tuple[str, ...] = ()
     runtime: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    registry: "RegistrySpec | None" = None
     source: str = ""
 
     # -- queries -------------------------------------------------------
@@ -419,6 +448,7 @@ def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
         exempt=_reasons(data.get("exempt", {}), f"{origin}: exempt"),
         constants=constants,
         runtime=dict(_table(data.get("runtime", {}), f"{origin}: runtime")),
+        registry=_registry(data["registry"], f"{origin}: registry") if "registry" in data else None,
         source=origin,
     )
     if profile.runtime:
@@ -428,6 +458,29 @@ def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
 
         runtime_spec(profile)
     return profile
+
+
+def _registry(value: Any, where: str) -> RegistrySpec:
+    t = _table(value, where)
+
+    def text(key: str, default: str) -> str:
+        return _string(t.get(key, default), f"{where}.{key}")
+
+    pos = t.get("buffer_position", 1)
+    if not isinstance(pos, int) or isinstance(pos, bool) or pos < 0:
+        raise ProfileError(f"{where}.buffer_position: expected a non-negative integer, got {pos!r}")
+    resets = {k: _string(v, f"{where}.resets.{k}") for k, v in _table(t.get("resets", {}), f"{where}.resets").items()}
+    reals = {k: _string(v, f"{where}.real_counts.{k}", nonempty=True)
+             for k, v in _table(t.get("real_counts", {}), f"{where}.real_counts").items()}
+    return RegistrySpec(
+        slot_classes=_names(t.get("slot_classes", []), f"{where}.slot_classes"),
+        fill_methods=_names(t.get("fill_methods", []), f"{where}.fill_methods"),
+        buffer_position=pos, buffer_keyword=text("buffer_keyword", "buffer"), axis=text("axis", "axis"),
+        default_axis=text("default_axis", ""), policy=text("policy", "padding_policy"),
+        default_policy=text("default_policy", ""), pad_value=text("pad_value", "pad_value"),
+        resets=tuple(sorted(resets.items())),
+        declared_safe=_names(t.get("declared_safe", []), f"{where}.declared_safe"),
+        real_counts=tuple(sorted(reals.items())))
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:

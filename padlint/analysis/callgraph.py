@@ -50,6 +50,7 @@ class CallGraph:
         self._callers: dict[str, list[FunctionInfo]] = {}
         self._subclasses: dict[str, list[ClassInfo]] = {}
         self._graph_bound: dict[str, tuple[tuple[str, str], ...]] = {}
+        self._slots: dict[str, tuple[tuple[str, str, str, str], ...]] = {}
         # a module is parsed to resolve a name only if its text mentions a count (real or
         # padded), a sink, a device copy, a padded getter or a reset helper: a module that only
         # fills tensors of its own (`torch.empty`, `.fill_`) cannot touch the padding rows of a
@@ -260,6 +261,42 @@ class CallGraph:
                     if attr:
                         out.setdefault(attr, attr)
         v = self._graph_bound[cls.key] = tuple(sorted(out.items()))
+        return v
+
+    def registry_slots(self, cls: ClassInfo) -> tuple[tuple[str, str, str, str], ...]:
+        """Slots a class registers in a buffer registry (profile ``[registry]``):
+        ``(buffer attribute, axis, policy, pad value as literal text or "")`` for each
+        ``SlotClass(name, self.X, axis=..., padding_policy=Policy.P, pad_value=v)``."""
+        spec = self.profile.registry
+        if spec is None:
+            return ()
+        v = self._slots.get(cls.key)
+        if v is not None:
+            return v
+        out: list[tuple[str, str, str, str]] = []
+        for c in self.project.mro(cls):
+            for m in c.methods.values():
+                for sub in ast.walk(m.node):
+                    if not (isinstance(sub, ast.Call) and
+                            (_dotted(sub.func) or "").rsplit(".", 1)[-1] in spec.slot_classes):
+                        continue
+                    kw = {k.arg: k.value for k in sub.keywords if k.arg}
+                    buf = kw.get(spec.buffer_keyword)
+                    if buf is None and len(sub.args) > spec.buffer_position:
+                        buf = sub.args[spec.buffer_position]
+                    if not (isinstance(buf, ast.Attribute) and isinstance(buf.value, ast.Name)
+                            and buf.value.id == "self"):
+                        continue
+                    axis = kw.get(spec.axis)
+                    axis_s = axis.value if isinstance(axis, ast.Constant) and isinstance(axis.value, str) \
+                        else spec.default_axis
+                    pol = kw.get(spec.policy)
+                    pol_s = (_dotted(pol) or "").rsplit(".", 1)[-1] if pol is not None else spec.default_policy
+                    pad = kw.get(spec.pad_value)
+                    pad_s = repr(pad.value) if isinstance(pad, ast.Constant) and isinstance(pad.value, (int, float)) \
+                        else ""
+                    out.append((buf.attr, axis_s, pol_s, pad_s))
+        v = self._slots[cls.key] = tuple(out)
         return v
 
     def callers(self, fn: FunctionInfo) -> list[FunctionInfo]:

@@ -998,6 +998,30 @@ class Interpreter:
                                                for n in names]
         return nodes
 
+    def _apply_registry(self, node: cst.Call, frame: Frame, state: State) -> bool:
+        """A registry fill: the slots this class registered get their policy's reset over rows
+        [real:] (the real count is the call's keyword for the slot's axis).  False when the
+        class registers no slot (then the call is followed like any other)."""
+        reg = self.p.registry
+        cls = self.project.class_info(frame.cls or frame.owner)
+        slots = self.graph.registry_slots(cls) if cls is not None else ()
+        if not slots:
+            return False
+        kws = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        for a in node.args:
+            self._eval(a.value, frame, state)
+        resets, safe, reals = dict(reg.resets), set(reg.declared_safe), dict(reg.real_counts)
+        line = frame.seg.line(node, frame.stmt)
+        for attr, axis, policy, pad in slots:
+            real = kws.get(reals.get(axis, ""))
+            if real is None or (policy not in resets and policy not in safe):
+                continue  # FOREACH_COPY and the like: the padding rows keep what they held
+            value = resets.get(policy, "")
+            value = pad if value == reg.pad_value else value
+            ref = Ref(self._attr_loc("self", attr), None, f"self.{attr}", line, True, path=frame.path)
+            self._reset(ref, real, None, state, None, value, line)
+        return True
+
     def _check_replay(self, node: cst.Call, graphs: cst.Subscript, frame: Frame, state: State) -> None:
         """A graph replay indexed by a padded count reads rows [:count] of each graph-bound buffer."""
         idx = graphs.slice[0].slice if len(graphs.slice) == 1 else None
@@ -1381,6 +1405,12 @@ class Interpreter:
                         d = d.set(k, x)
             state.env[func.value.value] = d
             return UNKNOWN
+
+        # `self.registry.fill_from(fb, raw_bs=..., ...)`: each registered slot's padding policy
+        reg = self.p.registry
+        if reg is not None and last in reg.fill_methods and frame.owner and isinstance(func, cst.Attribute):
+            if self._apply_registry(node, frame, state):
+                return UNKNOWN
 
         # `self.graphs[bs].replay()`: a CUDA graph replay reads every buffer bound at capture
         if last == "replay" and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Subscript) \
