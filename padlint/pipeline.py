@@ -19,7 +19,7 @@ import concurrent.futures.process
 import os
 import sys
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from padlint.config import Config, PathPattern, RuleSelection, per_file_ignored
@@ -118,7 +118,7 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
         if isinstance(source, FileError):
             out.result.errors.append(FileError(path, source.line, source.message))
             continue
-        source = SourceFile(path, source.text, source.encoding, source.raw)
+        source = replace(source, path=path)  # keeps `identity`: fixes are written to the file read
         if prefilter.may_matter(source.text):
             to_analyse.append(source)
             sources.append(source)
