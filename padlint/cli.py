@@ -149,7 +149,8 @@ def _exit_now_if_threads(code: int) -> None:
     Every file write is atomic, so nothing is left half-written."""
     import threading
 
-    if any(t is not threading.main_thread() and t.is_alive() for t in threading.enumerate()):
+    # not Thread.is_alive(): on Python 3.11 a join() interrupted by Ctrl-C marks a running thread stopped
+    if any(t is not threading.main_thread() for t in threading.enumerate()):
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
