@@ -182,6 +182,9 @@ def test_ctrl_c_while_writing_stops_at_once_and_leaves_files_whole(project, monk
         calls.append(dst)
         raise KeyboardInterrupt
 
+    import padlint.cli
+
+    monkeypatch.setattr(padlint.cli, "_exit_now_if_threads", lambda code: None)  # another test's thread
     monkeypatch.setattr(os, "replace", interrupted)
     r = project.run("check", "--fix", "--unsafe-fixes")
     monkeypatch.setattr(os, "replace", real_replace)
@@ -220,3 +223,37 @@ def test_baseline_survives_an_argument_added_to_the_sink_call(project):
     path.write_text(CANONICAL.replace("self.a[:num_reqs_padded]", "self.c[:num_reqs_padded]"))
     r = project.run("check", "--baseline", "base.json", "--format", "json")
     assert [f["field"] for f in json.loads(r.out)["findings"]] == ["is_prefilling"]
+
+
+def test_ctrl_c_while_a_parse_thread_runs_exits_130_at_once(project, monkeypatch):
+    """Ctrl-C while libcst parses on its thread (``padlint.parse.with_big_stack``): returning
+    normally would make interpreter shutdown abort (SIGABRT) on that daemon thread, and on
+    Python 3.11 an interrupted join() marks it stopped although it runs.  main leaves with
+    os._exit(130) then; here os._exit is replaced to see that."""
+    import threading
+
+    import padlint.pipeline
+
+    project.write("bug.py", CANONICAL)
+    release = threading.Event()
+    parse = threading.Thread(target=release.wait, name="padlint-parse", daemon=True)
+    parse.start()
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    exits = []
+
+    def fake_exit(code):
+        exits.append(code)
+        raise SystemExit(code)
+
+    monkeypatch.setattr(padlint.pipeline, "run", interrupted)
+    monkeypatch.setattr(os, "_exit", fake_exit)
+    try:
+        with pytest.raises(SystemExit):
+            project.run("check", "--fix", "--unsafe-fixes")
+    finally:
+        release.set()
+        parse.join()
+    assert exits == [130]
