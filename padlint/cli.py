@@ -244,9 +244,7 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
         result.findings = [f for f in result.findings if id(f) not in applied]
         if applied:
             # check again what was written: lines moved, and a fix is not taken on trust
-            output = run(paths, options, cwd)
-            output.result.errors.extend(fix_errors)
-            result = output.result
+            _recheck(output, sorted({f.fix.path for f in written if f.fix is not None}), options, cwd)
         fixed, not_removed = _verify(written, result.findings)
         footer = f"Fixed {fixed} finding{'s' if fixed != 1 else ''} ({len(result.findings)} remaining)."
         if not_removed:
@@ -450,6 +448,23 @@ def _fixes(result: CheckResult, sources: dict[str, SourceFile], unsafe: bool, *,
                 continue
         applied.update(id(f) for f in findings)
     return applied, "".join(diffs), errors, skipped
+
+
+def _recheck(output, changed: list[str], options, cwd: Path) -> None:
+    """Check the ``changed`` files again and put what they report now into ``output`` (in place),
+    in place of what they reported before.  The other files did not change: their findings,
+    errors and counts stand (a tree of thousands of files is not checked twice for one fix)."""
+    from padlint.pipeline import run
+
+    again = run(changed, options, cwd)
+    gone = set(changed)
+    result = output.result
+    result.findings = [f for f in result.findings if f.path not in gone] + again.result.findings
+    result.findings.sort(key=Finding.sort_key)
+    result.errors = result.errors + [e for e in again.result.errors if e not in result.errors]
+    result.errors.sort(key=FileError.sort_key)
+    output.sources.update(again.sources)
+    output.policies = [(p, n) for p, n in output.policies if p.path not in gone] + again.policies
 
 
 def _finding_key(f: Finding) -> tuple[str, ...]:

@@ -257,3 +257,25 @@ def test_ctrl_c_while_a_parse_thread_runs_exits_130_at_once(project, monkeypatch
         release.set()
         parse.join()
     assert exits == [130]
+
+
+def test_fix_checks_again_only_the_files_it_wrote(project, monkeypatch):
+    import padlint.pipeline
+
+    project.write("a.py", CANONICAL)
+    # two findings without a fix: b.py is not written
+    project.write("b.py", INLINE.replace(",\n                                       is_decode=mask)", ")"))
+    calls = []
+    real = padlint.pipeline.run
+
+    def recording(paths, *args, **kwargs):
+        calls.append(list(paths))
+        return real(paths, *args, **kwargs)
+
+    monkeypatch.setattr(padlint.pipeline, "run", recording)
+    r = project.run("check", "--fix", "--unsafe-fixes", "--format", "json")
+    assert calls == [["."], ["a.py"]]  # the whole run, then only what was written
+    doc = json.loads(r.out)
+    assert sorted((f["path"], f["field"]) for f in doc["findings"]) == [
+        ("b.py", "is_prefilling"), ("b.py", "seq_lens")]
+    assert doc["files_checked"] == 2
