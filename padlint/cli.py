@@ -244,7 +244,9 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
         result.findings = [f for f in result.findings if id(f) not in applied]
         if applied:
             # check again what was written: lines moved, and a fix is not taken on trust
-            _recheck(output, sorted({f.fix.path for f in written if f.fix is not None}), options, cwd)
+            # the files written, and those of the findings fixed (a fix may live in another file)
+            _recheck(output, sorted({f.fix.path for f in written if f.fix is not None} | {f.path for f in written}),
+                     options, cwd)
         fixed, not_removed = _verify(written, result.findings)
         footer = f"Fixed {fixed} finding{'s' if fixed != 1 else ''} ({len(result.findings)} remaining)."
         if not_removed:
@@ -512,8 +514,7 @@ def _write_fixed(source: SourceFile, new_text: str) -> FileError | None:
     except FileChangedError:
         return FileError(source.path, None, "fix not applied: the file changed during the run")
     except FixError as e:  # read-only, replaced by a link or another file, owner cannot be kept
-        prefix = f"{source.path}: "
-        message = str(e)[len(prefix):] if str(e).startswith(prefix) else str(e)
+        message = str(e).removeprefix(f"{source.path}: ")
         return FileError(source.path, None, f"fix not applied: {message}")
     except OSError as e:
         return FileError(source.path, None, f"fix not applied: cannot write: {e.strerror or e}")

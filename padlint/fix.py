@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import secrets
 import stat
 import warnings
@@ -242,10 +243,13 @@ def _statement_starts(tree: ast.Module, lines: list[str]) -> dict[int, tuple[lis
             line, col = (decorators[0].lineno, None) if decorators else (s.lineno, s.col_offset)
             if line - 1 >= len(lines):
                 continue
-            text = lines[line - 1]
-            if col is not None and text.encode("utf-8")[:col].strip(b" \t\f"):
+            text = lines[line - 1].encode("utf-8")
+            if col is not None and text[:col].strip(b" \t\f"):
                 continue
-            if line > 1 and lines[line - 2].rstrip("\r\n").endswith("\\"):
+            if col is not None and re.match(rb"elif\b", text[col:]):
+                continue  # the `If` that ast makes of an `elif` clause: not a statement of its own
+            previous = lines[line - 2].rstrip("\r\n") if line > 1 else ""
+            if previous.endswith("\\") and "#" not in previous:  # (a comment's backslash continues nothing)
                 continue
             if i > 0 and body[i - 1].end_lineno >= line:
                 continue
@@ -448,7 +452,7 @@ def write_fixed(source: SourceFile, new_text: str) -> None:
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | (0 if was_link else getattr(os, "O_NOFOLLOW", 0))
     try:
         fd = os.open(source.path, flags)
-    except OSError as e:
+    except OSError:
         if not was_link and os.path.islink(source.path):
             raise FileReplacedError(f"{source.path}: replaced by a symbolic link during the run, not written") from None
         raise

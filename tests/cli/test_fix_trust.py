@@ -36,7 +36,7 @@ def _stale_fields(source: str) -> set[str]:
         captured.update(kwargs)
 
     namespace = {"CommonAttentionMetadata": sink}
-    exec(compile(source, "runner.py", "exec"), namespace)
+    exec(compile(source, "runner.py", "exec"), namespace)  # noqa: S102 - the test's own fixture text
     runner = namespace["Runner"]()
     runner.a = torch.tensor([5, 6, 0, 0])  # rows 2, 3 are padding rows: `0 < 1` is True there
     runner.b = torch.tensor([5, 6, 0, 0])

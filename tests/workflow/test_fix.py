@@ -9,9 +9,17 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from padlint.fix import FileChangedError, FixError, apply_fixes, fix_file, write_atomic, write_fixed
-from padlint.parse import read_source
+from padlint.fix import (
+    FileChangedError,
+    FixError,
+    apply_fixes,
+    fix_file,
+    insertion_text,
+    write_atomic,
+    write_fixed,
+)
 from padlint.model import Fix
+from padlint.parse import read_source
 
 from .conftest import BUGGY_PATH, DATA, canonical_finding
 
@@ -334,6 +342,7 @@ def test_guarded_reset_is_written_on_two_lines():
     out = apply_fixes(src, [fix])
     assert out == "def f(w, n):\n    if w is not None:\n        w[n:] = False\n    return M(is_prefilling=w)\n"
     assert apply_fixes(out, [Fix("m.py", 4, "    ", fix.text, "")]) == out
+    assert insertion_text(Fix("m.py", 2, "    ", fix.text, "")) == "    if w is not None:\n        w[n:] = False\n"
     tabs = apply_fixes("def f(w, n):\n\treturn M(w)\n", [Fix("m.py", 2, "\t", fix.text, "")])
     assert tabs == "def f(w, n):\n\tif w is not None:\n\t\tw[n:] = False\n\treturn M(w)\n"
 
@@ -342,3 +351,16 @@ def test_backslash_continued_line_does_not_start_a_statement():
     src = "def f(x, n):\n    a = 1; \\\n    use(x)\n"
     with pytest.raises(FixError, match="line 3 does not start a statement"):
         apply_fixes(src, [Fix("m.py", 3, "    ", "x[n:] = 0", "")])
+
+
+def test_elif_line_does_not_start_a_statement():
+    # ast makes `elif` an `If` inside the orelse of the first; a reset before it would be a syntax error
+    src = "def f(x, n, c, d):\n    if c:\n        use(x)\n    elif d:\n        use(x)\n"
+    with pytest.raises(FixError, match="line 4 does not start a statement"):
+        apply_fixes(src, [Fix("m.py", 4, "    ", "x[n:] = 0", "")])
+
+
+def test_comment_ending_in_a_backslash_continues_nothing():
+    src = "def f(x, n):\n    # see C:\\\n    use(x)\n"
+    assert apply_fixes(src, [Fix("m.py", 3, "    ", "x[n:] = 0", "")]) == \
+        "def f(x, n):\n    # see C:\\\n    x[n:] = 0\n    use(x)\n"
