@@ -52,7 +52,7 @@ from dataclasses import replace
 from pathlib import Path, PurePath
 from typing import Any, Callable
 
-from padlint.fix import write_atomic
+from padlint.fix import FixError, write_atomic
 from padlint.model import Finding
 
 VERSION = 3
@@ -150,13 +150,18 @@ def dumps(findings: Iterable[Finding], base_dir: str | os.PathLike[str] = ".",
 
 def write(path: str | os.PathLike[str], findings: Iterable[Finding],
           cwd: str | os.PathLike[str] | None = None) -> None:
-    """Write a baseline of ``findings`` to ``path`` (UTF-8, atomically).  Raises ``OSError``.
+    """Write a baseline of ``findings`` to ``path`` (UTF-8, atomically).
 
     Finding paths are taken relative to ``cwd`` (default: the working
-    directory) and stored relative to the directory of ``path``.
+    directory) and stored relative to the directory of ``path``.  Raises
+    ``OSError``, or :class:`BaselineError` where ``path`` is not a regular
+    file (``/dev/null``: never replaced) or its owner cannot be kept.
     """
     here = Path(cwd) if cwd is not None else Path.cwd()
-    write_atomic(path, dumps(findings, _base_dir(path, here), here).encode("utf-8"))
+    try:
+        write_atomic(path, dumps(findings, _base_dir(path, here), here).encode("utf-8"))
+    except FixError as e:
+        raise BaselineError(str(e)) from None
 
 
 def _read(path: str | os.PathLike[str]) -> tuple[int, list[dict[str, str]]]:

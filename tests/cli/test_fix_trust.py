@@ -279,3 +279,13 @@ def test_fix_checks_again_only_the_files_it_wrote(project, monkeypatch):
     assert sorted((f["path"], f["field"]) for f in doc["findings"]) == [
         ("b.py", "is_prefilling"), ("b.py", "seq_lens")]
     assert doc["files_checked"] == 2
+
+
+def test_write_baseline_never_replaces_a_device_or_fifo(project):
+    project.write("bug.py", CANONICAL)
+    fifo = project.root / "pipe"
+    os.mkfifo(fifo)
+    r = project.run("check", "--write-baseline", "pipe")
+    assert r.rc == 2
+    assert r.err == "padlint: error: pipe: not a regular file, not written\n"
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
