@@ -1,16 +1,16 @@
 """Baseline: record today's findings, then report only new ones.
 
-A baseline file is JSON (``version`` 2)::
+A baseline file is JSON (``version`` 3)::
 
     {
       "entries": [
-        {"code": "PAD001", "field": "is_prefilling", "fingerprint": "3f0c...",
+        {"buffer": "self.input_batch.num_computed_tokens_cpu_tensor[:num_reqs_padded]",
+         "code": "PAD001", "field": "is_prefilling", "fingerprint": "3f0c...",
          "function": "GPUModelRunner._build_attention_metadata",
-         "path": "vllm/v1/worker/gpu_model_runner.py", "sink": "CommonAttentionMetadata",
-         "statement": "return CommonAttentionMetadata(is_prefilling=is_prefilling)"}
+         "path": "vllm/v1/worker/gpu_model_runner.py", "sink": "CommonAttentionMetadata"}
       ],
       "tool": "padlint",
-      "version": 2
+      "version": 3
     }
 
 ``path`` is the finding's file relative to the directory holding the
@@ -21,18 +21,24 @@ the checked paths were given relative or absolute: ``padlint check .
 --write-baseline base.json`` inside ``bl/`` and ``padlint check bl
 --baseline bl/base.json`` from its parent agree.
 
+The fingerprint is made of path, code, sink, field, function and buffer:
+not line numbers, and not the text of the sink statement, so edits
+elsewhere in a file, and arguments added to the sink call
+(``CommonAttentionMetadata(...)`` grows in most vLLM releases), do not
+bring baselined findings back.
+
 Entries are sorted and keys sorted, two-space indented, one trailing
 newline, so that a rewritten baseline diffs cleanly.  Matching uses only
-the fingerprint, which leaves line numbers out, so edits elsewhere in a
-file do not invalidate the baseline.  Matching is a multiset: two
-identical findings need two entries.  The idea and the "remove stale
-entries" message follow ruff's and mypy-baseline's practice of letting the
-baseline only shrink.
+the fingerprint.  Matching is a multiset: two identical findings need two
+entries.  The idea and the "remove stale entries" message follow ruff's and
+mypy-baseline's practice of letting the baseline only shrink.
 
-Version 1 files (paths as given on the command line of the run that wrote
-them) are still read; their entries match :func:`fingerprint` of the
-finding with its path as given, i.e. only from the same working directory
-and path form.  Rewrite them with ``--write-baseline``.
+Older files are still read.  Their fingerprints held the statement text;
+their entries are matched on path, code, sink, field and function instead
+(an entry without those keys: on its old fingerprint).  Version 1 paths are
+as given on the command line of the run that wrote them, so they match
+only from the same working directory and path form.  ``--write-baseline``
+rewrites them as version 3 (with the buffers).
 """
 
 from __future__ import annotations
@@ -46,13 +52,15 @@ from dataclasses import replace
 from pathlib import Path, PurePath
 from typing import Any, Callable
 
-from padlint.fix import write_atomic
+from padlint.fix import FixError, write_atomic
 from padlint.model import Finding
 
-VERSION = 2
-#: Versions :func:`load` accepts (1: paths as given on the command line).
-READ_VERSIONS = (1, 2)
-_ENTRY_KEYS = ("code", "path", "function", "sink", "field", "statement")
+VERSION = 3
+#: Versions :func:`load` accepts (1: paths as given on the command line; 1 and 2: statement fingerprints).
+READ_VERSIONS = (1, 2, 3)
+_ENTRY_KEYS = ("code", "path", "function", "sink", "field", "buffer", "statement")
+#: What identifies an entry of a version 1 or 2 baseline, the statement text left out.
+_LEGACY_KEYS = ("path", "code", "sink", "field", "function")
 
 
 class BaselineError(Exception):
@@ -66,13 +74,25 @@ def _normalise_space(text: str) -> str:
 def fingerprint(finding: Finding) -> str:
     """A stable 20-hex-digit id of a finding that does not depend on line or column numbers.
 
-    SHA-256 over (path as given, in POSIX form; code; sink; field; the sink
-    statement with runs of whitespace collapsed; qualified function name).
+    SHA-256 over (path as given, in POSIX form; code; sink; field; qualified
+    function name; buffer with runs of whitespace collapsed).  Not the sink
+    statement's text: adding an argument to the sink call keeps the id.
     Also used as the SARIF ``partialFingerprints`` value.
     """
+    parts = [PurePath(finding.path).as_posix(), finding.code, finding.sink, finding.field, finding.function,
+             _normalise_space(finding.buffer)]
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()[:20]
+
+
+def _legacy_fingerprint(finding: Finding) -> str:
+    """The fingerprint of version 1 and 2 baselines (with the statement text, without the buffer)."""
     parts = [PurePath(finding.path).as_posix(), finding.code, finding.sink, finding.field,
              _normalise_space(finding.statement), finding.function]
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()[:20]
+
+
+def _legacy_key(path: str, code: str, sink: str, field: str, function: str) -> str:
+    return "legacy:" + json.dumps([PurePath(path).as_posix(), code, sink, field, function], ensure_ascii=False)
 
 
 def _canonical(path: str | os.PathLike[str], cwd: Path) -> str:
@@ -104,13 +124,13 @@ def _entry(finding: Finding, rel_path: str) -> dict[str, str]:
         "function": finding.function,
         "sink": finding.sink,
         "field": finding.field,
-        "statement": _normalise_space(finding.statement),
+        "buffer": _normalise_space(finding.buffer),
         "fingerprint": fingerprint(located),
     }
 
 
 def _entry_key(entry: dict[str, str]) -> tuple[str, ...]:
-    return tuple(entry[k] for k in ("path", "code", "function", "sink", "field", "statement", "fingerprint"))
+    return tuple(entry[k] for k in ("path", "code", "function", "sink", "field", "buffer", "fingerprint"))
 
 
 def dumps(findings: Iterable[Finding], base_dir: str | os.PathLike[str] = ".",
@@ -130,13 +150,18 @@ def dumps(findings: Iterable[Finding], base_dir: str | os.PathLike[str] = ".",
 
 def write(path: str | os.PathLike[str], findings: Iterable[Finding],
           cwd: str | os.PathLike[str] | None = None) -> None:
-    """Write a baseline of ``findings`` to ``path`` (UTF-8, atomically).  Raises ``OSError``.
+    """Write a baseline of ``findings`` to ``path`` (UTF-8, atomically).
 
     Finding paths are taken relative to ``cwd`` (default: the working
-    directory) and stored relative to the directory of ``path``.
+    directory) and stored relative to the directory of ``path``.  Raises
+    ``OSError``, or :class:`BaselineError` where ``path`` is not a regular
+    file (``/dev/null``: never replaced) or its owner cannot be kept.
     """
     here = Path(cwd) if cwd is not None else Path.cwd()
-    write_atomic(path, dumps(findings, _base_dir(path, here), here).encode("utf-8"))
+    try:
+        write_atomic(path, dumps(findings, _base_dir(path, here), here).encode("utf-8"))
+    except FixError as e:
+        raise BaselineError(str(e)) from None
 
 
 def _read(path: str | os.PathLike[str]) -> tuple[int, list[dict[str, str]]]:
@@ -184,22 +209,31 @@ def apply(path: str | os.PathLike[str], findings: Iterable[Finding],
     here = Path(cwd) if cwd is not None else Path.cwd()
     version, entries = _read(path)
     base = _base_dir(path, here)
-    remaining = Counter(e["fingerprint"] for e in entries)
+
+    def entry_id(entry: dict[str, str]) -> str:
+        if version >= 3 or not all(k in entry for k in _LEGACY_KEYS):
+            return entry["fingerprint"]
+        return _legacy_key(*(entry[k] for k in _LEGACY_KEYS))
+
+    remaining = Counter(entry_id(e) for e in entries)
     kept = []
     for finding in findings:
-        if version == 1:
-            fp = fingerprint(finding)
-        else:
-            fp = fingerprint(replace(finding, path=_relative_to(base, finding.path, here)))
-        if remaining[fp] > 0:
+        located = finding if version == 1 else replace(finding, path=_relative_to(base, finding.path, here))
+        if version >= 3:
+            ids = [fingerprint(located)]
+        else:  # an entry with the legacy keys, else one with only its old fingerprint
+            ids = [_legacy_key(located.path, located.code, located.sink, located.field, located.function),
+                   _legacy_fingerprint(located)]
+        fp = next((i for i in ids if remaining[i] > 0), None)
+        if fp is not None:
             remaining[fp] -= 1
         else:
             kept.append(finding)
     messages = []
     for entry in sorted(entries, key=lambda e: tuple(e.get(k, "") for k in ("path", "code", "function",
                                                                            "sink", "field", "fingerprint"))):
-        if remaining[entry["fingerprint"]] > 0:
-            remaining[entry["fingerprint"]] -= 1
+        if remaining[entry_id(entry)] > 0:
+            remaining[entry_id(entry)] -= 1
             if in_scope is not None and "path" in entry:
                 full = os.path.normpath(os.path.join(base if version != 1 else here, entry["path"]))
                 if not in_scope(full, entry.get("code", "")):

@@ -24,7 +24,7 @@ import stat
 import sys
 import time
 import traceback
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
@@ -155,6 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         print("padlint: interrupted", file=sys.stderr)
+        _exit_now_if_threads(130)
         return 130
     except BrokenPipeError:
         # the reader went away (`padlint check | head`): stop quietly, and keep
@@ -170,6 +171,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc(file=sys.stderr)
         print(f"padlint: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
+
+
+def _exit_now_if_threads(code: int) -> None:
+    """Leave at once where a parse thread (``padlint.parse.with_big_stack``) still runs native
+    code: interpreter shutdown would wait for it or abort (SIGABRT) instead of exiting ``code``.
+    Every file write is atomic, so nothing is left half-written."""
+    import threading
+
+    # not Thread.is_alive(): on Python 3.11 a join() interrupted by Ctrl-C marks a running thread stopped
+    if any(t is not threading.main_thread() for t in threading.enumerate()):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
 
 
 # -- check ----------------------------------------------------------------
@@ -283,15 +300,18 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
             print(f"padlint: {n} fix{'es' if n != 1 else ''} would be applied"
                   + (f"; {skipped_unsafe} more with --unsafe-fixes" if skipped_unsafe else ""), file=sys.stderr)
             return 0 if args.exit_zero or not (diff_text or result.errors) else 1
-        before = len(result.findings)
+        written = [f for f in result.findings if id(f) in applied]
         result.findings = [f for f in result.findings if id(f) not in applied]
         if applied:
             # check again what was written: lines moved, and a fix is not taken on trust
-            output = run(paths, options, cwd)
-            output.result.errors.extend(fix_errors)
-            result = output.result
-        fixed = max(0, before - len(result.findings))
+            # the files written, and those of the findings fixed (a fix may live in another file)
+            _recheck(output, sorted({f.fix.path for f in written if f.fix is not None} | {f.path for f in written}),
+                     options, cwd)
+        fixed, not_removed = _verify(written, result.findings)
         footer = f"Fixed {fixed} finding{'s' if fixed != 1 else ''} ({len(result.findings)} remaining)."
+        if not_removed:
+            footer += (f" {not_removed} fix{'es' if not_removed != 1 else ''} written did not remove "
+                       f"{'its' if not_removed == 1 else 'their'} finding.")
         if skipped_unsafe:
             footer += f" {skipped_unsafe} unsafe fix{'es' if skipped_unsafe != 1 else ''} available with --unsafe-fixes."
 
@@ -455,7 +475,8 @@ def _fix_stdin(args: argparse.Namespace, stdin: tuple[str | None, bytes], option
     _, _, fix_errors, skipped_unsafe = _fixes(output.result, output.sources, args.unsafe_fixes,
                                               write=False, fixed=fixed)
     data = stdin[1]
-    before = len(output.result.findings)
+    written = [f for f in output.result.findings if f.fix is not None and f.fix.path == name
+               and (f.fix.safe or args.unsafe_fixes)]
     if source is not None and name in fixed:
         try:
             data = fixed[name].encode(source.encoding)
@@ -469,8 +490,11 @@ def _fix_stdin(args: argparse.Namespace, stdin: tuple[str | None, bytes], option
     sys.stdout.flush()
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
-    fixed_n = max(0, before - len(result.findings)) if data is not stdin[1] else 0
+    fixed_n, not_removed = _verify(written, result.findings) if data is not stdin[1] else (0, 0)
     footer = f"Fixed {fixed_n} finding{'s' if fixed_n != 1 else ''} ({len(result.findings)} remaining)."
+    if not_removed:
+        footer += (f" {not_removed} fix{'es' if not_removed != 1 else ''} written did not remove "
+                   f"{'its' if not_removed == 1 else 'their'} finding.")
     if skipped_unsafe:
         footer += f" {skipped_unsafe} unsafe fix{'es' if skipped_unsafe != 1 else ''} available with --unsafe-fixes."
     _emit(_render(args, output, result, selection, footer), args.output_file, sys.stderr)
@@ -579,7 +603,7 @@ def _fixes(result: CheckResult, sources: dict[str, SourceFile], unsafe: bool, *,
     its bytes are unchanged since they were read.  ``fixed``, when given,
     receives the new text of every file a fix changes.
     """
-    from padlint.fix import apply_fixes
+    from padlint.fix import FixError, apply_fixes
 
     by_path: dict[str, list[Finding]] = defaultdict(list)
     skipped = 0
@@ -602,8 +626,11 @@ def _fixes(result: CheckResult, sources: dict[str, SourceFile], unsafe: bool, *,
         fixes: list[Fix] = list(dict.fromkeys(f.fix for f in findings))
         try:
             new_text = apply_fixes(source.text, fixes)
+        except FixError as e:
+            errors.append(FileError(path, None, f"fix not applied: {e}"))
+            continue
         except Exception as e:  # noqa: BLE001 - one file's fixes must not stop the run
-            errors.append(FileError(path, None, f"fix not applied: {type(e).__name__}: {e}"))
+            errors.append(FileError(path, None, f"fix not applied: {_one_line(e)}"))
             continue
         if new_text == source.text:
             continue
@@ -619,6 +646,50 @@ def _fixes(result: CheckResult, sources: dict[str, SourceFile], unsafe: bool, *,
     return applied, "".join(diffs), errors, skipped
 
 
+def _recheck(output, changed: list[str], options, cwd: Path) -> None:
+    """Check the ``changed`` files again and put what they report now into ``output`` (in place),
+    in place of what they reported before.  The other files did not change: their findings,
+    errors and counts stand (a tree of thousands of files is not checked twice for one fix)."""
+    from padlint.pipeline import run
+
+    again = run(changed, options, cwd)
+    gone = set(changed)
+    result = output.result
+    result.findings = [f for f in result.findings if f.path not in gone] + again.result.findings
+    result.findings.sort(key=Finding.sort_key)
+    result.errors = result.errors + [e for e in again.result.errors if e not in result.errors]
+    result.errors.sort(key=FileError.sort_key)
+    output.sources.update(again.sources)
+    output.policies = [(p, n) for p, n in output.policies if p.path not in gone] + again.policies
+
+
+def _finding_key(f: Finding) -> tuple[str, ...]:
+    """What identifies a finding across a rewrite that moves lines (as in baseline fingerprints)."""
+    return (os.path.normpath(f.path), f.code, f.sink, f.field, f.function, f.buffer)
+
+
+def _verify(written: list[Finding], after: list[Finding]) -> tuple[int, int]:
+    """(findings whose fix was written and that the check after the write no longer reports,
+    findings whose fix was written and that are still reported)."""
+    left = Counter(_finding_key(f) for f in after)
+    fixed = still = 0
+    for f in written:
+        key = _finding_key(f)
+        if left[key] > 0:
+            left[key] -= 1
+            still += 1
+        else:
+            fixed += 1
+    return fixed, still
+
+
+def _one_line(e: BaseException, limit: int = 200) -> str:
+    """``Type: message`` of an unexpected error, first line only, at most ``limit`` characters
+    (an exception can carry the repr of a whole syntax tree)."""
+    text = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def _unified_diff(path: str, old: str, new: str) -> str:
     lines = []
     for line in difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
@@ -628,7 +699,7 @@ def _unified_diff(path: str, old: str, new: str) -> str:
 
 
 def _write_fixed(source: SourceFile, new_text: str) -> FileError | None:
-    from padlint.fix import FileChangedError, write_fixed
+    from padlint.fix import FileChangedError, FixError, write_fixed
 
     try:
         write_fixed(source, new_text)
@@ -636,6 +707,9 @@ def _write_fixed(source: SourceFile, new_text: str) -> FileError | None:
         return FileError(source.path, None, f"fix not applied: cannot encode as {source.encoding}: {e.reason}")
     except FileChangedError:
         return FileError(source.path, None, "fix not applied: the file changed during the run")
+    except FixError as e:  # read-only, replaced by a link or another file, owner cannot be kept
+        message = str(e).removeprefix(f"{source.path}: ")
+        return FileError(source.path, None, f"fix not applied: {message}")
     except OSError as e:
         return FileError(source.path, None, f"fix not applied: cannot write: {e.strerror or e}")
     return None

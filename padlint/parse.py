@@ -22,7 +22,7 @@ import os
 import stat
 import threading
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from padlint.model import FileError
 
@@ -39,13 +39,16 @@ class SourceFile:
     ``text`` is the decoded text with line endings as written; ``encoding``
     the codec it was decoded with ("utf-8", "utf-8-sig" for a BOM, or the
     coding cookie's codec); ``raw`` the bytes as read (used to detect that
-    the file changed before a fix is written).
+    the file changed before a fix is written); ``identity`` (device, inode,
+    whether ``path`` was a symbolic link) of the file as read, or None
+    (text from standard input): a fix is written only to that same file.
     """
 
     path: str
     text: str
     encoding: str
     raw: bytes
+    identity: tuple[int, int, bool] | None = field(default=None, compare=False)
 
 
 def read_source(path: str) -> SourceFile | FileError:
@@ -62,11 +65,16 @@ def read_source(path: str) -> SourceFile | FileError:
     if not stat.S_ISREG(st.st_mode):
         return FileError(path, None, "not a regular file, skipped")
     try:
+        is_link = os.path.islink(path)
         with open(path, "rb") as f:
+            opened = os.fstat(f.fileno())
             raw = f.read()
     except OSError as e:
         return FileError(path, None, f"cannot read: {e.strerror or e}")
-    return decode_source(path, raw)
+    source = decode_source(path, raw)
+    if isinstance(source, SourceFile):
+        source = replace(source, identity=(opened.st_dev, opened.st_ino, is_link))
+    return source
 
 
 def decode_source(path: str, raw: bytes) -> SourceFile | FileError:

@@ -26,7 +26,7 @@ import sys
 import traceback
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from padlint.config import (
@@ -148,7 +148,7 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
         if isinstance(source, FileError):
             out.result.errors.append(FileError(path, source.line, source.message))
             continue
-        source = SourceFile(path, source.text, source.encoding, source.raw)
+        source = replace(source, path=path)  # keeps `identity`: fixes are written to the file read
         every.append(source)
         if prefilter.may_matter(source.text):
             if 0 < options.max_file_size < len(source.raw):

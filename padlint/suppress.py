@@ -9,10 +9,11 @@ Suppressions
     Codes are prefixes (``PAD0`` covers ``PAD001``), like flake8, and
     case-insensitive (``ignore[pad001]``, ``noqa: pad001``; normalised to
     upper case), like ruff's ``noqa``.  A
-    directive applies to every finding of the *statement* it is written in
-    (any physical line of a multi-line statement: opening, argument or
-    closing line), or of the statement directly below a block of
-    comment-only lines holding it.
+    directive on the opening or the closing line of a statement, or in a
+    block of comment-only lines directly above it, applies to every finding
+    of that statement; on any other line of a multi-line statement (an
+    argument's line) it applies only to the findings on that line (that
+    argument's).
 
 PAD100 (unused suppression, like ruff's RUF100)
     A ``padlint: ignore`` directive, or a ``PAD`` code of a ``noqa``
@@ -341,10 +342,13 @@ def apply(findings: list[Finding], directives: Directives, views: frozenset[str]
 
 
 def _candidate_lines(finding: Finding, directives: Directives) -> set[int]:
-    lines: set[int] = set()
-    for line in range(finding.line, max(finding.line, finding.end_line) + 1):
-        first, last = directives.spans.get(line, (line, line))
-        lines.update(range(first, last + 1))
+    """Lines whose directives cover ``finding``: its own lines, the opening and closing lines
+    of its statement, and the comment-only lines right above the statement.  Not the other
+    lines of a multi-line statement: a directive on one argument's line covers that
+    argument's findings only (a field added later on another line is not silenced)."""
+    lines = set(range(finding.line, max(finding.line, finding.end_line) + 1))
+    first, last = directives.spans.get(finding.line, (finding.line, finding.line))
+    lines.update((first, last))
     above = min(lines) - 1
     while above in directives.comment_only:
         lines.add(above)

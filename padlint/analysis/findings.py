@@ -59,6 +59,11 @@ def _fix_text(hit: SinkHit, taint: Taint, real: str | None, neutral: str) -> str
         if hit.maybe_none:
             text = f"if {target} is not None: {text}"
         return text
+    if any(t.derived_from for t in hit.taints):
+        # derived inline in the argument (`is_prefilling=buf[:P] < 1`): the derived tensor exists
+        # only inside the sink call, and a reset of its inputs does not make it neutral
+        # (rows of False give `False < 1` = True): no statement before the sink fixes it
+        return None
     # the sink argument is the padded slice itself: reset the buffer's padding rows
     text = taint.buffer if taint.reason == "stale" else hit.arg_text
     i = text.rfind("[")
@@ -73,6 +78,24 @@ def _fix_text(hit: SinkHit, taint: Taint, real: str | None, neutral: str) -> str
     if neutral == "flat":
         return f"{base}[{lead}{lo}:{upper}] = {base}[{lead}{_flat_source(real, off)}]"
     return f"{base}[{lead}{lo}:{upper}] = {neutral}"
+
+
+def _shared_owner(hit: SinkHit, taint: Taint, profile: Profile) -> tuple[str, str] | None:
+    """(buffer, owner) when the reset writes into a persistent buffer of another object than
+    ``self`` (``self.input_batch.x_cpu_tensor``, ``forward_batch.seq_lens``), else None."""
+    if taint.reason != "stale" or taint.derived_from:
+        return None  # the fix resets a tensor of the function's own (derived, allocated)
+    base = taint.buffer.split("[", 1)[0].strip()
+    if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+", base):
+        return None  # a local alias (`x[:n]`) or a getter call: its owner is not written here
+    parts = base.split(".")
+    views = {"gpu", "cpu", "np", *profile.shared_views, profile.device_view}
+    while len(parts) > 2 and parts[-1] in views:
+        parts.pop()
+    owner = ".".join(parts[:-1])
+    if owner == "self":
+        return None
+    return base, owner
 
 
 def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str]) -> list[Finding]:
@@ -138,8 +161,15 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
                 n.split("`")[1] for _, n, _p in hit.chain if "`" in n) + \
                 " (other paths to this sink reset these rows or have none)"
         shown = "the last real value" if neutral == "flat" else neutral
+        shared = _shared_owner(hit, taint, profile) if fix_text else None
+        shared_note = (f" (it writes into `{shared[0]}`, a buffer of `{shared[1]}` that other code reads too)"
+                       if shared else "")
         if fix_text:
-            fix_hint = f"; add `{fix_text}` before line {hit.stmt_line}"
+            fix_hint = f"; add `{fix_text}` before line {hit.stmt_line}{shared_note}"
+        elif hit.fixable and hit.arg_name is None and any(t.derived_from for t in hit.taints):
+            fix_hint = (f"; assign it to a variable before line {hit.stmt_line}, reset that variable's {noun} "
+                        f"{rows} to {shown} and pass the variable (resetting the inputs does not reset "
+                        f"the derived value)")
         elif hit.fixable:
             fix_hint = f"; reset {noun} {rows} to {shown} before line {hit.stmt_line}"
         else:  # an `elif`/`while` test: no single statement to insert before
@@ -155,7 +185,8 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
         indent = re.match(r"[ \t]*", hit.lines[hit.stmt_line - 1]).group(0) \
             if 0 < hit.stmt_line <= len(hit.lines) else ""
         fix = Fix(path=path, line=hit.stmt_line, indent=indent, text=fix_text,
-                  description=f"reset the padding {noun} {rows} of `{hit.arg_name or short}` to {shown}",
+                  description=f"reset the padding {noun} {rows} of `{hit.arg_name or short}` to {shown}"
+                              + (f", writing into `{shared[0]}`, a buffer of `{shared[1]}`" if shared else ""),
                   safe=False) if fix_text else None
         out.append(Finding(
             code=CODE, path=path, line=hit.span[0], column=hit.span[1], end_line=hit.span[2],

@@ -136,7 +136,7 @@ def test_baseline_matches_from_any_directory_and_path_form(project, monkeypatch)
     r = project.run("check", ".", "--write-baseline", "base.json")
     assert r.rc == 0 and "wrote 2 findings" in r.err
     doc = json.loads((project.root / "bl" / "base.json").read_text(encoding="utf-8"))
-    assert doc["version"] == 2
+    assert doc["version"] == 3
     assert [e["path"] for e in doc["entries"]] == ["bug.py", "sub/other.py"]
     # From the parent, relative and absolute forms; from below, with `..`.
     monkeypatch.chdir(project.root)

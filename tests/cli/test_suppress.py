@@ -359,3 +359,35 @@ def test_one_suppression_per_argument_line_is_not_redundant(project, fake_analys
         )  # padlint: ignore[PAD001]
         """)
     assert _summary(_findings(project)) == [("PAD100", 3)]
+
+
+ARGUMENTS = """\
+def f(self, num_reqs, num_reqs_padded):
+    meta = Meta({open}
+        a=stale("self.a[:num_reqs_padded]"),{a}
+        x=stale("self.b[:num_reqs_padded]"),{x}
+    ){close}
+    return meta
+"""
+
+
+def test_noqa_on_one_argument_line_covers_that_argument_only(project, fake_analysis):
+    # line 3 holds `a=`, line 4 `x=` (a field added later): the noqa on line 3 must not silence line 4
+    project.write("a.py", ARGUMENTS.format(open="", a="  # noqa: PAD001", x="", close=""))
+    assert _summary(_findings(project)) == [("PAD001", 4)]
+    project.write("a.py", ARGUMENTS.format(open="", a="", x="  # padlint: ignore[PAD001]", close=""))
+    assert _summary(_findings(project)) == [("PAD001", 3)]
+
+
+@pytest.mark.parametrize("where", ["open", "close"])
+def test_noqa_on_opening_or_closing_line_covers_the_statement(project, fake_analysis, where):
+    slots = {"open": "", "a": "", "x": "", "close": ""}
+    slots[where] = "  # noqa: PAD001"
+    project.write("a.py", ARGUMENTS.format(**slots))
+    assert _findings(project) == []
+
+
+def test_noqa_above_covers_the_statement(project, fake_analysis):
+    project.write("a.py", ARGUMENTS.format(open="", a="", x="", close="").replace(
+        "    meta = Meta(", "    # noqa: PAD001\n    meta = Meta("))
+    assert _findings(project) == []

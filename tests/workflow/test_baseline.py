@@ -12,21 +12,24 @@ from padlint.baseline import BaselineError, fingerprint
 from .conftest import BUGGY_PATH, canonical_finding
 
 
-def test_fingerprint_ignores_position_message_trace_and_fix(finding):
+def test_fingerprint_ignores_position_message_trace_fix_and_statement(finding):
+    # the statement text is left out: vLLM adds arguments to CommonAttentionMetadata(...) in most releases
     moved = canonical_finding(line=40, column=1, end_line=41, end_column=2, message="other words",
-                              trace=(), fix=None, buffer="x[:num_reqs_padded]")
+                              trace=(), fix=None,
+                              statement="meta = CommonAttentionMetadata(num_reqs=n, is_prefilling=is_prefilling, "
+                                        "seq_lens=seq_lens)")
     assert fingerprint(moved) == fingerprint(finding)
 
 
-def test_fingerprint_normalises_statement_whitespace_and_path_form(finding):
-    assert fingerprint(canonical_finding(statement="meta  =  CommonAttentionMetadata(\n num_reqs=num_reqs_padded,"
-                                                   "\n    is_prefilling=is_prefilling,\n)")) == fingerprint(finding)
+def test_fingerprint_normalises_buffer_whitespace_and_path_form(finding):
+    assert fingerprint(canonical_finding(buffer="self.input_batch.num_computed_tokens_cpu_tensor[ :num_reqs_padded]"
+                                         .replace("[ :", "[:"))) == fingerprint(finding)
     assert fingerprint(canonical_finding(path="./" + BUGGY_PATH)) == fingerprint(finding)
 
 
 @pytest.mark.parametrize("change", [
     {"path": "other.py"}, {"code": "PAD100"}, {"sink": "FlashAttentionMetadata"}, {"field": "seq_lens"},
-    {"statement": "meta = CommonAttentionMetadata(is_prefilling=mask)"}, {"function": "GPUModelRunner._dummy_run"},
+    {"buffer": "self.seq_lens[:num_reqs_padded]"}, {"function": "GPUModelRunner._dummy_run"},
 ])
 def test_fingerprint_depends_on_identity_fields(finding, change):
     assert fingerprint(canonical_finding(**change)) != fingerprint(finding)
@@ -43,18 +46,18 @@ def test_write_format_is_stable_and_sorted(tmp_path, finding):
     baseline.write(path, [finding, other], cwd=tmp_path)
     text = path.read_text(encoding="utf-8")
     doc = json.loads(text)
-    assert doc["version"] == 2 and doc["tool"] == "padlint"
+    assert doc["version"] == 3 and doc["tool"] == "padlint"
     assert [e["path"] for e in doc["entries"]] == ["a/first.py", BUGGY_PATH]
     assert doc["entries"][1] == {
+        "buffer": "self.input_batch.num_computed_tokens_cpu_tensor[:num_reqs_padded]",
         "code": "PAD001",
         "field": "is_prefilling",
         "fingerprint": fingerprint(finding),
         "function": "GPUModelRunner._build_attention_metadata",
         "path": BUGGY_PATH,
         "sink": "CommonAttentionMetadata",
-        "statement": "meta = CommonAttentionMetadata( num_reqs=num_reqs_padded, is_prefilling=is_prefilling, )",
     }
-    assert text.endswith("}\n") and text.startswith('{\n  "entries": [\n    {\n      "code": "PAD001",')
+    assert text.endswith("}\n") and text.startswith('{\n  "entries": [\n    {\n      "buffer": ')
     # Input order does not matter; no line numbers are stored.
     baseline.write(tmp_path / "again.json", [other, finding], cwd=tmp_path)
     assert (tmp_path / "again.json").read_text(encoding="utf-8") == text
@@ -98,7 +101,7 @@ def test_stale_entry_message(tmp_path, finding):
 def test_empty_baseline_keeps_everything(tmp_path, finding):
     path = tmp_path / "b.json"
     baseline.write(path, [])
-    assert json.loads(path.read_text()) == {"entries": [], "tool": "padlint", "version": 2}
+    assert json.loads(path.read_text()) == {"entries": [], "tool": "padlint", "version": 3}
     assert baseline.apply(path, [finding]) == ([finding], [])
 
 
@@ -106,7 +109,7 @@ def test_empty_baseline_keeps_everything(tmp_path, finding):
     (None, "baseline file not found"),
     ("{not json", "baseline is not valid JSON"),
     ("[]", "not a padlint baseline"),
-    ('{"version": 3, "entries": []}', "not a padlint baseline"),
+    ('{"version": 4, "entries": []}', "not a padlint baseline"),
     ('{"version": true, "entries": []}', "not a padlint baseline"),
     ('{"version": 1, "entries": [{"code": "PAD001"}]}', "entries[0]: expected an object with a string fingerprint"),
     ('{"version": 1, "entries": [{"fingerprint": "x", "path": 3}]}', "entries[0]"),
@@ -149,7 +152,7 @@ def test_paths_are_stored_relative_to_the_baseline_directory(tmp_path):
 def test_version_1_baseline_is_still_accepted(tmp_path, finding):
     # Written by padlint before baseline paths became relative: paths as given, matched as given.
     path = tmp_path / "old.json"
-    entry = {"code": "PAD001", "field": "is_prefilling", "fingerprint": fingerprint(finding),
+    entry = {"code": "PAD001", "field": "is_prefilling", "fingerprint": baseline._legacy_fingerprint(finding),
              "function": "GPUModelRunner._build_attention_metadata", "path": BUGGY_PATH,
              "sink": "CommonAttentionMetadata", "statement": finding.statement}
     path.write_text(json.dumps({"tool": "padlint", "version": 1, "entries": [entry]}), encoding="utf-8")
@@ -159,3 +162,22 @@ def test_version_1_baseline_is_still_accepted(tmp_path, finding):
     assert kept == [other]
     assert messages == [f"{path}: baseline entry no longer matches: PAD001 CommonAttentionMetadata.is_prefilling "
                         f"in {BUGGY_PATH} (GPUModelRunner._build_attention_metadata); remove it"]
+
+
+def test_version_2_baseline_matches_after_the_sink_statement_grew(tmp_path, finding):
+    # A version 2 entry (statement fingerprint) matches on path, code, sink, field and function,
+    # so the statement it recorded may differ from today's
+    path = tmp_path / "v2.json"
+    old_statement = "meta = CommonAttentionMetadata( is_prefilling=is_prefilling, )"
+    entry = {"code": "PAD001", "field": "is_prefilling", "function": finding.function, "path": BUGGY_PATH,
+             "sink": "CommonAttentionMetadata", "statement": old_statement,
+             "fingerprint": baseline._legacy_fingerprint(canonical_finding(statement=old_statement))}
+    path.write_text(json.dumps({"tool": "padlint", "version": 2, "entries": [entry]}), encoding="utf-8")
+    assert baseline.apply(path, [finding], cwd=tmp_path) == ([], [])
+    other = canonical_finding(function="GPUModelRunner._dummy_run")
+    kept, messages = baseline.apply(path, [other], cwd=tmp_path)
+    assert kept == [other] and len(messages) == 1
+    # an entry with only a fingerprint is matched on it
+    bare = {"fingerprint": baseline._legacy_fingerprint(finding)}
+    path.write_text(json.dumps({"tool": "padlint", "version": 2, "entries": [bare]}), encoding="utf-8")
+    assert baseline.apply(path, [finding], cwd=tmp_path) == ([], [])

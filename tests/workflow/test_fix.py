@@ -9,9 +9,17 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from padlint.fix import FileChangedError, FixError, apply_fixes, fix_file, write_atomic, write_fixed
-from padlint.parse import read_source
+from padlint.fix import (
+    FileChangedError,
+    FixError,
+    apply_fixes,
+    fix_file,
+    insertion_text,
+    write_atomic,
+    write_fixed,
+)
 from padlint.model import Fix
+from padlint.parse import read_source
 
 from .conftest import BUGGY_PATH, DATA, canonical_finding
 
@@ -276,3 +284,83 @@ def test_padlint_check_fix_then_check_passes(tmp_path, capsys):
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runner.py"]
     assert main(["check", str(target)]) == 0
+
+
+# -- where a reset goes when the sink's line is not the whole story ------------------
+
+def test_reset_goes_after_an_assignment_on_the_sink_line():
+    # `x` is assigned on the sink's line: a reset before the line would run before `x` exists
+    src = "def f(a, n, p):\n    x = a[:p] < 1; return M(x)  # noqa: E702\n"
+    out = apply_fixes(src, [Fix("m.py", 2, "    ", "x[n:] = False", "")])
+    assert out == "def f(a, n, p):\n    x = a[:p] < 1\n    x[n:] = False\n    return M(x)  # noqa: E702\n"
+    assert apply_fixes(out, [Fix("m.py", 4, "    ", "x[n:] = False", "")]) == out  # a rerun adds nothing
+
+
+def test_one_line_if_becomes_a_block_with_the_reset_after_the_assignment():
+    src = "def f(a, n, p, c):\n    if c: y = a[:p] < 1; return M(y)\n    return None\n"
+    out = apply_fixes(src, [Fix("m.py", 2, "    ", "y[n:] = False", "")])
+    assert out == ("def f(a, n, p, c):\n"
+                   "    if c:\n"
+                   "        y = a[:p] < 1\n"
+                   "        y[n:] = False\n"
+                   "        return M(y)\n"
+                   "    return None\n")
+
+
+def test_variable_assigned_on_an_earlier_line_keeps_the_plain_insertion():
+    src = "def f(a, n, p):\n    x = a[:p] < 1\n    m = M(x); use(m)\n"
+    out = apply_fixes(src, [Fix("m.py", 3, "    ", "x[n:] = False", "")])
+    assert out == "def f(a, n, p):\n    x = a[:p] < 1\n    x[n:] = False\n    m = M(x); use(m)\n"
+
+
+def test_one_value_reaching_two_sinks_gets_one_reset():
+    src = ("def f(a, n, p):\n"
+           "    z = a[:p] < 1\n"
+           "    m = M(is_prefilling=z)\n"
+           "    m2 = M(is_prefilling=z)\n")
+    fixes = [Fix("m.py", 3, "    ", "z[n:] = False", ""), Fix("m.py", 4, "    ", "z[n:] = False", "")]
+    assert apply_fixes(src, fixes) == ("def f(a, n, p):\n"
+                                       "    z = a[:p] < 1\n"
+                                       "    z[n:] = False\n"
+                                       "    m = M(is_prefilling=z)\n"
+                                       "    m2 = M(is_prefilling=z)\n")
+
+
+def test_reset_repeated_after_the_variable_is_assigned_again():
+    src = ("def f(a, b, n, p):\n"
+           "    z = a[:p] < 1\n"
+           "    m = M(is_prefilling=z)\n"
+           "    z = b[:p] < 1\n"
+           "    m2 = M(is_prefilling=z)\n")
+    fixes = [Fix("m.py", 3, "    ", "z[n:] = False", ""), Fix("m.py", 5, "    ", "z[n:] = False", "")]
+    assert apply_fixes(src, fixes).count("z[n:] = False") == 2
+
+
+def test_guarded_reset_is_written_on_two_lines():
+    src = "def f(w, n):\n    return M(is_prefilling=w)\n"
+    fix = Fix("m.py", 2, "    ", "if w is not None: w[n:] = False", "")
+    out = apply_fixes(src, [fix])
+    assert out == "def f(w, n):\n    if w is not None:\n        w[n:] = False\n    return M(is_prefilling=w)\n"
+    assert apply_fixes(out, [Fix("m.py", 4, "    ", fix.text, "")]) == out
+    assert insertion_text(Fix("m.py", 2, "    ", fix.text, "")) == "    if w is not None:\n        w[n:] = False\n"
+    tabs = apply_fixes("def f(w, n):\n\treturn M(w)\n", [Fix("m.py", 2, "\t", fix.text, "")])
+    assert tabs == "def f(w, n):\n\tif w is not None:\n\t\tw[n:] = False\n\treturn M(w)\n"
+
+
+def test_backslash_continued_line_does_not_start_a_statement():
+    src = "def f(x, n):\n    a = 1; \\\n    use(x)\n"
+    with pytest.raises(FixError, match="line 3 does not start a statement"):
+        apply_fixes(src, [Fix("m.py", 3, "    ", "x[n:] = 0", "")])
+
+
+def test_elif_line_does_not_start_a_statement():
+    # ast makes `elif` an `If` inside the orelse of the first; a reset before it would be a syntax error
+    src = "def f(x, n, c, d):\n    if c:\n        use(x)\n    elif d:\n        use(x)\n"
+    with pytest.raises(FixError, match="line 4 does not start a statement"):
+        apply_fixes(src, [Fix("m.py", 4, "    ", "x[n:] = 0", "")])
+
+
+def test_comment_ending_in_a_backslash_continues_nothing():
+    src = "def f(x, n):\n    # see C:\\\n    use(x)\n"
+    assert apply_fixes(src, [Fix("m.py", 3, "    ", "x[n:] = 0", "")]) == \
+        "def f(x, n):\n    # see C:\\\n    x[n:] = 0\n    use(x)\n"
