@@ -103,8 +103,20 @@ def find_entries(graph: CallGraph, seeds: list[FunctionInfo]) -> list[FunctionIn
     return sorted(entries, key=lambda f: (f.module, f.start))
 
 
+def stale_paths(interp: Interpreter) -> dict[tuple[str, int, str], list[tuple[str, ...]]]:
+    """(sink file, sink line, field) -> every call path (function names, entry first) on which
+    the value reaching that sink argument may be stale: the engine's facts behind a finding,
+    whose trace shows only the most direct of them."""
+    out: dict[tuple[str, int, str], list[tuple[str, ...]]] = {}
+    for hit in interp.hits.values():
+        paths = [tuple(n.split("`")[1] for _l, n, _p in chain if "`" in n) for chain in hit.stale_chains]
+        out.setdefault((hit.path, hit.span[0], hit.field), []).extend(paths)
+    return out
+
+
 def check_project(sources: list[Source], profile: Profile, *, seeds: set[str] | None = None,
-                  project: Project | None = None) -> dict[str, list[Finding] | AnalysisSyntaxError]:
+                  project: Project | None = None, facts: dict | None = None
+                  ) -> dict[str, list[Finding] | AnalysisSyntaxError]:
     """PAD001 findings for each checked file, analysed as one program.
 
     ``seeds``: paths whose functions may start the search for entry points
@@ -134,6 +146,8 @@ def check_project(sources: list[Source], profile: Profile, *, seeds: set[str] | 
     interp = Interpreter(profile, project, graph)
     for entry in find_entries(graph, candidates):
         interp.run_entry(entry)
+    if facts is not None:
+        facts.update(stale_paths(interp))
     texts = {s.path: s.text for s in sources}
     by_key = {keys[s.path]: s.path for s in sources}
     for mod_key, (msg, line, col) in interp.syntax_errors.items():

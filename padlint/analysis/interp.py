@@ -832,7 +832,10 @@ class Interpreter:
             stored = self._field_count(node, state)
             if stored is not None:
                 return stored
-            if self._known_count(node.attr.value):
+            # by name, only a padded count: `batch_desc.num_reqs` is the captured (padded)
+            # size, not the step's real `num_reqs`; binding it to a real name would erase
+            # the padding rows
+            if self.p.is_padded_name(node.attr.value):
                 return self._cv(CountVal(node.attr.value))
         return own
 
