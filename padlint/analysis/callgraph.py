@@ -237,15 +237,17 @@ class CallGraph:
                 memo[k] = v
         return memo[fn.key]
 
-    def graph_bound(self, cls: ClassInfo) -> tuple[tuple[str, str], ...]:
+    def graph_bound(self, cls: ClassInfo) -> tuple[tuple[str, str, str], ...]:
         """Persistent buffers a CUDA graph captured by this class reads at every replay:
-        ``(attribute, field)`` for each padded-style slice ``self.X[:n]`` in a method that
+        ``(attribute, field, bound)`` for each slice ``self.X[:n]`` in a method that
         captures (holds a ``with ...graph(...):`` block), ``field`` being the keyword it is
-        passed under (or the attribute name)."""
+        passed under (or the attribute name) and ``bound`` the name ``n`` when it is one
+        (the replay reads rows up to that count: a token buffer sliced ``[:num_tokens]``
+        is read up to the replay's ``num_tokens``)."""
         v = self._graph_bound.get(cls.key)
         if v is not None:
             return v
-        out: dict[str, str] = {}
+        out: dict[str, tuple[str, str]] = {}
         for c in self.project.mro(cls):
             for m in c.methods.values():
                 if not any(isinstance(w, ast.With) and any(
@@ -255,12 +257,12 @@ class CallGraph:
                     continue
                 for sub in ast.walk(m.node):
                     if isinstance(sub, ast.keyword) and sub.arg and _self_slice(sub.value):
-                        out.setdefault(_self_slice(sub.value), sub.arg)
+                        out.setdefault(_self_slice(sub.value), (sub.arg, _bound_name(sub.value)))
                 for sub in ast.walk(m.node):
                     attr = _self_slice(sub) if isinstance(sub, ast.Subscript) else None
                     if attr:
-                        out.setdefault(attr, attr)
-        v = self._graph_bound[cls.key] = tuple(sorted(out.items()))
+                        out.setdefault(attr, (attr, _bound_name(sub)))
+        v = self._graph_bound[cls.key] = tuple(sorted((a, f, b) for a, (f, b) in out.items()))
         return v
 
     def registry_slots(self, cls: ClassInfo) -> tuple[tuple[str, str, str, str], ...]:
@@ -332,6 +334,11 @@ def _self_slice(node: ast.AST) -> str | None:
             and isinstance(node.value.value, ast.Name) and node.value.value.id == "self":
         return node.value.attr
     return None
+
+
+def _bound_name(node: ast.Subscript) -> str:
+    upper = node.slice.upper if isinstance(node.slice, ast.Slice) else None
+    return upper.id if isinstance(upper, ast.Name) else ""
 
 
 def _functions(mod: ModuleInfo):

@@ -1034,10 +1034,15 @@ class Interpreter:
         cls = self.project.class_info(frame.cls or frame.owner)
         if count is None or not count.canon or cls is None:
             return
-        count = replace(count, unpadded=self._no_padding(count.canon, state, frame))
         line = frame.seg.line(node, frame.stmt)
-        for attr, fld in self.graph.graph_bound(cls):
-            ref = Ref(self._attr_loc("self", attr), count, f"self.{attr}[:{count.written}]", line, True,
+        for attr, fld, bound in self.graph.graph_bound(cls):
+            # rows up to the count the capture sliced with, as the replay's code names it
+            # (`[:num_tokens]` for a token buffer), else up to the graph's own index
+            named = self._count(cst.Name(bound), state) if bound and isinstance(
+                state.env.get(bound), CountVal) else None
+            c = named if named is not None and named.canon else count
+            c = replace(c, unpadded=self._no_padding(c.canon, state, frame))
+            ref = Ref(self._attr_loc("self", attr), c, f"self.{attr}[:{c.written}]", line, True,
                       path=frame.path)
             key = self._kwkeys.get((id(node), "replay:" + fld))
             if key is None:
