@@ -16,6 +16,9 @@ from padlint.runtime.errors import StalePaddingError, Violation
 from padlint.runtime.modes import parse_mode
 from padlint.runtime.spec import FLAT, FieldRule, RuntimeSpec, runtime_spec
 
+
+#: pytest leaves padlint's own frames (and their locals) out of tracebacks
+__tracebackhide__ = True
 _SPECS: dict[str, RuntimeSpec] = {}
 
 
@@ -236,7 +239,7 @@ def check_metadata(obj: Any, num_reqs: Any = None, num_tokens: Any = None, *, mo
     if not chk.active:
         return []
     fields = [r.name for r in chk.spec.rules]
-    if not any(getattr(obj, n, None) is not None for n in fields):
+    if not any(chk.field_value(obj, n) is not None for n in fields):  # never through a property
         raise ValueError(f"check_metadata: {type(obj).__name__} has none of the profile's fields "
                          f"({', '.join(fields[:6])}{', ...' if len(fields) > 6 else ''})")
     if type(obj) not in chk._infer:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import traceback
+import types
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +34,32 @@ CUDA_POLICIES = ("deferred", "sync", "skip")
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
+#: pytest leaves the frames of this module out of tracebacks (padlint's own frames and locals)
+__tracebackhide__ = True
+
+_ABSENT = object()
+#: a field a class serves through a property or another computed descriptor: never read
+_COMPUTED = object()
+
+
+def _field_reader(cls: type, name: str) -> Any:
+    """How to read field ``name`` of a ``cls`` instance without running its code: None (from
+    ``__dict__`` only), a slot or named-tuple field descriptor (reading it runs no user code),
+    or :data:`_COMPUTED` (a property or other computed descriptor: never read, since reading it
+    may warn, allocate or copy device memory to the host)."""
+    for k in cls.__mro__:
+        d = k.__dict__.get(name, _ABSENT)
+        if d is _ABSENT:
+            continue
+        if isinstance(d, types.MemberDescriptorType) or type(d).__name__ == "_tuplegetter":
+            return d
+        if isinstance(d, (types.FunctionType, staticmethod, classmethod)):
+            return None
+        if hasattr(type(d), "__get__"):
+            return _COMPUTED
+        return None  # a class attribute (a dataclass default): the instance's own value is in __dict__
+    return None
+
 
 @dataclass
 class Stats:
@@ -44,7 +71,10 @@ class Stats:
     capture; ``skipped_shape``: fields whose length matched neither the real
     nor the padded count of the step (e.g. micro-batch slices);
     ``skipped_unknown``: fields without counts (no provider call and nothing
-    to infer from); ``host_syncs``: host synchronisations the checker caused
+    to infer from); ``skipped_unfilled``: profile fields of a checked
+    object that hold None (lazily filled, or left None on purpose, as vLLM
+    does under async speculative decoding) or that its class computes in a
+    property (never read: reading could warn, allocate or copy); ``host_syncs``: host synchronisations the checker caused
     (0 with the deferred CUDA policy unless a violation is found).
     """
 
@@ -53,6 +83,7 @@ class Stats:
     skipped_capture: int = 0
     skipped_shape: int = 0
     skipped_unknown: int = 0
+    skipped_unfilled: int = 0
     host_syncs: int = 0
     pending: int = 0
     violations: list[Violation] = field(default_factory=list)
@@ -62,12 +93,14 @@ class Stats:
         extra = ""
         if self.skipped_shape or self.skipped_unknown:
             extra = f", {self.skipped_shape + self.skipped_unknown} skipped (shape/unknown counts)"
+        unfilled = (f" ({self.skipped_unfilled} field values not filled: None, or a property, not read)"
+                    if self.skipped_unfilled else "")
         def n(count: int, word: str) -> str:
             return f"{count} {word}{'' if count == 1 else 's'}"
 
         return (f"padlint runtime: {n(self.objects_checked, 'object')} checked, {n(self.fields_checked, 'field')} "
                 f"checked, {self.skipped_capture} skipped during capture{extra}, "
-                f"{n(len(self.violations), 'violation')}")
+                f"{n(len(self.violations), 'violation')}{unfilled}")
 
 
 def _location(frame: FrameType | None) -> str:
@@ -94,6 +127,20 @@ def _stack(frame: FrameType | None, limit: int = 10) -> str:
     frames = [f for f in traceback.extract_stack(frame, limit=limit + 40)
               if not any(d in f.filename for d in _RUNNER_DIRS)]
     return "".join(traceback.format_list(frames[-limit:]))
+
+
+def _annotated_tensor_fields(cls: type) -> list[str]:
+    """Dataclass fields of ``cls`` annotated as a tensor or an array (``torch.Tensor | None``,
+    ``np.ndarray``); [] for other classes.  Reads annotations as text, imports nothing."""
+    fields = getattr(cls, "__dataclass_fields__", None)
+    if not isinstance(fields, dict):
+        return []
+    out = []
+    for name, f in fields.items():
+        t = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "") or repr(f.type)
+        if "Tensor" in str(t) or "ndarray" in str(t) or "tensor" in repr(f.type):
+            out.append(name)
+    return out
 
 
 class Checker:
@@ -126,6 +173,14 @@ class Checker:
                            for r in self._rules)
         self._class_exempt: dict[type, frozenset[str]] = {}
         self._infer: dict[type, tuple[str, ...]] = {}
+        self._readers: dict[tuple[type, str], Any] = {}
+        #: profile coverage: class qualname -> tensor fields the profile neither checks nor exempts
+        #: (from the dataclass annotations when the class is hooked, and from each class's first object)
+        self.unknown_fields: dict[str, tuple[str, ...]] = {}
+        self._covered: set[type] = set()
+        #: called with each list of new violations before strict mode raises (the engine plugin
+        #: reports them to the pytest session); a listener that raises is ignored
+        self.listeners: list = []
         # Test hooks: treat CPU tensors as device tensors / pretend a capture is running.
         self.force_device_path = False
         self.capturing = checks.stream_is_capturing
@@ -145,6 +200,28 @@ class Checker:
         """
         self._infer[cls] = tuple(infer_from)
         self._class_exempt[cls] = frozenset(exempt)
+        self._note_unknown(cls, _annotated_tensor_fields(cls))
+
+    def _known(self, cls: type) -> set[str]:
+        known = set(self.spec.by_name) | {n for n, _ in self.spec.exempt}
+        for k, names in self._class_exempt.items():
+            if issubclass(cls, k):
+                known |= names
+        return known
+
+    def _note_unknown(self, cls: type, names: Any) -> None:
+        unknown = set(names) - self._known(cls)
+        if unknown:
+            key = f"{cls.__module__}.{cls.__qualname__}"
+            with self._lock:
+                self.unknown_fields[key] = tuple(sorted(unknown | set(self.unknown_fields.get(key, ()))))
+
+    def _cover_instance(self, obj: Any) -> None:
+        """Profile coverage from a class's first checked object: tensor and array values it holds."""
+        cls = type(obj)
+        self._covered.add(cls)
+        values = getattr(obj, "__dict__", None) or {}
+        self._note_unknown(cls, [k for k, v in values.items() if isinstance(v, (Tensor, np.ndarray))])
 
     #: Depth of :meth:`suspended` with ``all_threads=True`` (an instance attribute once used),
     #: and the lock guarding it (shared: suspending is rare, reading the counter is lock-free).
@@ -180,6 +257,26 @@ class Checker:
         finally:
             self._suspend.depth -= 1
 
+    # -- reading fields without side effects ---------------------------------
+    def field_value(self, obj: Any, name: str) -> Any:
+        """The value of field ``name`` as stored on ``obj`` (``__dict__``, a slot, a named-tuple
+        field), never through a property: None when absent or not filled, :data:`_COMPUTED`
+        when the class computes it."""
+        values = getattr(obj, "__dict__", None)
+        if values is not None and name in values:
+            return values[name]
+        cls = type(obj)
+        key = (cls, name)
+        reader = self._readers.get(key, _ABSENT)
+        if reader is _ABSENT:
+            reader = self._readers[key] = _field_reader(cls, name)
+        if reader is None or reader is _COMPUTED:
+            return reader
+        try:
+            return reader.__get__(obj, cls)
+        except AttributeError:  # a slot never assigned
+            return None
+
     # -- counts ---------------------------------------------------------------
     def _infer_counts(self, obj: Any) -> StepCounts | None:
         """Counts inferred from the object: trailing requests with zero query length are padding.
@@ -193,7 +290,8 @@ class Checker:
         if names is None:
             names = next((v for k, v in self._infer.items() if isinstance(obj, k)), ())
         for name in names:
-            a = checks.as_numpy(getattr(obj, name, None)) if getattr(obj, name, None) is not None else None
+            v = self.field_value(obj, name)
+            a = checks.as_numpy(v) if v is not None and v is not _COMPUTED else None
             if a is None or a.ndim != 1 or len(a) < 1:
                 continue
             nonempty = np.flatnonzero(np.diff(a))  # requests with a non-zero query length
@@ -220,11 +318,13 @@ class Checker:
             return []
         if self._pending:
             self._drain(block=False)
+        if type(obj) not in self._covered and type(obj) in self._infer:
+            self._cover_instance(obj)
         if counts is None:
             counts = context.current() or self._infer_counts(obj)
         if counts is None:
             rules = self._rules if only is None else tuple(r for r in (self.spec.rule(n) for n in only) if r)
-            present = sum(1 for r in rules if getattr(obj, r.name, None) is not None)
+            present = sum(1 for r in rules if self.field_value(obj, r.name) not in (None, _COMPUTED))
             with self._lock:
                 self.stats.objects_checked += 1
                 self.stats.skipped_unknown += present
@@ -245,13 +345,19 @@ class Checker:
         n_checked = n_shape = n_capture = 0
         capturing: bool | None = None
         force = self.force_device_path
+        n_unfilled = 0
         for rule, name, tokens, off, neutral, stale in plan:
-            t = values.get(name) if values is not None else getattr(obj, name, None)
-            if t is None:
-                if values is None or name in values or not hasattr(obj, name):
-                    continue
-                t = getattr(obj, name)  # a property or class attribute
+            if values is not None and name in values:
+                t = values[name]
                 if t is None:
+                    n_unfilled += 1  # declared, not filled (lazily filled, or None on purpose)
+                    continue
+            else:
+                t = self.field_value(obj, name)
+                if t is None:
+                    continue
+                if t is _COMPUTED:  # a property: reading it could warn, allocate or copy to the host
+                    n_unfilled += 1
                     continue
             if exempt and name in exempt:
                 continue
@@ -327,6 +433,7 @@ class Checker:
             st.fields_checked += n_checked
             st.skipped_shape += n_shape
             st.skipped_capture += n_capture
+            st.skipped_unfilled += n_unfilled
         if not cpu_bad and not dev_items:
             return []
         owner = type(obj).__name__
@@ -383,7 +490,7 @@ class Checker:
             owner=owner, field=rule.name, axis=rule.axis, real=real, padded=padded, start=start, stop=stop,
             dtype=str(t.dtype), device=str(t.device) if is_tensor else "cpu (numpy)", shape=tuple(t.shape),
             expected=rule.expected_text(), why=rule.why, rows=tuple(rows), values=tuple(values), num_bad=num_bad,
-            fix=self.spec.reset_text(rule),
+            fix=self.spec.reset_text(rule, counts.names if isinstance(counts, StepCounts) else None),
             constructed_at=frame if isinstance(frame, str) else (_location(frame) if frame is not None else ""),
             provider_stack=stack if stack is not None else (_stack(counts.frame) if isinstance(counts, StepCounts) else ""),
             when=when, counts_from=counts if isinstance(counts, str) else counts.describe(),
@@ -394,6 +501,11 @@ class Checker:
             return found
         with self._lock:
             self.stats.violations.extend(found)
+        for listener in self.listeners:
+            try:
+                listener(found)
+            except Exception:  # noqa: BLE001 - reporting never replaces the finding
+                pass
         if self.mode == "strict":
             raise StalePaddingError(found)
         return found
@@ -446,7 +558,7 @@ class Checker:
                 old, version = before[name]
                 t = values.get(name)
                 if t is None:
-                    t = getattr(obj, name, None)
+                    t = self.field_value(obj, name)
                 if isinstance(t, Tensor) and (t is not old or t._version != version):
                     changed.append(name)
             if changed:
