@@ -93,14 +93,20 @@ class Stats:
         extra = ""
         if self.skipped_shape or self.skipped_unknown:
             extra = f", {self.skipped_shape + self.skipped_unknown} skipped (shape/unknown counts)"
-        unfilled = (f" ({self.skipped_unfilled} field values not filled: None, or a property, not read)"
-                    if self.skipped_unfilled else "")
+
         def n(count: int, word: str) -> str:
             return f"{count} {word}{'' if count == 1 else 's'}"
 
         return (f"padlint runtime: {n(self.objects_checked, 'object')} checked, {n(self.fields_checked, 'field')} "
                 f"checked, {self.skipped_capture} skipped during capture{extra}, "
-                f"{n(len(self.violations), 'violation')}{unfilled}")
+                f"{n(len(self.violations), 'violation')}")
+
+    def unfilled_line(self) -> str:
+        """A second summary line when fields were skipped as not filled ("" otherwise)."""
+        if not self.skipped_unfilled:
+            return ""
+        return (f"padlint runtime: {self.skipped_unfilled} field value(s) not filled (None, or computed by a "
+                f"property) were skipped, not read")
 
 
 def _location(frame: FrameType | None) -> str:
@@ -333,6 +339,8 @@ class Checker:
                 and counts.num_tokens_padded is not None and counts.num_tokens_padded == counts.num_tokens):
             with self._lock:  # a step without padding rows: nothing to examine
                 self.stats.objects_checked += 1
+            if counts.frame is not None and not any(o is obj for o, _ in counts.seen):
+                counts.seen.append((obj, {}))  # checked: not again at provider return
             return []
         track = counts.frame is not None  # inside a provider call: remember tensors for the re-check at return
         plan = self._plan if only is None else tuple(p for p in self._plan if p[0].name in only)

@@ -15,6 +15,9 @@ from types import FrameType
 from typing import Any
 
 
+
+#: pytest leaves padlint's own frames (and their locals) out of tracebacks
+__tracebackhide__ = True
 @dataclass(slots=True)
 class StepCounts:
     """Real and padded counts of one provider call.

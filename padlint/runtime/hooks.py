@@ -237,6 +237,8 @@ def _wrap_provider(inst: Installation, spec: ProviderSpec, module: Any) -> None:
             result = func(*args, **kwargs)
         finally:
             context.pop()
+        if spec.check_result and result is not None and not any(o is result for o, _ in counts.seen):
+            chk.check_object(result, counts, when="provider return (its result)")
         chk.on_provider_return(counts, result)
         counts.seen.clear()
         counts.frame = None
@@ -260,7 +262,7 @@ def _patch_imported_copies(inst: Installation, owner: Any, func: Any, new: Any) 
         d = mod.__dict__
         for key, value in list(d.items()):
             # only plain functions are asked for their code (a lazy module proxy would import on getattr)
-            if value is func or (code is not None and isinstance(value, types.FunctionType)
+            if value is func or (code is not None and type(value) is types.FunctionType
                                  and value.__code__ is code and not hasattr(value, "__padlint_wrapped__")):
                 _patch(inst, mod, key, new)
 

@@ -40,6 +40,9 @@ from padlint.runtime.checks import stream_is_capturing
 from padlint.runtime.context import StepCounts, row_count
 from padlint.runtime.errors import warn
 
+#: pytest leaves padlint's own frames (and their locals) out of tracebacks
+__tracebackhide__ = True
+
 #: Default sentinel of signed integer dtypes: distinctive, fits every signed
 #: integer dtype (int8 included), and none of the vLLM profile's neutral
 #: values (False, 0, -1, NULL_BLOCK_ID = 0, 1).

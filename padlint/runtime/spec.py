@@ -72,6 +72,9 @@ class ProviderSpec:
     target: str
     reqs: tuple[str, str] = ("num_reqs", "num_reqs_padded")
     tokens: tuple[str, str] = ("num_tokens", "num_tokens_padded")
+    #: the return value itself is a metadata object (SGLang's ``build_replay_fb_view`` returns a
+    #: ``SimpleNamespace`` view of the padded buffers): check its profile fields with the call's counts
+    check_result: bool = False
 
 
 @dataclass(frozen=True)
@@ -169,7 +172,7 @@ def _names(value: Any, where: str) -> tuple[str, ...]:
 
 
 _UNSET: Any = object()
-_PROVIDER_KEYS = ("target", "reqs", "tokens")
+_PROVIDER_KEYS = ("target", "reqs", "tokens", "check_result")
 _POISON_KEYS = ("axis", "sentinel")
 _DEFAULT_REQS = ["num_reqs", "num_reqs_padded"]
 _DEFAULT_TOKENS = ["num_tokens", "num_tokens_padded"]
@@ -195,7 +198,11 @@ def _provider_specs(value: Any, where: str) -> tuple[ProviderSpec, ...]:
         w = f"{where}[{i}]" if isinstance(value, list) else where
         if not isinstance(p, dict) or not isinstance(p.get("target"), str):
             raise ProfileError(f"{w}: expected a table with target, got {p!r}")
-        out.append(ProviderSpec(_profile_string(p["target"], f"{w}.target", nonempty=True), *_provider_counts(p, w)))
+        check_result = p.get("check_result", False)
+        if not isinstance(check_result, bool):
+            raise ProfileError(f"{w}.check_result: expected true or false, got {check_result!r}")
+        out.append(ProviderSpec(_profile_string(p["target"], f"{w}.target", nonempty=True), *_provider_counts(p, w),
+                                check_result=check_result))
     return tuple(out)
 
 
