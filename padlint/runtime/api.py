@@ -16,9 +16,9 @@ from padlint.runtime.errors import StalePaddingError, Violation
 from padlint.runtime.modes import parse_mode
 from padlint.runtime.spec import FLAT, FieldRule, RuntimeSpec, runtime_spec
 
-
 #: pytest leaves padlint's own frames (and their locals) out of tracebacks
 __tracebackhide__ = True
+
 _SPECS: dict[str, RuntimeSpec] = {}
 
 

@@ -512,7 +512,7 @@ class Checker:
         for listener in self.listeners:
             try:
                 listener(found)
-            except Exception:  # noqa: BLE001 - reporting never replaces the finding
+            except Exception:  # noqa: BLE001, S110 - reporting never replaces the finding
                 pass
         if self.mode == "strict":
             raise StalePaddingError(found)

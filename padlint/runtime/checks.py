@@ -26,10 +26,10 @@ import torch
 from padlint.runtime.errors import MAX_ROWS_SHOWN
 from padlint.runtime.spec import FLAT
 
-
-
 #: pytest leaves padlint's own frames (and their locals) out of tracebacks
 __tracebackhide__ = True
+
+
 def stream_is_capturing() -> bool:
     """True while the current CUDA stream is capturing a graph.
 

@@ -43,9 +43,9 @@ from padlint.runtime.context import StepCounts, row_count
 from padlint.runtime.errors import warn
 from padlint.runtime.spec import ClassSpec, ProviderSpec, RuntimeSpec
 
-
 #: pytest leaves padlint's own frames (and their locals) out of tracebacks
 __tracebackhide__ = True
+
 _MISSING = object()
 
 

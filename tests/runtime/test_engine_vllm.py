@@ -29,7 +29,7 @@ import json
 import os
 import subprocess
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -37,10 +37,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE = ROOT / "tests" / "runtime" / "engine"
 sys.path.insert(0, str(ENGINE))
-import engine_env  # noqa: E402
+import engine_env
 
 sys.path.insert(0, str(ROOT))
-from tests import corpus_cache  # noqa: E402
+from tests import corpus_cache
 
 pytestmark = pytest.mark.engine
 
@@ -65,7 +65,7 @@ def engine_env_vars(version: str) -> dict[str, str]:
     return env
 
 
-@lru_cache(maxsize=None)
+@cache
 def drive(version: str, *scenarios: str) -> dict:
     """Run the driver once for ``version`` and these scenarios; skip (one reason) without the environment."""
     reason = skip_reason(version)

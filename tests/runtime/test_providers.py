@@ -86,10 +86,10 @@ def test_a_provider_that_gives_no_counts_is_a_warning_not_silence(toy):
             state.ModelState().prepare_attn(state.make_batch(stale=True))
     msgs = [str(w.message) for w in caught if "gave no counts" in str(w.message)]
     assert len(msgs) == 1 and "ModelState.prepare_attn" in msgs[0]
-    assert hooks.no_count_providers() == [
+    assert hooks.no_count_providers() == [(
         "padlint runtime: warning: provider ModelState.prepare_attn was called 2 time(s) but gave no counts "
         "(reqs from num_reqs, tokens from num_tokens): the objects built in it were checked with counts "
-        "inferred from the object, or not at all"]
+        "inferred from the object, or not at all")]
     # inferred from query_start_loc_cpu (flat after row 3): the stale rows are still found
     assert [v.field for v in pr.current_checker().stats.violations] == ["seq_lens", "seq_lens"]
     assert all(v.counts_from.startswith("inferred from query_start_loc_cpu") for v in pr.current_checker().stats.violations)

@@ -221,13 +221,16 @@ def run(scenario: str, mode: str) -> dict:
     elif scenario == "mrv2-clean":
         out = run_mrv2(mode, stale=False)
     elif scenario == "mrv2-build-only":
-        import vllm.v1.worker.gpu.model_states.default as default  # imports build_attn_metadata by name
+        from vllm.v1.worker.gpu.model_states import (
+            default,  # imports build_attn_metadata by name
+        )
+
         from padlint.runtime.spec import ProviderSpec
 
         out = run_mrv2(mode, stale=True, provider=ProviderSpec(
             "vllm.v1.worker.gpu.attn_utils:build_attn_metadata", ("num_reqs", "num_reqs_padded"),
             ("num_tokens", "num_tokens_padded")))
-        import vllm.v1.worker.gpu.attn_utils as attn_utils
+        from vllm.v1.worker.gpu import attn_utils
 
         out["importer_patched"] = (hasattr(default.build_attn_metadata, "__padlint_wrapped__")
                                    and default.build_attn_metadata is attn_utils.build_attn_metadata)
@@ -237,12 +240,12 @@ def run(scenario: str, mode: str) -> dict:
     chk = pr.current_checker()
     from padlint.runtime import hooks
 
-    out["violations"] = [dict(owner=v.owner, field=v.field, rows=list(v.rows), values=list(v.values),
-                              start=v.start, stop=v.stop, counts_from=v.counts_from, fix=v.fix)
+    out["violations"] = [{"owner": v.owner, "field": v.field, "rows": list(v.rows), "values": list(v.values),
+                          "start": v.start, "stop": v.stop, "counts_from": v.counts_from, "fix": v.fix}
                          for v in chk.stats.violations]
-    out["stats"] = dict(objects=chk.stats.objects_checked, fields=chk.stats.fields_checked,
-                        unfilled=chk.stats.skipped_unfilled, unknown=chk.stats.skipped_unknown,
-                        shape=chk.stats.skipped_shape)
+    st = chk.stats
+    out["stats"] = {"objects": st.objects_checked, "fields": st.fields_checked, "unfilled": st.skipped_unfilled,
+                    "unknown": st.skipped_unknown, "shape": st.skipped_shape}
     out["hooked"] = sorted(inst.hooked)
     out["unresolved"] = [u.line("profile") for u in hooks.unresolved_targets()]
     out["no_counts"] = hooks.no_count_providers()
