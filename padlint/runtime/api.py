@@ -171,7 +171,10 @@ def _neutral(value: Any, name: str) -> Any:
             return FLAT
         raise ValueError(f"{name}: neutral value {value!r}: expected a number, a bool or 'flat'")
     if isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
-        return value.item() if isinstance(value, np.generic) else value
+        value = value.item() if isinstance(value, np.generic) else value
+        if isinstance(value, complex) and not value.imag:
+            value = value.real  # 0j is 0: compared as a real number (no ComplexWarning, no dtype mismatch)
+        return value
     raise TypeError(f"{name}: neutral value {value!r}: expected a number, a bool or 'flat'")
 
 

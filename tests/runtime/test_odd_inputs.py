@@ -1,0 +1,93 @@
+"""Inputs that used to escape as undocumented exceptions (issue 11, runtime checker).
+
+Each case names the exception it used to raise.  Expected results follow from the
+values: rows [2:4) are the padding rows; a neutral value the dtype cannot hold
+exactly means every padding entry differs from it.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import padlint.runtime as pr
+from padlint.runtime.checker import Checker
+from padlint.runtime.context import StepCounts
+
+sys.path.insert(0, str(__import__("conftest").TOY_DIR))
+from toy_common import CommonAttentionMetadata  # noqa: E402
+
+pytestmark = pytest.mark.padlint_off  # explicit checks with mode= provoke violations on purpose
+
+
+def rows(found):
+    return [(v.rows, v.values) for v in found]
+
+
+def check(t, neutral, real=2):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # `-W error`: no RuntimeWarning/ComplexWarning may escape
+        return rows(pr.check_padding(t, real, neutral, name="x", mode="record"))
+
+
+@pytest.mark.parametrize("t, neutral, expected", [
+    # RuntimeWarning "invalid value encountered in cast" under -W error: NaN/inf in an integer dtype
+    (np.array([1, 2, 3, 4], dtype=np.int32), float("nan"), [((2, 3), (3, 4))]),
+    (torch.tensor([1, 2, 0, 0], dtype=torch.int32), float("inf"), [((2, 3), (0, 0))]),
+    # RuntimeWarning "overflow encountered in cast": 1e6 is no float16 value (it would round to inf)
+    (np.array([1, 2, np.inf, 4], dtype=np.float16), 1e6, [((2, 3), (np.inf, 4.0))]),
+    (torch.tensor([1, 2, 3, 4], dtype=torch.float16), 1e6, [((2, 3), (3.0, 4.0))]),
+    # OverflowError "int too big to convert": 2**70 is a float32/float64 value (a power of two)
+    (torch.tensor([1.0, 2.0, 2.0**70, 2.0**70]), 2**70, []),
+    (np.ones(5000, dtype=np.float32) * np.float32(2.0**70), 2**70, []),
+    (torch.tensor([1.0, 2.0, 2.0**70, 3.0]), 2**70, [((3,), (3.0,))]),
+    # ComplexWarning: 0j is the real number 0
+    (np.array([1, 2, 0, 5], dtype=np.int32), 0j, [((3,), (5,))]),
+    (torch.tensor([1, 2, 1, 1]), 1 + 0j, []),
+    # a complex neutral value with an imaginary part: only a complex tensor can hold it
+    (torch.tensor([1 + 0j, 2, 1j, 1j]), 1j, []),
+    (torch.tensor([1.0, 2.0, 0.0, 0.0]), 1j, [((2, 3), (0.0, 0.0))]),
+    # torch ValueError for a negative-stride numpy view
+    (np.arange(6)[::-1], 0, [((2, 3, 4), (3, 2, 1))]),
+])
+def test_values_and_dtypes(t, neutral, expected):
+    assert check(t, neutral) == expected
+
+
+def test_quantized_tensors_are_compared_by_value():
+    # RuntimeError "load_scalar: invalid type"
+    q = torch.quantize_per_tensor(torch.tensor([1.0, 2.0, 0.0, 3.0]), 0.1, 0, torch.quint8)
+    assert check(q, 0) == [((3,), (3.0,))]
+
+
+def meta(**kw):
+    d = dict(query_start_loc=torch.tensor([0, 1, 2, 2, 2], dtype=torch.int32),
+             query_start_loc_cpu=torch.tensor([0, 1, 2, 2, 2], dtype=torch.int32),
+             seq_lens=torch.tensor([3, 4, 0, 0], dtype=torch.int32), num_reqs=4, num_actual_tokens=4,
+             max_query_len=1, max_seq_len=4, block_table_tensor=torch.zeros(4, 2, dtype=torch.int32),
+             slot_mapping=torch.tensor([5, 6, -1, -1]))
+    d.update(kw)
+    return CommonAttentionMetadata(**d)
+
+
+@pytest.mark.parametrize("device_path", [False, True])
+@pytest.mark.parametrize("field, value, expected", [
+    # IndexError "argmax(): Expected reduction dim 1 to have non-zero size" (device path)
+    ("block_table_tensor", torch.ones(4, 0, dtype=torch.int32), []),
+    # RuntimeError "Can't call numpy() on Tensor that requires grad" (device path)
+    ("seq_lens", torch.tensor([3.0, 4.0, 5.0, 0.0], requires_grad=True), [((2,), (5.0,))]),
+    # RuntimeError for quantized tensors
+    ("seq_lens", torch.quantize_per_tensor(torch.tensor([3.0, 4.0, 0.0, 0.2]), 0.1, 0, torch.quint8),
+     [((3,), (pytest.approx(0.2),))]),
+])
+def test_metadata_fields(device_path, field, value, expected):
+    chk = Checker(pr.runtime_spec("vllm", provider=None, classes=[], step=None), mode="record", cuda_policy="sync")
+    chk.force_device_path = device_path
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = chk.check_object(meta(**{field: value}), StepCounts(2, 4, 2, 4, provider="p"))
+    assert rows(found) == expected
