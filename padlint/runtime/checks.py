@@ -107,10 +107,12 @@ def _value_bytes(dtype: np.dtype, neutral: Any) -> bytes | None:
     """``BYTES_COMPARE_MAX`` bytes of ``neutral`` repeated in ``dtype``; None when the
     bytes cannot stand for the value (a float dtype, or a value the dtype cannot
     hold exactly, e.g. -1 in bool or uint8: there every entry differs from it)."""
-    if dtype.kind not in _EXACT_BYTES_KINDS or _numpy_value(dtype, neutral) is None:
+    if dtype.kind not in _EXACT_BYTES_KINDS:
         return None
-    one = np.full(1, _numpy_value(dtype, neutral), dtype=dtype)
-    return np.full(BYTES_COMPARE_MAX // dtype.itemsize, neutral, dtype=dtype).tobytes()
+    v = _numpy_value(dtype, neutral)
+    if v is None:
+        return None
+    return np.full(BYTES_COMPARE_MAX // dtype.itemsize, v, dtype=dtype).tobytes()
 
 
 def stale_test(neutral: Any, axis: int = 0) -> Callable[[np.ndarray, int, int], bool]:

@@ -19,7 +19,7 @@ from padlint.runtime.checker import Checker
 from padlint.runtime.context import StepCounts
 
 sys.path.insert(0, str(__import__("conftest").TOY_DIR))
-from toy_common import CommonAttentionMetadata  # noqa: E402
+from toy_common import CommonAttentionMetadata
 
 pytestmark = pytest.mark.padlint_off  # explicit checks with mode= provoke violations on purpose
 
@@ -65,11 +65,11 @@ def test_quantized_tensors_are_compared_by_value():
 
 
 def meta(**kw):
-    d = dict(query_start_loc=torch.tensor([0, 1, 2, 2, 2], dtype=torch.int32),
-             query_start_loc_cpu=torch.tensor([0, 1, 2, 2, 2], dtype=torch.int32),
-             seq_lens=torch.tensor([3, 4, 0, 0], dtype=torch.int32), num_reqs=4, num_actual_tokens=4,
-             max_query_len=1, max_seq_len=4, block_table_tensor=torch.zeros(4, 2, dtype=torch.int32),
-             slot_mapping=torch.tensor([5, 6, -1, -1]))
+    d = {"query_start_loc": torch.tensor([0, 1, 2, 2, 2], dtype=torch.int32),
+         "query_start_loc_cpu": torch.tensor([0, 1, 2, 2, 2], dtype=torch.int32),
+         "seq_lens": torch.tensor([3, 4, 0, 0], dtype=torch.int32), "num_reqs": 4, "num_actual_tokens": 4,
+         "max_query_len": 1, "max_seq_len": 4, "block_table_tensor": torch.zeros(4, 2, dtype=torch.int32),
+         "slot_mapping": torch.tensor([5, 6, -1, -1])}
     d.update(kw)
     return CommonAttentionMetadata(**d)
 
