@@ -184,6 +184,8 @@ class Checker:
         #: (from the dataclass annotations when the class is hooked, and from each class's first object)
         self.unknown_fields: dict[str, tuple[str, ...]] = {}
         self._covered: set[type] = set()
+        #: CUDA graphs: (class, field, rows) -> (data_ptr, rows) of device fields seen during capture
+        self._captured: dict[tuple[type, str, int], tuple[int, int]] = {}
         #: called with each list of new violations before strict mode raises (the engine plugin
         #: reports them to the pytest session); a listener that raises is ignored
         self.listeners: list = []
@@ -335,7 +337,11 @@ class Checker:
                 self.stats.objects_checked += 1
                 self.stats.skipped_unknown += present
             return []
-        if (mismatched is None and counts.num_reqs_padded is not None and counts.num_reqs_padded == counts.num_reqs
+        force = self.force_device_path
+        # CUDA graphs: device fields seen during a capture are what every replay of that size reads
+        graphs = (force or torch.cuda.is_initialized()) and (self._captured or self.capturing())
+        if (not graphs and mismatched is None and counts.num_reqs_padded is not None
+                and counts.num_reqs_padded == counts.num_reqs
                 and counts.num_tokens_padded is not None and counts.num_tokens_padded == counts.num_tokens):
             with self._lock:  # a step without padding rows: nothing to examine
                 self.stats.objects_checked += 1
@@ -350,9 +356,9 @@ class Checker:
         seen: dict[str, tuple[Any, int]] | None = {} if track else None
         cpu_bad: list = []
         dev_items: list = []
+        replay_bad: list = []
         n_checked = n_shape = n_capture = 0
         capturing: bool | None = None
-        force = self.force_device_path
         n_unfilled = 0
         for rule, name, tokens, off, neutral, stale in plan:
             if values is not None and name in values:
@@ -376,11 +382,29 @@ class Checker:
             if real is None:
                 continue
             start = real + off
+            field_t = t
+            if graphs and isinstance(t, Tensor) and t.ndim and (force or t.device.type not in ("cpu", "meta")):
+                if capturing is None:
+                    capturing = self.capturing()
+                stop = (t.shape[0] if padded is None else padded + off)
+                key = (type(obj), name, stop)
+                if capturing:
+                    with self._lock:
+                        self._captured[key] = (t.data_ptr(), t.shape[0])
+                else:
+                    cap = self._captured.get(key)
+                    if cap is not None and t.data_ptr() != cap[0]:
+                        replay_bad.append((rule, t, real, stop - off, start, stop, cap))
+                        continue
+                    if cap is not None and t.shape[0] < cap[1] and start < cap[1]:
+                        # rows past this slice up to the captured extent are read by the replay too
+                        t = t.as_strided((cap[1], *t.shape[1:]), t.stride())
+                        padded = cap[1] - off
             if padded is not None and start >= padded + off and mismatched is None:
                 continue  # no padding rows on this axis: nothing to examine (an explicit check looks at lengths)
             if isinstance(t, Tensor):
                 if seen is not None:
-                    seen[name] = (t, t._version)
+                    seen[name] = (field_t, field_t._version)
                 a = None
                 if not (force or t.is_cuda):
                     try:
@@ -442,10 +466,12 @@ class Checker:
             st.skipped_shape += n_shape
             st.skipped_capture += n_capture
             st.skipped_unfilled += n_unfilled
-        if not cpu_bad and not dev_items:
+        if not cpu_bad and not dev_items and not replay_bad:
             return []
         owner = type(obj).__name__
-        found = [self._violation(owner, rule, t, real, padded, start, stop,
+        found = [self._replay_violation(owner, rule, t, real, padded, start, stop, cap, counts, when, frame)
+                 for rule, t, real, padded, start, stop, cap in replay_bad]
+        found += [self._violation(owner, rule, t, real, padded, start, stop,
                                  checks.find_stale_rows(t, start, stop, rule.neutral, max_rows=self.max_rows),
                                  counts, when, frame)
                  for rule, t, real, padded, start, stop in cpu_bad]
@@ -503,6 +529,23 @@ class Checker:
             provider_stack=stack if stack is not None else (_stack(counts.frame) if isinstance(counts, StepCounts) else ""),
             when=when, counts_from=counts if isinstance(counts, str) else counts.describe(),
             test=self.label if label is None else label)
+
+    def _replay_violation(self, owner: str, rule: FieldRule, t: Any, real: int, padded: int, start: int,
+                          stop: int, cap: tuple[int, int], counts: StepCounts, when: str,
+                          frame: FrameType | None) -> Violation:
+        """A field whose storage is not the one a CUDA graph captured for this size: the graph
+        replays reads of the captured storage, so this step's values never reach it."""
+        return Violation(
+            owner=owner, field=rule.name, axis=rule.axis, real=real, padded=padded, start=start, stop=stop,
+            dtype=str(t.dtype), device=str(t.device), shape=tuple(t.shape), expected="", why=rule.why, rows=(),
+            values=(), num_bad=0,
+            detail=(f"storage changed since CUDA-graph capture: the graph captured for {stop} rows reads the tensor "
+                    f"at 0x{cap[0]:x} ({cap[1]} rows); this step's metadata holds 0x{t.data_ptr():x}, which "
+                    f"the replay never reads (its rows keep what an earlier step wrote)"),
+            fix=f"copy this step's values into the captured buffer ({rule.name}_static[:n].copy_(new)) instead "
+                f"of passing a new tensor, and reset its padding rows",
+            constructed_at=_location(frame) if frame is not None else "", provider_stack=_stack(counts.frame),
+            when=when, counts_from=counts.describe(), test=self.label)
 
     def _emit(self, found: list[Violation]) -> list[Violation]:
         if not found:

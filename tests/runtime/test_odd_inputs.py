@@ -91,3 +91,52 @@ def test_metadata_fields(device_path, field, value, expected):
         warnings.simplefilter("error")
         found = chk.check_object(meta(**{field: value}), StepCounts(2, 4, 2, 4, provider="p"))
     assert rows(found) == expected
+
+
+# -- CUDA-graph capture and replay, through the device code path on CPU tensors ------------
+def graph_checker():
+    chk = Checker(pr.runtime_spec("vllm", provider=None, classes=[], step=None), mode="record", cuda_policy="sync")
+    chk.force_device_path = True
+    return chk
+
+
+STATIC = meta().__dict__  # the other fields' static buffers: the same storage at capture and every replay
+
+
+def graph_meta(**kw):
+    return meta(**{**{k: v for k, v in STATIC.items() if isinstance(v, torch.Tensor)}, **kw})
+
+
+def test_storage_changed_between_capture_and_replay_is_a_violation():
+    chk = graph_checker()
+    static = torch.zeros(4, dtype=torch.int32)
+    chk.capturing = lambda: True
+    # capture (a dummy run: every row real) binds seq_lens to `static`
+    assert chk.check_object(graph_meta(seq_lens=static[:4]), StepCounts(4, 4, 4, 4, provider="capture")) == []
+    chk.capturing = lambda: False
+    # a replayed step that reuses the captured storage: checked as usual
+    static[:2] = torch.tensor([3, 4])
+    assert chk.check_object(graph_meta(seq_lens=static[:4]), StepCounts(2, 4, 2, 4, provider="replay")) == []
+    # a replayed step that passes a new tensor: the graph still reads `static`
+    fresh = torch.tensor([3, 4, 0, 0], dtype=torch.int32)
+    [v] = chk.check_object(graph_meta(seq_lens=fresh), StepCounts(2, 4, 2, 4, provider="replay"))
+    assert v.field == "seq_lens" and v.rows == () and v.num_bad == 0
+    assert v.detail.startswith(f"storage changed since CUDA-graph capture: the graph captured for 4 rows reads the "
+                               f"tensor at 0x{static.data_ptr():x} (4 rows)")
+    assert "seq_lens_static[:n].copy_(new)" in v.format()
+
+
+def test_a_slice_shorter_than_the_captured_extent_is_checked_up_to_that_extent():
+    chk = graph_checker()
+    static = torch.zeros(4, dtype=torch.int32)
+    chk.capturing = lambda: True
+    chk.check_object(graph_meta(seq_lens=static[:4]), StepCounts(4, 4, 4, 4, provider="capture"))
+    chk.capturing = lambda: False
+    # a step copies 2 real rows into the static buffer and hands on only those 2 rows; rows 2, 3
+    # keep an earlier step's lengths, and the replay reads all 4
+    static[:] = torch.tensor([7, 8, 9, 6])
+    static[:2] = torch.tensor([3, 4])
+    [v] = chk.check_object(graph_meta(seq_lens=static[:2]), StepCounts(2, 4, 2, 4, provider="replay"))
+    assert (v.field, v.rows, v.values, v.padded) == ("seq_lens", (2, 3), (9, 6), 4)
+    static[2:] = 0  # reset: clean
+    assert chk.check_object(graph_meta(seq_lens=static[:2]), StepCounts(2, 4, 2, 4, provider="replay")) == []
