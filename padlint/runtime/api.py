@@ -144,8 +144,8 @@ def check_padding(tensor: Any, num_real: int, neutral: Any, *, axis: int = 0, nu
     if on_device:  # the fused reduction and one copy to the host: exactly one synchronisation
         rows_first = tensor.movedim(axis, 0) if axis else tensor
         items = [(rows_first, num_real, padded, neutral)]
-        host = checks.pack_device_checks(items, chk.max_rows).cpu()
-        ((rows, values, num_bad),) = checks.unpack_device_checks(host, items, chk.max_rows)
+        packed, layout = checks.pack_device_rows(items)  # one cat, one copy to the host
+        ((rows, values, num_bad),) = checks.unpack_device_rows(packed.cpu(), layout, items, chk.max_rows)
     elif a is not None and not checks.cpu_has_stale(a, num_real, padded, neutral, axis):
         return []
     else:

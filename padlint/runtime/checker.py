@@ -481,12 +481,13 @@ class Checker:
 
     def _device(self, owner: str, items: list, counts: StepCounts, when: str,
                 frame: FrameType | None) -> list[Violation]:
-        packed = checks.pack_device_checks([(t, s, e, r.neutral) for r, t, _, _, s, e in items], self.max_rows)
+        # one cat of the padding rows as bytes, one copy to the host: two launches per object
+        packed, layout = checks.pack_device_rows([(t, s, e, r.neutral) for r, t, _, _, s, e in items])
         if self.cuda_policy == "sync":
             host = packed.cpu()  # the one synchronisation for this object
             with self._lock:
                 self.stats.host_syncs += 1
-            return self._unpack(owner, items, host, counts, when, frame)
+            return self._unpack(owner, items, (host, layout), counts, when, frame)
         # deferred: a non-blocking copy into pinned memory and an event; read when the event has completed.
         event = None
         if packed.is_cuda:
@@ -497,6 +498,7 @@ class Checker:
             event.record(torch.cuda.current_stream(packed.device))
         else:
             host = packed
+        host = (host, layout)
         where = _location(frame)
         stack = _stack(counts.frame)
         with self._lock:
@@ -507,9 +509,10 @@ class Checker:
     def _unpack(self, owner: str, items: list, host: Any, counts: StepCounts | str, when: str,
                 frame: FrameType | None | str, stack: str | None = None, label: str | None = None) -> list[Violation]:
         out = []
+        data, layout = host
         for (rule, t, real, padded, start, stop), (rows, values, num_bad) in zip(
-                items, checks.unpack_device_checks(host, [(t, s, e, r.neutral) for r, t, _, _, s, e in items],
-                                                   self.max_rows)):
+                items, checks.unpack_device_rows(data, layout, [(t, s, e, r.neutral) for r, t, _, _, s, e in items],
+                                                 self.max_rows)):
             if num_bad:
                 out.append(self._violation(owner, rule, t, real, padded, start, stop, (rows, values, num_bad),
                                            counts, when, frame, stack, label))

@@ -310,6 +310,46 @@ def pack_device_checks(items: list[tuple[torch.Tensor, int, int, Any]],
     return torch.cat(parts)
 
 
+def pack_device_rows(items: list[tuple[torch.Tensor, int, int, Any]]) -> tuple[torch.Tensor, list[tuple]]:
+    """Every device field of one metadata object in one byte buffer on the device: two kernel
+    launches per object (one ``cat``, then the caller's one copy to the host), no host sync.
+
+    ``items``: (tensor, start, stop, neutral) with padding rows on dim 0.  The padding rows
+    ``[start:stop)`` of each (for :data:`FLAT` also row ``start - 1``, the last real offset)
+    are viewed as bytes (a view, no kernel; a non-contiguous slice costs one copy) and
+    concatenated into one ``uint8`` tensor: the comparison with the neutral values runs on
+    the host, on the copied padding rows, when the result is read
+    (:func:`unpack_device_rows`).  Returns (bytes on the device, layout for the unpack).
+    """
+    parts, layout, offset = [], [], 0
+    for t, start, stop, neutral in items:
+        x = _as_torch(t)
+        lo = start - 1 if neutral is FLAT else start
+        x = x.narrow(0, lo, stop - lo)
+        if not x.is_contiguous():
+            x = x.contiguous()
+        flat = x.reshape(-1)
+        b = flat.view(torch.uint8) if flat.dtype != torch.uint8 else flat
+        layout.append((offset, b.numel(), lo, x.dtype, tuple(x.shape)))
+        offset += b.numel()
+        parts.append(b)
+    if not parts:
+        return torch.empty(0, dtype=torch.uint8), layout
+    return (torch.cat(parts) if len(parts) > 1 else parts[0].clone()), layout
+
+
+def unpack_device_rows(host: torch.Tensor, layout: list[tuple], items: list[tuple[Any, int, int, Any]],
+                       max_rows: int = MAX_ROWS_SHOWN) -> list[tuple[tuple[int, ...], tuple[Any, ...], int]]:
+    """Per field (rows, values, num_bad) from a host copy of :func:`pack_device_rows`."""
+    out = []
+    for (offset, nbytes, lo, dtype, shape), (_, start, stop, neutral) in zip(layout, items):
+        seg = host[offset:offset + nbytes].clone()  # aligned for the view as `dtype`
+        x = seg.view(dtype).reshape(shape) if nbytes else torch.empty(shape, dtype=dtype)
+        rows, values, num_bad = find_stale_rows(x, start - lo, stop - lo, neutral, max_rows=max_rows)
+        out.append((tuple(r + lo for r in rows), values, num_bad))
+    return out
+
+
 def unpack_device_checks(host: torch.Tensor | np.ndarray, items: list[tuple[Any, int, int, Any]],
                          max_rows: int = MAX_ROWS_SHOWN) -> list[tuple[tuple[int, ...], tuple[Any, ...], int]]:
     """Per field (rows, values, num_bad) from a host copy of :func:`pack_device_checks`."""

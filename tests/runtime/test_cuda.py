@@ -124,3 +124,33 @@ def test_poison_changes_the_replayed_output_of_the_buggy_runner(install_toy):
     pr.uninstall()
     fixed, chk = _graph_run("fixed", True, install_toy)
     assert fixed == plain and chk.stats.violations == []
+
+
+def test_one_object_costs_at_most_5_kernel_launches(install_toy):
+    """Issue 10: the checks of one metadata object in at most 5 kernel launches (the byte
+    gather: one cat, one copy to pinned host memory), counted with the profiler."""
+    from torch.profiler import ProfilerActivity, profile
+
+    chk = install_toy("buggy", "record", cuda_policy="deferred")
+    runner = make_runner("buggy", device="cuda")
+    _stale_scenario(runner)
+    with chk.suspended():
+        meta, _ = runner.execute_model()
+    chk.flush()
+    torch.cuda.synchronize()
+    counts = pr.current_checker()._infer_counts(meta)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        chk.check_object(meta, counts)
+        torch.cuda.synchronize()
+    launches = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    assert len(launches) <= 5, [e.name for e in launches]
+    chk.flush()
+    assert {v.field for v in chk.stats.violations} == {"is_prefilling", "seq_lens"}
+
+
+def test_poison_default_float_sentinel_is_finite_on_cuda(install_toy):
+    install_toy("fixed", "record", poison=True)
+    buf = torch.zeros(4, device="cuda")
+    pr.register_poison_buffer(buf, name="b")
+    assert pr.poison_padding(2) == 1
+    assert buf.cpu().tolist() == [0.0, 0.0, -99.0, -99.0]
