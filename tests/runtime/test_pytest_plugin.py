@@ -217,8 +217,9 @@ def test_an_attribute_typo_does_not_break_the_users_import(tmp_path):
     ini = ("[pytest]\npadlint_provider = toy_runner_buggy:ToyModelRunner._build_attn_metadata\n"
            "padlint_classes = toy_common:CommonAttentionMetdata\n")
     out = _pytest(tmp_path, "--padlint-runtime=strict", ini=ini)
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert "4 passed" in out.stdout and "Error" not in out.stdout
+    # both targets hook nothing: strict mode makes that a session error (not a collection error)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "4 passed, 1 padlint error" in out.stdout and "Error" not in out.stdout
     lines = _lines(out)
     assert _warning("toy_runner_buggy:ToyModelRunner._build_attn_metadata", "padlint_provider",
                     "could not be hooked: toy_runner_buggy.ToyModelRunner has no attribute "
@@ -230,7 +231,7 @@ def test_an_attribute_typo_does_not_break_the_users_import(tmp_path):
 def test_an_attribute_typo_in_a_module_imported_before_the_plugin_is_reported(tmp_path):
     ini = "[pytest]\npadlint_provider = toy_runner_buggy:ToyModelRunner._build_attn_metadata\n"
     out = _pytest(tmp_path, "--padlint-runtime=strict", ini=ini, files={"conftest.py": "import toy_runner_buggy\n"})
-    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.returncode == 1, out.stdout + out.stderr  # nothing hooked in strict mode: a session error
     assert _warning("toy_runner_buggy:ToyModelRunner._build_attn_metadata", "padlint_provider",
                     "could not be hooked: toy_runner_buggy.ToyModelRunner has no attribute "
                     "'_build_attn_metadata'") in _lines(out)
@@ -555,7 +556,11 @@ def test_strict_mode_fails_a_test_that_swallowed_the_error_then_skipped(tmp_path
 
 
 def test_a_profile_without_runtime_tables_is_a_usage_error(tmp_path):
-    out = _pytest(tmp_path, "--padlint-runtime=strict", ini="[pytest]\npadlint_profile = sglang\n", tests=LUCKY_TESTS)
+    # the sglang profile without its [runtime] tables (it has them since issue 10)
+    text = (ROOT / "rules" / "sglang.toml").read_text()
+    (tmp_path / "noruntime.toml").write_text(text[:text.index("# --- runtime checker")])
+    out = _pytest(tmp_path, "--padlint-runtime=strict", ini="[pytest]\npadlint_profile = noruntime.toml\n",
+                  tests=LUCKY_TESTS)
     assert out.returncode == 4
-    assert ("padlint_profile = 'sglang': profile 'sglang' names no [runtime] provider, metadata classes or step: "
+    assert ("padlint_profile = 'noruntime.toml': profile 'sglang' names no [runtime] provider, metadata classes or step: "
             "nothing to hook") in out.stderr
