@@ -169,11 +169,9 @@ def test_replay_with_a_new_storage_is_a_violation_under_a_real_capture(install_t
     seq_lens = torch.zeros(4, dtype=torch.int32, device="cuda")
     out = torch.zeros(4, dtype=torch.int32, device="cuda")
     graph = torch.cuda.CUDAGraph()
-    stream = torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        with torch.cuda.graph(graph):
-            chk.check_object(graph_meta(**{**static, "seq_lens": seq_lens[:4]}), StepCounts(4, 4, 4, 4, provider="c"))
-            out.copy_(seq_lens * 2)
+    with torch.cuda.stream(torch.cuda.Stream()), torch.cuda.graph(graph):
+        chk.check_object(graph_meta(**{**static, "seq_lens": seq_lens[:4]}), StepCounts(4, 4, 4, 4, provider="c"))
+        out.copy_(seq_lens * 2)
     torch.cuda.synchronize()
     assert chk.stats.violations == []
     seq_lens[:2] = torch.tensor([3, 4], device="cuda")
