@@ -138,3 +138,25 @@ def test_module_function_hooked_in_the_module_that_imported_it_by_name():
     # build_attn_metadata receives the padded count as num_reqs under a FULL graph: the
     # provider's counts (5, not padded) were used, not counts inferred from the object
     assert out["violations"] == [] and out["stats"]["objects"] == 1 and out["no_counts"] == []
+
+
+def test_real_vllm_worker_loads_the_plugin_and_reports_to_the_report_directory(tmp_path):
+    """vLLM 0.21.0's load_general_plugins() finds padlint's entry point in a worker process;
+    the violation reaches PADLINT_REPORT_DIR although the worker swallowed the error."""
+    from padlint.runtime.reports import ReportReader
+
+    reason = skip_reason("0.21.0")
+    if reason:
+        pytest.skip(reason)
+    env = engine_env_vars("0.21.0")
+    env.update(PADLINT_RUNTIME="strict", PADLINT_REPORT_DIR=str(tmp_path))
+    proc = subprocess.run([sys.executable, str(ENGINE / "vllm_driver.py"), "worker"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"installed": True, "raised": "StalePaddingError"}
+    records = ReportReader(str(tmp_path)).read_new()
+    violations = [r for r in records if r["kind"] == "violation"]
+    assert [(r["field"], r["rows"]) for r in violations] == [("is_prefilling", [3, 4])]
+    assert violations[0]["counts_from"] == COUNTS_V1
+    [summary] = [r for r in records if r["kind"] == "summary"]
+    assert summary["hooked"] is True and summary["stats"]["violations"] == 1

@@ -254,7 +254,31 @@ def run(scenario: str, mode: str) -> dict:
     return out
 
 
+def run_worker() -> dict:
+    """An engine worker: vLLM's own ``load_general_plugins()`` finds padlint's
+    ``vllm.general_plugins`` entry point, whose ``register()`` reads PADLINT_RUNTIME (set by
+    the caller) and installs lazily; the step's StalePaddingError is swallowed, as an engine
+    swallows a step's exception.  Only PADLINT_REPORT_DIR tells the caller."""
+    from vllm.plugins import load_general_plugins
+
+    load_general_plugins()
+    from vllm.v1.worker.gpu_model_runner import GPUModelRunner
+
+    runner, group = v1_runner(async_spec=False)
+    try:
+        GPUModelRunner._build_attention_metadata(
+            runner, num_tokens=3, num_reqs=3, max_query_len=1, num_tokens_padded=5, num_reqs_padded=5,
+            slot_mappings={0: torch.tensor([30, 40, 50, -1, -1])})
+        raised = None
+    except AssertionError as e:
+        raised = type(e).__name__
+    return {"installed": pr.installed() is not None, "raised": raised}
+
+
 def main() -> int:
+    if sys.argv[1:] == ["worker"]:
+        print(json.dumps(run_worker()))
+        return 0
     results = {}
     for arg in sys.argv[1:]:
         scenario, _, mode = arg.partition(":")
