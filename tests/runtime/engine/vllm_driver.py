@@ -264,7 +264,7 @@ def run_worker() -> dict:
     load_general_plugins()
     from vllm.v1.worker.gpu_model_runner import GPUModelRunner
 
-    runner, group = v1_runner(async_spec=False)
+    runner, _ = v1_runner(async_spec=False)
     try:
         GPUModelRunner._build_attention_metadata(
             runner, num_tokens=3, num_reqs=3, max_query_len=1, num_tokens_padded=5, num_reqs_padded=5,
