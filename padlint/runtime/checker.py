@@ -498,7 +498,7 @@ class Checker:
             event.record(torch.cuda.current_stream(packed.device))
         else:
             host = packed
-        host = (host, layout)
+        host = (host, layout, counts.names)  # the count names, for the fix text read later
         where = _location(frame)
         stack = _stack(counts.frame)
         with self._lock:
@@ -509,25 +509,28 @@ class Checker:
     def _unpack(self, owner: str, items: list, host: Any, counts: StepCounts | str, when: str,
                 frame: FrameType | None | str, stack: str | None = None, label: str | None = None) -> list[Violation]:
         out = []
-        data, layout = host
+        data, layout = host[0], host[1]
+        names = host[2] if len(host) > 2 else None
         for (rule, t, real, padded, start, stop), (rows, values, num_bad) in zip(
                 items, checks.unpack_device_rows(data, layout, [(t, s, e, r.neutral) for r, t, _, _, s, e in items],
                                                  self.max_rows)):
             if num_bad:
                 out.append(self._violation(owner, rule, t, real, padded, start, stop, (rows, values, num_bad),
-                                           counts, when, frame, stack, label))
+                                           counts, when, frame, stack, label, names))
         return out
 
     def _violation(self, owner: str, rule: FieldRule, t: Any, real: int, padded: int, start: int, stop: int,
                    found: tuple, counts: StepCounts | str, when: str, frame: FrameType | None | str,
-                   stack: str | None = None, label: str | None = None) -> Violation:
+                   stack: str | None = None, label: str | None = None,
+                   names: dict[str, tuple[str, str]] | None = None) -> Violation:
         rows, values, num_bad = found
         is_tensor = isinstance(t, torch.Tensor)
         return Violation(
             owner=owner, field=rule.name, axis=rule.axis, real=real, padded=padded, start=start, stop=stop,
             dtype=str(t.dtype), device=str(t.device) if is_tensor else "cpu (numpy)", shape=tuple(t.shape),
             expected=rule.expected_text(), why=rule.why, rows=tuple(rows), values=tuple(values), num_bad=num_bad,
-            fix=self.spec.reset_text(rule, counts.names if isinstance(counts, StepCounts) else None),
+            fix=self.spec.reset_text(rule, names if names is not None else
+                                     counts.names if isinstance(counts, StepCounts) else None),
             constructed_at=frame if isinstance(frame, str) else (_location(frame) if frame is not None else ""),
             provider_stack=stack if stack is not None else (_stack(counts.frame) if isinstance(counts, StepCounts) else ""),
             when=when, counts_from=counts if isinstance(counts, str) else counts.describe(),

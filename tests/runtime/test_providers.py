@@ -207,3 +207,14 @@ def test_a_provider_result_is_checked_when_check_result_is_set(toy):
     mod.make_view(buffers, raw_bs=2, bs=4)
     [v] = pr.current_checker().stats.violations
     assert (v.field, v.rows, v.values, v.when) == ("req_pool_indices", (3,), (6,), "provider return (its result)")
+
+
+def test_deferred_device_violations_keep_the_providers_count_names(toy):
+    state, _ = toy
+    chk = pr.install("vllm", mode="record", provider=ProviderSpec(STATE, *MRV2_COUNTS), classes=[META], step=None)
+    chk.force_device_path = True  # CPU tensors through the deferred device path
+    state.ModelState().prepare_attn(state.make_batch(stale=True))
+    chk.flush()
+    [v] = chk.stats.violations
+    assert v.field == "seq_lens" and v.when.endswith("(deferred device check)")
+    assert v.fix.startswith("seq_lens[input_batch.num_reqs:input_batch.num_reqs_after_padding] = 0")
