@@ -151,15 +151,53 @@ def bench(rows: int, reps: int, blocks: int, device: str = "cpu") -> dict:
 
 
 def bench_device_path_on_cpu(rows: int, reps: int) -> float:
-    """Median microseconds per field of the fused device path run on CPU tensors (its torch
-    dispatch cost; on CUDA add kernel-launch latency, not measured here)."""
+    """Median microseconds per field of the device path's build-time work (the byte gather of
+    the padding rows) run on CPU tensors: its torch dispatch cost; on CUDA add the launch
+    latency of one cat and one copy per object, and the host-side comparison when the result
+    is read (not measured here)."""
     from padlint.runtime import checks
 
     real = rows * 3 // 4
     t = torch.zeros(rows, dtype=torch.int32)
     items = [(t, real, rows, 0)] * N_TENSOR_FIELDS
-    times = _median_us(checks.pack_device_checks, (items,), reps)
+    times = _median_us(checks.pack_device_rows, (items,), reps)
     return statistics.median(times) / 1000 / N_TENSOR_FIELDS
+
+
+def count_device_ops(rows: int = 1024) -> tuple[int, dict[str, int]]:
+    """ATen operations the checker dispatches to check one metadata object of the benchmark's
+    shape through the device code path (``Checker.force_device_path`` on CPU tensors, deferred
+    policy; the same code as on CUDA except the final copy to pinned host memory, one more
+    launch there).  Views launch no kernel; on CUDA every other op is one launch (``cat`` of up
+    to 128 inputs is one batched kernel).  Returns (total, count per op name)."""
+    from collections import Counter
+
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    import padlint.runtime as pr
+    from padlint.runtime.checker import Checker
+    from padlint.runtime.context import StepCounts
+
+    runner = HookedRunner(rows)
+    real = rows * 3 // 4
+    spec = pr.runtime_spec("vllm", provider=None, classes=[], step=None)
+    chk = Checker(spec, mode="record", cuda_policy="deferred")
+    chk.force_device_path = True
+    chk.register_class(HookedMeta)
+    meta = HookedRunner._build_attention_metadata.__wrapped__(runner, real, rows, real, rows) \
+        if hasattr(HookedRunner._build_attention_metadata, "__wrapped__") \
+        else HookedRunner._build_attention_metadata(runner, real, rows, real, rows)
+    ops: Counter = Counter()
+
+    class Count(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            ops[str(func.overloadpacket.__name__)] += 1
+            return func(*args, **(kwargs or {}))
+
+    with Count():
+        chk.check_object(meta, StepCounts(real, rows, real, rows, provider="bench"))
+    chk.flush()
+    return sum(ops.values()), dict(ops)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -203,10 +241,18 @@ def main(argv: list[str] | None = None) -> int:
     print("+build: strict - plain (hooks, provider bookkeeping and all checks of one build); "
           "per field: (strict - no-pad) / fields, the cost of examining one field's padding rows; "
           "off: hooks installed in mode off (PADLINT_RUNTIME=off installs nothing, i.e. plain)")
-    print(f"fused device path run on CPU tensors (dispatch cost only): {device_cpu:.2f} us per field")
+    print(f"device path's byte gather run on CPU tensors (dispatch cost only): {device_cpu:.2f} us per field")
+    total, per_op = count_device_ops()
+    views = sum(n for op, n in per_op.items() if op in ("slice", "narrow", "view", "reshape", "_reshape_alias",
+                                                            "expand", "alias", "movedim", "permute", "select",
+                                                            "as_strided", "unsqueeze", "detach"))
+    print(f"device path, one metadata object of {N_TENSOR_FIELDS} device fields: {total} ATen ops, {views} of "
+          f"them views (no kernel), {total - views} launching ({', '.join(f'{k} x{v}' for k, v in sorted(per_op.items()))}); "
+          f"on CUDA add the one copy to pinned host memory (target: at most 5 launches per object)")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"results": results, "device_path_on_cpu_us_per_field": device_cpu}, f, indent=2)
+            json.dump({"results": results, "device_path_on_cpu_us_per_field": device_cpu,
+                       "device_path_ops_per_object": per_op}, f, indent=2)
     return 0
 
 

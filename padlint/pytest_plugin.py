@@ -54,6 +54,10 @@ _OWNED = pytest.StashKey[bool]()
 _SOURCES = pytest.StashKey[dict]()  # kind of target ("provider", "class", "step") -> where it came from
 _NOTES = pytest.StashKey[list]()  # warning lines for the terminal summary
 _IN_PHASES = pytest.StashKey[set]()  # ids of the violations tallied during checked test phases
+_REPORTS = pytest.StashKey[Any]()  # worker reports: (ReportReader, directory, saved environment)
+_WORKER_V = pytest.StashKey[list]()  # violation records from engine workers, with "test" (the phase's test or "")
+_WORKER_S = pytest.StashKey[list]()  # summary records from engine workers
+_ERRORS = pytest.StashKey[list]()  # error lines for the terminal summary (they fail the session)
 
 _TARGET = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
@@ -76,6 +80,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("padlint_poison", "poison mode: true/false (see --padlint-poison)", default="")
     parser.addini("padlint_provider", "override the profile's provider (module:Class.method)", default="")
     parser.addini("padlint_step", "override the profile's step function for poison mode (module:Class.method)",
+                  default="")
+    group.addoption("--padlint-fail-unknown-fields", dest="padlint_fail_unknown_fields", action="store_true",
+                    default=None, help="fail the session when a hooked metadata class has tensor fields the profile "
+                                       "neither checks nor exempts (default: $PADLINT_FAIL_UNKNOWN_FIELDS, else the "
+                                       "padlint_fail_unknown_fields ini option)")
+    parser.addini("padlint_fail_unknown_fields", "fail on tensor fields the profile does not know: true/false",
                   default="")
     parser.addini("padlint_classes", "override the profile's metadata classes (module:Class; separated by "
                   "newlines, commas or blanks)", type="linelist", default=[])
@@ -140,6 +150,10 @@ def pytest_configure(config: pytest.Config) -> None:
                 "(add --padlint-runtime=record or strict)"), stacklevel=2)
         return
     try:
+        _fail_unknown_fields(config)
+    except ValueError as e:
+        raise pytest.UsageError(str(e)) from None
+    try:
         from padlint.runtime import hooks  # imports torch: only now that checking is on
     except ImportError as e:
         raise pytest.UsageError(f"padlint runtime mode {mode!r} needs torch and numpy "
@@ -156,6 +170,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"padlint runtime: warning: hooks were already installed (padlint.runtime.install() before the "
                 f"plugin, e.g. in a conftest) with mode {existing.mode!r}; that mode was used, "
                 f"not {where}={mode!r}")
+        _start_reports(config, {"PADLINT_RUNTIME": existing.mode})
         return
 
     from padlint.runtime.checker import CUDA_POLICIES
@@ -193,6 +208,48 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"padlint_profile = {raw_profile!r}: {e}") from None
     config.stash[_OWNED] = True
     config.stash[_SOURCES] = sources
+    _start_reports(config, {"PADLINT_RUNTIME": mode, "PADLINT_PROFILE": profile, "PADLINT_CUDA_POLICY": policy,
+                            **({"PADLINT_POISON": "1"} if poison else {})})
+
+
+def _start_reports(config: pytest.Config, env: dict[str, str]) -> None:
+    """Engine worker processes started by the tests report here: a fresh directory named in
+    ``PADLINT_REPORT_DIR``; the mode, profile, CUDA policy and poison switch are exported too
+    (unless the environment sets them), so a worker's engine plugin checks as this session does."""
+    import tempfile
+
+    from padlint.runtime.reports import ENV, ReportReader
+
+    directory = tempfile.mkdtemp(prefix="padlint-reports-")
+    saved = {k: os.environ.get(k) for k in (ENV, *env)}
+    os.environ[ENV] = directory
+    for key, value in env.items():
+        if not os.environ.get(key, "").strip():
+            os.environ[key] = value
+    config.stash[_REPORTS] = (ReportReader(directory), directory, saved)
+    config.stash[_WORKER_V] = []
+    config.stash[_WORKER_S] = []
+    config.stash[_ERRORS] = []
+
+
+def _read_workers(config: pytest.Config, test: str) -> list[dict]:
+    """New violation records from engine workers (labelled with ``test``); summaries are kept."""
+    rep = config.stash.get(_REPORTS, None)
+    if rep is None:
+        return []
+    new = []
+    for rec in rep[0].read_new():
+        if rec.get("kind") == "violation":
+            rec["test"] = test
+            new.append(rec)
+        elif rec.get("kind") == "summary":
+            config.stash[_WORKER_S].append(rec)
+    config.stash[_WORKER_V].extend(new)
+    return new
+
+
+def _worker_text(found: list[dict]) -> str:
+    return "\n".join(f"[engine worker pid {r.get('pid')}] {r.get('text', '')}" for r in found)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -234,6 +291,10 @@ def _phase(item: pytest.Item) -> Any:
                 elif isinstance(exc, pytest.skip.Exception):  # a skip must not hide stale rows
                     raise stale from exc
                 # exit / KeyboardInterrupt: propagate; the violation stays in the tally
+            workers = _read_workers(item.config, item.nodeid)
+            if workers and checker.mode == "strict" and isinstance(exc, Exception):
+                exc.add_note(f"\npadlint runtime: {len(workers)} violation(s) in engine worker processes:\n"
+                             f"{_worker_text(workers)}")
             if (checker.mode == "strict" and isinstance(exc, pytest.skip.Exception)
                     and len(checker.stats.violations) > before):  # swallowed, then skipped: still a failure
                 from padlint.runtime.errors import format_violations
@@ -244,6 +305,10 @@ def _phase(item: pytest.Item) -> Any:
             raise
         checker.label = item.nodeid
         checker.flush()  # deferred device results of this phase; strict mode raises here
+        workers = _read_workers(item.config, item.nodeid)
+        if checker.mode == "strict" and workers:
+            pytest.fail(f"padlint runtime: strict mode: {len(workers)} violation(s) in engine worker processes "
+                        f"during this test\n{_worker_text(workers)}", pytrace=False)
         if checker.mode == "strict" and len(checker.stats.violations) > before:
             from padlint.runtime.errors import format_violations
 
@@ -280,6 +345,8 @@ def _warnings(config: pytest.Config) -> list[str]:
         sources = config.stash.get(_SOURCES, {})
         lines.extend(u.line(sources.get(u.kind, "padlint.runtime.install()"))
                      for u in hooks.unresolved_targets(inst))
+        lines.extend(hooks.no_count_providers(inst))
+        lines.extend(hooks.coverage_lines(inst))
         if inst.poison is not None:
             lines.extend(inst.poison.summary_lines())  # poison paths not found, buffers not poisoned
     return lines
@@ -290,6 +357,39 @@ def _outside_phases(config: pytest.Config, checker: Any) -> list:
     return [v for v in checker.stats.violations if id(v) not in seen]
 
 
+def _fail_unknown_fields(config: pytest.Config) -> bool:
+    if config.getoption("padlint_fail_unknown_fields"):
+        return True
+    for value, where in ((os.environ.get("PADLINT_FAIL_UNKNOWN_FIELDS"), "PADLINT_FAIL_UNKNOWN_FIELDS"),
+                         (config.getini("padlint_fail_unknown_fields"), "padlint_fail_unknown_fields")):
+        if value is not None and str(value).strip():
+            return parse_switch(value, where)
+    return False
+
+
+def _session_errors(config: pytest.Config, checker: Any) -> list[str]:
+    """Lines that fail the session: strict mode with nothing hooked (here or in a worker), and
+    tensor fields the profile does not know when padlint_fail_unknown_fields is on."""
+    from padlint.runtime import hooks
+
+    out = []
+    inst = hooks.installed()
+    summaries = config.stash.get(_WORKER_S, [])
+    if (checker.mode == "strict" and config.stash.get(_OWNED, False) and inst is not None
+            and inst.checker is checker and not hooks.hooked_anything(inst)
+            and not any(s.get("hooked") for s in summaries)):
+        out.append("padlint runtime: error: strict mode, but no provider or metadata class was hooked (here or in "
+                   "an engine worker): nothing was checked (see the warnings above; padlint_profile, "
+                   "padlint_provider, padlint_classes)")
+    if _fail_unknown_fields(config) and inst is not None and inst.checker is checker:
+        unknown = hooks.coverage_lines(inst) + [w for s in summaries for w in s.get("warnings", [])
+                                                if "neither checks nor exempts" in w]
+        if unknown:
+            out.append(f"padlint runtime: error: {len(unknown)} metadata class(es) with tensor fields the profile "
+                       f"does not know (padlint_fail_unknown_fields)")
+    return out
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     checker = config.stash.get(_CHECKER, None)
     if checker is None:
@@ -298,21 +398,54 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         checker.flush()
     except AssertionError:
         pass  # already tallied; listed below
+    _read_workers(config, "")
     stats = checker.stats
-    if checker.mode == "record" and stats.violations:
+    workers_v = config.stash.get(_WORKER_V, [])
+    if checker.mode == "record" and (stats.violations or workers_v):
         terminalreporter.section("padlint runtime: stale padding rows")
         for v in stats.violations:
             terminalreporter.write_line(v.format())
+        for r in workers_v:
+            terminalreporter.write_line(_worker_text([r]) + (f"\n  during: {r['test']}" if r.get("test") else ""))
     outside = _outside_phases(config, checker)
-    if checker.mode == "strict" and outside:
+    outside_workers = [r for r in workers_v if not r.get("test")]
+    if checker.mode == "strict" and (outside or outside_workers):
         terminalreporter.section("padlint runtime: stale padding rows outside any test")
-        terminalreporter.write_line(f"padlint runtime: strict mode: {len(outside)} violation(s) found outside "
-                                    f"every test's setup, call and teardown (they fail the session)")
+        terminalreporter.write_line(f"padlint runtime: strict mode: {len(outside) + len(outside_workers)} "
+                                    f"violation(s) found outside every test's setup, call and teardown (they fail "
+                                    f"the session)")
         for v in outside:
             terminalreporter.write_line(v.format())
+        for r in outside_workers:
+            terminalreporter.write_line(_worker_text([r]))
     for line in _warnings(config):
         terminalreporter.write_line(line)
+    summaries = config.stash.get(_WORKER_S, [])
+    for line in dict.fromkeys(w for s in summaries for w in s.get("warnings", [])):
+        terminalreporter.write_line(f"[engine workers] {line}")
+    for line in config.stash.get(_ERRORS, []):
+        terminalreporter.write_line(line, red=True, bold=True)
     terminalreporter.write_line(stats.line())
+    if stats.unfilled_line():
+        terminalreporter.write_line(stats.unfilled_line())
+    if summaries:
+        objs = sum(s.get("stats", {}).get("objects_checked", 0) for s in summaries)
+        flds = sum(s.get("stats", {}).get("fields_checked", 0) for s in summaries)
+        terminalreporter.write_line(f"padlint runtime: engine workers: {len(summaries)} process(es) reported: "
+                                    f"{objs} objects checked, {flds} fields checked, {len(workers_v)} violations")
+    # pytest's closing line counts them too ("3 passed, 2 padlint violations in 0.50s"), so that a
+    # session that fails only because of them does not read as all green
+    n = len(stats.violations) + len(workers_v)
+    if checker.mode == "record" and n:
+        terminalreporter.stats.setdefault("padlint violation" + ("s" if n != 1 else ""), []).extend(
+            list(stats.violations) + workers_v)
+    elif checker.mode == "strict" and (outside or outside_workers):
+        n = len(outside) + len(outside_workers)
+        terminalreporter.stats.setdefault("padlint violation" + ("s" if n != 1 else "") + " outside tests", []).extend(
+            list(outside) + outside_workers)
+    errors = config.stash.get(_ERRORS, [])
+    if errors:
+        terminalreporter.stats.setdefault("padlint error" + ("s" if len(errors) != 1 else ""), []).extend(errors)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -323,14 +456,32 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         checker.flush()  # deferred device results still pending at the end of the run
     except AssertionError:
         pass  # tallied in stats.violations
+    config = session.config
+    _read_workers(config, "")
+    workers_v = config.stash.get(_WORKER_V, [])
+    errors = _session_errors(config, checker)
+    config.stash.setdefault(_ERRORS, []).extend(errors)
     # record mode: violations fail the session; strict mode: so does a violation found outside
     # every test phase (e.g. a deferred result read only now), which failed no test
-    if exitstatus == 0 and (checker.mode == "record" and checker.stats.violations
-                            or checker.mode == "strict" and _outside_phases(session.config, checker)):
+    if exitstatus == 0 and (checker.mode == "record" and (checker.stats.violations or workers_v)
+                            or checker.mode == "strict" and (_outside_phases(config, checker)
+                                                              or any(not r.get("test") for r in workers_v))
+                            or errors):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    rep = config.stash.get(_REPORTS, None)
+    if rep is not None:
+        import shutil
+
+        for key, value in rep[2].items():  # the environment as it was
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        shutil.rmtree(rep[1], ignore_errors=True)
+        del config.stash[_REPORTS]
     if config.stash.get(_OWNED, False):
         from padlint.runtime import hooks
 

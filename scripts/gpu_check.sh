@@ -58,9 +58,14 @@ PYEOF
     echo "padlint not installed: wrote $DI for the entry-point tests (removed at exit)"
 fi
 
-# 1. the CUDA tests: deferred/sync policies, capture skips, replay checks, poison under graphs
+# 1. the CUDA tests: deferred/sync policies, capture skips, replay checks, poison under graphs, and
+#    (issue 10) the kernel launches of one metadata object (<= 5, profiler), a replay whose metadata
+#    holds a new storage under a real capture, the finite default float poison sentinel
 step "pytest -m cuda (tests/runtime/test_cuda.py)" \
     "$PY" -m pytest tests/runtime/test_cuda.py -m cuda -q -rs -p no:cacheprovider
+# 1b. the CPU op count of the same device code path, for comparison with 1's profiler count
+step "pytest tests/runtime/test_device_cost.py" \
+    "$PY" -m pytest tests/runtime/test_device_cost.py -q -p no:cacheprovider
 # 2. the rest of the runtime suite on this machine (CPU paths, hooks, plugin subprocesses)
 step "pytest tests/runtime (all)" \
     "$PY" -m pytest tests/runtime -q -p no:cacheprovider -x

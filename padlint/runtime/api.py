@@ -16,6 +16,9 @@ from padlint.runtime.errors import StalePaddingError, Violation
 from padlint.runtime.modes import parse_mode
 from padlint.runtime.spec import FLAT, FieldRule, RuntimeSpec, runtime_spec
 
+#: pytest leaves padlint's own frames (and their locals) out of tracebacks
+__tracebackhide__ = True
+
 _SPECS: dict[str, RuntimeSpec] = {}
 
 
@@ -141,8 +144,8 @@ def check_padding(tensor: Any, num_real: int, neutral: Any, *, axis: int = 0, nu
     if on_device:  # the fused reduction and one copy to the host: exactly one synchronisation
         rows_first = tensor.movedim(axis, 0) if axis else tensor
         items = [(rows_first, num_real, padded, neutral)]
-        host = checks.pack_device_checks(items, chk.max_rows).cpu()
-        ((rows, values, num_bad),) = checks.unpack_device_checks(host, items, chk.max_rows)
+        packed, layout = checks.pack_device_rows(items)  # one cat, one copy to the host
+        ((rows, values, num_bad),) = checks.unpack_device_rows(packed.cpu(), layout, items, chk.max_rows)
     elif a is not None and not checks.cpu_has_stale(a, num_real, padded, neutral, axis):
         return []
     else:
@@ -168,7 +171,10 @@ def _neutral(value: Any, name: str) -> Any:
             return FLAT
         raise ValueError(f"{name}: neutral value {value!r}: expected a number, a bool or 'flat'")
     if isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
-        return value.item() if isinstance(value, np.generic) else value
+        value = value.item() if isinstance(value, np.generic) else value
+        if isinstance(value, complex) and not value.imag:
+            value = value.real  # 0j is 0: compared as a real number (no ComplexWarning, no dtype mismatch)
+        return value
     raise TypeError(f"{name}: neutral value {value!r}: expected a number, a bool or 'flat'")
 
 
@@ -236,7 +242,7 @@ def check_metadata(obj: Any, num_reqs: Any = None, num_tokens: Any = None, *, mo
     if not chk.active:
         return []
     fields = [r.name for r in chk.spec.rules]
-    if not any(getattr(obj, n, None) is not None for n in fields):
+    if not any(chk.field_value(obj, n) is not None for n in fields):  # never through a property
         raise ValueError(f"check_metadata: {type(obj).__name__} has none of the profile's fields "
                          f"({', '.join(fields[:6])}{', ...' if len(fields) > 6 else ''})")
     if type(obj) not in chk._infer:

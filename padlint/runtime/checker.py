@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import traceback
+import types
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +34,32 @@ CUDA_POLICIES = ("deferred", "sync", "skip")
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
+#: pytest leaves the frames of this module out of tracebacks (padlint's own frames and locals)
+__tracebackhide__ = True
+
+_ABSENT = object()
+#: a field a class serves through a property or another computed descriptor: never read
+_COMPUTED = object()
+
+
+def _field_reader(cls: type, name: str) -> Any:
+    """How to read field ``name`` of a ``cls`` instance without running its code: None (from
+    ``__dict__`` only), a slot or named-tuple field descriptor (reading it runs no user code),
+    or :data:`_COMPUTED` (a property or other computed descriptor: never read, since reading it
+    may warn, allocate or copy device memory to the host)."""
+    for k in cls.__mro__:
+        d = k.__dict__.get(name, _ABSENT)
+        if d is _ABSENT:
+            continue
+        if isinstance(d, types.MemberDescriptorType) or type(d).__name__ == "_tuplegetter":
+            return d
+        if isinstance(d, (types.FunctionType, staticmethod, classmethod)):
+            return None
+        if hasattr(type(d), "__get__"):
+            return _COMPUTED
+        return None  # a class attribute (a dataclass default): the instance's own value is in __dict__
+    return None
+
 
 @dataclass
 class Stats:
@@ -44,7 +71,10 @@ class Stats:
     capture; ``skipped_shape``: fields whose length matched neither the real
     nor the padded count of the step (e.g. micro-batch slices);
     ``skipped_unknown``: fields without counts (no provider call and nothing
-    to infer from); ``host_syncs``: host synchronisations the checker caused
+    to infer from); ``skipped_unfilled``: profile fields of a checked
+    object that hold None (lazily filled, or left None on purpose, as vLLM
+    does under async speculative decoding) or that its class computes in a
+    property (never read: reading could warn, allocate or copy); ``host_syncs``: host synchronisations the checker caused
     (0 with the deferred CUDA policy unless a violation is found).
     """
 
@@ -53,6 +83,7 @@ class Stats:
     skipped_capture: int = 0
     skipped_shape: int = 0
     skipped_unknown: int = 0
+    skipped_unfilled: int = 0
     host_syncs: int = 0
     pending: int = 0
     violations: list[Violation] = field(default_factory=list)
@@ -62,12 +93,20 @@ class Stats:
         extra = ""
         if self.skipped_shape or self.skipped_unknown:
             extra = f", {self.skipped_shape + self.skipped_unknown} skipped (shape/unknown counts)"
+
         def n(count: int, word: str) -> str:
             return f"{count} {word}{'' if count == 1 else 's'}"
 
         return (f"padlint runtime: {n(self.objects_checked, 'object')} checked, {n(self.fields_checked, 'field')} "
                 f"checked, {self.skipped_capture} skipped during capture{extra}, "
                 f"{n(len(self.violations), 'violation')}")
+
+    def unfilled_line(self) -> str:
+        """A second summary line when fields were skipped as not filled ("" otherwise)."""
+        if not self.skipped_unfilled:
+            return ""
+        return (f"padlint runtime: {self.skipped_unfilled} field value(s) not filled (None, or computed by a "
+                f"property) were skipped, not read")
 
 
 def _location(frame: FrameType | None) -> str:
@@ -94,6 +133,20 @@ def _stack(frame: FrameType | None, limit: int = 10) -> str:
     frames = [f for f in traceback.extract_stack(frame, limit=limit + 40)
               if not any(d in f.filename for d in _RUNNER_DIRS)]
     return "".join(traceback.format_list(frames[-limit:]))
+
+
+def _annotated_tensor_fields(cls: type) -> list[str]:
+    """Dataclass fields of ``cls`` annotated as a tensor or an array (``torch.Tensor | None``,
+    ``np.ndarray``); [] for other classes.  Reads annotations as text, imports nothing."""
+    fields = getattr(cls, "__dataclass_fields__", None)
+    if not isinstance(fields, dict):
+        return []
+    out = []
+    for name, f in fields.items():
+        t = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "") or repr(f.type)
+        if "Tensor" in str(t) or "ndarray" in str(t) or "tensor" in repr(f.type):
+            out.append(name)
+    return out
 
 
 class Checker:
@@ -126,6 +179,16 @@ class Checker:
                            for r in self._rules)
         self._class_exempt: dict[type, frozenset[str]] = {}
         self._infer: dict[type, tuple[str, ...]] = {}
+        self._readers: dict[tuple[type, str], Any] = {}
+        #: profile coverage: class qualname -> tensor fields the profile neither checks nor exempts
+        #: (from the dataclass annotations when the class is hooked, and from each class's first object)
+        self.unknown_fields: dict[str, tuple[str, ...]] = {}
+        self._covered: set[type] = set()
+        #: CUDA graphs: (class, field, rows) -> (data_ptr, rows) of device fields seen during capture
+        self._captured: dict[tuple[type, str, int], tuple[int, int]] = {}
+        #: called with each list of new violations before strict mode raises (the engine plugin
+        #: reports them to the pytest session); a listener that raises is ignored
+        self.listeners: list = []
         # Test hooks: treat CPU tensors as device tensors / pretend a capture is running.
         self.force_device_path = False
         self.capturing = checks.stream_is_capturing
@@ -145,6 +208,28 @@ class Checker:
         """
         self._infer[cls] = tuple(infer_from)
         self._class_exempt[cls] = frozenset(exempt)
+        self._note_unknown(cls, _annotated_tensor_fields(cls))
+
+    def _known(self, cls: type) -> set[str]:
+        known = set(self.spec.by_name) | {n for n, _ in self.spec.exempt}
+        for k, names in self._class_exempt.items():
+            if issubclass(cls, k):
+                known |= names
+        return known
+
+    def _note_unknown(self, cls: type, names: Any) -> None:
+        unknown = set(names) - self._known(cls)
+        if unknown:
+            key = f"{cls.__module__}.{cls.__qualname__}"
+            with self._lock:
+                self.unknown_fields[key] = tuple(sorted(unknown | set(self.unknown_fields.get(key, ()))))
+
+    def _cover_instance(self, obj: Any) -> None:
+        """Profile coverage from a class's first checked object: tensor and array values it holds."""
+        cls = type(obj)
+        self._covered.add(cls)
+        values = getattr(obj, "__dict__", None) or {}
+        self._note_unknown(cls, [k for k, v in values.items() if isinstance(v, (Tensor, np.ndarray))])
 
     #: Depth of :meth:`suspended` with ``all_threads=True`` (an instance attribute once used),
     #: and the lock guarding it (shared: suspending is rare, reading the counter is lock-free).
@@ -180,6 +265,26 @@ class Checker:
         finally:
             self._suspend.depth -= 1
 
+    # -- reading fields without side effects ---------------------------------
+    def field_value(self, obj: Any, name: str) -> Any:
+        """The value of field ``name`` as stored on ``obj`` (``__dict__``, a slot, a named-tuple
+        field), never through a property: None when absent or not filled, :data:`_COMPUTED`
+        when the class computes it."""
+        values = getattr(obj, "__dict__", None)
+        if values is not None and name in values:
+            return values[name]
+        cls = type(obj)
+        key = (cls, name)
+        reader = self._readers.get(key, _ABSENT)
+        if reader is _ABSENT:
+            reader = self._readers[key] = _field_reader(cls, name)
+        if reader is None or reader is _COMPUTED:
+            return reader
+        try:
+            return reader.__get__(obj, cls)
+        except AttributeError:  # a slot never assigned
+            return None
+
     # -- counts ---------------------------------------------------------------
     def _infer_counts(self, obj: Any) -> StepCounts | None:
         """Counts inferred from the object: trailing requests with zero query length are padding.
@@ -193,7 +298,8 @@ class Checker:
         if names is None:
             names = next((v for k, v in self._infer.items() if isinstance(obj, k)), ())
         for name in names:
-            a = checks.as_numpy(getattr(obj, name, None)) if getattr(obj, name, None) is not None else None
+            v = self.field_value(obj, name)
+            a = checks.as_numpy(v) if v is not None and v is not _COMPUTED else None
             if a is None or a.ndim != 1 or len(a) < 1:
                 continue
             nonempty = np.flatnonzero(np.diff(a))  # requests with a non-zero query length
@@ -220,19 +326,27 @@ class Checker:
             return []
         if self._pending:
             self._drain(block=False)
+        if type(obj) not in self._covered and type(obj) in self._infer:
+            self._cover_instance(obj)
         if counts is None:
             counts = context.current() or self._infer_counts(obj)
         if counts is None:
             rules = self._rules if only is None else tuple(r for r in (self.spec.rule(n) for n in only) if r)
-            present = sum(1 for r in rules if getattr(obj, r.name, None) is not None)
+            present = sum(1 for r in rules if self.field_value(obj, r.name) not in (None, _COMPUTED))
             with self._lock:
                 self.stats.objects_checked += 1
                 self.stats.skipped_unknown += present
             return []
-        if (mismatched is None and counts.num_reqs_padded is not None and counts.num_reqs_padded == counts.num_reqs
+        force = self.force_device_path
+        # CUDA graphs: device fields seen during a capture are what every replay of that size reads
+        graphs = (force or torch.cuda.is_initialized()) and (self._captured or self.capturing())
+        if (not graphs and mismatched is None and counts.num_reqs_padded is not None
+                and counts.num_reqs_padded == counts.num_reqs
                 and counts.num_tokens_padded is not None and counts.num_tokens_padded == counts.num_tokens):
             with self._lock:  # a step without padding rows: nothing to examine
                 self.stats.objects_checked += 1
+            if counts.frame is not None and not any(o is obj for o, _ in counts.seen):
+                counts.seen.append((obj, {}))  # checked: not again at provider return
             return []
         track = counts.frame is not None  # inside a provider call: remember tensors for the re-check at return
         plan = self._plan if only is None else tuple(p for p in self._plan if p[0].name in only)
@@ -242,16 +356,22 @@ class Checker:
         seen: dict[str, tuple[Any, int]] | None = {} if track else None
         cpu_bad: list = []
         dev_items: list = []
+        replay_bad: list = []
         n_checked = n_shape = n_capture = 0
         capturing: bool | None = None
-        force = self.force_device_path
+        n_unfilled = 0
         for rule, name, tokens, off, neutral, stale in plan:
-            t = values.get(name) if values is not None else getattr(obj, name, None)
-            if t is None:
-                if values is None or name in values or not hasattr(obj, name):
-                    continue
-                t = getattr(obj, name)  # a property or class attribute
+            if values is not None and name in values:
+                t = values[name]
                 if t is None:
+                    n_unfilled += 1  # declared, not filled (lazily filled, or None on purpose)
+                    continue
+            else:
+                t = self.field_value(obj, name)
+                if t is None:
+                    continue
+                if t is _COMPUTED:  # a property: reading it could warn, allocate or copy to the host
+                    n_unfilled += 1
                     continue
             if exempt and name in exempt:
                 continue
@@ -262,11 +382,29 @@ class Checker:
             if real is None:
                 continue
             start = real + off
+            field_t = t
+            if graphs and isinstance(t, Tensor) and t.ndim and (force or t.device.type not in ("cpu", "meta")):
+                if capturing is None:
+                    capturing = self.capturing()
+                stop = (t.shape[0] if padded is None else padded + off)
+                key = (type(obj), name, stop)
+                if capturing:
+                    with self._lock:
+                        self._captured[key] = (t.data_ptr(), t.shape[0])
+                else:
+                    cap = self._captured.get(key)
+                    if cap is not None and t.data_ptr() != cap[0]:
+                        replay_bad.append((rule, t, real, stop - off, start, stop, cap))
+                        continue
+                    if cap is not None and t.shape[0] < cap[1] and start < cap[1]:
+                        # rows past this slice up to the captured extent are read by the replay too
+                        t = t.as_strided((cap[1], *t.shape[1:]), t.stride())
+                        padded = cap[1] - off
             if padded is not None and start >= padded + off and mismatched is None:
                 continue  # no padding rows on this axis: nothing to examine (an explicit check looks at lengths)
             if isinstance(t, Tensor):
                 if seen is not None:
-                    seen[name] = (t, t._version)
+                    seen[name] = (field_t, field_t._version)
                 a = None
                 if not (force or t.is_cuda):
                     try:
@@ -327,10 +465,13 @@ class Checker:
             st.fields_checked += n_checked
             st.skipped_shape += n_shape
             st.skipped_capture += n_capture
-        if not cpu_bad and not dev_items:
+            st.skipped_unfilled += n_unfilled
+        if not cpu_bad and not dev_items and not replay_bad:
             return []
         owner = type(obj).__name__
-        found = [self._violation(owner, rule, t, real, padded, start, stop,
+        found = [self._replay_violation(owner, rule, t, real, padded, start, stop, cap, counts, when, frame)
+                 for rule, t, real, padded, start, stop, cap in replay_bad]
+        found += [self._violation(owner, rule, t, real, padded, start, stop,
                                  checks.find_stale_rows(t, start, stop, rule.neutral, max_rows=self.max_rows),
                                  counts, when, frame)
                  for rule, t, real, padded, start, stop in cpu_bad]
@@ -340,12 +481,13 @@ class Checker:
 
     def _device(self, owner: str, items: list, counts: StepCounts, when: str,
                 frame: FrameType | None) -> list[Violation]:
-        packed = checks.pack_device_checks([(t, s, e, r.neutral) for r, t, _, _, s, e in items], self.max_rows)
+        # one cat of the padding rows as bytes, one copy to the host: two launches per object
+        packed, layout = checks.pack_device_rows([(t, s, e, r.neutral) for r, t, _, _, s, e in items])
         if self.cuda_policy == "sync":
             host = packed.cpu()  # the one synchronisation for this object
             with self._lock:
                 self.stats.host_syncs += 1
-            return self._unpack(owner, items, host, counts, when, frame)
+            return self._unpack(owner, items, (host, layout), counts, when, frame)
         # deferred: a non-blocking copy into pinned memory and an event; read when the event has completed.
         event = None
         if packed.is_cuda:
@@ -356,6 +498,7 @@ class Checker:
             event.record(torch.cuda.current_stream(packed.device))
         else:
             host = packed
+        host = (host, layout, counts.names)  # the count names, for the fix text read later
         where = _location(frame)
         stack = _stack(counts.frame)
         with self._lock:
@@ -366,34 +509,60 @@ class Checker:
     def _unpack(self, owner: str, items: list, host: Any, counts: StepCounts | str, when: str,
                 frame: FrameType | None | str, stack: str | None = None, label: str | None = None) -> list[Violation]:
         out = []
+        data, layout = host[0], host[1]
+        names = host[2] if len(host) > 2 else None
         for (rule, t, real, padded, start, stop), (rows, values, num_bad) in zip(
-                items, checks.unpack_device_checks(host, [(t, s, e, r.neutral) for r, t, _, _, s, e in items],
-                                                   self.max_rows)):
+                items, checks.unpack_device_rows(data, layout, [(t, s, e, r.neutral) for r, t, _, _, s, e in items],
+                                                 self.max_rows)):
             if num_bad:
                 out.append(self._violation(owner, rule, t, real, padded, start, stop, (rows, values, num_bad),
-                                           counts, when, frame, stack, label))
+                                           counts, when, frame, stack, label, names))
         return out
 
     def _violation(self, owner: str, rule: FieldRule, t: Any, real: int, padded: int, start: int, stop: int,
                    found: tuple, counts: StepCounts | str, when: str, frame: FrameType | None | str,
-                   stack: str | None = None, label: str | None = None) -> Violation:
+                   stack: str | None = None, label: str | None = None,
+                   names: dict[str, tuple[str, str]] | None = None) -> Violation:
         rows, values, num_bad = found
         is_tensor = isinstance(t, torch.Tensor)
         return Violation(
             owner=owner, field=rule.name, axis=rule.axis, real=real, padded=padded, start=start, stop=stop,
             dtype=str(t.dtype), device=str(t.device) if is_tensor else "cpu (numpy)", shape=tuple(t.shape),
             expected=rule.expected_text(), why=rule.why, rows=tuple(rows), values=tuple(values), num_bad=num_bad,
-            fix=self.spec.reset_text(rule),
+            fix=self.spec.reset_text(rule, names if names is not None else
+                                     counts.names if isinstance(counts, StepCounts) else None),
             constructed_at=frame if isinstance(frame, str) else (_location(frame) if frame is not None else ""),
             provider_stack=stack if stack is not None else (_stack(counts.frame) if isinstance(counts, StepCounts) else ""),
             when=when, counts_from=counts if isinstance(counts, str) else counts.describe(),
             test=self.label if label is None else label)
+
+    def _replay_violation(self, owner: str, rule: FieldRule, t: Any, real: int, padded: int, start: int,
+                          stop: int, cap: tuple[int, int], counts: StepCounts, when: str,
+                          frame: FrameType | None) -> Violation:
+        """A field whose storage is not the one a CUDA graph captured for this size: the graph
+        replays reads of the captured storage, so this step's values never reach it."""
+        return Violation(
+            owner=owner, field=rule.name, axis=rule.axis, real=real, padded=padded, start=start, stop=stop,
+            dtype=str(t.dtype), device=str(t.device), shape=tuple(t.shape), expected="", why=rule.why, rows=(),
+            values=(), num_bad=0,
+            detail=(f"storage changed since CUDA-graph capture: the graph captured for {stop} rows reads the tensor "
+                    f"at 0x{cap[0]:x} ({cap[1]} rows); this step's metadata holds 0x{t.data_ptr():x}, which "
+                    f"the replay never reads (its rows keep what an earlier step wrote)"),
+            fix=f"copy this step's values into the captured buffer ({rule.name}_static[:n].copy_(new)) instead "
+                f"of passing a new tensor, and reset its padding rows",
+            constructed_at=_location(frame) if frame is not None else "", provider_stack=_stack(counts.frame),
+            when=when, counts_from=counts.describe(), test=self.label)
 
     def _emit(self, found: list[Violation]) -> list[Violation]:
         if not found:
             return found
         with self._lock:
             self.stats.violations.extend(found)
+        for listener in self.listeners:
+            try:
+                listener(found)
+            except Exception:  # noqa: BLE001, S110 - reporting never replaces the finding
+                pass
         if self.mode == "strict":
             raise StalePaddingError(found)
         return found
@@ -446,7 +615,7 @@ class Checker:
                 old, version = before[name]
                 t = values.get(name)
                 if t is None:
-                    t = getattr(obj, name, None)
+                    t = self.field_value(obj, name)
                 if isinstance(t, Tensor) and (t is not old or t._version != version):
                     changed.append(name)
             if changed:

@@ -17,6 +17,7 @@ Three paths, all checking only the padding slice ``[start:stop)`` of one axis:
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,9 @@ import torch
 
 from padlint.runtime.errors import MAX_ROWS_SHOWN
 from padlint.runtime.spec import FLAT
+
+#: pytest leaves padlint's own frames (and their locals) out of tracebacks
+__tracebackhide__ = True
 
 
 def stream_is_capturing() -> bool:
@@ -65,6 +69,7 @@ def _axis_slice(ndim: int, axis: int, start: int, stop: int) -> tuple:
 # equal only for two's-complement integers and 0/1 bools, so floats always take
 # the numpy path (-0.0 == 0.0, NaN).
 BYTES_COMPARE_MAX = 8192
+_UNSET: Any = object()
 _EXACT_BYTES_KINDS = frozenset("iub")
 _ZERO_BYTES = bytes(BYTES_COMPARE_MAX)
 
@@ -83,19 +88,31 @@ def _flat(a: np.ndarray, start: int, stop: int) -> bool:
     return bool(np.count_nonzero(x != a[start - 1]))
 
 
+def _numpy_value(dtype: np.dtype, neutral: Any) -> Any:
+    """``neutral`` as a scalar of ``dtype`` when the dtype holds it exactly, else None (then
+    every entry differs from it: -1 in uint8, NaN or 0.5 in int32, 1e6 in float16, 1j in a
+    real dtype).  Never warns, never raises (numpy's cast warnings are suppressed: a test run
+    with ``-W error`` must not turn them into errors)."""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            v = np.array(neutral).astype(dtype, casting="unsafe")[()]
+            same = bool(v == neutral)
+    except (OverflowError, ValueError, TypeError):
+        return None
+    return v if same else None
+
+
 def _value_bytes(dtype: np.dtype, neutral: Any) -> bytes | None:
     """``BYTES_COMPARE_MAX`` bytes of ``neutral`` repeated in ``dtype``; None when the
     bytes cannot stand for the value (a float dtype, or a value the dtype cannot
     hold exactly, e.g. -1 in bool or uint8: there every entry differs from it)."""
     if dtype.kind not in _EXACT_BYTES_KINDS:
         return None
-    try:
-        one = np.full(1, neutral, dtype=dtype)
-    except (OverflowError, ValueError, TypeError):
+    v = _numpy_value(dtype, neutral)
+    if v is None:
         return None
-    if not bool(one[0] == neutral):
-        return None
-    return np.full(BYTES_COMPARE_MAX // dtype.itemsize, neutral, dtype=dtype).tobytes()
+    return np.full(BYTES_COMPARE_MAX // dtype.itemsize, v, dtype=dtype).tobytes()
 
 
 def stale_test(neutral: Any, axis: int = 0) -> Callable[[np.ndarray, int, int], bool]:
@@ -116,24 +133,33 @@ def stale_test(neutral: Any, axis: int = 0) -> Callable[[np.ndarray, int, int], 
             x = a[_axis_slice(a.ndim, axis, start, stop)]
             if neutral is FLAT:
                 return bool(np.count_nonzero(x != a[_axis_slice(a.ndim, axis, start - 1, start)]))
-            return bool(np.count_nonzero(x) if not neutral else np.count_nonzero(x != neutral))
+            if not neutral:
+                return bool(np.count_nonzero(x))
+            v = _numpy_value(x.dtype, neutral)
+            return x.size > 0 if v is None else bool(np.count_nonzero(x != v))
         return test
     if neutral is FLAT:
         return _flat
     if not neutral:
         return _nonzero
     patterns: dict[np.dtype, bytes | None] = {}
+    values: dict[np.dtype, Any] = {}
 
     def test_value(a: np.ndarray, start: int, stop: int) -> bool:
         x = a[start:stop]
+        dt = x.dtype
         if x.nbytes <= BYTES_COMPARE_MAX:
-            dt = x.dtype
             pattern = patterns.get(dt, b"")
             if pattern == b"":
                 pattern = patterns[dt] = _value_bytes(dt, neutral)
             if pattern is not None:
                 return not pattern.startswith(x.tobytes())
-        return bool(np.count_nonzero(x != neutral))
+        v = values.get(dt, _UNSET)
+        if v is _UNSET:
+            v = values[dt] = _numpy_value(dt, neutral)
+        if v is None:  # the dtype cannot hold the neutral value: every entry differs from it
+            return x.size > 0
+        return bool(np.count_nonzero(x != v))
     return test_value
 
 
@@ -148,7 +174,42 @@ def cpu_has_stale(a: np.ndarray, start: int, stop: int, neutral: Any, axis: int 
 
 
 def _as_torch(t: Any) -> torch.Tensor:
-    return torch.from_numpy(np.ascontiguousarray(t)) if isinstance(t, np.ndarray) else t
+    """A plain tensor to compare: numpy arrays wrapped (a copy when not contiguous, e.g. a
+    negative-stride view), quantized tensors dequantized, autograd detached (reading values
+    must neither fail on ``requires_grad`` nor record a graph)."""
+    if isinstance(t, np.ndarray):
+        return torch.from_numpy(np.ascontiguousarray(t))
+    if t.requires_grad:
+        t = t.detach()
+    if t.is_quantized:
+        t = t.dequantize()
+    return t
+
+
+def _torch_value(dtype: torch.dtype, neutral: Any) -> Any:
+    """``neutral`` as a Python scalar to compare a ``dtype`` tensor with, or None when the
+    dtype cannot hold it exactly (every entry then differs from it).  Floats: an integer
+    too large for a float (2**1100), or a value the dtype rounds (1e6 in float16), is not
+    held; 2**70 is (a power of two), compared as a float, not overflowing int64."""
+    if isinstance(neutral, complex) and not dtype.is_complex:
+        if neutral.imag:
+            return None
+        neutral = neutral.real
+    if dtype.is_complex:
+        return complex(neutral)
+    if dtype.is_floating_point:
+        try:
+            f = float(neutral)
+        except (OverflowError, TypeError, ValueError):
+            return None
+        if math.isnan(f):
+            return f
+        try:
+            held = torch.tensor(f, dtype=dtype).item()
+        except (OverflowError, RuntimeError):
+            return None
+        return f if held == neutral else None
+    return neutral if holds_exactly(dtype, neutral) else None
 
 
 def holds_exactly(dtype: torch.dtype, neutral: Any) -> bool:
@@ -184,10 +245,9 @@ def _rows_view(t: torch.Tensor, start: int, stop: int, neutral: Any, axis: int):
     x = t.narrow(axis, start, stop - start)
     if neutral is FLAT:
         ne = x != t.narrow(axis, start - 1, 1)
-    elif holds_exactly(t.dtype, neutral):
-        ne = x != neutral
     else:
-        ne = torch.ones_like(x, dtype=torch.bool)
+        v = _torch_value(t.dtype, neutral)
+        ne = torch.ones_like(x, dtype=torch.bool) if v is None else x != v
     if axis != 0:
         x = x.movedim(axis, 0)
         ne = ne.movedim(axis, 0)
@@ -207,6 +267,8 @@ def find_stale_rows(t: Any, start: int, stop: int, neutral: Any, axis: int = 0,
     if stop <= start:
         return (), (), 0
     x, ne = _rows_view(t, start, stop, neutral, axis)
+    if x.shape[1] == 0:  # zero-width rows (a [rows, 0] block table) hold no value to be stale
+        return (), (), 0
     rowbad = ne.any(1)
     idx = torch.nonzero(rowbad).flatten()
     num_bad = int(idx.numel())
@@ -230,7 +292,11 @@ def pack_device_checks(items: list[tuple[torch.Tensor, int, int, Any]],
     parts = []
     for t, start, stop, neutral in items:
         n = stop - start
+        t = _as_torch(t)
         x, ne = _rows_view(t, start, stop, neutral, 0)
+        if x.shape[1] == 0:  # zero-width rows hold no value: a column of False to take from
+            x = torch.zeros(n, 1, dtype=x.dtype, device=x.device)
+            ne = torch.zeros(n, 1, dtype=torch.bool, device=x.device)
         rowbad = ne.any(1)
         k = min(max_rows, n)
         key = torch.where(rowbad, torch.arange(n, device=t.device), n)
@@ -242,6 +308,46 @@ def pack_device_checks(items: list[tuple[torch.Tensor, int, int, Any]],
         parts.append(first.to(torch.float64))
         parts.append(vals.to(torch.float64))
     return torch.cat(parts)
+
+
+def pack_device_rows(items: list[tuple[torch.Tensor, int, int, Any]]) -> tuple[torch.Tensor, list[tuple]]:
+    """Every device field of one metadata object in one byte buffer on the device: two kernel
+    launches per object (one ``cat``, then the caller's one copy to the host), no host sync.
+
+    ``items``: (tensor, start, stop, neutral) with padding rows on dim 0.  The padding rows
+    ``[start:stop)`` of each (for :data:`FLAT` also row ``start - 1``, the last real offset)
+    are viewed as bytes (a view, no kernel; a non-contiguous slice costs one copy) and
+    concatenated into one ``uint8`` tensor: the comparison with the neutral values runs on
+    the host, on the copied padding rows, when the result is read
+    (:func:`unpack_device_rows`).  Returns (bytes on the device, layout for the unpack).
+    """
+    parts, layout, offset = [], [], 0
+    for t, start, stop, neutral in items:
+        x = _as_torch(t)
+        lo = start - 1 if neutral is FLAT else start
+        x = x.narrow(0, lo, stop - lo)
+        if not x.is_contiguous():
+            x = x.contiguous()
+        flat = x.reshape(-1)
+        b = flat.view(torch.uint8) if flat.dtype != torch.uint8 else flat
+        layout.append((offset, b.numel(), lo, x.dtype, tuple(x.shape)))
+        offset += b.numel()
+        parts.append(b)
+    if not parts:
+        return torch.empty(0, dtype=torch.uint8), layout
+    return (torch.cat(parts) if len(parts) > 1 else parts[0].clone()), layout
+
+
+def unpack_device_rows(host: torch.Tensor, layout: list[tuple], items: list[tuple[Any, int, int, Any]],
+                       max_rows: int = MAX_ROWS_SHOWN) -> list[tuple[tuple[int, ...], tuple[Any, ...], int]]:
+    """Per field (rows, values, num_bad) from a host copy of :func:`pack_device_rows`."""
+    out = []
+    for (offset, nbytes, lo, dtype, shape), (_, start, stop, neutral) in zip(layout, items):
+        seg = host[offset:offset + nbytes].clone()  # aligned for the view as `dtype`
+        x = seg.view(dtype).reshape(shape) if nbytes else torch.empty(shape, dtype=dtype)
+        rows, values, num_bad = find_stale_rows(x, start - lo, stop - lo, neutral, max_rows=max_rows)
+        out.append((tuple(r + lo for r in rows), values, num_bad))
+    return out
 
 
 def unpack_device_checks(host: torch.Tensor | np.ndarray, items: list[tuple[Any, int, int, Any]],
@@ -260,7 +366,7 @@ def unpack_device_checks(host: torch.Tensor | np.ndarray, items: list[tuple[Any,
         for r, v in zip(rel, vals):
             if r < n:
                 rows.append(start + int(r))
-                shown.append(_pyvalue(v, t.dtype))
+                shown.append(_pyvalue(v, torch.float32 if getattr(t, "is_quantized", False) else t.dtype))
         out.append((tuple(rows), tuple(shown), num_bad))
     return out
 

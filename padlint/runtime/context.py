@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
+#: pytest leaves padlint's own frames (and their locals) out of tracebacks
+__tracebackhide__ = True
+
 
 @dataclass(slots=True)
 class StepCounts:

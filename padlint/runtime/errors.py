@@ -47,19 +47,26 @@ class Violation:
     when: str = ""
     counts_from: str = ""
     test: str = ""
+    #: not a stale-row finding but a CUDA-graph replay one ("storage changed since capture ..."):
+    #: the head line says it, ``rows``/``values`` are empty
+    detail: str = ""
 
     def format(self, stack: bool = True) -> str:
         """Multi-line, self-contained description: what, where, why, how to fix
         (and the provider call stack unless ``stack`` is False)."""
         shown = ", ".join(f"row {r}: {v!r}" for r, v in zip(self.rows, self.values))
         more = f" (+{self.num_bad - len(self.rows)} more)" if self.num_bad > len(self.rows) else ""
-        lines = [
-            (f"{self.owner}.{self.field}: {self.num_bad} stale padding row(s) in [{self.start}:{self.stop}) "
-             f"on axis {self.axis!r} (real {self.real}, padded {self.padded})"),
-            f"  tensor: dtype={self.dtype} device={self.device} shape={list(self.shape)}",
-            f"  expected: {self.expected}" + (f" -- {self.why}" if self.why else ""),
-            f"  found: {shown}{more}",
-        ]
+        if self.detail:
+            lines = [f"{self.owner}.{self.field}: {self.detail}",
+                     f"  tensor: dtype={self.dtype} device={self.device} shape={list(self.shape)}"]
+        else:
+            lines = [
+                (f"{self.owner}.{self.field}: {self.num_bad} stale padding row(s) in [{self.start}:{self.stop}) "
+                 f"on axis {self.axis!r} (real {self.real}, padded {self.padded})"),
+                f"  tensor: dtype={self.dtype} device={self.device} shape={list(self.shape)}",
+                f"  expected: {self.expected}" + (f" -- {self.why}" if self.why else ""),
+                f"  found: {shown}{more}",
+            ]
         if self.counts_from:
             lines.append(f"  counts from: {self.counts_from}")
         if self.when:
@@ -70,7 +77,8 @@ class Violation:
         if self.test:
             lines.append(f"  test: {self.test}")
         if self.fix:
-            lines.append(f"  fix: reset the padding rows before the metadata is built: {self.fix}")
+            lines.append(f"  fix: {self.fix}" if self.detail else
+                         f"  fix: reset the padding rows before the metadata is built: {self.fix}")
         if stack and self.provider_stack:
             lines.extend(_stack_lines(self.provider_stack, "  "))
         return "\n".join(lines)

@@ -31,6 +31,7 @@ import importlib.util
 import inspect
 import sys
 import threading
+import types
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,6 +42,9 @@ from padlint.runtime.checker import Checker
 from padlint.runtime.context import StepCounts, row_count
 from padlint.runtime.errors import warn
 from padlint.runtime.spec import ClassSpec, ProviderSpec, RuntimeSpec
+
+#: pytest leaves padlint's own frames (and their locals) out of tracebacks
+__tracebackhide__ = True
 
 _MISSING = object()
 
@@ -90,6 +94,11 @@ class Installation:
     failed: list[Unresolved] = field(default_factory=list)
     finder: Any = None
     poison: Any = None
+    #: targets hooked (patched at least once)
+    hooked: set[str] = field(default_factory=set)
+    #: provider label -> number of calls that gave no counts (see :func:`no_count_providers`)
+    no_counts: dict[str, int] = field(default_factory=dict)
+    no_count_names: dict[str, str] = field(default_factory=dict)
 
 
 #: The current installation (None when nothing is installed): the only global state.
@@ -150,7 +159,25 @@ def _function(kind: str, target: str, value: Any) -> None:
 
 # -- provider ------------------------------------------------------------------
 def _arg_getter(func: Callable, name: str) -> Callable[[tuple, dict], Any]:
-    """A fast getter of argument ``name`` from (args, kwargs), honouring defaults."""
+    """A fast getter of argument ``name`` from (args, kwargs), honouring defaults.
+
+    ``name`` may continue with attribute names (``input_batch.num_reqs``): the
+    argument's attribute, None when an attribute is missing (read from the
+    instance's ``__dict__`` first: a count is data, never a computed property).
+    """
+    if "." in name:
+        first, *attrs = name.split(".")
+        base = _arg_getter(func, first)
+
+        def dotted(a: tuple, k: dict) -> Any:
+            obj = base(a, k)
+            for attr in attrs:
+                if obj is None:
+                    return None
+                d = getattr(obj, "__dict__", None)
+                obj = d[attr] if d is not None and attr in d else getattr(obj, attr, None)
+            return obj
+        return dotted
     try:
         params = list(inspect.signature(func).parameters.values())
     except (TypeError, ValueError):
@@ -176,27 +203,42 @@ def _wrap_provider(inst: Installation, spec: ProviderSpec, module: Any) -> None:
     names = {"reqs": spec.reqs, "tokens": spec.tokens}
     label = spec.target.split(":", 1)[1]
     warned: list[bool] = []
+    no_counts = inst.no_counts
+    inst.no_count_names[label] = f"reqs from {spec.reqs[0]}, tokens from {spec.tokens[0]}"
 
     @functools.wraps(func)
     def provider(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
         if not chk.active:
             return func(*args, **kwargs)
+        bad = False
         try:
             rr, rp = _pair(g_rr(args, kwargs), g_rp(args, kwargs), spec.reqs)
             tr, tp = _pair(g_tr(args, kwargs), g_tp(args, kwargs), spec.tokens)
         except (TypeError, ValueError) as e:  # never out of the user's call: its objects go unchecked
             rr = rp = tr = tp = None
+            bad = True
             if not warned:
                 warned.append(True)
                 warn(f"padlint runtime: {label} was called with counts that are not row counts "
                      f"({e}): the objects built in such calls are not checked", RuntimeWarning,
                      quiet=True, stacklevel=2)
+        if rr is None and tr is None and not bad:  # attached, but no counts: say so (objects inside get inferred counts)
+            n = no_counts.get(label, 0)
+            no_counts[label] = n + 1
+            if not n:
+                warn(f"padlint runtime: provider {label} gave no counts ({inst.no_count_names[label]}): "
+                     f"objects built in it are checked with counts inferred from the object, or not at all",
+                     RuntimeWarning, quiet=True, stacklevel=2)
+            return func(*args, **kwargs)
         counts = StepCounts(rr, rp, tr, tp, provider=label, names=names, frame=sys._getframe(1))
         context.push(counts)
         try:
             result = func(*args, **kwargs)
         finally:
             context.pop()
+        if spec.check_result and result is not None and not any(o is result for o, _ in counts.seen):
+            chk.check_object(result, counts, when="provider return (its result)")
         chk.on_provider_return(counts, result)
         counts.seen.clear()
         counts.frame = None
@@ -204,6 +246,25 @@ def _wrap_provider(inst: Installation, spec: ProviderSpec, module: Any) -> None:
 
     provider.__padlint_wrapped__ = func  # type: ignore[attr-defined]
     _patch(inst, owner, name, provider)
+    _patch_imported_copies(inst, owner, func, provider)
+
+
+def _patch_imported_copies(inst: Installation, owner: Any, func: Any, new: Any) -> None:
+    """A module-level function is also a global of every module that imported it by name
+    (``from vllm.v1.worker.gpu.attn_utils import build_attn_metadata``): patch each of them
+    (matched by identity, or by code object for a re-created copy), so no call escapes."""
+    if not isinstance(owner, type(sys)):
+        return
+    code = getattr(func, "__code__", None)
+    for mod in list(sys.modules.values()):
+        if mod is owner or not isinstance(mod, type(sys)):
+            continue
+        d = mod.__dict__
+        for key, value in list(d.items()):
+            # only plain functions are asked for their code (a lazy module proxy would import on getattr)
+            if value is func or (code is not None and type(value) is types.FunctionType
+                                 and value.__code__ is code and not hasattr(value, "__padlint_wrapped__")):
+                _patch(inst, mod, key, new)
 
 
 def _pair(real: Any, padded: Any, names: tuple[str, str]) -> tuple[int | None, int | None]:
@@ -240,6 +301,7 @@ def _wrap_class(inst: Installation, spec: ClassSpec, module: Any) -> None:
 
     @functools.wraps(orig_init)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        __tracebackhide__ = True
         local.init_depth += 1
         try:
             if bare_init:
@@ -252,6 +314,7 @@ def _wrap_class(inst: Installation, spec: ClassSpec, module: Any) -> None:
             chk.check_object(self, frame=sys._getframe(1))
 
     def __setattr__(self: Any, key: str, value: Any) -> None:
+        __tracebackhide__ = True
         orig_setattr(self, key, value)
         if key in checked and value is not None and not local.init_depth and chk.active:
             chk.check_object(self, when="attribute store", frame=sys._getframe(1), only=(key,))
@@ -306,6 +369,7 @@ def _wrap_step(inst: Installation, target: str, module: Any) -> None:
 
     @functools.wraps(func)
     def step(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
         context.clear_last()  # only a provider call made by this step may give the counts to poison
         try:
             return func(*args, **kwargs)
@@ -315,7 +379,9 @@ def _wrap_step(inst: Installation, target: str, module: Any) -> None:
                     register_profile_buffers(args[0])
                 inst.poison.after_step(context.last())  # None (no provider call): nothing poisoned
 
+    step.__padlint_wrapped__ = func  # type: ignore[attr-defined]
     _patch(inst, owner, name, step)
+    _patch_imported_copies(inst, owner, func, step)
 
 
 # -- post-import hook ------------------------------------------------------------
@@ -360,6 +426,7 @@ def _apply_lazily(inst: Installation, kind: str, target: str, apply: Callable[[A
     n = len(inst.patches)
     try:
         apply(module)
+        inst.hooked.add(target)
     except Exception as e:  # noqa: BLE001 - a typo in a target must not break the user's import
         for p in reversed(inst.patches[n:]):
             p.undo()
@@ -386,7 +453,43 @@ def unresolved_targets(inst: Installation | None = None) -> list[Unresolved]:
             reason = ("was imported without passing padlint's post-import hook" if modname in sys.modules
                       else "was never imported")
             out.extend(Unresolved(kind, target, reason) for kind, target, _ in entries)
-    return [u for u in out if u.kind != "step" or inst.poison is not None]
+    # a profile may name several providers, one per runner (vLLM's v1 runner and Model Runner
+    # V2's model states): one whose module was never imported is no news once another was hooked
+    any_provider = any(p.target in inst.hooked for p in inst.checker.spec.providers)
+    return [u for u in out if (u.kind != "step" or inst.poison is not None)
+            and not (u.kind == "provider" and any_provider and u.reason == "was never imported")]
+
+
+def no_count_providers(inst: Installation | None = None) -> list[str]:
+    """Summary warnings for providers that were called but gave no counts (a count name
+    that is no argument, or an attribute path that does not exist), one line each."""
+    inst = installed() if inst is None else inst
+    if inst is None:
+        return []
+    return [f"padlint runtime: warning: provider {label} was called {n} time(s) but gave no counts "
+            f"({inst.no_count_names.get(label, '')}): the objects built in it were checked with counts "
+            f"inferred from the object, or not at all" for label, n in sorted(inst.no_counts.items())]
+
+
+def coverage_lines(inst: Installation | None = None) -> list[str]:
+    """Profile coverage: one warning per hooked class with tensor fields that the profile
+    neither checks (``[fields]``) nor exempts (``[exempt]``, ``[runtime.classes.exempt]``)."""
+    inst = installed() if inst is None else inst
+    if inst is None:
+        return []
+    chk = inst.checker
+    return [f"padlint runtime: warning: {cls} has tensor fields that profile {chk.spec.profile!r} neither checks "
+            f"nor exempts: {', '.join(names)}: not checked (add [fields.<name>] with axis and neutral, or "
+            f"[runtime.classes.exempt] with the reason)" for cls, names in sorted(chk.unknown_fields.items())]
+
+
+def hooked_anything(inst: Installation | None = None) -> bool:
+    """True when at least one provider or metadata class was hooked."""
+    inst = installed() if inst is None else inst
+    if inst is None:
+        return False
+    spec = inst.checker.spec
+    return any(t in inst.hooked for t in [p.target for p in spec.providers] + [c.target for c in spec.classes])
 
 
 # -- public API ------------------------------------------------------------------
@@ -434,8 +537,8 @@ def install(profile: Any = "vllm", *, mode: str = "strict", provider: Any = ...,
         todo: list[tuple[str, str, Callable[[Any], None]]] = []
         for c in spec.classes:
             todo.append(("class", c.target, functools.partial(lambda c, m: _wrap_class(inst, c, m), c)))
-        if spec.provider is not None:
-            todo.append(("provider", spec.provider.target, lambda m: _wrap_provider(inst, spec.provider, m)))
+        for p in spec.providers:
+            todo.append(("provider", p.target, functools.partial(lambda p, m: _wrap_provider(inst, p, m), p)))
         if spec.step:
             todo.append(("step", spec.step, lambda m: _wrap_step(inst, spec.step, m)))
         try:
@@ -451,6 +554,7 @@ def install(profile: Any = "vllm", *, mode: str = "strict", provider: Any = ...,
                 if module is None:
                     module = importlib.import_module(modname)
                 apply(module)
+                inst.hooked.add(target)
         except BaseException:
             for p in reversed(inst.patches):
                 p.undo()

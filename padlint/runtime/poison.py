@@ -40,6 +40,9 @@ from padlint.runtime.checks import stream_is_capturing
 from padlint.runtime.context import StepCounts, row_count
 from padlint.runtime.errors import warn
 
+#: pytest leaves padlint's own frames (and their locals) out of tracebacks
+__tracebackhide__ = True
+
 #: Default sentinel of signed integer dtypes: distinctive, fits every signed
 #: integer dtype (int8 included), and none of the vLLM profile's neutral
 #: values (False, 0, -1, NULL_BLOCK_ID = 0, 1).
@@ -82,7 +85,10 @@ def _kind(dtype: Any) -> tuple[str, Any]:
 def default_sentinel(dtype: Any) -> Any:
     """The sentinel written when none is given, for a torch or numpy ``dtype``.
 
-    ``True`` for bool, NaN for floating point and complex, -99
+    ``True`` for bool, -99.0 for floating point and complex (finite: NaN in
+    padding rows reaches real rows through reductions and routing, e.g. a
+    softmax or top-k over the padded batch, vLLM #40047; ask for NaN per
+    buffer with ``sentinel=float("nan")``), -99
     (:data:`DEFAULT_INT_SENTINEL`) for signed integers (it fits int8), the
     dtype's maximum for unsigned integers (255 for uint8; 2**63 - 1 for a
     torch uint64, the largest scalar torch writes): always a value the dtype
@@ -94,7 +100,7 @@ def default_sentinel(dtype: Any) -> Any:
     if kind == "bool":
         return True
     if kind in ("float", "complex"):
-        return float("nan")
+        return float(DEFAULT_INT_SENTINEL)  # -99.0: exact in float16 too
     if kind == "int":
         return DEFAULT_INT_SENTINEL if limit[0] < 0 else limit[1]
     raise TypeError(f"dtype {dtype}: poison mode supports bool, integer, floating-point and complex dtypes")

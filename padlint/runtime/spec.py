@@ -60,8 +60,11 @@ class FieldRule:
 class ProviderSpec:
     """The function whose arguments give a step's real and padded counts.
 
-    ``target`` is ``"module:Class.method"``; ``reqs``/``tokens`` are the
-    argument names (real, padded).  A padded argument that is None or
+    ``target`` is ``"module:Class.method"`` or ``"module:function"``;
+    ``reqs``/``tokens`` are the (real, padded) counts: an argument name
+    (``num_reqs``), or an argument name followed by attribute names
+    (``input_batch.num_reqs_after_padding``: vLLM Model Runner V2 keeps a
+    step's counts on its ``InputBatch``).  A padded count that is None or
     missing means "not padded" (vLLM passes ``num_reqs_padded=None`` when
     the step does not use a full CUDA graph), so padded = real.
     """
@@ -69,6 +72,9 @@ class ProviderSpec:
     target: str
     reqs: tuple[str, str] = ("num_reqs", "num_reqs_padded")
     tokens: tuple[str, str] = ("num_tokens", "num_tokens_padded")
+    #: the return value itself is a metadata object (SGLang's ``build_replay_fb_view`` returns a
+    #: ``SimpleNamespace`` view of the padded buffers): check its profile fields with the call's counts
+    check_result: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,9 @@ class RuntimeSpec:
     exempt: tuple[tuple[str, str], ...] = ()
     provider: ProviderSpec | None = None
     classes: tuple[ClassSpec, ...] = ()
+    #: every provider (``provider`` is the first): a profile may describe several runners
+    #: (vLLM's v1 ``GPUModelRunner`` and Model Runner V2's model states)
+    providers: tuple[ProviderSpec, ...] = ()
     step: str | None = None
     poison: tuple[PoisonSpec, ...] = ()
     constants: tuple[tuple[str, Any], ...] = ()
@@ -115,6 +124,10 @@ class RuntimeSpec:
 
     def __post_init__(self) -> None:
         self.by_name.update({r.name: r for r in self.rules})
+        if self.provider is not None and not self.providers:
+            object.__setattr__(self, "providers", (self.provider,))
+        elif self.providers and self.provider is None:
+            object.__setattr__(self, "provider", self.providers[0])
 
     def rule(self, name: str) -> FieldRule | None:
         """The :class:`FieldRule` of metadata field ``name`` (axis, neutral value, reason),
@@ -126,12 +139,14 @@ class RuntimeSpec:
         p = self.provider or ProviderSpec("")
         return p.tokens if axis == "tokens" else p.reqs
 
-    def reset_text(self, rule: FieldRule) -> str:
-        """The reset that would fix a stale ``rule.name``, in the provider's terms.
+    def reset_text(self, rule: FieldRule, names: dict[str, tuple[str, str]] | None = None) -> str:
+        """The reset that would fix a stale ``rule.name``, in the provider's terms
+        (``names``: axis -> (real, padded) of the provider call, else the first provider's).
 
         e.g. ``is_prefilling[num_reqs:num_reqs_padded] = False``.
         """
-        real, padded = self.count_names(rule.axis)
+        key = "tokens" if rule.axis == "tokens" else "reqs"
+        real, padded = names[key] if names and key in names else self.count_names(rule.axis)
         if rule.axis == "reqs+1":
             return (f"{rule.name}[{real} + 1:{padded} + 1] = {rule.name}[{real}]"
                     f"   (e.g. buf.np[{real} + 1:].fill(last_offset) before the copy to the device)")
@@ -157,7 +172,7 @@ def _names(value: Any, where: str) -> tuple[str, ...]:
 
 
 _UNSET: Any = object()
-_PROVIDER_KEYS = ("target", "reqs", "tokens")
+_PROVIDER_KEYS = ("target", "reqs", "tokens", "check_result")
 _POISON_KEYS = ("axis", "sentinel")
 _DEFAULT_REQS = ["num_reqs", "num_reqs_padded"]
 _DEFAULT_TOKENS = ["num_tokens", "num_tokens_padded"]
@@ -171,6 +186,24 @@ def _provider_counts(table: Any, where: str) -> tuple[tuple[str, str], tuple[str
         raise ProfileError(f"{where}: unknown key {unknown[0]!r} (expected {', '.join(_PROVIDER_KEYS)})")
     return (_pair(table.get("reqs", _DEFAULT_REQS), f"{where}.reqs"),
             _pair(table.get("tokens", _DEFAULT_TOKENS), f"{where}.tokens"))
+
+
+def _provider_specs(value: Any, where: str) -> tuple[ProviderSpec, ...]:
+    """``[runtime.provider]`` (one table) or ``[[runtime.provider]]`` (an array of tables)."""
+    if value is None:
+        return ()
+    tables = value if isinstance(value, list) else [value]
+    out = []
+    for i, p in enumerate(tables):
+        w = f"{where}[{i}]" if isinstance(value, list) else where
+        if not isinstance(p, dict) or not isinstance(p.get("target"), str):
+            raise ProfileError(f"{w}: expected a table with target, got {p!r}")
+        check_result = p.get("check_result", False)
+        if not isinstance(check_result, bool):
+            raise ProfileError(f"{w}.check_result: expected true or false, got {check_result!r}")
+        out.append(ProviderSpec(_profile_string(p["target"], f"{w}.target", nonempty=True), *_provider_counts(p, w),
+                                check_result=check_result))
+    return tuple(out)
 
 
 def _poison_specs(table: Any, where: str) -> tuple[PoisonSpec, ...]:
@@ -239,23 +272,22 @@ def runtime_spec(profile: Profile | str = "vllm", *, provider: Any = _UNSET, cla
         rules.append(FieldRule(f.name, f.axis, FLAT if value == "flat" else value, f.neutral, f.why))
     rt = profile.runtime or {}
 
+    profile_providers = _provider_specs(rt.get("provider"), f"{origin}: runtime.provider")
     if provider is _UNSET:
-        p = rt.get("provider")
-        if p is None:
-            prov = None
-        else:
-            where = f"{origin}: runtime.provider"
-            if not isinstance(p, dict) or not isinstance(p.get("target"), str):
-                raise ProfileError(f"{where}: expected a table with target, got {p!r}")
-            prov = ProviderSpec(_profile_string(p["target"], f"{where}.target", nonempty=True),
-                                *_provider_counts(p, where))
-    elif isinstance(provider, str):  # a new target; the argument names still come from the profile
-        base = rt.get("provider")
-        counts = (_provider_counts(base, f"{origin}: runtime.provider") if base is not None
-                  else (tuple(_DEFAULT_REQS), tuple(_DEFAULT_TOKENS)))
-        prov = ProviderSpec(provider, *counts)
+        provs = profile_providers
+    elif provider is None:
+        provs = ()
     else:
-        prov = provider
+        items = provider if isinstance(provider, (list, tuple)) else [provider]
+        provs = []
+        for item in items:
+            if isinstance(item, str):  # a new target; the count names still come from the profile's first provider
+                base = profile_providers[0] if profile_providers else ProviderSpec("")
+                provs.append(ProviderSpec(item, base.reqs, base.tokens))
+            else:
+                provs.append(item)
+        provs = tuple(provs)
+    prov = provs[0] if provs else None
 
     items = rt.get("classes", [])
     if not isinstance(items, list):
@@ -284,4 +316,4 @@ def runtime_spec(profile: Profile | str = "vllm", *, provider: Any = _UNSET, cla
         poison_specs = tuple(_poison_override(p, i) for i, p in enumerate(poison))
 
     return RuntimeSpec(profile=profile.name, rules=tuple(rules), exempt=profile.exempt, provider=prov,
-                       classes=cls_tuple, step=step_target, poison=poison_specs, constants=profile.constants)
+                       providers=provs, classes=cls_tuple, step=step_target, poison=poison_specs, constants=profile.constants)

@@ -18,6 +18,11 @@ A bad ``PADLINT_PROFILE``, ``PADLINT_CUDA_POLICY`` or ``PADLINT_POISON``
 prints one line to stderr naming the variable and its value, and the
 process runs unchecked (no traceback into the worker).
 
+When ``PADLINT_REPORT_DIR`` is set (the pytest plugin sets it for the
+processes a test run starts), each violation is also appended as a JSON
+line to a file of that directory as soon as it is found, and the summary at
+exit (see :mod:`padlint.runtime.reports`): the pytest session merges them.
+
 Hooks are installed lazily (patched when vLLM imports the runner).  At
 exit the tally is printed to stderr (in record mode with the violations),
 with a warning for each target that hooked nothing (its module was never
@@ -88,6 +93,16 @@ def register() -> None:
     inst = hooks.installed()
     import atexit
 
+    from padlint.runtime import reports
+
+    writer = reports.ReportWriter(os.environ[reports.ENV]) if os.environ.get(reports.ENV) else None
+    if writer is not None:  # the pytest session that started this process collects what it finds
+        def _send(found: list) -> None:
+            test = os.environ.get("PYTEST_CURRENT_TEST", "")
+            for v in found:
+                writer.write({**reports.violation_record(v), "test": test})
+        checker.listeners.append(_send)
+
     def _report() -> None:
         try:
             checker.flush()
@@ -99,10 +114,22 @@ def register() -> None:
         if inst.poison is not None:
             for line in inst.poison.summary_lines():
                 print(f"{_prefix()} {line}", file=sys.stderr)
+        warnings = []
         for u in hooks.unresolved_targets(inst):
             table = {"provider": "runtime.provider", "class": "runtime.classes", "step": "runtime.step"}[u.kind]
-            print(f"{_prefix()} {u.line(f'profile {profile!r} {table}')}", file=sys.stderr)
+            warnings.append(u.line(f"profile {profile!r} {table}"))
+        warnings += hooks.no_count_providers(inst) + hooks.coverage_lines(inst)
+        for line in warnings:
+            print(f"{_prefix()} {line}", file=sys.stderr)
         print(f"{_prefix()} {checker.stats.line()}", file=sys.stderr)
+        if checker.stats.unfilled_line():
+            print(f"{_prefix()} {checker.stats.unfilled_line()}", file=sys.stderr)
+        if writer is not None:
+            st = checker.stats
+            writer.write({"kind": "summary", "pid": os.getpid(), "line": st.line(), "warnings": warnings,
+                          "hooked": hooks.hooked_anything(inst),
+                          "stats": {"objects_checked": st.objects_checked, "fields_checked": st.fields_checked,
+                                    "violations": len(st.violations)}})
         if checker.mode == "record":
             for v in checker.stats.violations:
                 print(v.format(), file=sys.stderr)

@@ -124,3 +124,62 @@ def test_poison_changes_the_replayed_output_of_the_buggy_runner(install_toy):
     pr.uninstall()
     fixed, chk = _graph_run("fixed", True, install_toy)
     assert fixed == plain and chk.stats.violations == []
+
+
+def test_one_object_costs_at_most_5_kernel_launches(install_toy):
+    """Issue 10: the checks of one metadata object in at most 5 kernel launches (the byte
+    gather: one cat, one copy to pinned host memory), counted with the profiler."""
+    from torch.profiler import ProfilerActivity, profile
+
+    chk = install_toy("buggy", "record", cuda_policy="deferred")
+    runner = make_runner("buggy", device="cuda")
+    _stale_scenario(runner)
+    with chk.suspended():
+        meta, _ = runner.execute_model()
+    chk.flush()
+    torch.cuda.synchronize()
+    counts = pr.current_checker()._infer_counts(meta)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        chk.check_object(meta, counts)
+        torch.cuda.synchronize()
+    launches = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    assert len(launches) <= 5, [e.name for e in launches]
+    chk.flush()
+    assert {v.field for v in chk.stats.violations} == {"is_prefilling", "seq_lens"}
+
+
+def test_poison_default_float_sentinel_is_finite_on_cuda(install_toy):
+    install_toy("fixed", "record", poison=True)
+    buf = torch.zeros(4, device="cuda")
+    pr.register_poison_buffer(buf, name="b")
+    assert pr.poison_padding(2) == 1
+    assert buf.cpu().tolist() == [0.0, 0.0, -99.0, -99.0]
+
+
+def test_replay_with_a_new_storage_is_a_violation_under_a_real_capture(install_toy):
+    """Capture a graph that reads seq_lens from a static buffer while the metadata object is
+    built; a later step whose metadata holds a new tensor (never read by the replay) is reported."""
+    from test_odd_inputs import graph_meta
+
+    from padlint.runtime.checker import Checker
+    from padlint.runtime.context import StepCounts
+
+    chk = Checker(pr.runtime_spec("vllm", provider=None, classes=[], step=None), mode="record")
+    static = {k: v.cuda() for k, v in graph_meta().__dict__.items() if isinstance(v, torch.Tensor)}
+    seq_lens = torch.zeros(4, dtype=torch.int32, device="cuda")
+    out = torch.zeros(4, dtype=torch.int32, device="cuda")
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(torch.cuda.Stream()), torch.cuda.graph(graph):
+        chk.check_object(graph_meta(**{**static, "seq_lens": seq_lens[:4]}), StepCounts(4, 4, 4, 4, provider="c"))
+        out.copy_(seq_lens * 2)
+    torch.cuda.synchronize()
+    assert chk.stats.violations == []
+    seq_lens[:2] = torch.tensor([3, 4], device="cuda")
+    chk.check_object(graph_meta(**{**static, "seq_lens": seq_lens[:4]}), StepCounts(2, 4, 2, 4, provider="r"))
+    graph.replay()
+    chk.check_object(graph_meta(**{**static, "seq_lens": torch.tensor([3, 4, 0, 0], dtype=torch.int32,
+                                                                        device="cuda")}),
+                     StepCounts(2, 4, 2, 4, provider="r"))
+    chk.flush()
+    assert [v.field for v in chk.stats.violations] == ["seq_lens"]
+    assert chk.stats.violations[0].detail.startswith("storage changed since CUDA-graph capture")

@@ -147,7 +147,8 @@ def test_default_sentinel_fits_every_dtype_and_is_not_neutral(install_toy, kind,
     rows = np.asarray(buf if kind == "numpy" else buf.numpy())
     assert rows[:2].tolist() == [0, 0]
     if dtype.startswith("float"):
-        assert np.isnan(rows[2:]).all() and np.isnan(entry.sentinel)
+        # finite, never NaN by default: NaN in padding rows reaches real rows through reductions (vLLM #40047)
+        assert rows[2:].tolist() == [-99.0, -99.0] and entry.sentinel == -99.0
         return
     expected = True if dtype == "bool" else -99 if not dtype.startswith("uint") else (
         2**63 - 1 if (kind, dtype) == ("torch", "uint64") else np.iinfo(dtype).max)  # torch fills through int64
@@ -206,7 +207,7 @@ def test_buffers_with_autograd_state_are_poisoned(install_toy, make):
         buf = leaf if make == "leaf" else leaf[1:]
     pr.register_poison_buffer(buf, name="b")
     assert pr.poison_padding(2) == 1
-    assert torch.isnan(buf[2:]).all() and (buf[:2] == 0).all()
+    assert (buf[2:] == -99.0).all() and (buf[:2] == 0).all()
     if make != "inference tensor":
         assert buf.requires_grad  # still a tensor autograd can use
 

@@ -171,10 +171,16 @@ def test_exit_summary_lists_targets_that_were_never_imported():
     assert out.returncode == 0, out.stderr
     assert _stderr_lines(out) == [
         _never_imported("vllm.v1.attention.backend:CommonAttentionMetadata", "runtime.classes"),
+        # grouped by module (the v1 runner module holds the provider and the step), in profile order
         _never_imported("vllm.v1.worker.gpu_model_runner:GPUModelRunner._build_attention_metadata",
                         "runtime.provider"),
         _never_imported("vllm.v1.worker.gpu_model_runner:GPUModelRunner.execute_model", "runtime.step",
                         "no buffer was poisoned after it"),
+        *[_never_imported(target, "runtime.provider") for target in (
+            "vllm.v1.worker.gpu.model_states.default:DefaultModelState.prepare_attn",
+            "vllm.v1.worker.gpu.model_states.mamba_hybrid:MambaHybridModelState.prepare_attn",
+            "vllm.v1.worker.gpu.model_states.encoder_decoder:EncoderDecoderModelState.prepare_attn",
+            "vllm.v1.worker.gpu.spec_decode.speculator:DraftModelSpeculator._build_attn_metadata")],
         "padlint runtime: 0 objects checked, 0 fields checked, 0 skipped during capture, 0 violations",
     ]
     # a worker that imports the runner: no warning
