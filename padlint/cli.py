@@ -95,6 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
                             "(bytes, or 512KB, 2MB; 0: no limit; default 1MB): one error line instead")
     check.add_argument("--file-timeout", metavar="SECONDS",
                        help="stop analysing a file after SECONDS (0: no limit; default 60): one error line instead")
+    check.add_argument("--no-cache", action="store_true",
+                       help="do not read or write the analysis cache")
+    check.add_argument("--cache-dir", metavar="DIR",
+                       help="where to cache analysis results (default: $PADLINT_CACHE_DIR, else "
+                            ".padlint_cache in the working directory)")
     check.add_argument("--profile", metavar="NAME", help="engine profile (default: from config, else vllm)")
     check.add_argument("--config", metavar="PATH", help="configuration file (padlint.toml or pyproject.toml)")
     check.add_argument("--baseline", metavar="PATH", help="hide the findings recorded in this baseline file")
@@ -238,7 +243,9 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
                          max_file_size=_first(_cli_value(parse_size, args.max_file_size, "--max-file-size"),
                                               config.max_file_size, DEFAULT_MAX_FILE_SIZE),
                          file_timeout=_first(_cli_value(parse_seconds, args.file_timeout, "--file-timeout"),
-                                             config.file_timeout, DEFAULT_FILE_TIMEOUT))
+                                             config.file_timeout, DEFAULT_FILE_TIMEOUT),
+                         cache_dir=None if args.no_cache else str(cwd / (
+                             args.cache_dir or os.environ.get("PADLINT_CACHE_DIR") or ".padlint_cache")))
     if args.show_settings:
         _emit(_settings_text(args, options, cwd), args.output_file)
         return 0

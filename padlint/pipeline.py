@@ -72,6 +72,8 @@ class RunOptions:
     matter is not parsed; ``file_timeout``: seconds (0: none) one file's
     analysis may take.  ``progress``: called with (stage, done, total) as
     files are read ("read") and analysed ("analyse"), for a progress bar.
+    ``cache_dir``: where analysis results are cached (:mod:`padlint.cache`;
+    None: no cache).
     """
 
     profile: Profile
@@ -86,6 +88,7 @@ class RunOptions:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     file_timeout: float = DEFAULT_FILE_TIMEOUT
     progress: Callable[[str, int, int], None] | None = field(default=None, compare=False)
+    cache_dir: str | None = None
 
 
 @dataclass
@@ -157,7 +160,7 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
                 continue
             seeds.add(path)
     progress("read", len(found.files), len(found.files))
-    analysed = _analyse_all(every, seeds, options, cwd, progress) if seeds else {}
+    analysed = _analyse_all(every, seeds, options, cwd, progress, out.notes) if seeds else {}
 
     for source in every:
         findings = analysed.get(source.path, [])
@@ -228,7 +231,8 @@ def _python_accepts(text: str) -> bool:
 
 
 def _analyse_all(sources: list[SourceFile], seeds: set[str], options: RunOptions, cwd: Path,
-                 progress: Callable[[str, int, int], None] | None) -> dict[str, list[Finding] | FileError]:
+                 progress: Callable[[str, int, int], None] | None, notes: list[str] | None = None
+                 ) -> dict[str, list[Finding] | FileError]:
     """Analyse the checked files as one program (see :mod:`padlint.analysis.engine`).
 
     Never raises.  The whole-program run gets the sum of the per-file time
@@ -259,10 +263,26 @@ def _analyse_all(sources: list[SourceFile], seeds: set[str], options: RunOptions
     srcs = [Source(s.path, s.text, full(s.path)) for s in sources]
     budget = options.file_timeout * max(1, len(seeds)) if options.file_timeout else None
     report("analyse", 0, len(seeds))
+    key = None
+    if options.cache_dir:
+        from padlint import cache
+
+        key = cache.run_key(options.profile, [(s.file, s.text) for s in srcs], {full(p) for p in seeds})
+        cached = cache.load(options.cache_dir, key)
+        if cached is not None:
+            report("analyse", len(seeds), len(seeds))
+            return cached
     try:
-        res = with_big_stack(lambda _t: check_project(srcs, options.profile, seeds=seeds), "", timeout=budget)
+        read: dict[str, str] = {}
+        res = with_big_stack(lambda _t: check_project(srcs, options.profile, seeds=seeds, read=read), "",
+                             timeout=budget)
         report("analyse", len(seeds), len(seeds))
-        return convert(res, by_path)
+        out = convert(res, by_path)
+        if key is not None:
+            note = cache.store(options.cache_dir, key, out, {p: cache.digest(t) for p, t in read.items()})
+            if note is not None and notes is not None:
+                notes.append(note)
+        return out
     except AnalysisTimeout:
         pass
     except Exception:  # noqa: BLE001 - fall back to one file at a time

@@ -115,8 +115,8 @@ def stale_paths(interp: Interpreter) -> dict[tuple[str, int, str], list[tuple[st
 
 
 def check_project(sources: list[Source], profile: Profile, *, seeds: set[str] | None = None,
-                  project: Project | None = None, facts: dict | None = None
-                  ) -> dict[str, list[Finding] | AnalysisSyntaxError]:
+                  project: Project | None = None, facts: dict | None = None,
+                  read: dict | None = None) -> dict[str, list[Finding] | AnalysisSyntaxError]:
     """PAD001 findings for each checked file, analysed as one program.
 
     ``seeds``: paths whose functions may start the search for entry points
@@ -148,6 +148,8 @@ def check_project(sources: list[Source], profile: Profile, *, seeds: set[str] | 
         interp.run_entry(entry)
     if facts is not None:
         facts.update(stale_paths(interp))
+    if read is not None:
+        read.update(project.files_read())  # other files the analysis looked at: path -> text
     texts = {s.path: s.text for s in sources}
     by_key = {keys[s.path]: s.path for s in sources}
     for mod_key, (msg, line, col) in interp.syntax_errors.items():

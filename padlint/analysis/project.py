@@ -529,6 +529,20 @@ class Project:
             self._files = out
         return self._files
 
+    def files_read(self) -> dict[str, str]:
+        """Every file read from disk (not handed in as a source): path -> text."""
+        out: dict[str, str] = {}
+        paths = {k: str(p) for k, p in (self._files or [])}
+        for key, text in self._texts.items():
+            loc = self._located.get(key)
+            path = loc[0] if loc is not None else paths.get(key)
+            if path is not None:
+                out[path] = text
+        for key, mod in self._modules.items():
+            if mod is not None and key not in self._sources:
+                out[mod.path] = mod.text
+        return out
+
     def text_of(self, key: str, path: Path) -> str:
         if key in self._sources:
             return self._sources[key][1]

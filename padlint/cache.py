@@ -1,0 +1,97 @@
+"""On-disk cache of analysis results, as ruff keeps ``.ruff_cache``.
+
+One entry per analysed program: the key is a hash of padlint's version, the
+profile, every checked file's path and text, and which of them are seeds.  An
+entry also lists every *other* file the analysis read (modules reached through
+imports, calls and subclass lookups) with the hash of its content; it is used
+only while all of them still hash the same, so an edit anywhere the analysis
+looked invalidates it.  Entries are JSON (never pickle: a cache directory in
+an untrusted checkout must not be able to run code), written atomically.  A
+cache that cannot be read is ignored; one that cannot be written costs one
+note and nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from padlint import __version__
+from padlint.model import FileError, Finding, Fix, TraceStep
+
+CACHE_FORMAT = 1
+DEFAULT_DIR = ".padlint_cache"
+
+
+def digest(text: str | bytes) -> str:
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    return hashlib.sha256(data).hexdigest()
+
+
+def run_key(profile: Any, sources: list[tuple[str, str]], seeds: set[str]) -> str:
+    """The key of one analysis: version, profile, checked files (path, text), seeds."""
+    h = hashlib.sha256()
+    h.update(f"padlint {__version__} cache {CACHE_FORMAT}\0{profile!r}\0".encode("utf-8", "surrogatepass"))
+    for path, text in sorted(sources):
+        h.update(f"{path}\0{'seed' if path in seeds else ''}\0{digest(text)}\0".encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def _finding_from(d: dict[str, Any]) -> Finding:
+    d = dict(d)
+    d["trace"] = tuple(TraceStep(**t) for t in d.get("trace", ()))
+    d["fix"] = Fix(**d["fix"]) if d.get("fix") else None
+    return Finding(**d)
+
+
+def load(cache_dir: str, key: str) -> dict[str, list[Finding] | FileError] | None:
+    """The cached results for ``key``, or None (absent, unreadable, or a dependency changed)."""
+    path = Path(cache_dir) / f"{key}.json"
+    try:
+        if not path.is_file() or path.stat().st_size > 256 * 1024 * 1024:
+            return None
+        entry = json.loads(path.read_text(encoding="utf-8"))
+        if entry.get("format") != CACHE_FORMAT or entry.get("key") != key:
+            return None
+        for dep, want in entry.get("deps", {}).items():
+            try:
+                if digest(Path(dep).read_bytes()) != want:
+                    return None
+            except OSError:
+                return None
+        out: dict[str, list[Finding] | FileError] = {}
+        for p, r in entry["results"].items():
+            out[p] = FileError(**r["error"]) if "error" in r else [_finding_from(f) for f in r["findings"]]
+        return out
+    except (OSError, ValueError, TypeError, KeyError, RecursionError):
+        return None  # a damaged or foreign entry: analyse again
+
+
+def store(cache_dir: str, key: str, results: dict[str, list[Finding] | FileError], deps: dict[str, str]) -> str | None:
+    """Write one entry; returns a one-line note when the cache cannot be written (else None)."""
+    entry = {
+        "format": CACHE_FORMAT, "key": key, "deps": deps,
+        "results": {p: ({"error": r.to_dict()} if isinstance(r, FileError)
+                        else {"findings": [f.to_dict() for f in r]}) for p, r in results.items()},
+    }
+    d = Path(cache_dir)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        ignore = d / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# created by padlint\n*\n", encoding="utf-8")
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(entry, f)
+            os.replace(tmp, d / f"{key}.json")
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except (OSError, TypeError, ValueError) as e:
+        return f"cache not written ({cache_dir}): {e.__class__.__name__}: {e}"
+    return None

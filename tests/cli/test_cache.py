@@ -1,0 +1,130 @@
+"""The analysis cache (.padlint_cache, --no-cache, --cache-dir; padlint.cache).
+
+A second run over unchanged files must not analyse again and must report the
+same thing; changing a checked file, or a module the analysis read without
+checking it, must analyse again; a cache that cannot be written costs one
+note; --no-cache reads and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import padlint.analysis.engine
+
+from .conftest import CANONICAL
+
+# A runner in a package whose metadata builder lives in another module of the package: a
+# run over runner.py alone reads attn.py (to follow the call) without checking it.
+RUNNER = """\
+import torch
+from pkg.attn import build
+
+
+class Runner:
+    def __init__(self, n):
+        self.seq_lens = torch.zeros(n)
+
+    def execute_model(self, num_reqs, num_reqs_padded):
+        return build(self.seq_lens[:num_reqs_padded])
+"""
+ATTN = """\
+from vllm.v1.attention.backend import CommonAttentionMetadata
+
+
+def build(seq_lens):
+    return CommonAttentionMetadata(seq_lens=seq_lens)
+"""
+
+
+def _counting(monkeypatch):
+    calls = []
+    real = padlint.analysis.engine.check_project
+
+    def counted(sources, profile, **kw):
+        calls.append(sorted(s.path for s in sources))
+        return real(sources, profile, **kw)
+
+    monkeypatch.setattr(padlint.analysis.engine, "check_project", counted)
+    return calls
+
+
+def _json(run):
+    return json.loads(run.out)
+
+
+def test_second_run_uses_the_cache(project, monkeypatch):
+    project.write("bug.py", CANONICAL)
+    calls = _counting(monkeypatch)
+    first = project.run("check", "--format", "json")
+    second = project.run("check", "--format", "json")
+    assert first.rc == second.rc == 1
+    assert _json(first) == _json(second)
+    assert len(_json(first)["findings"]) == 1
+    assert len(calls) == 1  # the second run analysed nothing
+    assert (project.root / ".padlint_cache" / ".gitignore").read_text().endswith("*\n")
+
+
+def test_editing_a_checked_file_analyses_again(project, monkeypatch):
+    path = project.write("bug.py", CANONICAL)
+    calls = _counting(monkeypatch)
+    assert project.run("check").rc == 1
+    path.write_text(CANONICAL.replace("        return", "        x[num_reqs:] = False\n        return"))
+    assert project.run("check").rc == 0  # the reset is there now
+    assert len(calls) == 2
+
+
+def test_editing_a_module_read_but_not_checked_analyses_again(project, monkeypatch):
+    project.write("pkg/__init__.py", "")
+    project.write("pkg/runner.py", RUNNER)
+    attn = project.write("pkg/attn.py", ATTN)
+    calls = _counting(monkeypatch)
+    first = _json(project.run("check", "pkg/runner.py", "--format", "json"))
+    # the sink is in attn.py, which is not checked: no finding is reported in it
+    assert first["findings"] == []
+    assert len(calls) == 1
+    project.run("check", "pkg/runner.py", "--format", "json")
+    assert len(calls) == 1  # cached
+    attn.write_text(ATTN + "\n# edited\n")
+    project.run("check", "pkg/runner.py", "--format", "json")
+    assert len(calls) == 2  # attn.py was read by the analysis: its edit invalidates the entry
+
+
+def test_no_cache_reads_and_writes_nothing(project, monkeypatch):
+    project.write("bug.py", CANONICAL)
+    calls = _counting(monkeypatch)
+    project.run("check", "--no-cache")
+    project.run("check", "--no-cache")
+    assert len(calls) == 2
+    assert not (project.root / ".padlint_cache").exists()
+
+
+def test_cache_dir_option_and_unwritable_cache(project, monkeypatch):
+    project.write("bug.py", CANONICAL)
+    project.run("check", "--cache-dir", "elsewhere")
+    assert any(p.suffix == ".json" for p in (project.root / "elsewhere").iterdir())
+    # a cache "directory" that is a regular file cannot be written: one note, same result
+    project.write("blocker", "not a directory")
+    r = project.run("check", "--cache-dir", "blocker", "--format", "json")
+    assert r.rc == 1
+    assert len(_json(r)["findings"]) == 1
+    assert "cache not written" in r.err and r.err.count("\n") == 1
+
+
+def test_damaged_cache_entry_is_ignored(project, monkeypatch):
+    project.write("bug.py", CANONICAL)
+    project.run("check")
+    for p in (project.root / ".padlint_cache").glob("*.json"):
+        p.write_text("{not json")
+    calls = _counting(monkeypatch)
+    r = project.run("check", "--format", "json")
+    assert len(_json(r)["findings"]) == 1
+    assert len(calls) == 1
+
+
+def test_env_var_names_the_cache_dir(project, monkeypatch):
+    project.write("bug.py", CANONICAL)
+    monkeypatch.setenv("PADLINT_CACHE_DIR", os.fspath(project.root / "envcache"))
+    project.run("check")
+    assert (project.root / "envcache").is_dir()
