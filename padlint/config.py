@@ -76,7 +76,18 @@ _SELECTOR = re.compile(r"PAD[0-9]{0,3}")
 
 
 class ConfigError(ValueError):
-    """A configuration problem; the message is one line naming file and key."""
+    """A configuration problem: the message names the file and the key, on one line.
+
+    Control characters (a key with a newline in it) are shown escaped, so the
+    message stays one line.
+    """
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(_one_line(str(message)))
+
+
+def _one_line(text: str) -> str:
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
 
 
 @dataclass(frozen=True)

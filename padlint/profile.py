@@ -23,7 +23,18 @@ else:  # pragma: no cover
 
 
 class ProfileError(ValueError):
-    """A profile (or an extension of one) is malformed; the message names file and key."""
+    """A profile (or an extension of one) is malformed; the message names file and key.
+
+    Control characters (a key with a newline in it) are shown escaped, so the
+    message stays one line.
+    """
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(_one_line(str(message)))
+
+
+def _one_line(text: str) -> str:
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
 
 
 class UnknownProfileError(ProfileError):
