@@ -321,7 +321,7 @@ class Interpreter:
     not with the number of paths through it.
     """
 
-    MAX_DEPTH = 24  # calls followed below an entry point (deeper calls are not followed)
+    MAX_DEPTH = 64  # calls followed below an entry point (deeper calls are not followed)
     MAX_SUMMARIES = 20000
 
     def __init__(self, profile: Profile, project: Project, graph: CallGraph):
@@ -769,7 +769,11 @@ class Interpreter:
                     # `x[num_scheduled_tokens:]` pairs with `num_input_tokens` by name too,
                     # unless the caller bound the real name to a padded count
                     keys.add(Reset(low.written, low.offset, value_text, line))
-                state.heap[ref.loc] = LocState(st.entry_stale, st.taints, st.clean | keys)
+                # the latest write of rows [R + k:] is what they hold: it replaces an earlier reset
+                # of the same rows (so states reached by different histories compare equal)
+                same = {(k.real, k.offset) for k in keys}
+                kept = frozenset(r for r in st.clean if (r.real, r.offset) not in same)
+                state.heap[ref.loc] = LocState(st.entry_stale, st.taints, kept | keys)
             return
         up = self._count(upper, state) if upper is not None else None
         view = ref.count
