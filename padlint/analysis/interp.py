@@ -322,7 +322,7 @@ class Interpreter:
     """
 
     MAX_DEPTH = 64  # calls followed below an entry point (deeper calls are not followed)
-    MAX_SUMMARIES = 20000
+    MAX_SUMMARIES_PER_CALLEE = 16  # summaries kept per callee and arguments
 
     def __init__(self, profile: Profile, project: Project, graph: CallGraph):
         self.p = profile
@@ -330,7 +330,8 @@ class Interpreter:
         self.graph = graph
         self._segments: dict[str, Segment | None] = {}
         self.syntax_errors: dict[str, tuple[str, int | None, int | None]] = {}  # module -> error
-        self._summaries: dict = {}
+        self._summaries: dict = {}  # (callee, self class, arguments, known counts) -> [(reads, writes, value)]
+        self._reads: list[set] = []  # read logs of the callees being interpreted (innermost last)
         self._attr_type_cache: dict = {}
         self._param_cache: dict = {}
         self._member_nodes: dict = {}
@@ -1747,31 +1748,42 @@ class Interpreter:
             if isinstance(v, UnknownVal):
                 v = self._param_default(next(p for p in all_params if p.name.value == pname), fn)
             env[pname] = self._cv(v)
-        # a summary: the same callee on the same input has the same effect
-        memo_key = None
-        if fn is not None and len(self._summaries) < self.MAX_SUMMARIES:
+        # a summary: the same callee, with the same arguments, on a heap that agrees on every
+        # location the callee read, has the same effect (its writes) and result
+        base_key = None
+        if fn is not None:
             try:
-                memo_key = (qual, callee.cls, frozenset(env.items()), state.heap.fingerprint,
-                            frozenset(callee.known))
-                hit = self._summaries.get(memo_key)
+                base_key = (qual, callee.cls, frozenset(env.items()), frozenset(callee.known))
+                hash(base_key)
             except TypeError:
-                memo_key, hit = None, None
-            if hit is not None and hit[0] == state.heap:  # the fingerprint matched: check the heap itself
-                heap = Heap(hit[1], set(state.heap.dirty) | {k for k, v in hit[1].items()
-                                                             if state.heap.get(k, _GONE) is not v},
-                            hit[1].fingerprint)
-                state.heap = heap
-                return hit[2]
-        entry_heap = dict(state.heap) if memo_key is not None else None
-        callee_state = State(env, state.heap)
+                base_key = None
+        heap = state.heap
+        if heap.reads is None:
+            heap.reads = self._reads
+        if base_key is not None:
+            for reads, writes, value in self._summaries.get(base_key, ()):
+                if all(heap.get(k, _GONE) == v for k, v in reads):
+                    for k, v in writes:
+                        heap[k] = v
+                    return value
+        entry = dict(heap) if base_key is not None else None
+        self._reads.append(set())
+        callee_state = State(env, heap)
         self._stack.append(qual)
         try:
             exit_state, value = self._exec_function(func, callee, callee_state)
         finally:
             self._stack.pop()
+            read = self._reads.pop()
+            if self._reads:
+                self._reads[-1].update(read)  # what the callee read, its caller read too
         state.heap = exit_state.heap
-        if memo_key is not None:
-            self._summaries[memo_key] = (entry_heap, Heap(exit_state.heap, (), exit_state.heap.fingerprint), value)
+        if base_key is not None:
+            entries = self._summaries.setdefault(base_key, [])
+            if len(entries) < self.MAX_SUMMARIES_PER_CALLEE:
+                out = exit_state.heap
+                writes = tuple((k, v) for k, v in out.items() if entry.get(k, _GONE) is not v)
+                entries.append((tuple((k, entry.get(k, _GONE)) for k in read), writes, value))
         return value
 
     def _param_default(self, p: cst.Param, fn: FunctionInfo | None) -> AVal:

@@ -219,13 +219,17 @@ class Heap(dict):
     summary is looked up without hashing the whole heap.
     """
 
-    __slots__ = ("dirty", "base", "fingerprint")
+    __slots__ = ("dirty", "base", "fingerprint", "reads")
 
-    def __init__(self, items=(), dirty=None, fingerprint=None, base=frozenset()):
+    def __init__(self, items=(), dirty=None, fingerprint=None, base=frozenset(), reads=None):
         super().__init__(items)
+        # the interpreter's stack of read logs (one set per callee being interpreted), shared by
+        # every heap forked or joined from this one: a callee's summary depends on what it read
+        self.reads: list | None = reads if reads is not None else getattr(items, "reads", None)
         self.dirty: set[str] = set(dirty) if dirty is not None else set(self)
-        # keys the parent had written when this heap was forked from it: a join of this
-        # path's heap must also compare those (they may differ from the parent's own parent)
+        # keys the parent path had written (since its own fork) when this heap was forked
+        # from it: the join that continues the parent path marks them written again, so that
+        # the join of the parent with its own sibling compares them
         self.base = base
         if fingerprint is None:
             fingerprint = 0
@@ -246,7 +250,12 @@ class Heap(dict):
     def fork(self) -> "Heap":
         """A copy for one branch: same items, nothing written yet (the parent's written keys
         are kept as ``base``, by reference: the parent is not written while its branches run)."""
-        return Heap(self, (), self.fingerprint, self.dirty | self.base if self.base else self.dirty)
+        return Heap(self, (), self.fingerprint, self.dirty, self.reads)
+
+    def get(self, key, default=None):
+        if self.reads:
+            self.reads[-1].add(key)
+        return super().get(key, default)
 
 
 _MISSING = object()
