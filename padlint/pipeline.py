@@ -267,7 +267,9 @@ def _analyse_all(sources: list[SourceFile], seeds: set[str], options: RunOptions
     if options.cache_dir:
         from padlint import cache
 
-        key = cache.run_key(options.profile, [(s.file, s.text) for s in srcs], {full(p) for p in seeds})
+        # keyed on the paths as reported too: a cached finding carries its reported path
+        key = cache.run_key(options.profile, [(f"{s.path}\0{s.file}", s.text) for s in srcs],
+                            {f"{p}\0{full(p)}" for p in seeds})
         cached = cache.load(options.cache_dir, key)
         if cached is not None:
             report("analyse", len(seeds), len(seeds))

@@ -78,6 +78,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capt
     monkeypatch.chdir(root)
     for var in ("FORCE_COLOR", "PADLINT_DEBUG", "NO_COLOR"):
         monkeypatch.delenv(var, raising=False)
+    # the analysis cache lives outside the project, so that tests see only their own files
+    monkeypatch.setenv("PADLINT_CACHE_DIR", str(tmp_path / "padlint-cache"))
     return Project(root, capsys)
 
 

@@ -55,6 +55,7 @@ def _json(run):
 
 
 def test_second_run_uses_the_cache(project, monkeypatch):
+    monkeypatch.delenv("PADLINT_CACHE_DIR")  # the default place
     project.write("bug.py", CANONICAL)
     calls = _counting(monkeypatch)
     first = project.run("check", "--format", "json")
@@ -92,6 +93,7 @@ def test_editing_a_module_read_but_not_checked_analyses_again(project, monkeypat
 
 
 def test_no_cache_reads_and_writes_nothing(project, monkeypatch):
+    monkeypatch.delenv("PADLINT_CACHE_DIR")
     project.write("bug.py", CANONICAL)
     calls = _counting(monkeypatch)
     project.run("check", "--no-cache")
@@ -101,6 +103,7 @@ def test_no_cache_reads_and_writes_nothing(project, monkeypatch):
 
 
 def test_cache_dir_option_and_unwritable_cache(project, monkeypatch):
+    monkeypatch.delenv("PADLINT_CACHE_DIR")
     project.write("bug.py", CANONICAL)
     project.run("check", "--cache-dir", "elsewhere")
     assert any(p.suffix == ".json" for p in (project.root / "elsewhere").iterdir())
@@ -113,6 +116,7 @@ def test_cache_dir_option_and_unwritable_cache(project, monkeypatch):
 
 
 def test_damaged_cache_entry_is_ignored(project, monkeypatch):
+    monkeypatch.delenv("PADLINT_CACHE_DIR")
     project.write("bug.py", CANONICAL)
     project.run("check")
     for p in (project.root / ".padlint_cache").glob("*.json"):
@@ -128,3 +132,11 @@ def test_env_var_names_the_cache_dir(project, monkeypatch):
     monkeypatch.setenv("PADLINT_CACHE_DIR", os.fspath(project.root / "envcache"))
     project.run("check")
     assert (project.root / "envcache").is_dir()
+
+
+def test_same_files_reported_under_other_paths_are_not_mixed_up(project, monkeypatch):
+    project.write("bug.py", CANONICAL)
+    rel = _json(project.run("check", "--format", "json"))
+    absolute = _json(project.run("check", str(project.root / "bug.py"), "--format", "json"))
+    assert [f["path"] for f in rel["findings"]] == ["bug.py"]
+    assert [f["path"] for f in absolute["findings"]] == [str(project.root / "bug.py")]
