@@ -57,7 +57,8 @@ class CallGraph:
         # persistent buffer it is handed without a count to bound them
         names = {n for pair in profile.counts for n in (*pair.real, *pair.padded)}
         names |= set(profile.copy_to_device) | set(profile.padded_getters) | {h for h, _ in profile.reset_helpers}
-        lits = tuple(sorted(names)) + self._sink_lits + ("_padded", "_after_padding")
+        # (and `copy_(`: a helper that copies whole buffers, `out.copy_(data)`, is a write)
+        lits = tuple(sorted(names)) + self._sink_lits + ("_padded", "_after_padding", ".copy_(")
         strict = tuple(n for pair in profile.counts for n in pair.padded) + self._sink_lits + (
             "_padded", "_after_padding", *profile.copy_to_device, *profile.padded_getters)
         project.set_text_filter(lambda text: any(x in text for x in lits),
@@ -65,7 +66,7 @@ class CallGraph:
 
     @staticmethod
     def _extra_literals(profile: Profile) -> tuple[str, ...]:
-        out: list[str] = []
+        out: list[str] = [".copy_("]  # a helper that copies a whole buffer writes it
         for pair in profile.counts:
             out.extend(pair.padded)
         return tuple(out)

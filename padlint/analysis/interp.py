@@ -745,7 +745,8 @@ class Interpreter:
         pair = self.p.pair_for_padded(canon)
         if pair is None:
             return False
-        if frame is not None and not any(r in frame.known for r in pair.real):
+        if frame is not None and not any(r in frame.known or r.split("*", 1)[0] in frame.known
+                                         for r in pair.real):
             return True
         return False
 
@@ -807,6 +808,11 @@ class Interpreter:
                 return v
             if self._known_count(node.value) and (v is None or isinstance(v, UnknownVal)):
                 return CountVal(node.value)
+            return own
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+            c = self._count(node, state)
+            if c is not None and c.canon:
+                return self._cv(CountVal(c.canon))
             return own
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add) \
                 and isinstance(node.right, cst.Integer):
@@ -935,6 +941,22 @@ class Interpreter:
                 c = self._count(node.right, state)
                 if c is not None:
                     return Count(c.canon, c.offset + int(node.left.value, 0), c.written)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+            # `bs * tokens_per_req`: rows per request times a width; padded when the count is
+            # (its real partner is the real count times the same width)
+            for c_node, k_node in ((node.left, node.right), (node.right, node.left)):
+                if not isinstance(k_node, (cst.Name, cst.Attribute, cst.Integer)):
+                    continue
+                c = self._count(c_node, state)
+                if c is None or not c.canon or c.offset:
+                    continue
+                k = self._text(k_node)
+                pair = self.p.pair_for_padded(c.canon)
+                if pair is not None:
+                    return Count(f"{pair.real[0]}*{k}_padded", 0, self._text(node))
+                if any(c.canon in p.real for p in self.p.counts) or "*" in c.canon:
+                    return Count(f"{c.canon}*{k}", 0, self._text(node))
+            return None
         if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
             left = state.env.get(node.left.value) if isinstance(node.left, cst.Name) else None
             if isinstance(left, CountVal) and left.canon is None:
@@ -1075,6 +1097,28 @@ class Interpreter:
         if isinstance(v, CountVal) and v.canon and not v.padded and self.p.is_padded_name(v.canon):
             return replace(v, padded=True)
         return v
+
+    def _replace_object(self, old: Refs, node: cst.Call, frame: Frame, state: State) -> AVal:
+        """``dataclasses.replace(obj, f=v)``: a new object of the same class whose fields are the
+        old object's (where known) with the keywords' values instead."""
+        line = frame.seg.line(node, frame.stmt)
+        types = frozenset(t for r in old.refs for t in r.types)
+        obj = Refs(frozenset({Ref(self._new_loc(line, node, frame), None, node, line, False, types=types,
+                                  path=frame.path)}))
+        given = {a.keyword.value: self._eval(a.value, frame, state) for a in node.args[1:] if a.keyword}
+        names = set(given)
+        for t in types:
+            c = self.project.class_info(t)
+            names.update(c.fields if c is not None else ())
+        for name in names:
+            v = given.get(name)
+            if v is None:
+                v = self._fields_of(old, name, state)
+                if v is None:  # not known on the old object: the same location it had there
+                    v = self._eval_quiet(cst.Attribute(value=cst.Name("__old__"), attr=cst.Name(name)),
+                                         State({"__old__": old}, state.heap))
+            self._store_field(obj, name, self._cv(v), state)
+        return obj
 
     def _construct(self, cls: ClassInfo, node: cst.Call, frame: Frame, state: State) -> AVal:
         """``Cls(...)`` of a project dataclass (or NamedTuple): a new object whose fields
@@ -1352,6 +1396,12 @@ class Interpreter:
         if name and name in self.p.forward_calls:
             for i, arg in enumerate(node.args):
                 v = self._eval(arg.value, frame, state)
+                if arg.star == "**" and isinstance(v, DictVal):  # `self.model(**model_inputs)`
+                    for key, item in v.items:
+                        if not self.p.is_forward_exempt(key):
+                            self._check_sink(name, key, "keyword", arg.value, item, frame, state,
+                                             self.p.forward_severity, node=self._kw_node(arg, key))
+                    continue
                 if arg.star:
                     continue
                 fld = arg.keyword.value if arg.keyword else str(i)
@@ -1372,6 +1422,8 @@ class Interpreter:
             if isinstance(first, MetaVal):
                 self._check_call_args(first.sink, node, frame, state, skip_first=True)
                 return first
+            if isinstance(first, Refs) and any(r.types for r in first.refs):
+                return self._replace_object(first, node, frame, state)
 
         # setattr(meta, "field", value) on a metadata object
         if name == "setattr" and len(node.args) == 3 and isinstance(node.args[1].value, cst.SimpleString):
@@ -1818,16 +1870,21 @@ class Interpreter:
             if arg.star == "**" and isinstance(v, DictVal):
                 # `Meta(**kwargs)`: each key of the dict is a field, reported on the `**` argument
                 for key, item in v.items:
-                    kw = self._kwkeys.get((id(arg), key))
-                    if kw is None:
-                        kw = self._kwkeys[(id(arg), key)] = _KwargsKey(arg, key)
-                    self._check_sink(sink, key, "keyword", arg.value, item, frame, state, "error", node=kw)
+                    self._check_sink(sink, key, "keyword", arg.value, item, frame, state, "error",
+                                     node=self._kw_node(arg, key))
                 continue
             if arg.star or (skip_first and i == 0):
                 continue
             fld = arg.keyword.value if arg.keyword else str(i)
             self._check_sink(sink, fld, "keyword" if arg.keyword else "positional", arg.value, v,
                              frame, state, "error", node=arg)
+
+    def _kw_node(self, arg, key: str) -> "_KwargsKey":
+        """One stand-in node per (``**`` argument, key): hits are keyed by node identity."""
+        kw = self._kwkeys.get((id(arg), key))
+        if kw is None:
+            kw = self._kwkeys[(id(arg), key)] = _KwargsKey(arg, key)
+        return kw
 
     def _check_sink(self, sink: str, fld: str, kind: str, value_node, value: AVal,
                     frame: Frame, state: State, severity: str, node) -> None:
