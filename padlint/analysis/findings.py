@@ -117,6 +117,10 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
         # counts as the sink's code names them; entry-point names only where none is in scope
         real_shown = real_name or real_canon or "?"
         padded_shown = hit.padded_names.get(taint.padded) or taint.padded
+        if real_shown == padded_shown:
+            # the sink's code names the padded count like the real one (a callee's `num_reqs`
+            # bound to the caller's padded count): show the counts of the padded slice instead
+            real_shown, padded_shown = real_canon or "?", taint.padded_written or taint.padded
         neutral = _neutral(profile, hit.field, source)
         fix_text = _fix_text(hit, taint, real_name, neutral) if hit.fixable else None
         lead = ":, " * taint.dim
@@ -172,6 +176,9 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
                         f"the derived value)")
         elif hit.fixable:
             fix_hint = f"; reset {noun} {rows} to {shown} before line {hit.stmt_line}"
+        elif len(hit.stale_chains) > 1:  # no single statement at the sink covers every path
+            fix_hint = (f"; reset {noun} {rows} to {shown} on each of these paths before the sink "
+                        f"(one reset before line {hit.stmt_line} does not cover them all)")
         else:  # an `elif`/`while` test: no single statement to insert before
             fix_hint = f"; reset {noun} {rows} to {shown} on every path before this test"
         message = f"{what}{more}; {noun} {rows} {state} {where}{via}{fix_hint}"
