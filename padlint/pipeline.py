@@ -250,7 +250,9 @@ def _analyse_all(sources: list[SourceFile], seeds: set[str], options: RunOptions
     def convert(res: dict, by_path: dict[str, SourceFile]) -> dict[str, list[Finding] | FileError]:
         out: dict[str, list[Finding] | FileError] = {}
         for path, r in res.items():
-            if isinstance(r, AnalysisSyntaxError):
+            if isinstance(r, AnalysisSyntaxError) and r.msg == "too deeply nested":
+                out[path] = FileError(path, None, DEEP_MESSAGE)
+            elif isinstance(r, AnalysisSyntaxError):
                 src = by_path[path]
                 # valid Python that libcst cannot parse (3,000 adjacent string literals): not the user's error
                 out[path] = FileError(path, r.lineno or None, PARSER_LIMIT_MESSAGE) \

@@ -322,6 +322,7 @@ class Interpreter:
     """
 
     MAX_DEPTH = 64  # calls followed below an entry point (deeper calls are not followed)
+    MAX_NESTING = 200  # expression nesting above which a function is not parsed with libcst
     MAX_SUMMARIES_PER_CALLEE = 16  # summaries kept per callee and arguments
 
     def __init__(self, profile: Profile, project: Project, graph: CallGraph):
@@ -354,7 +355,11 @@ class Interpreter:
             return self._segments[fn.key]
         mod = self.project.module(fn.module)
         seg: Segment | None = None
-        if mod is not None:
+        if mod is not None and _nesting(fn.node) > self.MAX_NESTING:
+            # libcst's memory grows steeply with nesting (2,800 nested lambdas: 1.5 GB); CPython
+            # accepts it, so it is not a syntax error: the function is not analysed
+            self.syntax_errors.setdefault(fn.module, ("too deeply nested", fn.start, None))
+        elif mod is not None:
             try:
                 seg = parse_segment(mod.lines, fn, fn.node)
             except cst.ParserSyntaxError as e:
@@ -2012,6 +2017,18 @@ class _KwargsKey:
 
     arg: cst.Arg
     key: str
+
+
+def _nesting(node: ast.AST) -> int:
+    """The deepest nesting of ``node``'s syntax tree (iterative: it may be very deep)."""
+    deepest = 0
+    todo = [(node, 1)]
+    while todo:
+        n, d = todo.pop()
+        if d > deepest:
+            deepest = d
+        todo.extend((c, d + 1) for c in ast.iter_child_nodes(n))
+    return deepest
 
 
 def _cst_type_names(ann) -> list[str]:

@@ -324,3 +324,18 @@ def test_pyproject_without_read_permission_is_an_error(tmp_path):
     assert r.returncode == 2
     assert r.stderr == (f"padlint: error: {tmp_path / 'pyproject.toml'}: cannot read configuration: "
                         f"Permission denied\n")
+
+
+def test_deeply_nested_function_is_one_error_not_gigabytes(project):
+    # 2,800 nested lambdas: CPython parses them, libcst's parser would take ~1.5 GB on this
+    # machine; the function is refused before libcst sees it, with one error line
+    src = ("from vllm.v1.attention.backend import CommonAttentionMetadata\n"
+           "class R:\n    def f(self, num_reqs, num_reqs_padded):\n"
+           "        g = " + "lambda: " * 2800 + "1\n"
+           "        return CommonAttentionMetadata(seq_lens=self.s[:num_reqs_padded])\n")
+    project.write("lam.py", src)
+    project.write("bug.py", CANONICAL)
+    r = project.run("check", "--format", "json")
+    doc = json.loads(r.out)
+    assert doc["errors"] == [{"path": "lam.py", "line": None, "message": "too deeply nested to analyse, skipped"}]
+    assert [f["path"] for f in doc["findings"]] == ["bug.py"]  # the run went on
