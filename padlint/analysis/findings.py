@@ -119,8 +119,9 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
         padded_shown = hit.padded_names.get(taint.padded) or taint.padded
         if real_shown == padded_shown:
             # the sink's code names the padded count like the real one (a callee's `num_reqs`
-            # bound to the caller's padded count): show the counts of the padded slice instead
-            real_shown, padded_shown = real_canon or "?", taint.padded_written or taint.padded
+            # bound to the caller's padded count): show the counts in the entry point's terms
+            real_shown = real_canon or "?"
+            padded_shown = taint.padded if taint.padded_written in ("", real_shown) else taint.padded_written
         neutral = _neutral(profile, hit.field, source)
         fix_text = _fix_text(hit, taint, real_name, neutral) if hit.fixable else None
         lead = ":, " * taint.dim

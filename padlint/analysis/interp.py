@@ -1494,17 +1494,8 @@ class Interpreter:
             if cls is not None and (cls.is_dataclass or any(b.endswith("NamedTuple") for b in cls.bases)):
                 return self._construct(cls, node, frame, state)
 
-        # self.m(...) / nested function / module-level function
-        target = self._resolve_callee(func, frame, state)
-        if target is not None:
-            return self._inline(target, node, frame, state)
-
-        # configured sink calls
-        if name and self._sink_call is not None and self._sink_call.fullmatch(name):
-            self._check_call_args(name, node, frame, state, skip_first=False)
-            return UNKNOWN
-
-        # reset helpers: clear_padding(buf, n)
+        # reset helpers: clear_padding(buf, n) (before following the call: a helper the profile
+        # names is a reset even when its body, a Triton kernel say, cannot be read)
         if last in self._helpers:
             idx = self._helpers[last]
             args = [a for a in node.args if a.keyword is None]
@@ -1518,6 +1509,16 @@ class Interpreter:
                             self._reset(r, count, None, state, None)
                         else:
                             self._reset(r, None, None, state, None)
+            return UNKNOWN
+
+        # self.m(...) / nested function / module-level function
+        target = self._resolve_callee(func, frame, state)
+        if target is not None:
+            return self._inline(target, node, frame, state)
+
+        # configured sink calls
+        if name and self._sink_call is not None and self._sink_call.fullmatch(name):
+            self._check_call_args(name, node, frame, state, skip_first=False)
             return UNKNOWN
 
         # allocators
