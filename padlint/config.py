@@ -47,6 +47,7 @@ from padlint.profile import (
     ProfileError,
     UnknownProfileError,
     load_profile,
+    one_line,
     read_toml,
 )
 
@@ -83,11 +84,7 @@ class ConfigError(ValueError):
     """
 
     def __init__(self, message: str = "") -> None:
-        super().__init__(_one_line(str(message)))
-
-
-def _one_line(text: str) -> str:
-    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+        super().__init__(one_line(str(message)))
 
 
 @dataclass(frozen=True)

@@ -30,10 +30,11 @@ class ProfileError(ValueError):
     """
 
     def __init__(self, message: str = "") -> None:
-        super().__init__(_one_line(str(message)))
+        super().__init__(one_line(str(message)))
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
+    """``text`` with control characters shown escaped (``\\n``), so that a message stays one line."""
     return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
 
 

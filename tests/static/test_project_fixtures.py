@@ -18,23 +18,21 @@ both ways (paths relative to the fixture directory, with ``/``).
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
 import subprocess
 import sys
-import tokenize
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from .test_fixtures import parse_expectations
+
 ROOT = Path(__file__).resolve().parents[2]
 PROJECTS = ROOT / "fixtures" / "project"
 
-_EXPECT = re.compile(r"#\s*expect:\s*(.*)$")
-_ITEM = re.compile(r"^(PAD\d{3})\s+field=(\S+)$")
 _VARIANT = re.compile(r"_(buggy|fixed)$")
 
 
@@ -49,26 +47,19 @@ def profile_of(fixture: Path) -> str:
 
 
 def expectations(fixture: Path) -> Counter:
-    """The ``(path, line, code, field)`` findings declared in the fixture's ``.py`` files.
-
-    Comments are read with :mod:`tokenize`, so ``# expect:`` in a docstring
-    does not count.  A malformed declaration raises ``ValueError``.
-    """
+    """The ``(path, line, code, field)`` findings declared in the fixture's ``.py`` files
+    (each file read by :func:`tests.static.test_fixtures.parse_expectations`: comments
+    only, a malformed declaration raises ``ValueError``)."""
     expected: Counter = Counter()
     for path in sorted(fixture.rglob("*.py")):
         rel = path.relative_to(fixture).as_posix()
-        source = path.read_text(encoding="utf-8")
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            if tok.type != tokenize.COMMENT:
-                continue
-            m = _EXPECT.search(tok.string)
-            if not m:
-                continue
-            for item in m.group(1).split(";"):
-                im = _ITEM.match(item.strip())
-                if not im:
-                    raise ValueError(f"{rel}:{tok.start[0]}: malformed expectation {item.strip()!r}")
-                expected[(rel, tok.start[0], im.group(1), im.group(2))] += 1
+        try:
+            found = parse_expectations(path.read_text(encoding="utf-8"))
+        except ValueError as e:  # "line N: malformed expectation ..." -> "path:N: ..."
+            line, _, rest = str(e).removeprefix("line ").partition(":")
+            raise ValueError(f"{rel}:{line}:{rest}") from None
+        for (code, line, field), n in found.items():
+            expected[(rel, line, code, field)] += n
     return expected
 
 
