@@ -108,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change values (all PAD001 resets)")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff instead of writing them")
     check.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
-                       help="worker processes for parsing and analysis (default and 0: one per CPU; 1: none)")
+                       help="accepted for compatibility: the whole-program analysis runs in one process")
     check.add_argument("--show-traceback", action="store_true", help="print tracebacks of internal errors")
     check.add_argument("--show-settings", action="store_true",
                        help="print the resolved settings (configuration file, profile, rules, excludes) and exit")
