@@ -48,7 +48,6 @@ class CallGraph:
         self._relevant: dict[str, bool] = {}
         self._sinkward: dict[str, bool] = {}
         self._callers: dict[str, list[FunctionInfo]] = {}
-        self._subclasses: dict[str, list[ClassInfo]] = {}
         self._graph_bound: dict[str, tuple[tuple[str, str], ...]] = {}
         self._slots: dict[str, tuple[tuple[str, str, str, str], ...]] = {}
         # a module is parsed to resolve a name only if its text mentions a count (real or
@@ -100,12 +99,6 @@ class CallGraph:
         return v
 
     # ----------------------------------------------------------- resolution
-    def subclasses(self, cls: ClassInfo) -> list[ClassInfo]:
-        v = self._subclasses.get(cls.key)
-        if v is None:
-            v = self._subclasses[cls.key] = self.project.subclasses(cls)
-        return v
-
     def methods_of(self, classes: list[ClassInfo], name: str, *, subclasses: bool = True) -> list[FunctionInfo]:
         """Method ``name`` on each class and, for dispatch, on each project subclass overriding it."""
         out: dict[str, FunctionInfo] = {}

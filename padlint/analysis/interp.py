@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from padlint.analysis.values import (
-    ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, Heap, LocState, MetaVal, Ref, Refs, Reset, State, Taint, TupleVal,
+    ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MetaVal, Ref, Refs, Reset, State, Taint, TupleVal,
     UnknownVal, covering, covers, join_vals, with_step,
 )
 from padlint.analysis.callgraph import CallGraph
@@ -339,7 +339,6 @@ class Interpreter:
         self._kwkeys: dict = {}  # (id of a `**` argument, key) -> _KwargsKey (hits are keyed by node id)
         self.hits: dict[tuple[int, str], SinkHit] = {}
         self.clean_hits: dict[tuple[int, str], list[tuple[tuple[int, str, str], ...]]] = {}
-        self._fresh = 0
         self._stack: list[str] = []
         self._real_for = profile.is_real_for
         self._helpers = dict(profile.reset_helpers)

@@ -564,23 +564,6 @@ class Project:
                 out.append(key)
         return out
 
-    def subclasses(self, cls: ClassInfo) -> list[ClassInfo]:
-        """Project classes that have ``cls`` in their MRO (``cls`` excluded).
-
-        Candidates are the modules whose text has a ``class X(... Name ...)`` line
-        (direct subclasses); their subclasses are found the same way, in turn."""
-        out: list[ClassInfo] = []
-        seen = {cls.key}
-        todo = [cls]
-        while todo and len(out) < 200:
-            base = todo.pop()
-            for c in self._direct_subclasses(base):
-                if c.key not in seen:
-                    seen.add(c.key)
-                    out.append(c)
-                    todo.append(c)
-        return out
-
     def subclass_candidates(self, cls: ClassInfo, method: str) -> list[ClassInfo]:
         """Project subclasses of ``cls`` that define ``method``, found by the text of the
         class lines (transitively, by name) and parsed only where the module's text
@@ -626,21 +609,6 @@ class Project:
                         idx.setdefault(base.rsplit(".", 1)[-1], []).append((key, m.group(1)))
             self._bases = idx
         return self._bases
-
-    def _direct_subclasses(self, cls: ClassInfo) -> list[ClassInfo]:
-        out = []
-        for key in dict.fromkeys(k for k, _ in self._base_index().get(cls.name, ())):
-            if not self.text_may_matter(key):
-                continue  # nothing relevant in it: its overrides cannot matter
-            mod = self.module(key)
-            if mod is None:
-                continue
-            for c in mod.classes.values():
-                if c.key != cls.key and any(b.rsplit(".", 1)[-1] == cls.name for b in c.bases) and \
-                        any(b.key == cls.key for b in self.bases(c)):
-                    out.append(c)
-        return out
-
 
 _CLASS_LINE = re.compile(r"^[ \t]*class\s+(\w+)\s*\(([^)]*)\)", re.M)
 
