@@ -1,51 +1,19 @@
-"""Module index: which functions can matter, and the call graph between them.
+"""Text tests of what can matter to PAD001: the prefilter and the relevance patterns.
 
-Built with the standard ``ast`` module (C speed) before any libcst parsing,
-so that libcst (slow: ~0.5 MB/s to parse, more for position metadata) only
-parses the functions that can matter:
-
-* *core* functions mention a padded count, a sink, a reset method, a
-  device copy, a padded getter or an uninitialised allocator;
-* *needed* functions are the core ones and every function of the same class
-  that calls one of them (directly or transitively): the paths from entry
-  points to sinks and resets.
-
-Entry points are needed methods that no other method of the class calls
-(``execute_model``, ``capture_model``), as the issue specifies.
+Substring and regex tests only (no parsing): which files may start an
+entry-point search (:func:`may_matter`: a sink call or a padded count
+mentioned), and the patterns the call graph uses to decide which functions
+can touch padding state (:func:`relevance_pattern`) or hold a sink
+(:func:`prefilter_patterns`).  The project index and the call graph are in
+``project.py`` and ``callgraph.py``.
 """
 
 from __future__ import annotations
 
-import ast
 import functools
 import re
-from dataclasses import dataclass, field
 
 from padlint.profile import Profile
-
-
-@dataclass
-class FuncInfo:
-    """One top-level function or method.  Lines are 1-based, inclusive."""
-
-    qualname: str           # "Runner._build_attention_metadata" or "helper"
-    name: str
-    owner: str              # class name, or "" for module-level functions
-    start: int              # first decorator line or def line
-    def_line: int
-    end: int
-    ancestors: tuple[int, ...]  # column offsets of enclosing class lines (for re-parsing)
-    calls: set[str] = field(default_factory=set)  # names called as self.NAME(...) / NAME(...)
-    core: bool = False
-    sink: bool = False  # holds a sink call itself
-
-
-@dataclass
-class ModuleIndex:
-    functions: dict[str, FuncInfo]
-    needed: set[str]
-    entries: list[str]
-    nodes: dict[str, ast.AST] = field(default_factory=dict)
 
 
 @functools.lru_cache(maxsize=8)
@@ -119,133 +87,3 @@ def _relevance_literals(profile: Profile) -> tuple[str, ...]:
     sink_lits, pad_lits = _literals(profile)
     calls = set(profile.copy_to_device) | set(profile.fill_methods) | {n for n, _ in profile.reset_helpers}
     return sink_lits + pad_lits + tuple(f"{c}(" for c in sorted(calls))
-
-
-_TOP = re.compile(r"^(?:class|def|async\s+def)\s", re.M)
-
-
-def has_live_chunk(text: str, profile: Profile) -> bool:
-    """Text-only test before ``ast.parse``: does one top-level class (or the
-    module's functions taken together) mention both a sink call and a padded
-    count?  Chunks are cut at column-0 ``class``/``def`` lines.
-    """
-    sink_lits, pad_lits = _literals(profile)
-    if "\r" in text:  # ``^`` under re.M starts a line only after \n; Python also ends lines with a lone \r
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    starts = [m.start() for m in _TOP.finditer(text)]
-    if not starts:
-        return False
-    chunks = [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
-    module_funcs = "".join(c for c in chunks if not c.startswith("class"))
-    for chunk in [c for c in chunks if c.startswith("class")] + [module_funcs]:
-        if any(x in chunk for x in pad_lits) and any(x in chunk for x in sink_lits):
-            return True
-    return False
-
-
-def build_index(tree: ast.Module, lines: list[str], profile: Profile) -> ModuleIndex:
-    """Index ``tree`` (parsed from ``lines``); see the module docstring.
-
-    Only classes (and the module's own functions) that hold a sink call can
-    produce findings: the others are not indexed further.
-    """
-    pattern = relevance_pattern(profile)
-    sink_re, _ = prefilter_patterns(profile)
-    sink_lits, pad_lits = _literals(profile)
-    rel_lits = _relevance_literals(profile)
-    functions: dict[str, FuncInfo] = {}
-    nodes: dict[str, ast.AST] = {}
-    has_sink: set[str] = set()  # owners holding a sink call
-    has_pad: set[str] = set()   # owners mentioning a padded count, getter or allocator
-
-    def add(node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str, ancestors: tuple[int, ...]) -> None:
-        start = min([d.lineno for d in node.decorator_list] + [node.lineno])
-        end = node.end_lineno or node.lineno
-        info = FuncInfo(
-            qualname=f"{owner}.{node.name}" if owner else node.name,
-            name=node.name, owner=owner, start=start, def_line=node.lineno, end=end,
-            ancestors=ancestors)
-        text = "".join(lines[start - 1:end])
-        # substring tests (C speed) decide; regexes only confirm the rare hits
-        info.core = any(x in text for x in rel_lits) and pattern.search(text) is not None
-        if info.core:
-            if any(x in text for x in sink_lits) and sink_re.search(text):
-                has_sink.add(owner)
-                info.sink = True
-            if any(x in text for x in pad_lits):
-                has_pad.add(owner)
-        functions[info.qualname] = info
-        nodes[info.qualname] = node
-
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            add(node, "", ())
-        elif isinstance(node, ast.ClassDef):
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    add(item, node.name, (node.col_offset,))
-
-    # only owners with a sink matter; find their calls
-    live = has_sink & has_pad
-    functions = {q: i for q, i in functions.items() if i.owner in live}
-    for q, info in functions.items():
-        for sub in ast.walk(nodes[q]):
-            if isinstance(sub, ast.Call):
-                f = sub.func
-                if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
-                    info.calls.add(f.attr)
-                elif isinstance(f, ast.Name):
-                    info.calls.add(f.id)
-
-    # needed = core + transitive callers within the same owner
-    by_owner: dict[str, dict[str, FuncInfo]] = {}
-    for info in functions.values():
-        by_owner.setdefault(info.owner, {})[info.name] = info
-    needed: set[str] = {q for q, i in functions.items() if i.core}
-    changed = True
-    while changed:
-        changed = False
-        for q, info in functions.items():
-            if q in needed:
-                continue
-            peers = by_owner[info.owner]
-            if any(c in peers and peers[c].qualname in needed for c in info.calls):
-                needed.add(q)
-                changed = True
-
-    entries: list[str] = []
-    for owner, peers in by_owner.items():
-        called = set()
-        for info in peers.values():
-            called.update(c for c in info.calls if c in peers and c != info.name)
-        for name, info in sorted(peers.items(), key=lambda kv: kv[1].start):
-            if info.qualname in needed and name not in called:
-                entries.append(info.qualname)
-        # a class whose needed methods all call each other (a cycle) still gets an entry
-        if not any(functions[e].owner == owner for e in entries):
-            cyc = [i.qualname for i in sorted(peers.values(), key=lambda i: i.start) if i.qualname in needed]
-            entries.extend(cyc[:1])
-
-    # keep only entry points with a path to a sink, and what they can reach
-    def callees(info: FuncInfo) -> list[FuncInfo]:
-        peers = by_owner[info.owner]
-        return [peers[c] for c in info.calls if c in peers and peers[c].qualname in needed]
-
-    sinkward: set[str] = {q for q in needed if functions[q].sink}
-    changed = True
-    while changed:
-        changed = False
-        for q in needed - sinkward:
-            if any(c.qualname in sinkward for c in callees(functions[q])):
-                sinkward.add(q)
-                changed = True
-    entries = [e for e in entries if e in sinkward]
-    reach: set[str] = set()
-    todo = list(entries)
-    while todo:
-        q = todo.pop()
-        if q in reach:
-            continue
-        reach.add(q)
-        todo.extend(c.qualname for c in callees(functions[q]))
-    return ModuleIndex(functions=functions, needed=needed & reach, entries=entries, nodes=nodes)
