@@ -194,3 +194,44 @@ def test_already_reported():
     site = resets.find_resets("def f(self, n):\n    self.seq_lens[n:].fill_(0)\n", "f.py")[0]
     assert mutation.already_reported(site, [{"buffer": "buffers.seq_lens[:bs]", "field": "x"}])
     assert not mutation.already_reported(site, [{"buffer": "buffers.seq_lens_cpu[:bs]", "field": "seq_lens_cpu"}])
+
+
+def test_whole_mode_agrees_on_one_file(tree):
+    # With one target file, checking it alone (per-file) and checking all targets (whole) are the same run.
+    per_file = mutation.run_engine(MINI, tree, jobs=1, log=lambda msg: None)
+    whole = mutation.run_engine(MINI, tree, jobs=1, mode="whole", log=lambda msg: None)
+    assert per_file.mode == "per-file" and whole.mode == "whole"
+    assert [(m.site.line, m.noticed) for m in per_file.mutants] == [(m.site.line, m.noticed) for m in whole.mutants]
+    # per-file mode ran one baseline, for the one file that has reset statements
+    assert list(per_file.baseline_seconds) == ["vllm/v1/worker/gpu_model_runner.py"] and not whole.baseline_seconds
+
+
+def test_budget_leaves_deletions_not_run(tree):
+    report = mutation.run_engine(MINI, tree, jobs=1, budget_s=0, log=lambda msg: None)
+    # A budget of 0 s is spent before the first run: every deletion is recorded, none measured.
+    assert len(report.mutants) == 4 and report.run == [] and report.noticed == 0
+    md = mutation.engine_markdown(report)
+    assert "**0/0 deletions noticed** (0 of 4 run)" in md and "## Not run (4)" in md
+
+
+def test_groups_filter_and_unknown_group(tree):
+    with pytest.raises(ValueError, match="no group 'nope'"):
+        mutation.run_engine(MINI, tree, groups=["nope"], log=lambda msg: None)
+
+
+def test_json_round_trip_and_merge(tree):
+    report = mutation.run_engine(MINI, tree, jobs=2, log=lambda msg: None)
+    mutation.ENGINES["mini"] = MINI
+    try:
+        back = mutation.report_from_dict(report.to_dict())
+        # the per-deletion lists come back the same (times are rounded in JSON, so not the header)
+        assert mutation.engine_markdown(back).split("## Missed")[1] == \
+            mutation.engine_markdown(report).split("## Missed")[1]
+        # Two runs that each measured half of the deletions merge into one report of all four.
+        first, second = (mutation.report_from_dict(report.to_dict()) for _ in range(2))
+        first.mutants, second.mutants = first.mutants[:2], second.mutants[2:]
+        merged = mutation.merge_reports([second, first])
+        assert [m.site.line for m in merged.mutants] == [18, 20, 21, 24]
+        assert merged.noticed == 2 and merged.wall_s == pytest.approx(2 * round(report.wall_s, 1))
+    finally:
+        del mutation.ENGINES["mini"]
