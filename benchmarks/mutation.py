@@ -27,6 +27,7 @@ if needed) unless ``--tree DIR`` names one (one engine only).
 from __future__ import annotations
 
 import argparse
+import ast
 import concurrent.futures
 import fnmatch
 import importlib.util
@@ -280,7 +281,41 @@ def _summary(f: dict) -> dict:
 
 # --- the run -------------------------------------------------------------------------------------
 
-MODES = ("per-file", "whole")
+MODES = ("per-file", "imports", "whole")
+
+
+def imported_modules(source: str, rel: str) -> set[str]:
+    """Dotted names of the modules a file imports (``import a.b``, ``from a.b import c`` gives ``a.b``
+    and ``a.b.c``; relative imports resolved against ``rel``).  Raises SyntaxError."""
+    package = rel[:-3].split("/")[:-1]  # the package holding the module (``a/b/__init__.py``: ``a.b``)
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(source, filename=rel)):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            mod = ".".join(base + (node.module.split(".") if node.module else []))
+            if mod:
+                out.add(mod)
+                out.update(f"{mod}.{a.name}" for a in node.names if a.name != "*")
+    return out
+
+
+def import_neighbours(root: Path, targets: list[str], rel: str) -> list[str]:
+    """The target files that ``rel`` imports or that import ``rel`` (directly), in ``targets`` order."""
+    def module(path: str) -> str:
+        name = path[:-3].replace("/", ".")
+        return name[: -len(".__init__")] if name.endswith(".__init__") else name
+
+    mods = {module(t): t for t in targets}
+    def imports(path: str) -> set[str]:
+        try:
+            return {mods[m] for m in imported_modules((root / path).read_text(encoding="utf-8"), path) if m in mods}
+        except (OSError, UnicodeDecodeError, SyntaxError):
+            return set()
+
+    mine = imports(rel)
+    return [t for t in targets if t != rel and (t in mine or rel in imports(t))]
 
 
 @dataclass
@@ -294,12 +329,16 @@ class FileBaseline:
 
 def run_engine(engine: Engine, tree: Path, *, jobs: int = 1, padlint_cmd: list[str] | None = None,
                limit: int | None = None, only: str | None = None, mode: str = "per-file",
-               groups: list[str] | None = None, budget_s: float | None = None, log=print) -> EngineReport:
+               groups: list[str] | None = None, budget_s: float | None = None, rows: list[str] | None = None,
+               log=print) -> EngineReport:
     """Mutate every reset statement of ``engine``'s targets under ``tree`` (not modified) and run padlint.
 
     ``mode`` ``per-file``: a deletion in F is judged by a run of padlint on F alone (from the tree
     root, so the rest of the package is context, as in a pre-commit run) against a baseline run on
-    F alone, computed once per file.  ``whole``: every run checks all the targets at once.
+    F alone, computed once per file.  ``imports``: the same with F and its import neighbours among
+    the engine's target files (those F imports and those that import F, :func:`import_neighbours`)
+    checked together, so a sink in one of them is reported.  ``whole``: every run checks all the
+    targets at once.
     ``groups``: only these groups, in this order (default: all, in the engine's order).
     ``budget_s``: start no padlint run after this many seconds; the deletions left are recorded as
     not run (in group order, so the last groups are the ones dropped).
@@ -319,9 +358,12 @@ def run_engine(engine: Engine, tree: Path, *, jobs: int = 1, padlint_cmd: list[s
     if not targets:
         raise RuntimeError(f"{engine.key}: no target files under {tree}")
     paths = [rel for _, rel in targets]
+    all_paths = [rel for _, rel in find_targets(tree, engine)]
     sites, skipped = find_sites(tree, targets)
     if only:
         sites = [(g, s) for g, s in sites if f"{s.path}:{s.line}".endswith(only) or only in s.path]
+    if rows:
+        sites = [(g, s) for g, s in sites if s.rows in rows]
     if limit is not None:
         sites = sites[:limit]
     log(f"{engine.key}: {len(targets)} target files, {len(sites)} reset statements, mode {mode}, {jobs} worker(s), "
@@ -353,6 +395,12 @@ def run_engine(engine: Engine, tree: Path, *, jobs: int = 1, padlint_cmd: list[s
                 f"({time.perf_counter() - start:.1f} s)")
         sources = {rel: (tree / rel).read_text(encoding="utf-8") for rel in {s.path for _, s in sites}}
 
+        checked = {rel: [rel] + (import_neighbours(tree, all_paths, rel) if mode == "imports" else [])
+                   for rel in sources}
+        if mode == "imports":
+            for rel in sorted(sources):
+                log(f"{engine.key}: {rel} checked with {len(checked[rel]) - 1} import neighbours")
+
         def base_of(rel: str) -> FileBaseline:
             """The baseline of ``rel`` checked alone, computed once (on an unmutated copy)."""
             with file_locks[rel]:
@@ -360,7 +408,7 @@ def run_engine(engine: Engine, tree: Path, *, jobs: int = 1, padlint_cmd: list[s
                     root = copies.get()
                     t0 = time.perf_counter()
                     try:
-                        found, errs = run_padlint(cmd, options, root, engine.profile, [rel])
+                        found, errs = run_padlint(cmd, options, root, engine.profile, checked[rel])
                     except (RuntimeError, subprocess.TimeoutExpired) as e:
                         found, errs = [], [f"{rel}: baseline run failed: {e}"]
                     finally:
@@ -376,9 +424,9 @@ def run_engine(engine: Engine, tree: Path, *, jobs: int = 1, padlint_cmd: list[s
             if out_of_time():
                 mutant.not_run = True
                 return mutant
-            if mode == "per-file":
+            if mode != "whole":
                 base = base_of(site.path)
-                ref, ref_errors, run_paths = base.findings, base.errors, [site.path]
+                ref, ref_errors, run_paths = base.findings, base.errors, checked[site.path]
             else:
                 ref, ref_errors, run_paths = baseline, baseline_errors, paths
             mutant.masked_by_baseline = already_reported(site, ref)
@@ -418,8 +466,13 @@ def run_engine(engine: Engine, tree: Path, *, jobs: int = 1, padlint_cmd: list[s
                     log(f"{engine.key}: {done}/{len(sites)} mutants ({mutant.group}), "
                         f"{sum(m.noticed for m in mutants)} noticed, {sum(m.not_run for m in mutants)} not run "
                         f"({time.perf_counter() - start:.0f} s)")
-    if mode == "per-file":
-        baseline = [f for rel in paths if rel in file_baselines for f in file_baselines[rel].findings]
+    if mode != "whole":
+        seen_keys: set[str] = set()  # imports mode: neighbour sets overlap; one copy of each finding
+        baseline = []
+        for f in (f for rel in paths if rel in file_baselines for f in file_baselines[rel].findings):
+            if json.dumps(f, sort_keys=True) not in seen_keys:
+                seen_keys.add(json.dumps(f, sort_keys=True))
+                baseline.append(f)
         baseline_errors = [e for rel in paths if rel in file_baselines for e in file_baselines[rel].errors]
     return EngineReport(engine, targets, [_summary(f) for f in baseline], baseline_errors, mutants, skipped,
                         time.perf_counter() - start, cmd, version, mode=mode,
@@ -530,6 +583,9 @@ def engine_markdown(r: EngineReport) -> str:
             "root: the rest of the package is read as context) reports a finding that its run on the unmutated F "
             "did not; findings whose sink is in another file are not reported by such a run. Mode `whole`: all "
             "target files in each run." if r.mode == "per-file" else
+            "Mode `imports`: as `per-file`, with F checked together with its import neighbours among the target "
+            "files (those F imports and those that import F); a new finding in any of them counts."
+            if r.mode == "imports" else
             "Mode `whole`: every run checks all the target files; a new finding in any of them counts."),
            "",
            "| group | reset statements | run | noticed | padlint time |", "| --- | --- | --- | --- | --- |",
@@ -617,6 +673,8 @@ def main(argv: list[str] | None = None) -> int:
                          "whole: every run checks all the engine's target files")
     ap.add_argument("--group", action="append",
                     help="only this target group, by name (repeatable; run in the order given)")
+    ap.add_argument("--rows", action="append", choices=("tail", "prefix", "whole", "row", "masked"),
+                    help="only reset statements that write these rows (repeatable)")
     ap.add_argument("--budget", type=float, metavar="SECONDS",
                     help="start no padlint run after SECONDS per engine; the rest are reported as not run")
     ap.add_argument("--from-json", type=Path, action="append", metavar="FILE",
@@ -641,7 +699,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.group and groups is None:
             continue  # none of the named groups is this engine's
         report = run_engine(engine, tree, jobs=args.jobs, padlint_cmd=padlint_cmd, limit=args.limit, only=args.only,
-                            mode=args.mode, groups=groups, budget_s=args.budget,
+                            mode=args.mode, groups=groups, budget_s=args.budget, rows=args.rows,
                             log=lambda msg: print(msg, file=sys.stderr, flush=True))
         reports.append(report)
     return _write(args, reports)
