@@ -301,21 +301,29 @@ def imported_modules(source: str, rel: str) -> set[str]:
     return out
 
 
-def import_neighbours(root: Path, targets: list[str], rel: str) -> list[str]:
-    """The target files that ``rel`` imports or that import ``rel`` (directly), in ``targets`` order."""
+def import_graph(root: Path, targets: list[str]) -> dict[str, set[str]]:
+    """For each target file, the target files it imports directly (a file that does not parse: none)."""
     def module(path: str) -> str:
         name = path[:-3].replace("/", ".")
         return name[: -len(".__init__")] if name.endswith(".__init__") else name
 
     mods = {module(t): t for t in targets}
-    def imports(path: str) -> set[str]:
+    graph = {}
+    for path in targets:
         try:
-            return {mods[m] for m in imported_modules((root / path).read_text(encoding="utf-8"), path) if m in mods}
+            names = imported_modules((root / path).read_text(encoding="utf-8"), path)
         except (OSError, UnicodeDecodeError, SyntaxError):
-            return set()
+            names = set()
+        graph[path] = {mods[m] for m in names if m in mods} - {path}
+    return graph
 
-    mine = imports(rel)
-    return [t for t in targets if t != rel and (t in mine or rel in imports(t))]
+
+def import_neighbours(root: Path, targets: list[str], rel: str,
+                      graph: dict[str, set[str]] | None = None) -> list[str]:
+    """The target files that ``rel`` imports or that import ``rel`` (directly), in ``targets`` order."""
+    graph = graph if graph is not None else import_graph(root, targets)
+    mine = graph.get(rel, set())
+    return [t for t in targets if t != rel and (t in mine or rel in graph.get(t, set()))]
 
 
 @dataclass
@@ -395,7 +403,8 @@ def run_engine(engine: Engine, tree: Path, *, jobs: int = 1, padlint_cmd: list[s
                 f"({time.perf_counter() - start:.1f} s)")
         sources = {rel: (tree / rel).read_text(encoding="utf-8") for rel in {s.path for _, s in sites}}
 
-        checked = {rel: [rel] + (import_neighbours(tree, all_paths, rel) if mode == "imports" else [])
+        graph = import_graph(tree, all_paths) if mode == "imports" else {}
+        checked = {rel: [rel] + (import_neighbours(tree, all_paths, rel, graph) if mode == "imports" else [])
                    for rel in sources}
         if mode == "imports":
             for rel in sorted(sources):
@@ -554,6 +563,16 @@ def _breakdown(mutants: list[Mutant], attr: str, seconds: dict[str, float] | Non
     return rows
 
 
+_MODE_TEXT = {
+    "per-file": ("Mode `per-file`: a deletion in file F counts as noticed when padlint run on F alone (from the tree "
+                 "root: the rest of the package is read as context) reports a finding that its run on the unmutated "
+                 "F did not. Such a run reports no finding whose sink is in another file."),
+    "imports": ("Mode `imports`: as `per-file`, with F checked together with its import neighbours among the target "
+                "files (those F imports and those that import F); a new finding in any of them counts."),
+    "whole": "Mode `whole`: every run checks all the target files; a new finding in any of them counts.",
+}
+
+
 def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs) if xs else 0.0
 
@@ -579,14 +598,7 @@ def engine_markdown(r: EngineReport) -> str:
                f"{_mean([m.seconds for m in r.run if m.seconds]):.1f} s on average (max "
                f"{max((m.seconds for m in r.run), default=0):.1f} s)." if r.run else ".")),
            "",
-           ("Mode `per-file`: a deletion in file F counts as noticed when padlint run on F alone (from the tree "
-            "root: the rest of the package is read as context) reports a finding that its run on the unmutated F "
-            "did not; findings whose sink is in another file are not reported by such a run. Mode `whole`: all "
-            "target files in each run." if r.mode == "per-file" else
-            "Mode `imports`: as `per-file`, with F checked together with its import neighbours among the target "
-            "files (those F imports and those that import F); a new finding in any of them counts."
-            if r.mode == "imports" else
-            "Mode `whole`: every run checks all the target files; a new finding in any of them counts."),
+           _MODE_TEXT[r.mode],
            "",
            "| group | reset statements | run | noticed | padlint time |", "| --- | --- | --- | --- | --- |",
            *_breakdown(r.mutants, "group", r.group_seconds()),
