@@ -1,24 +1,28 @@
 """Mutation test of padlint on real engine code (`make mutate`).
 
 Delete each *reset statement* (definition: ``benchmarks/resets.py``) of an
-engine's graph-runner files, one at a time, run padlint on the engine's
-target files, and count the deletions that padlint *notices*: some finding
-(keyed by path, line, code and field, with multiplicity) that the unmutated
-run did not have.  A deletion replaces the statement by ``pass`` on the same
-lines, so line numbers of all other findings stay comparable.
+engine's graph-runner files, one at a time, run padlint, and count the
+deletions that padlint *notices*: some finding (keyed by path, line, code
+and field, with multiplicity) that the unmutated run did not have.  A
+deletion replaces the statement by ``pass`` on the same lines, so line
+numbers of all other findings stay comparable.
 
 padlint is run as a program (``python -m padlint check --format json
---exit-zero --profile P [--no-cache] [-j 1] TARGETS``, options detected from
+--exit-zero --profile P [--no-cache] [-j 1] PATHS``, options detected from
 ``padlint check --help``) from the root of a private copy of the engine tree
 (the directory holding ``vllm/`` or ``sglang/``), so a whole-program
-analysis finds the package.  It uses whatever padlint this interpreter
+analysis finds the package.  ``PATHS`` by ``--mode``: ``per-file`` (default)
+the mutated file alone, against a baseline of that file alone computed once;
+``imports`` the file and its import neighbours among the target files;
+``whole`` all the target files.  It uses whatever padlint this interpreter
 imports (``--padlint CMD`` for another one) and nothing of padlint's
 internals.  Each of ``-j N`` workers has its own copy of the tree; a mutated
 file is restored after its run.
 
     python benchmarks/mutation.py                              # both engines, print a summary
     python benchmarks/mutation.py -j 2 --markdown-dir docs --json build/mutation.json
-    python benchmarks/mutation.py --engine sglang-0.5.23 --limit 5
+    python benchmarks/mutation.py --engine vllm-0.33.0 --group "v1 runner" --budget 600
+    python benchmarks/mutation.py --from-json a.json --from-json b.json --markdown-dir docs
 
 Engine trees come from the corpus cache (``tests/corpus_cache.py``, fetched
 if needed) unless ``--tree DIR`` names one (one engine only).
