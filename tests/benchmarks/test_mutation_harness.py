@@ -194,3 +194,111 @@ def test_already_reported():
     site = resets.find_resets("def f(self, n):\n    self.seq_lens[n:].fill_(0)\n", "f.py")[0]
     assert mutation.already_reported(site, [{"buffer": "buffers.seq_lens[:bs]", "field": "x"}])
     assert not mutation.already_reported(site, [{"buffer": "buffers.seq_lens_cpu[:bs]", "field": "seq_lens_cpu"}])
+
+
+def test_whole_mode_agrees_on_one_file(tree):
+    # With one target file, checking it alone (per-file) and checking all targets (whole) are the same run.
+    per_file = mutation.run_engine(MINI, tree, jobs=1, log=lambda msg: None)
+    whole = mutation.run_engine(MINI, tree, jobs=1, mode="whole", log=lambda msg: None)
+    assert per_file.mode == "per-file" and whole.mode == "whole"
+    assert [(m.site.line, m.noticed) for m in per_file.mutants] == [(m.site.line, m.noticed) for m in whole.mutants]
+    # per-file mode ran one baseline, for the one file that has reset statements
+    assert list(per_file.baseline_seconds) == ["vllm/v1/worker/gpu_model_runner.py"] and not whole.baseline_seconds
+
+
+def test_budget_leaves_deletions_not_run(tree):
+    report = mutation.run_engine(MINI, tree, jobs=1, budget_s=0, log=lambda msg: None)
+    # A budget of 0 s is spent before the first run: every deletion is recorded, none measured.
+    assert len(report.mutants) == 4 and report.run == [] and report.noticed == 0
+    md = mutation.engine_markdown(report)
+    assert "**0/0 deletions noticed** (0 of 4 run)" in md and "## Not run (4)" in md
+
+
+def test_groups_filter_and_unknown_group(tree):
+    with pytest.raises(ValueError, match="no group 'nope'"):
+        mutation.run_engine(MINI, tree, groups=["nope"], log=lambda msg: None)
+
+
+def test_json_round_trip_and_merge(tree):
+    report = mutation.run_engine(MINI, tree, jobs=2, log=lambda msg: None)
+    mutation.ENGINES["mini"] = MINI
+    try:
+        back = mutation.report_from_dict(report.to_dict())
+        # the per-deletion lists come back the same (times are rounded in JSON, so not the header)
+        assert mutation.engine_markdown(back).split("## Missed")[1] == \
+            mutation.engine_markdown(report).split("## Missed")[1]
+        # Two runs that each measured half of the deletions merge into one report of all four.
+        first, second = (mutation.report_from_dict(report.to_dict()) for _ in range(2))
+        first.mutants, second.mutants = first.mutants[:2], second.mutants[2:]
+        merged = mutation.merge_reports([second, first])
+        assert [m.site.line for m in merged.mutants] == [18, 20, 21, 24]
+        assert merged.noticed == 2 and merged.wall_s == pytest.approx(2 * round(report.wall_s, 1))
+    finally:
+        del mutation.ENGINES["mini"]
+
+
+HELPER = '''\
+import torch
+
+
+class Buffers:
+    def __init__(self, n: int) -> None:
+        self.seq_lens = torch.zeros(n, dtype=torch.int32)
+
+    def prepare(self, lens, num_reqs: int) -> None:
+        self.seq_lens[:num_reqs] = lens
+        self.seq_lens[num_reqs:].fill_(0)
+'''
+
+CALLER = '''\
+from vllm.v1.attention.backend import CommonAttentionMetadata
+from vllm.v1.worker.helper import Buffers
+
+
+class ModelRunner:
+    def __init__(self, max_num_reqs: int) -> None:
+        self.buffers = Buffers(max_num_reqs)
+
+    def execute_model(self, scheduler_output):
+        num_reqs = scheduler_output.num_reqs
+        num_reqs_padded = self.cudagraph_dispatcher.pad(num_reqs)
+        self.buffers.prepare(scheduler_output.seq_lens, num_reqs)
+        return CommonAttentionMetadata(
+            seq_lens=self.buffers.seq_lens[:num_reqs_padded],
+            num_reqs=num_reqs_padded,
+        )
+'''
+
+
+@pytest.mark.parametrize("mode, noticed", [("per-file", False), ("imports", True), ("whole", True)])
+def test_sink_in_another_file(tmp_path, mode, noticed):
+    # The reset is in helper.py, the sink (line 13-16 of the caller) in gpu_model_runner.py, which
+    # imports helper.  padlint reports a finding where the sink is: checking helper.py alone cannot
+    # show it (per-file), checking it with its import neighbours (imports) or everything (whole) can.
+    worker = tmp_path / "vllm" / "v1" / "worker"
+    worker.mkdir(parents=True)
+    for pkg in (tmp_path / "vllm", tmp_path / "vllm" / "v1", worker):
+        (pkg / "__init__.py").write_text("")
+    (worker / "helper.py").write_text(HELPER)
+    (worker / "gpu_model_runner.py").write_text(CALLER)
+    engine = mutation.Engine("x", "vllm", "0", "vllm", (mutation.Group("g", ("vllm/v1/worker/*.py",)),))
+    report = mutation.run_engine(engine, tmp_path, mode=mode, log=lambda msg: None)
+    [m] = report.mutants
+    assert (m.site.path, m.site.line) == ("vllm/v1/worker/helper.py", 10)
+    assert m.noticed is noticed and not m.errors
+    if noticed:
+        assert [(f["path"], f["field"]) for f in m.new_findings] == [("vllm/v1/worker/gpu_model_runner.py", "seq_lens")]
+
+
+def test_import_neighbours(tmp_path):
+    files = {"p/__init__.py": "", "p/a.py": "from p import b\nfrom .c import f\n", "p/b.py": "import os\n",
+             "p/c.py": "", "p/d.py": "import p.a\n", "p/e.py": "from ..x import y\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    targets = sorted(files)
+    # a imports p (its __init__) and b (`from p import b`), and c (relative); d imports a; e imports
+    # nothing of these (`..x` is outside p)
+    assert mutation.import_neighbours(tmp_path, targets, "p/a.py") == ["p/__init__.py", "p/b.py", "p/c.py", "p/d.py"]
+    assert mutation.import_neighbours(tmp_path, targets, "p/b.py") == ["p/a.py"]
+    assert mutation.import_neighbours(tmp_path, targets, "p/e.py") == []
