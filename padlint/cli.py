@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="do not analyse a file that could matter when it is larger than SIZE "
                             "(bytes, or 512KB, 2MB; 0: no limit; default 1MB): one error line instead")
     check.add_argument("--file-timeout", metavar="SECONDS",
-                       help="stop analysing a file after SECONDS (0: no limit; default 60): one error line instead")
+                       help="stop analysing a file after SECONDS (0: no limit; default 180): one error line instead")
     check.add_argument("--no-cache", action="store_true",
                        help="do not read or write the analysis cache")
     check.add_argument("--cache-dir", metavar="DIR",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 from padlint.analysis.interp import Interpreter, SinkHit
@@ -98,6 +99,16 @@ def _shared_owner(hit: SinkHit, taint: Taint, profile: Profile) -> tuple[str, st
     return base, owner
 
 
+def _shown(path: str) -> str:
+    """A trace step's file as the user sees it: a module read from disk (an absolute path)
+    under the working directory is shown relative to it, like the checked files."""
+    if path and os.path.isabs(path):
+        rel = os.path.relpath(path)
+        if not rel.startswith(".."):
+            return rel
+    return path
+
+
 def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str]) -> list[Finding]:
     """One :class:`Finding` per sink argument reached stale on some path, sorted by position.
 
@@ -184,11 +195,11 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
             fix_hint = f"; reset {noun} {rows} to {shown} on every path before this test"
         message = f"{what}{more}; {noun} {rows} {state} {where}{via}{fix_hint}"
 
-        trace = [TraceStep(p or path, line, note) for line, note, p in hit.chain]
+        trace = [TraceStep(_shown(p) or path, line, note) for line, note, p in hit.chain]
         steps: list[tuple[int, str, str]] = []
         for t in hit.taints[:3]:
             steps.extend(st for st in t.steps if st not in steps)  # shared derivations once
-        trace.extend(TraceStep(p or path, line, note) for line, note, p in steps)
+        trace.extend(TraceStep(_shown(p) or path, line, note) for line, note, p in steps)
         trace.append(TraceStep(path, hit.span[0], f"reaches sink {hit.sink} as `{hit.field}`"))
         indent = re.match(r"[ \t]*", hit.lines[hit.stmt_line - 1]).group(0) \
             if 0 < hit.stmt_line <= len(hit.lines) else ""
