@@ -92,6 +92,8 @@ class CallGraph:
         if v is None:
             text = self._text(fn)
             v = any(x in text for x in self._sink_lits) and self._sink_re.search(text) is not None
+            if not v:  # a store on a parameter typed as a metadata class (`forward_batch: ForwardBatch`)
+                v = self._stores_on_sink_param(fn)
             if not v and ".replay(" in text and fn.owner:  # a CUDA graph replay reads its bound buffers
                 cls = self.project.class_info(fn.owner)
                 v = cls is not None and bool(self.graph_bound(cls))
@@ -230,6 +232,20 @@ class CallGraph:
             if v or k == fn.key or not cut:
                 memo[k] = v
         return memo[fn.key]
+
+    def _stores_on_sink_param(self, fn: FunctionInfo) -> bool:
+        a = fn.node.args
+        typed = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)
+                 if any(self.profile.is_sink_constructor(n.rsplit(".", 1)[-1]) for n in _type_names(p.annotation))}
+        if not typed:
+            return False
+        for sub in ast.walk(fn.node):
+            if isinstance(sub, (ast.Assign, ast.AnnAssign)):
+                targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+                if any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in typed
+                       for t in targets):
+                    return True
+        return False
 
     def graph_bound(self, cls: ClassInfo) -> tuple[tuple[str, str, str], ...]:
         """Persistent buffers a CUDA graph captured by this class reads at every replay:

@@ -231,6 +231,24 @@ def _statements(body: list) -> Iterable[ast.stmt]:
                 todo.extend(reversed(sub))
 
 
+def _inside_package(d: Path, levels: int = 4) -> bool:
+    """A directory without ``__init__.py`` that is a namespace subpackage of a regular
+    package (SGLang 0.5.23's ``sglang/srt/``): an ancestor within ``levels`` has one, and
+    every name on the way is an identifier."""
+    if not d.name.isidentifier():
+        return False
+    a = d.parent
+    for _ in range(levels):
+        if not a.name.isidentifier():
+            return False
+        if (a / "__init__.py").is_file():
+            return True
+        if a.parent == a:
+            return False
+        a = a.parent
+    return False
+
+
 def find_root(path: str) -> tuple[Path, str] | None:
     """(directory holding the top package, dotted module name) of a Python file."""
     p = Path(os.path.abspath(path))
@@ -238,7 +256,7 @@ def find_root(path: str) -> tuple[Path, str] | None:
         return None
     parts = [] if p.name == "__init__.py" else [p.stem]
     d = p.parent
-    while (d / "__init__.py").is_file():
+    while (d / "__init__.py").is_file() or _inside_package(d):
         parts.insert(0, d.name)
         if d.parent == d:
             break

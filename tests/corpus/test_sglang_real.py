@@ -35,14 +35,18 @@ def _findings(version: str):
     return path, check_source(path.read_text(encoding="utf-8"), str(path), load_profile("sglang"))
 
 
-def test_sglang_0_5_2_reports_positions_at_the_replay():
+def test_sglang_0_5_2_reports_positions_in_the_replay():
+    # twice, both in `replay`: where the padded slice is stored on the ForwardBatch the
+    # runner was handed (`forward_batch.positions = self.positions[:num_tokens]`), and at the
+    # graph replay, which reads the buffer the capture bound
     path, findings = _findings("0.5.2")
     hits = [f for f in findings if f.field == "positions"]
-    assert len(hits) == 1, [(f.line, f.field) for f in findings]
-    f = hits[0]
-    assert f.function == "EAGLEDraftCudaGraphRunner.replay"
-    assert path.read_text(encoding="utf-8").splitlines()[f.line - 1].strip().endswith(".replay()")
-    assert (f.real, f.padded) == ("raw_num_token", "num_tokens")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(hits) == 2, [(f.line, f.field) for f in findings]
+    assert {f.function for f in hits} == {"EAGLEDraftCudaGraphRunner.replay"}
+    assert {lines[f.line - 1].strip().split(" =")[0] for f in hits} == {"forward_batch.positions",
+                                                                        "self.graphs[bs].replay()"}
+    assert {(f.real, f.padded) for f in hits} == {("raw_num_token", "num_tokens")}
 
 
 def test_sglang_0_5_3_does_not_report_positions():
