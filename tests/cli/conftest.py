@@ -128,3 +128,17 @@ def fake_analysis(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(padlint.analysis.engine, "check_project", fake_check_project)
     monkeypatch.setattr(padlint.analysis.index, "may_matter", lambda text, profile, patterns=None: True)
     return fake_check_source
+
+
+def unprivileged_prefix() -> list[str]:
+    """A command prefix under which file permissions apply: as root, ``setpriv`` without the
+    capabilities that bypass them (the test is skipped where setpriv is missing)."""
+    import os
+    import shutil
+
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root and no setpriv to drop CAP_DAC_OVERRIDE")
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-all", "--"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from padlint.config import DEFAULT_EXCLUDE, PathPattern
 from padlint.discover import discover
 
-from .conftest import CANONICAL
+from .conftest import CANONICAL, unprivileged_prefix
 
 
 def _files(project, *args):
@@ -157,18 +157,12 @@ def test_directory_that_cannot_be_entered_is_an_error_entry_and_the_run_goes_on(
     `setpriv` without the two capabilities that bypass them.
     """
     import os
-    import shutil
     import subprocess
     import sys
 
     import pytest
 
-    prefix: list[str] = []
-    if os.geteuid() == 0:
-        setpriv = shutil.which("setpriv")
-        if setpriv is None:
-            pytest.skip("running as root and no setpriv to drop CAP_DAC_OVERRIDE")
-        prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-all", "--"]
+    prefix = unprivileged_prefix()
     (tmp_path / "ok").mkdir()
     (tmp_path / "ok" / "bug.py").write_text(CANONICAL)
     (tmp_path / "locked" / "inner").mkdir(parents=True)

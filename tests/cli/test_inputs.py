@@ -12,7 +12,7 @@ import pytest
 
 from padlint.profile import ProfileError, profile_from_dict
 
-from .conftest import CANONICAL
+from .conftest import CANONICAL, unprivileged_prefix
 
 
 def _one_line(r) -> str:
@@ -300,16 +300,10 @@ def test_valid_python_that_libcst_rejects_is_not_a_syntax_error(project):
 
 def test_pyproject_without_read_permission_is_an_error(tmp_path):
     """The same with a real mode-000 file (as root: under setpriv without the capabilities that bypass it)."""
-    import shutil
     import subprocess
     import sys
 
-    prefix: list[str] = []
-    if os.geteuid() == 0:
-        setpriv = shutil.which("setpriv")
-        if setpriv is None:
-            pytest.skip("running as root and no setpriv to drop CAP_DAC_OVERRIDE")
-        prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-all", "--"]
+    prefix = unprivileged_prefix()
     (tmp_path / "pyproject.toml").write_text('[tool.padlint]\nextend-exclude = ["gen"]\n')
     (tmp_path / "bug.py").write_text(CANONICAL)
     os.chmod(tmp_path / "pyproject.toml", 0o000)
