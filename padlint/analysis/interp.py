@@ -898,13 +898,27 @@ class Interpreter:
         if isinstance(node, cst.Attribute):
             base = self._eval_quiet(node.value, state)
             if isinstance(base, Refs):
-                v = self._fields_of(base, node.attr.value, state)
-                if v is not None:
-                    return v
-                out = {Ref(self._attr_loc(r.loc, node.attr.value), None, node, r.line, r.persistent,
-                           types=self._attr_types(r.types, node.attr.value)) for r in base.refs if r.count is None}
-                return Refs(frozenset(out)) if out else UNKNOWN
+                return self._attribute(base, node, state, 0, "")
         return UNKNOWN
+
+    def _attribute(self, base: Refs, node: cst.Attribute, state: State, line: int, path: str) -> AVal:
+        """``base.attr``: per alternative of ``base``, the value stored in that field (an object
+        built or written here) or the field's own location (a persistent buffer); joined."""
+        attr = node.attr.value
+        out = set()
+        joined: AVal | None = None
+        for r in base.refs:
+            if r.count is not None:
+                continue
+            v = state.heap.get(self._field_key(r.loc, attr))
+            if v is not None:
+                joined = join_vals(joined, v)
+            elif not r.loc.startswith("new:"):
+                out.add(Ref(self._attr_loc(r.loc, attr), None, node, line or r.line, r.persistent,
+                            types=self._attr_types(r.types, attr), path=path))
+        if out:
+            joined = join_vals(joined, Refs(frozenset(out)))
+        return joined if joined is not None else UNKNOWN
 
     def _known_count(self, name: str) -> bool:
         return self.p.is_padded_name(name) or any(name in pair.real for pair in self.p.counts)
@@ -1185,25 +1199,11 @@ class Interpreter:
         if isinstance(node, cst.Attribute):
             base = self._eval(node.value, frame, state)
             if isinstance(base, Refs):
-                stored = self._fields_of(base, node.attr.value, state)
-                if stored is not None:
-                    return stored
-                members = self._attr_members(base, node.attr.value)
-                if members is not None:
-                    return TupleVal(tuple(self._eval(m, frame, state) for m in members))
-                out = set()
-                joined: AVal | None = None  # values stored in the fields of some alternatives
-                for r in base.refs:
-                    v = state.heap.get(self._field_key(r.loc, node.attr.value)) if r.count is None else None
-                    if v is not None:
-                        joined = join_vals(joined, v)
-                    elif r.count is None and not r.loc.startswith("new:"):
-                        out.add(Ref(self._attr_loc(r.loc, node.attr.value), None, node,
-                                    frame.seg.line(node, frame.stmt), r.persistent,
-                                    types=self._attr_types(r.types, node.attr.value), path=frame.path))
-                if out:
-                    joined = join_vals(joined, Refs(frozenset(out)))
-                return joined if joined is not None else UNKNOWN
+                if self._fields_of(base, node.attr.value, state) is None:
+                    members = self._attr_members(base, node.attr.value)
+                    if members is not None:
+                        return TupleVal(tuple(self._eval(m, frame, state) for m in members))
+                return self._attribute(base, node, state, frame.seg.line(node, frame.stmt), frame.path)
             return UNKNOWN
         if isinstance(node, cst.Subscript):
             return self._eval_subscript(node, frame, state)
