@@ -41,7 +41,8 @@ class CallGraph:
         self._pattern = relevance_pattern(profile)
         self._sink_re, _ = prefilter_patterns(profile)
         self._sink_lits, _ = _literals(profile)
-        self._rel_lits = _relevance_literals(profile) + self._extra_literals(profile)
+        self._extra = self._extra_literals(profile)
+        self._rel_lits = _relevance_literals(profile) + self._extra
         self._core: dict[str, bool] = {}
         self._sink: dict[str, bool] = {}
         self._callees: dict[str, list[FunctionInfo]] = {}
@@ -83,7 +84,7 @@ class CallGraph:
             text = self._text(fn)
             v = any(x in text for x in self._rel_lits) and (
                 self._pattern.search(text) is not None
-                or any(x in text for x in self._extra_literals(self.profile)))
+                or any(x in text for x in self._extra))
             self._core[fn.key] = v
         return v
 
