@@ -62,7 +62,7 @@ mutate: $(STATIC)
 	$(PY) benchmarks/mutation.py -j 2 --markdown-dir docs --json build/mutation.json
 
 docs: $(STATIC)
-	$(PY) -m padlint.rules_doc --write docs/rules
+	$(PY) -m padlint.rules_doc --write docs/rules --readme README.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build dist

@@ -323,20 +323,12 @@ def config_from_dict(table: dict[str, Any], origin: str, path: Path | None, root
     return cfg
 
 
-#: The codes when the rule pages cannot be read (a broken install); kept in step with rules/PAD*.md.
-FALLBACK_CODES = ("PAD001", "PAD100", "PAD101")
-
-
 @functools.lru_cache(maxsize=1)
 def known_codes() -> tuple[str, ...]:
-    """Every rule code (from the rule pages, :func:`padlint.rules_doc.list_rules`)."""
-    try:
-        from padlint.rules_doc import list_rules
+    """Every rule code, from the rule registry (:mod:`padlint.rules.registry`; no page is read)."""
+    from padlint.rules.registry import codes
 
-        codes = tuple(code for code, _, _ in list_rules())
-    except Exception:  # noqa: BLE001 - selection must work without the rule pages
-        codes = ()
-    return codes or FALLBACK_CODES
+    return codes()
 
 
 def parse_selectors(items: list[str], where: str) -> list[str]:

@@ -15,7 +15,6 @@ import warnings
 from dataclasses import dataclass
 
 from padlint.analysis.callgraph import CallGraph, module_functions
-from padlint.analysis.findings import hits_to_findings
 from padlint.analysis.interp import Interpreter
 from padlint.analysis.project import FunctionInfo, Project
 from padlint.model import Finding
@@ -116,8 +115,8 @@ def stale_paths(interp: Interpreter) -> dict[tuple[str, int, str], list[tuple[st
 
 def check_project(sources: list[Source], profile: Profile, *, seeds: set[str] | None = None,
                   project: Project | None = None, facts: dict | None = None,
-                  read: dict | None = None) -> dict[str, list[Finding] | AnalysisSyntaxError]:
-    """PAD001 findings for each checked file, analysed as one program.
+                  read: dict | None = None, rules=None) -> dict[str, list[Finding] | AnalysisSyntaxError]:
+    """Findings of every static rule (or of ``rules``) for each checked file, analysed as one program.
 
     ``seeds``: paths whose functions may start the search for entry points
     (default: every source); the others are checked files too (findings in
@@ -156,9 +155,15 @@ def check_project(sources: list[Source], profile: Profile, *, seeds: set[str] | 
         path = by_key.get(mod_key)
         if path is not None and path not in out:
             out[path] = AnalysisSyntaxError(msg, (path, line, col, None))
-    for f in hits_to_findings(interp, profile, texts):
-        if f.path in texts and not isinstance(out.get(f.path), AnalysisSyntaxError):
-            out.setdefault(f.path, []).append(f)  # type: ignore[union-attr]
+    from padlint.rules.base import Facts
+    from padlint.rules.registry import static_rules
+
+    known = Facts(profile=profile, project=project, graph=graph, interp=interp, texts=texts,
+                  keys={s.path: keys[s.path] for s in sources})
+    for rule in (static_rules() if rules is None else rules):
+        for f in rule.check(known):
+            if f.path in texts and not isinstance(out.get(f.path), AnalysisSyntaxError):
+                out.setdefault(f.path, []).append(f)  # type: ignore[union-attr]
     for s in sources:
         out.setdefault(s.path, [])
     return out

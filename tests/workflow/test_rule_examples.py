@@ -2,9 +2,11 @@
 
 An invalid example must produce its rule's code on exactly the lines marked
 ``# error: PADnnn``; a valid example must produce no finding of that code.
-PAD001 examples run through the analysis API directly; PAD100 (unused
-suppression) and PAD101 (invalid directive) are decided after the analysis,
-by the suppression stage, so their examples run through ``padlint check``.
+Static rules' examples run through the analysis API directly (with the
+rule's example profile); PAD100 (unused suppression) and PAD101 (invalid
+directive) are decided after the analysis, by the suppression stage, so their
+examples run through ``padlint check``.  The parameters come from the rule
+registry, so a new rule's examples are tests as soon as it is registered.
 """
 
 from __future__ import annotations
@@ -13,35 +15,43 @@ import libcst as cst
 import pytest
 
 from padlint.profile import load_profile
+from padlint.rules.registry import all_rules, static_rules
 from padlint.rules_doc import load_pages
 
 PAGES = load_pages()
 
 
-def _examples(code, valid):
-    return [pytest.param(e, id=e.title) for e in PAGES[code].examples if e.valid == valid]
+def _static_examples(valid):
+    return [pytest.param(rule, e, id=f"{rule.code}-{e.title}")
+            for rule in static_rules() for e in PAGES[rule.code].examples if e.valid == valid]
 
 
 def _expected_lines(example, code):
     return sorted(line for line, c in example.errors if c == code)
 
 
-def _pad001_lines(example):
+def _static_lines(rule, example):
     from padlint.analysis import check_module
 
-    findings = check_module(cst.parse_module(example.code), "example.py", load_profile("vllm"))
-    return sorted(f.line for f in findings if f.code == "PAD001"), [f.message for f in findings]
+    findings = check_module(cst.parse_module(example.code), "example.py", load_profile(rule.example_profile))
+    return sorted(f.line for f in findings if f.code == rule.code), [f"{f.code} {f.message}" for f in findings]
 
 
-@pytest.mark.parametrize("example", _examples("PAD001", valid=False))
-def test_pad001_invalid_example(example):
-    lines, messages = _pad001_lines(example)
-    assert lines == _expected_lines(example, "PAD001"), messages
+def test_every_rule_has_examples_of_both_kinds():
+    for rule in all_rules():
+        kinds = {e.valid for e in PAGES[rule.code].examples}
+        assert kinds == {True, False}, f"{rule.code}: its page needs valid and invalid examples"
 
 
-@pytest.mark.parametrize("example", _examples("PAD001", valid=True))
-def test_pad001_valid_example(example):
-    lines, messages = _pad001_lines(example)
+@pytest.mark.parametrize("rule, example", _static_examples(valid=False))
+def test_static_rule_invalid_example(rule, example):
+    lines, messages = _static_lines(rule, example)
+    assert lines == _expected_lines(example, rule.code), messages
+
+
+@pytest.mark.parametrize("rule, example", _static_examples(valid=True))
+def test_static_rule_valid_example(rule, example):
+    lines, messages = _static_lines(rule, example)
     assert lines == [], messages
 
 
@@ -59,7 +69,8 @@ def _padlint_check_lines(tmp_path, capsys, example, code):
 
 def _cli_examples(valid):
     return [pytest.param(code, e, id=f"{code}-{e.title}")
-            for code in ("PAD100", "PAD101") for e in PAGES[code].examples if e.valid == valid]
+            for code in (r.code for r in all_rules() if r.kind == "directive")
+            for e in PAGES[code].examples if e.valid == valid]
 
 
 @pytest.mark.parametrize("code, example", _cli_examples(valid=False))

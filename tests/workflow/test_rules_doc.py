@@ -78,9 +78,13 @@ def test_pages_are_found_through_rules_dir(tmp_path, monkeypatch):
     for name in ("PAD001.md", "vllm.toml"):
         shutil.copy(REPO_ROOT / "rules" / name, tmp_path / name)
     monkeypatch.setattr(rules_doc, "rules_dir", lambda: tmp_path)
-    assert [code for code, _, _ in list_rules()] == ["PAD001"]
+    assert list(load_pages()) == ["PAD001"]
+    assert explain("PAD001").startswith("# stale-padding-reaches-sink (PAD001)")
     with pytest.raises(KeyError):
         explain("PAD100")
+    # every registered rule needs its page: a missing one is named, not skipped
+    with pytest.raises(RulePageError, match=r"PAD100\.md: rule PAD100 has no page"):
+        list_rules()
 
 
 def _page(tmp_path, text, name="PAD042.md"):
@@ -173,5 +177,21 @@ def test_generate_docs(tmp_path):
 
 
 def test_committed_docs_are_up_to_date():
-    assert rules_doc.main(["--check", str(REPO_ROOT / "docs" / "rules")]) == 0, \
-        "docs/rules is stale: run python -m padlint.rules_doc --write docs/rules"
+    assert rules_doc.main(["--check", str(REPO_ROOT / "docs" / "rules"), "--readme", str(REPO_ROOT / "README.md")]) == 0, \
+        "docs/rules or the README's rules table is stale: run make docs"
+
+
+def test_readme_table_is_generated_from_the_registry(tmp_path):
+    from padlint.rules.registry import all_rules
+
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{rules_doc.README_BEGIN}\nhand-written row\n{rules_doc.README_END}\nrest\n",
+                      encoding="utf-8")
+    assert rules_doc.main(["--check", str(REPO_ROOT / "docs" / "rules"), "--readme", str(readme)]) == 1
+    assert rules_doc.main(["--write", str(tmp_path / "docs"), "--readme", str(readme)]) == 0
+    text = readme.read_text(encoding="utf-8")
+    assert "hand-written row" not in text and text.startswith("intro\n") and text.endswith("rest\n")
+    for rule in all_rules():
+        assert f"| [{rule.code}](docs/rules/{rule.code}.md) | {rule.name} |" in text
+    readme.write_text("no markers\n", encoding="utf-8")
+    assert rules_doc.main(["--check", str(tmp_path / "docs"), "--readme", str(readme)]) == 2

@@ -1,4 +1,10 @@
-"""Turn sink hits into :class:`~padlint.model.Finding`: message, trace and fix."""
+"""PAD001 stale-padding-reaches-sink: a query over the engine's sink hits.
+
+The engine records every sink argument reached with padding rows that are not
+reset on some path (:class:`padlint.analysis.interp.SinkHit`); this rule turns
+each into a :class:`~padlint.model.Finding`: the message, the trace (each step
+in its own file) and the reset to add.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ from padlint.analysis.interp import Interpreter, SinkHit
 from padlint.analysis.values import Taint
 from padlint.model import Finding, Fix, TraceStep
 from padlint.profile import Profile
+from padlint.rules.base import Facts, Rule
 
 CODE = "PAD001"
 
@@ -214,3 +221,11 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
             trace=tuple(trace), fix=fix, statement=hit.stmt_text, function=hit.function))
     out.sort(key=Finding.sort_key)
     return out
+
+
+class StalePaddingReachesSink(Rule):
+    code = CODE
+    name = "stale-padding-reaches-sink"
+
+    def check(self, facts: Facts) -> list[Finding]:
+        return hits_to_findings(facts.interp, facts.profile, facts.texts)
