@@ -28,6 +28,7 @@ import ast
 import re
 
 from padlint.analysis.index import _literals, _relevance_literals, prefilter_patterns, relevance_pattern
+from padlint.analysis.kernels import tail_stores
 from padlint.analysis.project import ClassInfo, FunctionInfo, ModuleInfo, Project, _dotted, _type_names
 from padlint.profile import Profile
 
@@ -58,7 +59,7 @@ class CallGraph:
         names = {n for pair in profile.counts for n in (*pair.real, *pair.padded)}
         names |= set(profile.copy_to_device) | set(profile.padded_getters) | {h for h, _ in profile.reset_helpers}
         # (and `copy_(`: a helper that copies whole buffers, `out.copy_(data)`, is a write)
-        lits = tuple(sorted(names)) + self._sink_lits + ("_padded", "_after_padding", ".copy_(")
+        lits = tuple(sorted(names)) + self._sink_lits + ("_padded", "_after_padding", ".copy_(", "tl.store(")
         strict = tuple(n for pair in profile.counts for n in pair.padded) + self._sink_lits + (
             "_padded", "_after_padding", *profile.copy_to_device, *profile.padded_getters)
         project.set_text_filter(lambda text: any(x in text for x in lits),
@@ -85,6 +86,8 @@ class CallGraph:
             v = any(x in text for x in self._rel_lits) and (
                 self._pattern.search(text) is not None
                 or any(x in text for x in self._extra))
+            if not v and "store(" in text:  # a kernel that pads the tail rows of a pointer argument
+                v = bool(tail_stores(fn.node))
             self._core[fn.key] = v
         return v
 
@@ -150,6 +153,8 @@ class CallGraph:
 
     def resolve_call(self, func: ast.AST, mod: ModuleInfo, owner: ClassInfo | None,
                      params: dict[str, list[str]]) -> list[FunctionInfo]:
+        if isinstance(func, ast.Subscript):  # a kernel launch `kernel[grid](...)`
+            func = func.value
         if isinstance(func, ast.Name):
             t = self.project.resolve(mod, func.id)
             return [t] if isinstance(t, FunctionInfo) else []

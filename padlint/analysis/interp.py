@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from padlint.analysis.kernels import tail_stores
 from padlint.analysis.values import (
     ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MetaVal, Ref, Refs, Reset, State, Taint, TupleVal,
     UnknownVal, covering, covers, join_vals, with_step,
@@ -342,6 +343,7 @@ class Interpreter:
         self._stack: list[str] = []
         self._real_for = profile.is_real_for
         self._helpers = dict(profile.reset_helpers)
+        self._kernel_stores: dict[str, tuple] = {}  # kernel key -> its tail stores
         self._accepts: dict[str, object] = {}  # field -> value test, see _accepts_for
         self._sink_call = re.compile("|".join(_glob(p) for p in profile.sink_calls)) if profile.sink_calls else None
         self._texts: dict[int, str] = {}
@@ -1392,6 +1394,7 @@ class Interpreter:
             else:
                 for a in node.args:
                     self._eval(a.value, frame, state)
+            self._kernel_tail_resets(func.value, node, frame, state)
             return UNKNOWN
         name = dotted(func) or ""
         last = name.rsplit(".", 1)[-1] if name else (func.attr.value if isinstance(func, cst.Attribute) else "")
@@ -1658,6 +1661,30 @@ class Interpreter:
         return Refs(frozenset({Ref(loc, None, node, line, False, path=frame.path)}))
 
     # ------------------------------------------------------------- inlining
+    def _kernel_tail_resets(self, kernel, node: cst.Call, frame: Frame, state: State) -> None:
+        """A launch of a project kernel that stores one value into the tail rows of a pointer
+        argument (:mod:`padlint.analysis.kernels`) resets that argument's padding rows."""
+        target = self._resolve_callee(kernel, frame, state)
+        if target is None or target[0] != "funcs":
+            return
+        for fn, _recv in target[1]:
+            stores = self._kernel_stores.get(fn.key)
+            if stores is None:
+                stores = self._kernel_stores[fn.key] = tail_stores(fn.node)
+            if not stores:
+                continue
+            positional = [a for a in node.args if a.keyword is None and not a.star]
+            by_kw = {a.keyword.value: a for a in node.args if a.keyword is not None}
+            line = frame.seg.line(node, frame.stmt)
+            for ts in stores:
+                arg = by_kw.get(ts.name) or (positional[ts.index] if ts.index < len(positional) else None)
+                if arg is None:
+                    continue
+                buf = self._eval(arg.value, frame, state)
+                if isinstance(buf, Refs):
+                    for r in buf.refs:
+                        self._reset(r, None, None, state, None, ts.value, line)
+
     def _resolve_callee(self, func, frame: Frame, state: State):
         """Where a call goes: ("nested", name), or ("funcs", [(FunctionInfo, receiver), ...])
         for project functions (several for dispatch on a base class), or None."""
