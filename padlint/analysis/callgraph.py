@@ -144,10 +144,21 @@ class CallGraph:
             if names:
                 params[p.arg] = names
         if mod is not None:
+            called: set[int] = set()
             for sub in ast.walk(fn.node):
                 if isinstance(sub, ast.Call):
+                    called.add(id(sub.func))
                     for t in self.resolve_call(sub.func, mod, owner, params):
                         out.setdefault(t.key, t)
+            if owner is not None:
+                # a method taken as a value and called later (`fn = self._a if c else self._b;
+                # fn(...)`, a callback): an edge too, or it would look like an entry point
+                for sub in ast.walk(fn.node):
+                    if isinstance(sub, ast.Attribute) and id(sub) not in called \
+                            and isinstance(sub.value, ast.Name) and sub.value.id == "self" \
+                            and isinstance(sub.ctx, ast.Load):
+                        for t in self.methods_of([owner], sub.attr):
+                            out.setdefault(t.key, t)
         v = self._callees[fn.key] = list(out.values())
         return v
 
@@ -323,9 +334,10 @@ class CallGraph:
         if v is not None:
             return v
         name = fn.name
-        words = [f".{name}(", f"{name}("] if not fn.owner else [f".{name}("]
+        # a method is also referenced without a call (`self._multi_step_decode` as a value)
+        words = [f".{name}(", f"{name}("] if not fn.owner else [f".{name}"]
         out: dict[str, FunctionInfo] = {}
-        rx = re.compile(rf"\b{re.escape(name)}\s*\(")
+        rx = re.compile(rf"\b{re.escape(name)}\s*\(" if not fn.owner else rf"\.{re.escape(name)}\b")
         for key in self.project.modules_mentioning(words):
             if not self.project.text_may_matter(key):
                 continue  # a module that mentions nothing relevant: its callers would add nothing

@@ -20,7 +20,8 @@ import libcst as cst
 
 from padlint.analysis.kernels import tail_stores
 from padlint.analysis.values import (
-    ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MetaVal, Ref, Refs, Reset, State, Taint, TupleVal,
+    ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MetaVal, MethodVal, Ref, Refs, Reset, State, Taint,
+    TupleVal,
     UnknownVal, covering, covers, join_vals, with_step,
 )
 from padlint.analysis.callgraph import CallGraph
@@ -657,9 +658,13 @@ class Interpreter:
                     self._check_sink(sink, target.attr.value, "attribute", value_node, value,
                                      frame, state, "error", node=frame.stmt)
                 is_self = isinstance(target.value, cst.Name) and target.value.value == "self"
-                if not is_self or isinstance(value, CountVal):
+                # `self.X = obj` with obj an object of a project class (a dataclass built or
+                # `replace`d here): later reads of `self.X` see that object and its fields
+                is_object = isinstance(value, Refs) and bool(value.refs) and all(
+                    r.types and r.count is None for r in value.refs)
+                if not is_self or isinstance(value, CountVal) or is_object:
                     self._store_field(base, target.attr.value, self._cv(value), state)
-                    if not is_self:
+                    if not is_self or is_object:
                         return
                 # `self.X = fresh_tensor`: the persistent location now holds that tensor's state
                 fresh = [r for r in (value.refs if isinstance(value, Refs) else ()) if not r.persistent]
@@ -772,6 +777,15 @@ class Interpreter:
                     return  # `x[R:R + 1]`, `x[R:R]`, `x[R:n]`: not every padding row
             if low is not None and low.canon:
                 keys = {Reset(low.canon, low.offset, value_text, line)}
+                view = ref.count
+                if view is not None and view.canon and not self._known_count(low.canon) \
+                        and not self.p.is_real_for(low.canon, view.canon):
+                    pair = self.p.pair_for_padded(view.canon)
+                    if pair is not None:
+                        # `v = buf[:P]; v[x:].zero_()` with `x` no count the analysis knows
+                        # (`num_local_reqs = len(segments)`): the code resets the view's padding
+                        # from `x` on, so `x` is the real count of that view here
+                        keys.add(Reset(pair.real[0], low.offset, value_text, line))
                 if low.written and low.written != low.canon and not self.p.is_padded_name(low.canon) \
                         and self._known_count(low.written):
                     # `x[num_scheduled_tokens:]` pairs with `num_input_tokens` by name too,
@@ -1199,6 +1213,9 @@ class Interpreter:
                 return FuncVal(node.value)
             return UNKNOWN
         if isinstance(node, cst.Attribute):
+            method = self._method_value(node, frame, state)
+            if method is not None:
+                return method
             base = self._eval(node.value, frame, state)
             if isinstance(base, Refs):
                 if self._fields_of(base, node.attr.value, state) is None:
@@ -1321,7 +1338,16 @@ class Interpreter:
             self._know_partners(count.canon, frame)
         if count is not None:
             count = replace(count, dim=found[2], unpadded=self._no_padding(count.canon, state, frame))
+        new_padded = count is not None and bool(count.canon) and self.p.is_padded_name(count.canon)
         for r in base.refs:
+            old = r.count
+            if old is not None and old.canon and old.dim == (count.dim if count is not None else 0) and (
+                    not self.p.is_padded_name(old.canon) or new_padded):
+                # a view of a view never has more rows than the first: `buf[:R][:P]` has only real
+                # rows, and `buf[:P][:Q]` (Q padded too, say a count joined from two objects'
+                # fields) keeps the padding rows of the first slice, whose resets name its counts
+                out.add(r)
+                continue
             out.add(Ref(r.loc, count if count is not None else Count("", 0, ""),
                         text, line, r.persistent, path=frame.path))
         return Refs(frozenset(out))
@@ -1685,6 +1711,18 @@ class Interpreter:
                     for r in buf.refs:
                         self._reset(r, None, None, state, None, ts.value, line)
 
+    def _method_value(self, node: cst.Attribute, frame: Frame, state: State) -> MethodVal | None:
+        """``self.m`` naming a method of the frame's class, not called here (a value)."""
+        if not (isinstance(node.value, cst.Name) and node.value.value == "self" and frame.owner):
+            return None
+        cls = self.project.class_info(frame.cls or frame.owner)
+        if cls is None or self.project.find_method(cls, node.attr.value) is None:
+            return None
+        target = self._resolve_callee(node, frame, state)
+        if target is None or target[0] != "funcs":
+            return None
+        return MethodVal(frozenset((fn.key, recv) for fn, recv in target[1]))
+
     def _resolve_callee(self, func, frame: Frame, state: State):
         """Where a call goes: ("nested", name), or ("funcs", [(FunctionInfo, receiver), ...])
         for project functions (several for dispatch on a base class), or None."""
@@ -1692,6 +1730,10 @@ class Interpreter:
             v = state.env.get(func.value)
             if isinstance(v, FuncVal) and func.value in frame.nested:
                 return ("nested", func.value)
+            if isinstance(v, MethodVal):  # `decode_fn(...)` after `decode_fn = self._decode`
+                fns = [(self.project.function(k), recv) for k, recv in sorted(v.targets, key=lambda t: t[0])]
+                fns = [(f, r) for f, r in fns if f is not None]
+                return ("funcs", fns) if fns else None
             if func.value in state.env:
                 return None
             mod = self.project.module(frame.module)
