@@ -148,11 +148,16 @@ class CallGraph:
             for sub in ast.walk(fn.node):
                 if isinstance(sub, ast.Call):
                     called.add(id(sub.func))
+                    # a method passed to another function (`warmup(self.execute_model)`) is called
+                    # there, if at all, by code the analysis does not follow: no edge from here, so
+                    # a public method stays the entry point it is
+                    called.update(id(a) for a in sub.args)
+                    called.update(id(k.value) for k in sub.keywords)
                     for t in self.resolve_call(sub.func, mod, owner, params):
                         out.setdefault(t.key, t)
             if owner is not None:
-                # a method taken as a value and called later (`fn = self._a if c else self._b;
-                # fn(...)`, a callback): an edge too, or it would look like an entry point
+                # a method taken as a value and called later in this function (`fn = self._a if c
+                # else self._b; fn(...)`): an edge too, or it would look like an entry point
                 for sub in ast.walk(fn.node):
                     if isinstance(sub, ast.Attribute) and id(sub) not in called \
                             and isinstance(sub.value, ast.Name) and sub.value.id == "self" \

@@ -509,15 +509,21 @@ class Interpreter:
                     cur = State.join([end, *frame.loop_exits])
                 after = cur
             else:
-                head = state
-                after = state
-                for _ in range(self.LOOP_ROUNDS):
+                base: State | None = state
+                if isinstance(stmt, cst.For) and self._nonempty_iter(stmt.iter, frame):
+                    # the code asserts the iterable non-empty: the body runs at least once
+                    frame.loop_exits = []
+                    first = state.copy()
+                    self._bind(stmt.target, UNKNOWN, frame, first)
+                    base = State.join([self._exec_block(stmt.body, frame, first), *frame.loop_exits])
+                head = after = base
+                for _ in range(self.LOOP_ROUNDS if base is not None else 0):
                     frame.loop_exits = []
                     body_state = head.copy()
                     if isinstance(stmt, cst.For):
                         self._bind(stmt.target, UNKNOWN, frame, body_state)
                     body_end = self._exec_block(stmt.body, frame, body_state)
-                    nxt = State.join([state, body_end, *frame.loop_exits]) or state
+                    nxt = State.join([base, body_end, *frame.loop_exits]) or base
                     stable = nxt.env == head.env and nxt.heap == head.heap
                     head = after = nxt
                     if stable:
@@ -528,11 +534,38 @@ class Interpreter:
             after = self._exec_block(stmt.orelse.body, frame, after)
         return after
 
+    def _nonempty_iter(self, it, frame: Frame) -> bool:
+        """``self.x`` (also under ``enumerate``/``zip``/``.items()``...) where a method of the
+        frame's class asserts ``self.x`` non-empty (``assert self.x, "..."``)."""
+        while isinstance(it, cst.Call):
+            if isinstance(it.func, cst.Name) and it.func.value in ("enumerate", "zip", "list", "tuple", "reversed") \
+                    and it.args:
+                it = it.args[0].value
+            elif isinstance(it.func, cst.Attribute) and it.func.attr.value in ("items", "values", "keys") \
+                    and not it.args:
+                it = it.func.value
+            else:
+                return False
+        if not (isinstance(it, cst.Attribute) and isinstance(it.value, cst.Name) and it.value.value == "self"
+                and frame.owner):
+            return False
+        cls = self.project.class_info(frame.cls or frame.owner)
+        return cls is not None and self.project.asserted_nonempty(cls, it.attr.value)
+
     def _exec_if(self, stmt: cst.If, frame: Frame, state: State, elif_: bool = False) -> State | None:
         # an `elif` test: a reset cannot be inserted right before it
         frame.stmt, frame.fixable = stmt, not elif_
         self._eval(stmt.test, frame, state)
         guard = self._is_padding_guard(stmt.test, frame, state)
+        known = self._none_test(stmt.test, state)
+        if known is True:  # `if out is not None:` with `out` a tensor on every path here
+            return self._exec_block(stmt.body, frame, state)
+        if known is False:
+            if stmt.orelse is None:
+                return state
+            if isinstance(stmt.orelse, cst.If):
+                return self._exec_if(stmt.orelse, frame, state, elif_=True)
+            return self._exec_block(stmt.orelse.body, frame, state)
         then_start, else_start = state.copy(), state.copy()
         self._refine_none(stmt.test, then_start, else_start)
         then_end = self._exec_block(stmt.body, frame, then_start)
@@ -546,6 +579,22 @@ class Interpreter:
         else:
             else_end = self._exec_block(stmt.orelse.body, frame, else_start)
         return State.join([then_end, else_end])
+
+    @staticmethod
+    def _none_test(test, state: State) -> bool | None:
+        """The outcome of ``x is None`` / ``x is not None`` where ``x`` is a tensor view on
+        every path here (never None); else None (unknown)."""
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.left, cst.Name)):
+            return None
+        comp = test.comparisons[0]
+        if not (isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None"
+                and isinstance(comp.operator, (cst.Is, cst.IsNot))):
+            return None
+        v = state.env.get(test.left.value)
+        if not (isinstance(v, Refs) and v.refs and not v.maybe_none):
+            return None  # (a None value joined with an unknown one is not known to be None)
+        return isinstance(comp.operator, cst.IsNot)
 
     @staticmethod
     def _refine_none(test, then_state: State, else_state: State) -> None:
@@ -1781,6 +1830,22 @@ class Interpreter:
             return None
         return ("funcs", [(t, recv) for t in targets])
 
+    def _narrow(self, recv, fn: FunctionInfo):
+        """The receiver as ``fn`` sees it: only the classes whose ``fn.name`` is ``fn`` (a
+        dispatch on several subclasses must not let one class's method call another
+        class's override through ``self``)."""
+        if not isinstance(recv, Refs) or not fn.owner:
+            return recv
+        out = set()
+        for r in recv.refs:
+            if len(r.types) < 2:
+                out.add(r)
+                continue
+            keep = frozenset(t for t in r.types if (c := self.project.class_info(t)) is not None
+                             and (m := self.project.find_method(c, fn.name)) is not None and m.key == fn.key)
+            out.add(replace(r, types=keep or frozenset({fn.owner})))
+        return Refs(frozenset(out), recv.maybe_none)
+
     def _inline(self, target, node: cst.Call, frame: Frame, state: State) -> AVal:
         kind, key = target
         arg_vals = [self._eval(a.value, frame, state) for a in node.args]
@@ -1788,13 +1853,13 @@ class Interpreter:
             return self._call(None, frame.nested[key], node, arg_vals, None, frame, state)
         if len(key) == 1:
             fn, recv = key[0]
-            return self._call(fn, None, node, arg_vals, recv, frame, state)
+            return self._call(fn, None, node, arg_vals, self._narrow(recv, fn), frame, state)
         # dispatch: each possible callee from the same state; effects joined
         ends: list[State] = []
         value: AVal | None = None
         for fn, recv in key:
             branch = state.copy()
-            v = self._call(fn, None, node, arg_vals, recv, frame, branch)
+            v = self._call(fn, None, node, arg_vals, self._narrow(recv, fn), frame, branch)
             ends.append(branch)
             value = join_vals(value, v)
         joined = State.join(ends)

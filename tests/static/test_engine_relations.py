@@ -160,3 +160,99 @@ def test_a_method_taken_as_a_value_is_called_from_there(tmp_path):
     buggy = SPECULATOR.replace("        self.seq_lens[num_reqs:num_reqs_padded] = 0\n", "")
     found = _run(tmp_path, {"pkg/__init__.py": "", "pkg/spec.py": buggy})
     assert [f.field for f in found] == ["seq_lens"]
+
+
+GROUPS = """\
+import torch
+
+
+class Drafter:
+    def __init__(self, groups):
+        self.seq_lens = torch.zeros(256, dtype=torch.int32)
+        self.group_ids = [g for g in groups if g.is_attention]
+        ASSERT
+
+    def propose(self, num_reqs, num_reqs_padded):
+        for gid in self.group_ids:
+            self.seq_lens[num_reqs:num_reqs_padded] = 0
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])
+"""
+
+
+def test_a_loop_over_an_attribute_the_code_asserts_non_empty_runs_at_least_once(tmp_path):
+    # vLLM 0.33.0 DFlash: `assert self.draft_kv_cache_group_ids, "No draft attention groups found."`
+    # in __init__, then the prepare kernel launched once per group: the reset in the loop body
+    # happens on every path.  Without the assertion the list may be empty: the rows may be stale.
+    for assertion in ('assert self.group_ids, "no attention groups"', "assert len(self.group_ids) > 0"):
+        files = {"pkg/__init__.py": "", "pkg/drafter.py": GROUPS.replace("ASSERT", assertion)}
+        assert _run(tmp_path, files) == [], assertion
+    found = _run(tmp_path, {"pkg/__init__.py": "", "pkg/drafter.py": GROUPS.replace("ASSERT", "pass")})
+    assert [f.field for f in found] == ["seq_lens"]
+    # an assertion about another attribute proves nothing about this one
+    found = _run(tmp_path, {"pkg/__init__.py": "", "pkg/drafter.py": GROUPS.replace(
+        "ASSERT", "self.other = [1]\n        assert self.other")})
+    assert [f.field for f in found] == ["seq_lens"]
+
+
+def test_is_not_none_on_a_tensor_takes_only_the_then_branch(tmp_path):
+    # vLLM's `async_tensor_h2d(data, out=buf)`: `if out is not None: return out.copy_(t)`; the
+    # caller passes a buffer, so the copy happens (the other branch is not a path here)
+    helper = """\
+    def h2d(data, device=None, out=None):
+        if out is not None:
+            return out.copy_(data)
+        return data.to(device)
+    """
+    runner = """\
+    import numpy as np
+    import torch
+    from pkg.helper import h2d
+
+
+    class Runner:
+        def __init__(self):
+            self.query_start_loc = torch.zeros(257, dtype=torch.int32)
+
+        def execute_model(self, lens, num_reqs, num_reqs_padded, num_tokens):
+            qsl = np.empty(257, dtype=np.int32)
+            qsl[0] = 0
+            np.cumsum(lens, out=qsl[1 : num_reqs + 1])
+            qsl[num_reqs + 1 :] = num_tokens
+            h2d(qsl, out=self.query_start_loc)
+            return CommonAttentionMetadata(query_start_loc=self.query_start_loc[: num_reqs_padded + 1])
+    """
+    files = {"pkg/__init__.py": "", "pkg/helper.py": helper, "pkg/runner.py": runner}
+    assert _run(tmp_path, files) == []
+    # the caller passes no buffer: nothing is copied into self.query_start_loc
+    found = _run(tmp_path, {**files, "pkg/runner.py": runner.replace(
+        "h2d(qsl, out=self.query_start_loc)", "h2d(qsl)")})
+    assert [f.field for f in found] == ["query_start_loc"]
+
+
+WORKER = """\
+import torch
+from pkg.warmup import warmup
+
+
+class Worker:
+    def __init__(self):
+        self.seq_lens = torch.zeros(256, dtype=torch.int32)
+
+    def compile_or_warm_up_model(self):
+        warmup(self.execute_model)
+
+    def execute_model(self, num_reqs, num_reqs_padded):
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])
+"""
+
+
+def test_a_method_passed_as_a_callback_stays_an_entry_point(tmp_path):
+    # vLLM 0.21.0 `Worker.compile_or_warm_up_model` calls `warmup_kernels(..., self.execute_model, ...)`.
+    # The callback is called inside `warmup`, which the analysis does not follow through its
+    # parameter; were the reference an edge, `execute_model` (the engine's step API) would not be
+    # an entry point any more and its stale real step would go unreported.
+    files = {"pkg/__init__.py": "", "pkg/worker.py": WORKER,
+             "pkg/warmup.py": "def warmup(fn):\n    for n in (1, 2):\n        fn(n, n)\n"}
+    found = _run(tmp_path, files, check=["pkg/worker.py"])
+    assert [f.field for f in found] == ["seq_lens"]
+    assert "execute_model" in found[0].trace[0].note
