@@ -309,29 +309,80 @@ class CallGraph:
             return v
         out: list[tuple[str, str, str, str]] = []
         for c in self.project.mro(cls):
+            mod = self.project.module(c.module)
             for m in c.methods.values():
                 for sub in ast.walk(m.node):
-                    if not (isinstance(sub, ast.Call) and
-                            (_dotted(sub.func) or "").rsplit(".", 1)[-1] in spec.slot_classes):
+                    if not isinstance(sub, ast.Call):
                         continue
-                    kw = {k.arg: k.value for k in sub.keywords if k.arg}
-                    buf = kw.get(spec.buffer_keyword)
-                    if buf is None and len(sub.args) > spec.buffer_position:
-                        buf = sub.args[spec.buffer_position]
-                    if not (isinstance(buf, ast.Attribute) and isinstance(buf.value, ast.Name)
-                            and buf.value.id == "self"):
-                        continue
-                    axis = kw.get(spec.axis)
-                    axis_s = axis.value if isinstance(axis, ast.Constant) and isinstance(axis.value, str) \
-                        else spec.default_axis
-                    pol = kw.get(spec.policy)
-                    pol_s = (_dotted(pol) or "").rsplit(".", 1)[-1] if pol is not None else spec.default_policy
-                    pad = kw.get(spec.pad_value)
-                    pad_s = repr(pad.value) if isinstance(pad, ast.Constant) and isinstance(pad.value, (int, float)) \
-                        else ""
-                    out.append((buf.attr, axis_s, pol_s, pad_s))
+                    if (_dotted(sub.func) or "").rsplit(".", 1)[-1] in spec.slot_classes:
+                        buf = self._slot_buffer(sub)
+                        if isinstance(buf, ast.Attribute) and isinstance(buf.value, ast.Name) \
+                                and buf.value.id == "self":
+                            out.append((buf.attr, *self._slot_policy(sub)))
+                    elif mod is not None:
+                        out.extend(self._built_slots(sub, mod))
         v = self._slots[cls.key] = tuple(out)
         return v
+
+    def _slot_buffer(self, call: ast.Call) -> ast.AST | None:
+        spec = self.profile.registry
+        for k in call.keywords:
+            if k.arg == spec.buffer_keyword:
+                return k.value
+        return call.args[spec.buffer_position] if len(call.args) > spec.buffer_position else None
+
+    def _slot_policy(self, call: ast.Call) -> tuple[str, str, str]:
+        """(axis, policy, pad value as literal text or "") of a slot construction."""
+        spec = self.profile.registry
+        kw = {k.arg: k.value for k in call.keywords if k.arg}
+        axis = kw.get(spec.axis)
+        axis_s = axis.value if isinstance(axis, ast.Constant) and isinstance(axis.value, str) else spec.default_axis
+        pol = kw.get(spec.policy)
+        pol_s = (_dotted(pol) or "").rsplit(".", 1)[-1] if pol is not None else spec.default_policy
+        pad = kw.get(spec.pad_value)
+        pad_s = repr(pad.value) if isinstance(pad, ast.Constant) and isinstance(pad.value, (int, float)) else ""
+        return axis_s, pol_s, pad_s
+
+    def _built_slots(self, call: ast.Call, mod: ModuleInfo) -> list[tuple[str, str, str, str]]:
+        """Slots a registry-building function makes for buffers its caller hands it:
+        ``build_registry(..., source=self.buffers)`` whose body creates ``Slot("positions", ...)``
+        with no buffer and binds each by name, ``getattr(source, slot.name)``: the slot's buffer
+        is ``self.buffers.positions``.  (SGLang 0.5.23 ``build_decode_registry``.)"""
+        name = _dotted(call.func)
+        fn = self.project.resolve(mod, name) if name else None
+        if not isinstance(fn, FunctionInfo) or fn.owner:
+            return []
+        spec = self.profile.registry
+        params = [a.arg for a in (*fn.node.args.posonlyargs, *fn.node.args.args, *fn.node.args.kwonlyargs)]
+        by_name: set[str] = set()  # parameters the body binds slots from by name
+        slots: list[ast.Call] = []
+        for sub in ast.walk(fn.node):
+            if not isinstance(sub, ast.Call):
+                continue
+            if (_dotted(sub.func) or "").rsplit(".", 1)[-1] in spec.slot_classes:
+                # a named slot not handed a buffer object (its second argument is a shape
+                # function there): the buffer is bound by name below
+                if sub.args and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str) \
+                        and not isinstance(self._slot_buffer(sub), ast.Attribute):
+                    slots.append(sub)
+            elif isinstance(sub.func, ast.Name) and sub.func.id == "getattr" and len(sub.args) >= 2 \
+                    and isinstance(sub.args[0], ast.Name) and sub.args[0].id in params \
+                    and isinstance(sub.args[1], ast.Attribute) and sub.args[1].attr == "name":
+                by_name.add(sub.args[0].id)
+        if not slots or not by_name:
+            return []
+        given: dict[str, ast.AST] = {k.arg: k.value for k in call.keywords if k.arg}
+        for i, a in enumerate(call.args):
+            if i < len(params):
+                given.setdefault(params[i], a)
+        out = []
+        for p in sorted(by_name):
+            src = given.get(p)
+            if not (isinstance(src, ast.Attribute) and isinstance(src.value, ast.Name) and src.value.id == "self"):
+                continue
+            for sl in slots:
+                out.append((f"{src.attr}.{sl.args[0].value}", *self._slot_policy(sl)))
+        return out
 
     def callers(self, fn: FunctionInfo) -> list[FunctionInfo]:
         """Project functions that call ``fn`` (resolved calls; a text scan finds the candidates)."""
