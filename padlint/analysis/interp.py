@@ -596,19 +596,27 @@ class Interpreter:
             return None  # (a None value joined with an unknown one is not known to be None)
         return isinstance(comp.operator, cst.IsNot)
 
-    @staticmethod
-    def _refine_none(test, then_state: State, else_state: State) -> None:
-        """`if x is not None:` -> x is None on the other branch (and vice versa)."""
+    def _refine_none(self, test, then_state: State, else_state: State) -> None:
+        """`if x is not None:` -> x is None on the other branch (and vice versa).
+
+        A buffer that is None on a branch has no rows there: its locations are clean on that
+        branch (`if buffers.rids_int is not None: buffers.rids_int.zero_()` resets every row
+        that can exist), so a later use guarded the same way is not stale."""
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
-                and isinstance(test.left, cst.Name)):
+                and isinstance(test.left, (cst.Name, cst.Attribute))):
             return
         comp = test.comparisons[0]
-        if not (isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None"):
+        if not (isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None"
+                and isinstance(comp.operator, (cst.Is, cst.IsNot))):
             return
-        if isinstance(comp.operator, cst.IsNot):
-            else_state.env[test.left.value] = CountVal(None)
-        elif isinstance(comp.operator, cst.Is):
-            then_state.env[test.left.value] = CountVal(None)
+        none_state = else_state if isinstance(comp.operator, cst.IsNot) else then_state
+        v = self._eval_quiet(test.left, none_state)
+        if isinstance(v, Refs):
+            for r in v.refs:
+                if r.count is None:
+                    none_state.heap[r.loc] = LocState(False, frozenset(), frozenset({Reset(ALL)}))
+        if isinstance(test.left, cst.Name):
+            none_state.env[test.left.value] = CountVal(None)
 
     def _is_padding_guard(self, test: cst.BaseExpression, frame: Frame, state: State) -> bool:
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):

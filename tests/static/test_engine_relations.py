@@ -256,3 +256,52 @@ def test_a_method_passed_as_a_callback_stays_an_entry_point(tmp_path):
     found = _run(tmp_path, files, check=["pkg/worker.py"])
     assert [f.field for f in found] == ["seq_lens"]
     assert "execute_model" in found[0].trace[0].note
+
+
+OPTIONAL = """\
+import torch
+
+
+class ForwardBatch:
+    rids: torch.Tensor
+
+
+class Buffers:
+    def __init__(self, with_rids):
+        self.rids = torch.zeros(256, dtype=torch.int64) if with_rids else None
+
+
+class Runner:
+    def __init__(self, with_rids):
+        self.buffers = Buffers(with_rids)
+
+    def replay(self, forward_batch: ForwardBatch, raw_bs, bs):
+        buffers = self.buffers
+        if bs != raw_bs:
+            if buffers.rids is not None:
+                RESET
+        if buffers.rids is not None:
+            forward_batch.rids = buffers.rids[:bs]
+"""
+
+
+def test_a_buffer_that_is_none_on_a_branch_has_no_stale_rows_there(tmp_path):
+    # SGLang 0.5.23 EAGLEDraftCudaGraphRunner: `if buffers.rids_int is not None: buffers.rids_int.zero_()`
+    # before `forward_batch.rids_int = buffers.rids_int[:bs]`.  On the branch where the optional
+    # buffer is None there are no rows at all, so the join of the two branches is reset.
+    profile_files = {"pkg/__init__.py": "", "pkg/runner.py": OPTIONAL.replace("RESET", "buffers.rids.zero_()")}
+    srcs_clean = _run_sglang(tmp_path, profile_files)
+    assert srcs_clean == []
+    found = _run_sglang(tmp_path, {**profile_files, "pkg/runner.py": OPTIONAL.replace("RESET", "pass")})
+    assert [f.field for f in found] == ["rids"]
+
+
+def _run_sglang(tmp_path, files):
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text), encoding="utf-8")
+    srcs = [Source(str(tmp_path / r), (tmp_path / r).read_text(encoding="utf-8")) for r in files]
+    profile = load_profile("sglang")
+    res = check_project(srcs, profile)
+    return [f for fs in res.values() if isinstance(fs, list) for f in fs]
