@@ -38,6 +38,9 @@ class CountVal(AVal):
     padded: bool = False  # canon is a padded count (set by Interpreter._cv); wins in joins
 
 
+_FALSE = frozenset({"False", "0"})
+_TRUE = frozenset({"True", "1"})
+
 VIEW_METHODS = frozenset({
     "view", "reshape", "unsqueeze", "squeeze", "flatten", "contiguous", "numpy", "view_as",
     "expand", "expand_as", "detach", "narrow", "t", "permute", "transpose", "as_strided", "ravel",
@@ -1288,6 +1291,10 @@ class Interpreter:
         if isinstance(node, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation)):
             parts = self._operands(node)
             vals = [self._eval(p, frame, state) for p in parts]
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr)):
+                masked = self._masked(vals, isinstance(node.operator, cst.BitAnd), state)
+                if masked is not None:
+                    return masked
             return self._derive(vals, node, frame, state, "elementwise")
         if isinstance(node, cst.BooleanOperation):
             left = self._eval(node.left, frame, state)
@@ -1447,6 +1454,42 @@ class Interpreter:
     def _base_text(text: str) -> str:
         i = text.find("[")
         return text[:i] if i > 0 else text
+
+    def _padding_literal(self, v: AVal, state: State) -> str | None:
+        """The literal every padding row of ``v`` holds (its covering resets agree), else None.
+
+        A mask reset with ``m[num_reqs:] = False`` has False padding rows; a whole-buffer fill
+        gives its value to every row."""
+        if not isinstance(v, Refs) or not v.refs:
+            return None
+        seen: set[str] = set()
+        for r in v.refs:
+            st = state.loc(r.loc) if r.persistent else state.heap.get(r.loc, LocState(False))
+            clean = st.clean | r.clean_at
+            c = r.count
+            if c is not None and c.canon and self.p.is_padded_name(c.canon) and not c.unpadded:
+                probe = Taint(buffer="", padded=c.canon, offset=c.offset, reason="stale",
+                              padded_written=c.written)
+                resets = covering(clean, probe, self._real_for)
+            else:
+                resets = [x for x in clean if x.real == ALL]
+                if st.taints or (r.persistent and st.entry_stale):
+                    return None
+            if not resets:
+                return None
+            seen.update(x.value for x in resets)
+        if len(seen) != 1:
+            return None
+        value = seen.pop()
+        return "False" if value in _FALSE else "True" if value in _TRUE else value
+
+    def _masked(self, vals: list[AVal], conj: bool, state: State) -> AVal | None:
+        """``a & m`` (``logical_and``) where ``m``'s padding rows are all False: the result's
+        padding rows are False whatever ``a`` holds (``|`` with all-True rows likewise)."""
+        want = _FALSE if conj else _TRUE
+        if any(self._padding_literal(v, state) in want for v in vals):
+            return UNKNOWN  # a derived tensor whose padding rows hold the mask's neutral value
+        return None
 
     def _derive(self, vals: list[AVal], node, frame: Frame, state: State, how: str) -> AVal:
         taints: set[Taint] = set()
@@ -1621,6 +1664,19 @@ class Interpreter:
         if isinstance(func, cst.Attribute) and name and name.split(".")[0] in ELEMENTWISE_MODULES \
                 and last in ELEMENTWISE_FUNCS:
             vals = [self._eval(a.value, frame, state) for a in node.args]
+            if last == "where" and len(vals) == 3:
+                # torch.where(m, x, y): where m's padding rows are all False they hold y
+                # (a literal: the same value in every padding row), where all True they hold x
+                mv = self._padding_literal(vals[0], state)
+                if mv in _FALSE or mv in _TRUE:
+                    chosen, chosen_node = (vals[2], node.args[2].value) if mv in _FALSE else (vals[1], node.args[1].value)
+                    if self._literal(chosen_node):
+                        return UNKNOWN
+                    return self._derive([chosen], node, frame, state, f"`{name}`")
+            if last in ("logical_and", "logical_or") and len(vals) == 2:
+                masked = self._masked(vals, last == "logical_and", state)
+                if masked is not None:
+                    return masked
             return self._derive(vals, node, frame, state, f"`{name}`")
 
         # resets: `buf[R:P].fill_(v)`, `buf.np[R + 1:].fill(v)`

@@ -305,3 +305,39 @@ def _run_sglang(tmp_path, files):
     profile = load_profile("sglang")
     res = check_project(srcs, profile)
     return [f for fs in res.values() if isinstance(fs, list) for f in fs]
+
+
+MASKED = """\
+import torch
+
+
+class Runner:
+    def __init__(self):
+        self.seq_lens = torch.zeros(256, dtype=torch.int32)
+        self.live = torch.zeros(256, dtype=torch.bool)
+        self.flags = torch.zeros(256, dtype=torch.bool)
+
+    def execute_model(self, num_reqs, num_reqs_padded):
+        live = self.live[:num_reqs_padded]
+        live[num_reqs:] = MASKPAD
+        seq_lens = torch.where(live, self.seq_lens[:num_reqs_padded], 0)
+        flags = self.flags[:num_reqs_padded] & live
+        return CommonAttentionMetadata(seq_lens=seq_lens, is_prefilling=flags)
+"""
+
+
+def test_a_mask_false_on_padding_rows_makes_them_neutral(tmp_path):
+    # `live[num_reqs:] = False` makes every padding row of the mask False: `torch.where(live, x, 0)`
+    # holds 0 there whatever `x` holds, and `flags & live` holds False.  Neither is stale.
+    files = {"pkg/__init__.py": "", "pkg/runner.py": MASKED.replace("MASKPAD", "False")}
+    assert _run(tmp_path, files) == []
+    # a mask whose padding rows are True selects the stale rows instead
+    found = _run(tmp_path, {**files, "pkg/runner.py": MASKED.replace("MASKPAD", "True")})
+    assert sorted(f.field for f in found) == ["is_prefilling", "seq_lens"]
+    # a mask with no reset proves nothing
+    found = _run(tmp_path, {**files, "pkg/runner.py": MASKED.replace("        live[num_reqs:] = MASKPAD\n", "")})
+    assert sorted(f.field for f in found) == ["is_prefilling", "seq_lens"]
+    # logical_and is `&`
+    found = _run(tmp_path, {**files, "pkg/runner.py": MASKED.replace("MASKPAD", "False").replace(
+        "self.flags[:num_reqs_padded] & live", "torch.logical_and(self.flags[:num_reqs_padded], live)")})
+    assert found == []
