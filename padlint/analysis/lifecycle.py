@@ -10,7 +10,9 @@ Computed per class from the project index (CPython ``ast``; nothing is run):
   ``numpy``) and the number of dimensions are kept where the allocation shows them.
 - *row moves*: a statement that copies one row of a buffer into another row of the same
   buffer: ``buf[dst] = buf[src]``, ``buf[dst, :n] = buf[src, :n]``, ``buf[dst] = buf[src].clone()``,
-  ``buf[dst].copy_(buf[src])``.  The source row is *vacated*.  It is *released* when a later
+  ``buf[dst].copy_(buf[src])``.  The source row is *vacated* when the method relocates the
+  request (:meth:`_Scan.relocation_evidence`; a lone copy of one row is a fork, the source keeps
+  its owner).  It is *released* when a later
   statement of the same method writes it again: a reset (``buf[src].fill_(0)``,
   ``buf[src] = 0``), the destination of another move (the temporary-swap idiom), a write of
   ``buf[k:]`` or of the whole buffer.
@@ -47,7 +49,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from padlint.analysis.project import ClassInfo, FunctionInfo, ModuleInfo, Project
+from padlint.analysis.project import ClassInfo, FuncNode, FunctionInfo, ModuleInfo, Project
 
 ALLOC_TORCH = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
                "tensor", "arange", "randn", "rand"}
@@ -404,7 +406,7 @@ class _Scan:
             self.method(meth)
 
     def method(self, meth: FunctionInfo) -> None:
-        self.fancy = _fancy_names(meth.node)
+        self.fancy = _fancy_names(meth.node) | _several_params(meth.node)
         moves: list[tuple[RowMove, ast.stmt]] = []
         writes: list[tuple[str, str | None, int]] = []  # (attr, row text or None for a range, line)
         for stmt, guards in _walk(meth.node.body, ()):
@@ -423,12 +425,49 @@ class _Scan:
                                                stmt.lineno, stmt.col_offset + 1, stmt.end_lineno or stmt.lineno,
                                                (stmt.end_col_offset or 0) + 1, _text(stmt), swap[4]))
             writes.extend(self.writes_of(stmt))
+        evidence = self.relocation_evidence(meth, [(mv.src, mv.dst) for mv, _s in moves])
         for mv, stmt in moves:
+            if (mv.src, mv.dst) not in evidence:
+                continue  # a copy of one row (a fork: the source keeps its owner), not a relocation
             later = [line for attr, row, line in writes
                      if attr == mv.attr and line > (stmt.end_lineno or stmt.lineno) and (row is None or row == mv.src)]
             if later:
                 mv = RowMove(**{**mv.__dict__, "released_at": min(later)})
             self.out.moves.append(mv)
+
+    def relocation_evidence(self, meth: FunctionInfo, pairs: list[tuple[str, str]]) -> set[tuple[str, str]]:
+        """The (src, dst) row pairs that ``meth`` *relocates* (the source row's request moves to
+        ``dst``, so ``src`` is vacated), as opposed to copying a row whose owner stays (a fork).
+
+        Evidence, any of: the method's name says so (move, condense, compact, swap, relocate,
+        defrag); two or more attributes of ``self`` (buffers or lists) are copied from ``src``
+        to ``dst`` (the request's state goes along); the source row of an attribute is cleared
+        (``self.ids[src] = None``, ``self.d.pop(src)``, ``del self.ids[src]``)."""
+        low = meth.name.lower()
+        if any(w in low for w in ("move", "condense", "compact", "swap", "relocat", "defrag")):
+            return set(pairs)
+        copied: dict[tuple[str, str], set[str]] = {}
+        cleared: set[str] = set()
+        for stmt, _g in _walk(meth.node.body, ()):
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                t, v = stmt.targets[0], stmt.value
+                if isinstance(t, ast.Subscript) and isinstance(v, ast.Subscript):
+                    ct, cv = _self_chain(t.value), _self_chain(v.value)
+                    if ct and ct == cv:
+                        key = (_text(_index_parts(v)[0]), _text(_index_parts(t)[0]))
+                        copied.setdefault(key, set()).add(".".join(ct))
+                if isinstance(t, ast.Subscript) and _self_chain(t.value) and isinstance(v, ast.Constant) \
+                        and v.value is None:
+                    cleared.add(_text(_index_parts(t)[0]))
+            elif isinstance(stmt, ast.Delete):
+                for t in stmt.targets:
+                    if isinstance(t, ast.Subscript) and _self_chain(t.value):
+                        cleared.add(_text(_index_parts(t)[0]))
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "pop" \
+                        and _self_chain(n.func.value) and n.args:
+                    cleared.add(_text(n.args[0]))
+        return {p for p in pairs if len(copied.get(p, ())) >= 2 or p[0] in cleared}
 
     def move_of(self, stmt: ast.stmt) -> tuple[str, str, str, str] | None:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
@@ -528,18 +567,38 @@ class _Scan:
         self.out.admitting = tuple(names)
 
 
+def _several_params(fn: FuncNode) -> set[str]:
+    """Parameters annotated as several indices (``torch.Tensor``, ``list[int]``, ``Sequence``,
+    ``np.ndarray``): ``buf[idx]`` with one of them is a batch of rows, not one request's row."""
+    out: set[str] = set()
+    a = fn.args
+    for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+        if arg.annotation is None:
+            continue
+        ann = _text(arg.annotation)
+        if any(w in ann for w in ("Tensor", "List", "list", "Sequence", "ndarray", "Iterable", "tuple", "Tuple")):
+            out.add(arg.arg)
+    return out
+
+
 def _fancy_names(fn: ast.AST) -> set[str]:
     """Local names assigned a list, tuple, array or tensor of indices (``idx = [a, b]``)."""
+    def several(value: ast.AST) -> bool:
+        if isinstance(value, (ast.List, ast.ListComp)):
+            return True
+        return isinstance(value, ast.Call) and isinstance(value.func, (ast.Attribute, ast.Name)) and \
+            _text(value.func).rsplit(".", 1)[-1] in ("tensor", "array", "asarray", "arange", "nonzero", "where")
+
     out: set[str] = set()
     for n in ast.walk(fn):
-        if isinstance(n, ast.Assign) and isinstance(n.value, (ast.List, ast.Tuple, ast.ListComp, ast.Call)):
-            if isinstance(n.value, ast.Call) and not (isinstance(n.value.func, (ast.Attribute, ast.Name)) and
-                                                       _text(n.value.func).rsplit(".", 1)[-1] in
-                                                       ("tensor", "array", "asarray", "arange", "nonzero", "where")):
-                continue
-            for t in n.targets:
-                if isinstance(t, ast.Name):
-                    out.add(t.id)
+        if not isinstance(n, ast.Assign):
+            continue
+        for t in n.targets:
+            if isinstance(t, ast.Name) and (several(n.value) or isinstance(n.value, ast.Tuple)):
+                out.add(t.id)
+            elif isinstance(t, (ast.Tuple, ast.List)) and isinstance(n.value, (ast.Tuple, ast.List)) \
+                    and len(t.elts) == len(n.value.elts):
+                out.update(e.id for e, v in zip(t.elts, n.value.elts) if isinstance(e, ast.Name) and several(v))
     return out
 
 
