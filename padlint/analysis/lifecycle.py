@@ -326,6 +326,7 @@ class _Scan:
         self.mod = mod
         self.project = project
         self.fancy: set[str] = set()
+        self.local_alias: dict[str, list[str]] = {}
         self.out = ClassLifecycle(key=cls.key, name=cls.name, path=mod.path, _cls=cls, _project=project,
                                   _scan=self)
 
@@ -367,6 +368,8 @@ class _Scan:
     def canonical(self, node: ast.AST) -> tuple[str, str] | None:
         """(canonical buffer attribute, the expression as written) for ``self.x``/``self.x.np``."""
         chain = _self_chain(node)
+        if not chain and isinstance(node, ast.Name):
+            chain = self.local_alias.get(node.id)
         if not chain:
             return None
         while len(chain) > 1 and chain[-1] in VIEWS:
@@ -407,6 +410,7 @@ class _Scan:
 
     def method(self, meth: FunctionInfo) -> None:
         self.fancy = _fancy_names(meth.node) | _several_params(meth.node)
+        self.local_alias = _local_aliases(meth.node)
         moves: list[tuple[RowMove, ast.stmt]] = []
         writes: list[tuple[str, str | None, int]] = []  # (attr, row text or None for a range, line)
         for stmt, guards in _walk(meth.node.body, ()):
@@ -565,6 +569,24 @@ class _Scan:
             if any(self.writes_of(s) for s, _g in _walk(meth.node.body, ())) or _calls_self(meth.node):
                 names.append(name)
         self.out.admitting = tuple(names)
+
+
+def _local_aliases(fn: ast.AST) -> dict[str, list[str]]:
+    """Local names bound once to an attribute chain of ``self`` (``bt = self.block_table.np``)."""
+    out: dict[str, list[str]] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            chain = _self_chain(n.value)
+            name = n.targets[0].id
+            if chain and name not in out:
+                out[name] = chain
+            elif name in out:
+                out[name] = []
+    stores: dict[str, int] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    return {k: v for k, v in out.items() if v and stores.get(k) == 1}
 
 
 def _several_params(fn: FuncNode) -> set[str]:

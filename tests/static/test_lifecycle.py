@@ -154,3 +154,23 @@ def test_view_swaps_by_library_and_rank():
     # `.clone()` on the right copies; a list swaps objects
     assert [(s.attr, s.line, s.lib) for s in life.swaps] == [("t1", 13, "torch"), ("n2", 15, "numpy"),
                                                              ("n2", 17, "numpy")]
+
+
+def test_local_alias_of_a_buffer_view():
+    # the shape of vLLM's BlockTable.move_row: a local bound once to `self.block_table.np`
+    life = _life("""
+    import torch
+
+    class BlockTable:
+        def __init__(self, n, m):
+            self.block_table = CpuGpuBuffer(n, m)
+            self.num_blocks_per_row = torch.zeros(n, dtype=torch.int32)
+
+        def move_row(self, src, tgt):
+            num_blocks = self.num_blocks_per_row[src]
+            bt = self.block_table.np
+            bt[tgt, :num_blocks] = bt[src, :num_blocks]
+            self.num_blocks_per_row[tgt] = num_blocks
+            bt[src, :num_blocks] = 0
+    """)
+    assert [(m.attr, m.written, m.src, m.released_at) for m in life.moves] == [("block_table", "bt", "src", 14)]
