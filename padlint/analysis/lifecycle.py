@@ -637,6 +637,11 @@ def _calls_self(fn: ast.AST) -> bool:
                and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" for n in ast.walk(fn))
 
 
+def _cond_text(test: ast.AST) -> str:
+    """A test as a condition: ``(p := req.params)`` reads as ``req.params``."""
+    return _text(test.value if isinstance(test, ast.NamedExpr) else test)
+
+
 def _walk(body: list[ast.stmt], guards: tuple[Guard, ...]):
     """Every simple statement of ``body`` (nested blocks included, not nested functions) with
     the guards it runs under.  ``if X: continue/return/raise/break`` adds ``not X`` to the
@@ -646,7 +651,7 @@ def _walk(body: list[ast.stmt], guards: tuple[Guard, ...]):
         g = guards + extra
         if isinstance(stmt, ast.If):
             chain = _dispatch_chain(stmt)
-            t = _text(stmt.test)
+            t = _cond_text(stmt.test)
             yield from _walk(stmt.body, g + (Guard(t, True, chain is not None),))
             yield from _walk(stmt.orelse, g + (Guard(t, False),))
             if not stmt.orelse and _ends_in_exit(stmt.body, (ast.Continue, ast.Return, ast.Raise, ast.Break)):
@@ -743,7 +748,7 @@ class _Cover:
         return _Result()
 
     def if_(self, node: ast.If, depth: int) -> _Result:
-        t = _text(node.test)
+        t = _cond_text(node.test)
         chain = _dispatch_chain(node)
         if chain is not None:
             results = [self.body(b, depth) for _t, b in chain]
@@ -752,7 +757,7 @@ class _Cover:
                 return _Result(covers=True, line=line)
             if any(r.covers for r in results):
                 return _Result(covers=True, per_kind=True, line=line)
-            conditions = next(((_text(test),) + r.conditions for (test, _b), r in zip(chain, results) if r.line), ())
+            conditions = next(((_cond_text(test),) + r.conditions for (test, _b), r in zip(chain, results) if r.line), ())
             return _Result(line=line, conditions=conditions)
         yes = self.body(node.body, depth)
         no = self.body(node.orelse, depth)
