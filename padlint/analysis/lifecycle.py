@@ -600,6 +600,16 @@ def _several_params(fn: FuncNode) -> set[str]:
         ann = _text(arg.annotation)
         if any(w in ann for w in ("Tensor", "List", "list", "Sequence", "ndarray", "Iterable", "tuple", "Tuple")):
             out.add(arg.arg)
+    # locals computed from them (`src = src_index.to(torch.long)`), to a fixpoint
+    changed = bool(out)
+    while changed:
+        changed = False
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                    and n.targets[0].id not in out \
+                    and any(isinstance(x, ast.Name) and x.id in out for x in ast.walk(n.value)):
+                out.add(n.targets[0].id)
+                changed = True
     return out
 
 

@@ -117,6 +117,13 @@ def test_fork_is_not_a_move_and_index_batches_are_not_rows():
 
         def copy_slots(self, src: torch.Tensor, dst: torch.Tensor):
             self.state[dst] = self.state[src]
+            self.ids[dst] = self.ids[src]
+
+        def copy_slots_long(self, src_index: torch.Tensor, dst_index: torch.Tensor):
+            src = src_index.to(dtype=torch.long)
+            dst = dst_index.to(dtype=torch.long)
+            self.state[dst] = self.state[src]
+            self.ids[src] = None
 
         def permute(self, a, b):
             idx, rev = [a, b], [b, a]
