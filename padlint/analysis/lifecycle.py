@@ -49,7 +49,13 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from padlint.analysis.project import ClassInfo, FuncNode, FunctionInfo, ModuleInfo, Project
+from padlint.analysis.project import (
+    ClassInfo,
+    FuncNode,
+    FunctionInfo,
+    ModuleInfo,
+    Project,
+)
 
 ALLOC_TORCH = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
                "tensor", "arange", "randn", "rand"}
@@ -61,7 +67,6 @@ NUMPY_NAMES = {"np", "numpy"}
 VIEWS = ("np", "cpu", "gpu")
 #: In-place writes of a whole row (the receiver is the row view).
 ROW_WRITERS = {"fill_", "zero_", "copy_", "fill", "masked_fill_", "index_fill_", "uniform_", "normal_"}
-RESETTERS = {"fill_", "zero_", "fill"}
 MAX_INLINE = 2
 
 
@@ -157,7 +162,7 @@ class ClassLifecycle:
     _cls: ClassInfo | None = field(default=None, repr=False)
     _project: Project | None = field(default=None, repr=False)
     _aliases: dict[str, str] = field(default_factory=dict, repr=False)
-    _scan: "_Scan | None" = field(default=None, repr=False)
+    _scan: _Scan | None = field(default=None, repr=False)
 
     def coverage(self, attr: str, move_guards: tuple[Guard, ...] = ()) -> Coverage:
         """Whether admission overwrites a row of ``attr`` before it is read as a live row
@@ -233,17 +238,13 @@ def _fill_of(call: ast.Call, name: str) -> str | None:
             dtype = _text(kw.value)
         if kw.arg == "fill_value" and base == "full":
             return _text(kw.value)
-    boolean = dtype.endswith("bool") or dtype.endswith("bool_")
+    boolean = dtype.endswith(("bool", "bool_"))
     if base == "zeros":
         return "False" if boolean else "0"
     if base == "ones":
         return "True" if boolean else "1"
-    if base == "full":
-        pos = 2 if name == "full_like" else 1
-        args = call.args
-        if name == "full_like":
-            pos = 1
-        return _text(args[pos]) if len(args) > pos else None
+    if base == "full":  # torch.full(size, value), np.full(shape, value), full_like(x, value)
+        return _text(call.args[1]) if len(call.args) > 1 else None
     return None
 
 
@@ -282,21 +283,7 @@ def _is_row_index(node: ast.AST) -> bool:
         return False
     if isinstance(node, ast.Constant) and (node.value is None or node.value is Ellipsis):
         return False
-    if isinstance(node, ast.Compare):
-        return False  # a boolean mask
-    return True
-
-
-def _is_constant(node: ast.AST) -> bool:
-    if isinstance(node, ast.Constant):
-        return True
-    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
-        return True
-    if isinstance(node, (ast.Name, ast.Attribute)):
-        text = _text(node)
-        last = text.rsplit(".", 1)[-1]
-        return last.isupper() or text in ("True", "False", "None")
-    return False
+    return not isinstance(node, ast.Compare)  # a boolean mask is not one row
 
 
 def _ends_in_exit(body: list[ast.stmt], kinds=(ast.Raise,)) -> bool:
@@ -499,7 +486,7 @@ class _Scan:
             return None
         if len({r[0] for r in refs_l + refs_r}) != 1:  # type: ignore[index]
             return None
-        (a, wa, i1, s1), (_b, _wb, i2, s2) = refs_l  # type: ignore[misc]
+        (a, wa, i1, s1), (_b, _wb, i2, _s2) = refs_l  # type: ignore[misc]
         if i1 == i2 or refs_r[0][2] != i2 or refs_r[1][2] != i1:  # type: ignore[index]
             return None
         if any(isinstance(e, ast.Call) for e in right):

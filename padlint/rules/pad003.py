@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import re
 
-from padlint.analysis.lifecycle import ClassLifecycle, RowMove, ViewSwap, module_lifecycles
+from padlint.analysis.lifecycle import (
+    ClassLifecycle,
+    RowMove,
+    ViewSwap,
+    module_lifecycles,
+)
 from padlint.model import Finding, Fix, TraceStep, split_lines
 from padlint.profile import Profile
 from padlint.rules.base import Facts, Rule

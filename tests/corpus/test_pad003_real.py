@@ -27,7 +27,6 @@ from padlint.analysis.engine import Source, check_project
 from padlint.fix import apply_fixes
 from padlint.profile import load_profile
 from padlint.rules.pad003 import VacatedRowKeepsData
-
 from tests import corpus_cache
 
 pytestmark = pytest.mark.corpus
@@ -50,7 +49,7 @@ def _pad003(version: str):
 
 
 def test_vllm_0_30_0_reports_condense_and_swap_states():
-    path, text, findings = _pad003("0.30.0")
+    _path, text, findings = _pad003("0.30.0")
     lines = text.splitlines()
     assert [(f.function, f.field) for f in findings] == [
         ("InputBatch.swap_states", "allowed_token_ids_mask_cpu_tensor"),
@@ -71,7 +70,7 @@ def test_vllm_0_30_0_reports_condense_and_swap_states():
 
 
 def test_vllm_0_30_0_fix_is_the_line_0_31_0_added():
-    path, text, findings = _pad003("0.30.0")
+    _path, text, findings = _pad003("0.30.0")
     move = [f for f in findings if f.fix is not None]
     fixed = apply_fixes(text, [f.fix for f in move]).splitlines()
     new = fixed[move[0].end_line]  # the inserted line, right after the move's last line
