@@ -23,7 +23,8 @@ from padlint.rules.base import Facts, Rule
 
 CODE = "PAD003"
 #: Text a file must hold for this rule to find anything in it: a row copied or swapped.
-_NEEDLE = re.compile(r"\]\s*=\s*\(?\s*self\.|\]\s*\.copy_\(\s*self\.|\]\s*,\s*self\.")
+_NEEDLE = re.compile(r"\]\s*=\s*\(?\s*self\.|\]\s*\.copy_\(\s*self\.|\]\s*,\s*self\."
+                     r"|\b(\w+)\[[^\]\n]*\]\s*=\s*\(?\s*\1\[")  # also through a local (`bt[t] = bt[s]`)
 _SUFFIXES = ("_cpu_tensor", "_gpu_tensor", "_tensor", "_cpu", "_gpu", "_np")
 
 

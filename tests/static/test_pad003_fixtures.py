@@ -93,3 +93,18 @@ def test_pad003_fix_resets_the_vacated_row(tmp_path: Path, shape: str) -> None:
     text = path.read_text(encoding="utf-8")
     _run(work, "--fix", "--unsafe-fixes")
     assert path.read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize("text, wanted", [
+    ("self.a[d] = self.a[s]", True),
+    ("self.a.np[d] = (\n    self.a.np[s]\n)", True),
+    ("bt[tgt, :n] = bt[src, :n]", True),          # through a local bound to a buffer
+    ("self.m[d].copy_(self.m[s])", True),
+    ("self.m[i], self.m[j] = self.m[j], self.m[i]", True),
+    ("x = y[1]\nz[0] = 3", False),                 # no row of a buffer copied into another
+])
+def test_files_without_sinks_are_analysed_when_they_copy_rows(text, wanted):
+    # the prefilter skips files without a sink or padded count; PAD003 asks for these too
+    from padlint.rules.pad003 import VacatedRowKeepsData
+
+    assert VacatedRowKeepsData().wants(text) is wanted
