@@ -30,7 +30,13 @@ _SUFFIXES = ("_cpu_tensor", "_gpu_tensor", "_tensor", "_cpu", "_gpu", "_np")
 
 def lifecycles(facts: Facts) -> dict[str, list[ClassLifecycle]]:
     """Checked path -> row lifecycle facts of its classes (a fact family)."""
-    return {path: module_lifecycles(facts.project, key) for path, key in facts.keys.items()}
+    out: dict[str, list[ClassLifecycle]] = {}
+    for path, key in facts.keys.items():
+        try:
+            out[path] = module_lifecycles(facts.project, key)
+        except RecursionError:  # pathologically deep nesting: nothing to say about this file
+            out[path] = []
+    return out
 
 
 def _neutral(profile: Profile, attr: str, fill: str | None) -> tuple[str | None, str]:
