@@ -75,7 +75,11 @@ def _move_finding(life: ClassLifecycle, mv: RowMove, profile: Profile, lines: li
     next_line = mv.end_line + 1
     last_text = lines[mv.end_line - 1] if 0 < mv.end_line <= len(lines) else ""
     tail = last_text[mv.end_col - 1:] if mv.end_col - 1 <= len(last_text) else ""
-    if neutral is not None and next_line <= len(lines) and not tail.strip().startswith(";"):
+    head = lines[mv.line - 1][: mv.col - 1] if 0 < mv.line <= len(lines) else "x"
+    # the reset goes on its own line after the statement: only where the statement has its lines
+    # to itself (not `if c: a[d] = a[s]`, not `a[d] = a[s]; x = 1`) and a line follows it
+    if neutral is not None and next_line <= len(lines) and not tail.strip().startswith(";") \
+            and not head.strip():
         raw = mv.written.rsplit(".", 1)[-1]
         if raw == "np":
             lib = "numpy"

@@ -108,3 +108,40 @@ def test_files_without_sinks_are_analysed_when_they_copy_rows(text, wanted):
     from padlint.rules.pad003 import VacatedRowKeepsData
 
     assert VacatedRowKeepsData().wants(text) is wanted
+
+
+def test_no_fix_where_the_reset_cannot_go_on_its_own_line():
+    # a move in a one-line suite (`if c: a[d] = a[s]`) or followed on its line by another
+    # statement is reported, but without a fix: inserting a line after it would change the block
+    import textwrap
+
+    from padlint.analysis.engine import Source, check_project
+    from padlint.profile import load_profile
+    from padlint.rules.pad003 import VacatedRowKeepsData
+
+    src = textwrap.dedent("""
+    import torch
+
+    class Batch:
+        def __init__(self, n):
+            self.m = torch.zeros(n, 8, dtype=torch.bool)
+
+        def add_request(self, i, req):
+            if req.allowed:
+                self.m[i] = True
+
+        def condense(self, d, s, c):
+            if c: self.m[d] = self.m[s]
+
+        def move_row(self, d, s):
+            self.m[d] = self.m[s]; x = 1
+            return x
+
+        def compact(self, d, s):
+            self.m[d] = self.m[s]
+            return d
+    """)
+    res = check_project([Source("b.py", src)], load_profile("vllm"), rules=[VacatedRowKeepsData()])["b.py"]
+    got = {(f.function, f.fix.text if f.fix else None) for f in res}
+    assert got == {("Batch.condense", None), ("Batch.move_row", None),
+                   ("Batch.compact", "self.m[s].fill_(False)")}
