@@ -40,13 +40,19 @@ class TraceStep:
 
 @dataclass(frozen=True)
 class Fix:
-    """A reset statement to insert so that the padding rows hold the neutral value.
+    """An edit that makes the padding rows hold the neutral value: an insertion or a replacement.
 
-    ``line`` is the 1-based line *before which* ``text`` is inserted, at
-    ``indent`` (the indentation of that statement, as written).  ``text`` is
-    one statement without indentation or newline, e.g.
-    ``is_prefilling[num_reqs:] = False``.  ``safe`` is always False for PAD001:
-    the fix changes the values of the padding rows.
+    Insertion (``column`` 0, PAD001): ``line`` is the 1-based line *before
+    which* ``text`` is inserted, at ``indent`` (the indentation of that
+    statement, as written).  ``text`` is one statement without indentation
+    or newline, e.g. ``is_prefilling[num_reqs:] = False``.
+
+    Replacement (``column`` >= 1, PAD002): the expression from (``line``,
+    ``column``) to (``end_line``, ``end_column``) (1-based, end exclusive,
+    in characters), which must read ``old``, becomes ``text`` (one
+    expression), e.g. ``-1`` -> ``NULL_BLOCK_ID``.  ``indent`` is unused.
+
+    ``safe`` is False for both: the fix changes the values of the padding rows.
     """
 
     path: str
@@ -55,6 +61,14 @@ class Fix:
     text: str
     description: str
     safe: bool = False
+    column: int = 0
+    end_line: int = 0
+    end_column: int = 0
+    old: str = ""
+
+    @property
+    def is_replacement(self) -> bool:
+        return self.column > 0
 
 
 @dataclass(frozen=True)
