@@ -302,6 +302,7 @@ class PadCover:
     padded: str
     offset: int
     writes: frozenset  # frozenset[frozenset[PadWrite]]
+    real: str = ""     # the real count the covering reset starts at ("" for whole-buffer writes)
 
 
 @dataclass
@@ -2071,9 +2072,11 @@ class Interpreter:
                 cands.append(Taint(buffer=text, padded=c.canon, offset=c.offset, reason="stale", dim=c.dim,
                                    padded_written=c.written))
             for t in cands:
-                writes = frozenset(x.sites for x in covering(clean, t, self._real_for))
+                cov = covering(clean, t, self._real_for)
+                writes = frozenset(x.sites for x in cov)
                 if writes:
-                    out.add(PadCover(text, t.padded, t.offset, writes))
+                    real = min((x.real for x in cov if x.real != ALL), default="")
+                    out.add(PadCover(text, t.padded, t.offset, writes, real))
         return out
 
     def _pad_hit(self, key, sink: str, fld: str, kind: str, node, frame: Frame, covers: set) -> None:

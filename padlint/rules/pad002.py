@@ -26,12 +26,32 @@ def _facts(facts: Facts) -> PadValueFacts:
     return facts.family("pad_values", lambda f: pad_value_facts(f.interp, f.profile, f.project, f.keys))
 
 
+def _module_names(source: str) -> set[str]:
+    """Names the module binds at its top level (imports, assignments, definitions)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    out: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                out.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+    return out
+
+
 def _shown_value(neutral: str, profile: Profile, source: str) -> str:
     """The neutral value as code in ``source`` can write it: a named constant only where the
-    module mentions the name, else its value."""
+    module binds the name (imports or defines it), else its value."""
     if re.fullmatch(r"[A-Za-z_]\w*", neutral) and neutral not in ("True", "False", "None"):
         value = profile.constant(neutral)
-        if value is not None and not re.search(rf"\b{re.escape(neutral)}\b", source):
+        if value is not None and neutral not in _module_names(source):
             return repr(value)
     return neutral
 
@@ -43,9 +63,9 @@ def _base(buffer: str) -> str:
     return short[:i] if i > 0 else short
 
 
-def _rows(profile: Profile, padded: str, offset: int) -> str:
+def _rows(profile: Profile, padded: str, offset: int, real: str = "") -> str:
     pair = profile.pair_for_padded(padded)
-    real = pair.real[0] if pair else "?"
+    real = real or (pair.real[0] if pair else "?")
     return f"[{real} + {offset}:{padded} + {offset}]" if offset else f"[{real}:{padded}]"
 
 
@@ -82,12 +102,19 @@ def _wrong(facts: Facts, w: WrongPadValue) -> Finding:
     site, hit, spec = w.site, w.hit, w.spec
     in_checked = site.path in facts.texts
     source = facts.texts.get(site.path, "")
-    rows = _rows(profile, w.cover.padded, w.cover.offset)
+    rows = _rows(profile, w.cover.padded, w.cover.offset, w.cover.real)
     buffer = _base(w.cover.buffer)
     flat = w.neutral == "flat"
     neutral = "the last real value (cumulative offsets)" if flat else \
         _shown_value(w.neutral, profile, source or facts.texts.get(hit.path, ""))
+    constant = profile.constant(w.neutral) if not flat else None
+    neutral_said = f"{w.neutral} ({constant!r})" if constant is not None else \
+        ("the last real value (cumulative offsets)" if flat else w.neutral)
     written = " or ".join(v for v in w.value.split("|") if v) or w.value
+    span = facts.interp.write_span(site) if in_checked and site.node else None
+    as_written = _span_text(source, span) if span is not None and span[4] == "value" else None
+    if as_written and as_written.strip() != written:
+        written = f"`{as_written.strip()}` ({written})"
     if site.kind == "fill":
         what = f"the allocation at line {site.line} fills `{buffer}` with {written}"
         how = f"and its padding rows {rows} are not written again before they are {_where(hit)}"
@@ -100,7 +127,7 @@ def _wrong(facts: Facts, w: WrongPadValue) -> Finding:
     contract = f"the profile's [fields.{w.field}]"
     if w.backend is not None:
         contract += f" under backend {w.backend} (module `{w.module}`)"
-    message = f"{what} {how}; the neutral value of `{w.field}` is {neutral} ({contract}"
+    message = f"{what} {how}; the neutral value of `{w.field}` is {neutral_said} ({contract}"
     if spec.why:
         message += f": {spec.why}"
     message += ")"
@@ -115,7 +142,6 @@ def _wrong(facts: Facts, w: WrongPadValue) -> Finding:
 
     # the fix: the written value replaced by the neutral value, in the write's own file
     fix = None
-    span = facts.interp.write_span(site) if in_checked and site.node else None
     if span is not None and not flat and "|" not in w.value:
         old = _span_text(source, span)
         new = None
@@ -153,14 +179,14 @@ def _wrong(facts: Facts, w: WrongPadValue) -> Finding:
     statement = norm(lines[statement_line - 1]) if 0 < statement_line <= len(lines) else ""
     return Finding(code=CODE, path=path, line=line, column=col, end_line=end_line, end_column=end_col,
                    message=message, severity="error", sink=hit.sink, field=w.field, buffer=w.cover.buffer,
-                   padded=w.cover.padded, real=_rows(profile, w.cover.padded, 0)[1:].split(":")[0],
+                   padded=w.cover.padded, real=_rows(profile, w.cover.padded, 0, w.cover.real)[1:].split(":")[0],
                    trace=tuple(trace), fix=fix, statement=statement, function=hit.function)
 
 
 def _unknown(facts: Facts, u: UnknownContract) -> Finding:
     profile = facts.profile
     hit = u.hit
-    rows = _rows(profile, u.cover.padded, u.cover.offset)
+    rows = _rows(profile, u.cover.padded, u.cover.offset, u.cover.real)
     buffer = _base(u.cover.buffer)
     checked = [s for s in u.sites if s.path in facts.texts]
     site = checked[0] if checked else u.sites[0]
