@@ -303,6 +303,7 @@ class PadCover:
     offset: int
     writes: frozenset  # frozenset[frozenset[PadWrite]]
     real: str = ""     # the real count the covering reset starts at ("" for whole-buffer writes)
+    derived: bool = False  # ``buffer`` is the expression of a derived tensor, not a buffer
 
 
 @dataclass
@@ -320,6 +321,7 @@ class PadHit:
     function: str
     chain: tuple[tuple[int, str, str], ...]
     covers: set = field(default_factory=set)  # set[PadCover]
+    arg_name: str | None = None  # the argument if it is a plain name
     _where: tuple = ()  # (segment, node, statement): the argument's span, computed on demand
     _span: tuple | None = None
 
@@ -2015,7 +2017,9 @@ class Interpreter:
         key = (id(node), fld)
         covers = self._covers(value, state)
         if covers:
-            self._pad_hit(key, sink, fld, kind, node, frame, covers)
+            self._pad_hit(key, sink, fld, kind, node, frame, covers,
+                          value_node.value if isinstance(value_node, cst.Name) and not isinstance(node, _KwargsKey)
+                          else None)
         taints = self._taints(value, state)
         if not taints:
             self.clean_hits.setdefault(key, []).append(frame.chain)
@@ -2060,15 +2064,17 @@ class Interpreter:
             return out
         for r in value.refs:
             c = r.count
-            if c is None or not c.canon or c.unpadded or not self.p.is_padded_name(c.canon):
-                continue
+            padded = c is not None and bool(c.canon) and not c.unpadded and self.p.is_padded_name(c.canon)
+            if c is not None and not padded:
+                continue  # sliced to a real (or unknown) count: no padding rows
             st = state.loc(r.loc) if r.persistent else state.heap.get(r.loc, LocState(False))
             clean = st.clean | r.clean_at if r.clean_at else st.clean
             if not any(x.sites for x in clean):
                 continue  # no literal written: nothing to judge
             text = self._t(r.text)
-            cands = [t for t in st.taints]
-            if (st.entry_stale and r.persistent) or not cands:
+            # a derived or allocated tensor (whole view) carries its padded rows in its taints
+            cands = list(st.taints)
+            if padded and ((st.entry_stale and r.persistent) or not cands):
                 cands.append(Taint(buffer=text, padded=c.canon, offset=c.offset, reason="stale", dim=c.dim,
                                    padded_written=c.written))
             for t in cands:
@@ -2076,16 +2082,18 @@ class Interpreter:
                 writes = frozenset(x.sites for x in cov)
                 if writes:
                     real = min((x.real for x in cov if x.real != ALL), default="")
-                    out.add(PadCover(text, t.padded, t.offset, writes, real))
+                    out.add(PadCover(t.buffer, t.padded, t.offset, writes, real, bool(t.derived_from)))
         return out
 
-    def _pad_hit(self, key, sink: str, fld: str, kind: str, node, frame: Frame, covers: set) -> None:
+    def _pad_hit(self, key, sink: str, fld: str, kind: str, node, frame: Frame, covers: set,
+                 arg_name: str | None = None) -> None:
         hit = self.pad_hits.get(key)
         if hit is None:
             stmt = frame.stmt if frame.stmt is not None else node
             hit = self.pad_hits[key] = PadHit(
                 key=key, sink=sink, field=fld, kind=kind, path=frame.path,
                 stmt_line=frame.seg.line(stmt, stmt), function=frame.qual.rpartition(":")[2], chain=frame.chain,
+                arg_name=arg_name,
                 _where=(frame.seg, node.arg if isinstance(node, _KwargsKey) else node, frame.stmt))
         hit.covers |= covers
 

@@ -103,7 +103,7 @@ def _wrong(facts: Facts, w: WrongPadValue) -> Finding:
     in_checked = site.path in facts.texts
     source = facts.texts.get(site.path, "")
     rows = _rows(profile, w.cover.padded, w.cover.offset, w.cover.real)
-    buffer = _base(w.cover.buffer)
+    buffer = hit.arg_name if w.cover.derived and hit.arg_name else _base(w.cover.buffer)
     flat = w.neutral == "flat"
     neutral = "the last real value (cumulative offsets)" if flat else \
         _shown_value(w.neutral, profile, source or facts.texts.get(hit.path, ""))
@@ -187,7 +187,7 @@ def _unknown(facts: Facts, u: UnknownContract) -> Finding:
     profile = facts.profile
     hit = u.hit
     rows = _rows(profile, u.cover.padded, u.cover.offset, u.cover.real)
-    buffer = _base(u.cover.buffer)
+    buffer = hit.arg_name if u.cover.derived and hit.arg_name else _base(u.cover.buffer)
     checked = [s for s in u.sites if s.path in facts.texts]
     site = checked[0] if checked else u.sites[0]
     values = ", ".join(dict.fromkeys(s.value for s in u.sites))

@@ -446,3 +446,19 @@ def test_shipped_profiles_carry_the_contracts():
     assert spec.neutral_in("sglang.srt.model_executor.runner.decode_cuda_graph_runner") == ("SEQ_LEN_FILL_VALUE", None)
     assert spec.neutral_in("sglang.srt.hardware_backend.npu.graph_runner.npu_graph_runner")[0] == "0"
     assert SGLANG.field_spec("out_cache_loc").wraps_negative
+
+
+def test_derived_mask_reset_with_the_wrong_value():
+    # The canonical mask reset with True instead of False: every padding row is "prefilling";
+    # reported at the reset, naming the variable the sink receives.
+    src = HEAD + """\
+    def build(self, num_reqs, num_reqs_padded):
+        computed = self.input_batch.num_computed_tokens_cpu_tensor[:num_reqs_padded]
+        prompt = self.input_batch.num_prompt_tokens_cpu_tensor[:num_reqs_padded]
+        is_prefilling = computed < prompt
+        is_prefilling[num_reqs:] = True
+        return CommonAttentionMetadata(is_prefilling=is_prefilling)
+"""
+    f = only(run(src))
+    assert f.line == line_of(src, "= True") and "of `is_prefilling`, passed as `is_prefilling=`" in f.message
+    assert (f.fix.old, f.fix.text) == ("True", "False")
