@@ -118,6 +118,9 @@ def _wrong(facts: Facts, w: WrongPadValue) -> Finding:
     if site.kind == "fill":
         what = f"the allocation at line {site.line} fills `{buffer}` with {written}"
         how = f"and its padding rows {rows} are not written again before they are {_where(hit)}"
+    elif site.kind == "kernel":
+        what = f"the kernel launched at line {site.line} stores {written}"
+        how = f"into the padding rows {rows} of `{buffer}`, {_where(hit)}"
     elif site.kind == "registry":
         what = f"the padding policy applied at line {site.line} writes {written}"
         how = f"into the padding rows {rows} of `{buffer}`, {_where(hit)}"

@@ -462,3 +462,21 @@ def test_derived_mask_reset_with_the_wrong_value():
     f = only(run(src))
     assert f.line == line_of(src, "= True") and "of `is_prefilling`, passed as `is_prefilling=`" in f.message
     assert (f.fix.old, f.fix.text) == ("True", "False")
+
+
+def test_kernel_tail_store_of_a_wrong_value(tmp_path: Path):
+    # The kernel_tail_reset fixture (fixed) with its tail store writing 5 instead of 0 into
+    # seq_lens: the rows are reset (no PAD001) with a wrong value: PAD002 at the launch.
+    work = tmp_path / "k"
+    shutil.copytree(ROOT / "fixtures" / "project" / "kernel_tail_reset_fixed", work)
+    kernels = work / "pkg" / "kernels.py"
+    text = kernels.read_text()
+    assert text.count("tl.store(seq_lens_ptr + block, 0,") == 1
+    kernels.write_text(text.replace("tl.store(seq_lens_ptr + block, 0,", "tl.store(seq_lens_ptr + block, 5,"))
+    import json
+
+    proc = cli(["check", ".", "--format", "json", "--no-cache"], work)
+    doc = json.loads(proc.stdout)
+    found = [(f["code"], f["field"]) for f in doc["findings"]]
+    assert found == [("PAD002", "seq_lens")], found
+    assert "stores 5 into the padding rows" in doc["findings"][0]["message"]
