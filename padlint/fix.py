@@ -1,4 +1,4 @@
-"""Autofix: insert reset statements, and write files back safely.
+"""Autofix: insert reset statements, replace written values, and write files back safely.
 
 :func:`apply_fixes` is pure (text in, text out); :func:`write_atomic`,
 :func:`write_fixed` and :func:`fix_file` are the only code in padlint that
@@ -70,7 +70,16 @@ class _Placement:
 
 
 def apply_fixes(source: str, fixes: Sequence[Fix]) -> str:
-    """Insert each fix's statement before the statement starting at ``Fix.line``.
+    """Insert each fix's statement before the statement starting at ``Fix.line``, or, for a
+    replacement fix (:attr:`Fix.is_replacement`), replace its span by its expression.
+
+    Replacements: the span must read ``Fix.old`` (else :class:`FixError`: the
+    file changed since it was checked), or already read ``Fix.text`` (then
+    nothing is done: the fix was applied); ``Fix.text`` must be one
+    expression on one line.  Identical replacements are applied once; two
+    that overlap, or one that overlaps an insertion's split of a line, raise
+    :class:`FixError`.  The result of every replacement must parse, else
+    :class:`FixError` (nothing is written).
 
     ``Fix.line`` is 1-based and must be the first line of a statement in a
     module body or an indented block (for a decorated definition: the line of
@@ -116,6 +125,10 @@ def apply_fixes(source: str, fixes: Sequence[Fix]) -> str:
         text = lines[line - 1]
         return offsets[line - 1] + len(text.encode("utf-8")[:col].decode("utf-8", "ignore"))
 
+    replacements = [f for f in fixes if f.is_replacement]
+    fixes = [f for f in fixes if not f.is_replacement]
+    edits: list[tuple[int, int, str]] = _replacement_edits(source, lines, offsets, replacements)
+
     placements: dict[tuple[str, int, int], _Placement] = {}
     for fix in fixes:
         stmt = _parse_fix_statement(fix)
@@ -146,7 +159,6 @@ def apply_fixes(source: str, fixes: Sequence[Fix]) -> str:
     _drop_repeated_resets(list(placements.values()))
 
     unit = "\t" if "\t" in "".join(p.indent for p in placements.values()) else "    "
-    edits: list[tuple[int, int, str]] = []
     for p in placements.values():
         if p.kind == "before":
             present = {ast.dump(p.body[p.i])}
@@ -182,10 +194,56 @@ def apply_fixes(source: str, fixes: Sequence[Fix]) -> str:
                 if j == p.i:
                     parts.extend(newline + row for f, st in new for row in _render(f.text, st, inner, unit))
             edits.append((colon, pos(suite[-1].end_lineno, suite[-1].end_col_offset), "".join(parts)))
+    ordered = sorted(edits, key=lambda e: (e[0], e[1]))
+    for (s1, e1, _t1), (s2, e2, _t2) in zip(ordered, ordered[1:]):
+        if s2 < e1 or (s1 == s2 and e1 > s1 and e2 > s2):
+            raise FixError(f"{(fixes or replacements)[0].path}: two fixes overlap at character {s2}; none applied")
     out = source
-    for start, end, text in sorted(edits, key=lambda e: e[0], reverse=True):
+    # from the end: a replacement and an insertion at one offset put the insertion first
+    for start, end, text in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         out = out[:start] + text + out[end:]
+    if replacements and out != source:
+        _parse_source(out, replacements[0].path)  # never write a file that no longer parses
     return out
+
+
+def _replacement_edits(source: str, lines: list[str], offsets: list[int], fixes: Sequence[Fix]
+                       ) -> list[tuple[int, int, str]]:
+    """(start, end, text) character edits of replacement fixes, checked against their ``old`` text."""
+    edits: dict[tuple[int, int], str] = {}
+    for fix in fixes:
+        where = f"{fix.path}:{fix.line}:{fix.column}"
+        if "\n" in fix.text or "\r" in fix.text or not fix.text.strip():
+            raise FixError(f"{where}: replacement must be one expression on one line, got {fix.text!r}")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ast.parse(fix.text.strip(), mode="eval")
+        except (SyntaxError, ValueError) as e:
+            raise FixError(f"{where}: replacement {fix.text!r} is not an expression: "
+                           f"{getattr(e, 'msg', e)}") from None
+        end_line = fix.end_line or fix.line
+        if not (1 <= fix.line <= end_line <= len(lines)):
+            raise FixError(f"{where}: replacement span is outside the file ({len(lines)} lines)")
+
+        def offset(line: int, col: int) -> int:
+            text = lines[line - 1].rstrip("\r\n")
+            if not 1 <= col <= len(text) + 1:
+                raise FixError(f"{where}: replacement column {col} is outside line {line} "
+                               f"(was the file changed since it was checked?)")
+            return offsets[line - 1] + col - 1
+
+        start, end = offset(fix.line, fix.column), offset(end_line, fix.end_column)
+        found = source[start:end]
+        if found == fix.text:
+            continue  # applied already
+        if found != fix.old or end <= start:
+            raise FixError(f"{where}: expected {fix.old!r} to replace, found {found!r} "
+                           f"(was the file changed since it was checked?)")
+        if edits.get((start, end), fix.text) != fix.text:
+            raise FixError(f"{where}: two fixes replace {fix.old!r} differently; none applied")
+        edits[(start, end)] = fix.text
+    return [(s, e, t) for (s, e), t in edits.items()]
 
 
 def _parse_source(source: str, path: str) -> ast.Module:

@@ -40,19 +40,25 @@ class TraceStep:
 
 @dataclass(frozen=True)
 class Fix:
-    """A reset statement to insert so that the padding rows hold the neutral value.
+    """An edit that makes the padding rows hold the neutral value: an insertion or a replacement.
 
-    ``line`` is the 1-based line *before which* ``text`` is inserted, at
-    ``indent`` (the indentation of that statement, as written).  ``text`` is
-    one statement without indentation or newline, e.g.
-    ``is_prefilling[num_reqs:] = False``.  ``safe`` is always False for PAD001:
-    the fix changes the values of the padding rows.
+    Insertion (``column`` 0, PAD001, PAD003): ``line`` is the 1-based line
+    *before which* ``text`` is inserted, at ``indent`` (the indentation of
+    that statement, as written).  ``text`` is one statement without
+    indentation or newline, e.g. ``is_prefilling[num_reqs:] = False``.
 
     ``after``: the text follows the statement that ends on line ``line - 1``
     (a row reset right after the statement that vacates the row, PAD003): it
     is inserted at the start of ``line``, at ``indent`` (that statement's
     indentation), as the next statement of the same block.  As plain text the
     insertion is the same: ``indent + text + newline`` at line ``line``, column 1.
+
+    Replacement (``column`` >= 1, PAD002): the expression from (``line``,
+    ``column``) to (``end_line``, ``end_column``) (1-based, end exclusive,
+    in characters), which must read ``old``, becomes ``text`` (one
+    expression), e.g. ``-1`` -> ``NULL_BLOCK_ID``.  ``indent`` is unused.
+
+    ``safe`` is False for all: the fix changes the values of the padding rows.
     """
 
     path: str
@@ -62,11 +68,19 @@ class Fix:
     description: str
     safe: bool = False
     after: bool = False
+    column: int = 0
+    end_line: int = 0
+    end_column: int = 0
+    old: str = ""
 
     @property
     def where(self) -> str:
         """Where the statement goes, in words: ``before line 7`` / ``after line 6``."""
         return f"after line {self.line - 1}" if self.after else f"before line {self.line}"
+
+    @property
+    def is_replacement(self) -> bool:
+        return self.column > 0
 
 
 @dataclass(frozen=True)

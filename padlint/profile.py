@@ -61,7 +61,10 @@ PROFILE_SCHEMA: dict[str, Any] = {
     "sinks": {"constructors": None, "forward_calls": None, "forward_severity": None, "calls": None,
               "forward_exempt": ANY_KEY},
     "resets": {"fill_methods": None, "helpers": ANY_KEY},
-    "fields": {ANY_KEY: {"axis": None, "neutral": None, "why": None}},
+    "fields": {ANY_KEY: {"axis": None, "neutral": None, "why": None, "kind": None, "wraps_negative": None,
+                         "consumer": None, "assumed_backend": None,
+                         "backends": {ANY_KEY: {"neutral": None, "modules": None, "why": None}}}},
+    "index_fields": None,
     "exempt": ANY_KEY,
     "constants": ANY_KEY,
     "registry": {"slot_classes": None, "fill_methods": None, "buffer_position": None, "buffer_keyword": None,
@@ -162,6 +165,19 @@ class CountPair:
 
 
 @dataclass(frozen=True)
+class BackendNeutral:
+    """The neutral value of a field under one attention backend, where it differs from the
+    field's default (SGLang's ``get_cuda_graph_seq_len_fill_value()``: 0 on Ascend, 1 elsewhere).
+    ``modules``: fnmatch patterns of module names (``sglang.srt.hardware_backend.npu.*``)
+    whose code runs only with this backend; elsewhere the analysis cannot tell the backend."""
+
+    name: str
+    neutral: str
+    modules: tuple[str, ...] = ()
+    why: str = ""
+
+
+@dataclass(frozen=True)
 class FieldSpec:
     """Axis and neutral (pad) value of one metadata field.
 
@@ -176,6 +192,26 @@ class FieldSpec:
     axis: str
     neutral: str
     why: str = ""
+    #: "index" for a field that holds indices (slots, blocks, state slots, request-pool rows),
+    #: "value" otherwise.  A pad value of an index field is used as an index by its consumer.
+    kind: str = "value"
+    #: the consumer uses the pad value as a Python/torch index (``cache[slot // bs, slot % bs]``),
+    #: so a negative sentinel wraps to the last row instead of being skipped
+    wraps_negative: bool = False
+    #: where the consumer reads the field (shown in messages; the contract's source)
+    consumer: str = ""
+    #: per-backend neutral values where they differ from ``neutral``
+    backends: tuple[BackendNeutral, ...] = ()
+    #: what ``neutral`` assumes about the backend (shown when the analysis cannot tell)
+    assumed_backend: str = ""
+
+    def neutral_in(self, module: str) -> tuple[str, "BackendNeutral | None"]:
+        """The neutral value for code in ``module`` and the backend it was taken from
+        (None: the default, the backend could not be told from the module)."""
+        for b in self.backends:
+            if any(fnmatch.fnmatchcase(module, pat) for pat in b.modules):
+                return b.neutral, b
+        return self.neutral, None
 
 
 @dataclass(frozen=True)
@@ -202,6 +238,9 @@ class Profile:
     exempt: tuple[tuple[str, str], ...] = ()
     constants: tuple[tuple[str, Any], ...] = ()
     ignore_args: tuple[str, ...] = ()
+    #: fnmatch patterns of fields that hold indices (besides ``[fields.X] kind = "index"``);
+    #: one without a ``[fields]`` entry has no known pad value (PAD002 reports its resets once)
+    index_fields: tuple[str, ...] = ()
     runtime: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     registry: "RegistrySpec | None" = None
     source: str = ""
@@ -238,6 +277,13 @@ class Profile:
             if f.name == name:
                 return f
         return None
+
+    def is_index_field(self, name: str) -> bool:
+        """True for a field that holds indices: ``[fields.X] kind = "index"`` or ``index_fields``."""
+        spec = self.field_spec(name)
+        if spec is not None and spec.kind == "index":
+            return True
+        return any(fnmatch.fnmatchcase(name, pat) for pat in self.index_fields)
 
     def is_exempt(self, field_name: str) -> bool:
         """Fields exempt at every metadata sink (``[exempt]``, each with its reason)."""
@@ -287,7 +333,7 @@ class Profile:
             for name, value in neutral.items():
                 text = _neutral_text(value, f"{origin}: neutral.{name}", dict(p.constants))
                 old = fields.get(name)
-                fields[name] = FieldSpec(name, old.axis if old else "reqs", text, old.why if old else "")
+                fields[name] = replace(old, neutral=text, backends=()) if old else FieldSpec(name, "reqs", text)
             p = replace(p, fields=tuple(fields.values()))
         if "ignore-args" in ext:
             args = _names(ext["ignore-args"], f"{origin}: ignore-args")
@@ -420,16 +466,8 @@ def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
     buffers = _table(data.get("buffers", {}), f"{origin}: buffers")
     sinks = _table(data.get("sinks", {}), f"{origin}: sinks")
     resets = _table(data.get("resets", {}), f"{origin}: resets")
-    fields = []
-    for name, spec in _table(data.get("fields", {}), f"{origin}: fields").items():
-        if not isinstance(spec, dict) or "neutral" not in spec:
-            raise ProfileError(f"{origin}: fields.{name}: expected a table with axis and neutral")
-        axis = spec.get("axis", "reqs")
-        if axis not in ("reqs", "reqs+1", "tokens"):
-            raise ProfileError(f"{origin}: fields.{name}.axis: expected reqs, reqs+1 or tokens, got {axis!r}")
-        fields.append(FieldSpec(name, axis, _neutral_text(spec["neutral"], f"{origin}: fields.{name}.neutral",
-                                                          dict(constants)),
-                                _string(spec.get("why", ""), f"{origin}: fields.{name}.why")))
+    fields = [_field(name, spec, f"{origin}: fields.{name}", dict(constants))
+              for name, spec in _table(data.get("fields", {}), f"{origin}: fields").items()]
     constructors = _names(sinks.get("constructors", []), f"{origin}: sinks.constructors")
     forward_calls = _names(sinks.get("forward_calls", []), f"{origin}: sinks.forward_calls")
     sink_calls = _names(sinks.get("calls", []), f"{origin}: sinks.calls")
@@ -459,6 +497,7 @@ def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
         fields=tuple(fields),
         exempt=_reasons(data.get("exempt", {}), f"{origin}: exempt"),
         constants=constants,
+        index_fields=_names(data.get("index_fields", []), f"{origin}: index_fields"),
         runtime=dict(_table(data.get("runtime", {}), f"{origin}: runtime")),
         registry=_registry(data["registry"], f"{origin}: registry") if "registry" in data else None,
         source=origin,
@@ -470,6 +509,41 @@ def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
 
         runtime_spec(profile)
     return profile
+
+
+FIELD_KINDS = ("value", "index")
+
+
+def _field(name: str, spec: Any, where: str, constants: dict[str, Any]) -> FieldSpec:
+    """One ``[fields.NAME]`` table (see :class:`FieldSpec`); raises :class:`ProfileError` naming the key."""
+    if not isinstance(spec, dict) or "neutral" not in spec:
+        raise ProfileError(f"{where}: expected a table with axis and neutral")
+    axis = spec.get("axis", "reqs")
+    if axis not in ("reqs", "reqs+1", "tokens"):
+        raise ProfileError(f"{where}.axis: expected reqs, reqs+1 or tokens, got {axis!r}")
+    kind = spec.get("kind", "value")
+    if kind not in FIELD_KINDS:
+        raise ProfileError(f"{where}.kind: expected one of {', '.join(FIELD_KINDS)}, got {kind!r}")
+    wraps = spec.get("wraps_negative", False)
+    if not isinstance(wraps, bool):
+        raise ProfileError(f"{where}.wraps_negative: expected true or false, got {wraps!r}")
+    if wraps and kind != "index":
+        raise ProfileError(f"{where}.wraps_negative: only an index field (kind = \"index\") is used as an index")
+    backends = []
+    for bname, b in _table(spec.get("backends", {}), f"{where}.backends").items():
+        at = f"{where}.backends.{bname}"
+        if not isinstance(b, dict) or "neutral" not in b:
+            raise ProfileError(f"{at}: expected a table with neutral (and modules, why)")
+        backends.append(BackendNeutral(bname, _neutral_text(b["neutral"], f"{at}.neutral", constants),
+                                       _names(b.get("modules", []), f"{at}.modules"),
+                                       _string(b.get("why", ""), f"{at}.why")))
+    assumed = _string(spec.get("assumed_backend", ""), f"{where}.assumed_backend")
+    if backends and not assumed.strip():
+        raise ProfileError(f"{where}.assumed_backend: a field with per-backend values must say which backends "
+                           f"its default neutral value is for")
+    return FieldSpec(name, axis, _neutral_text(spec["neutral"], f"{where}.neutral", constants),
+                     _string(spec.get("why", ""), f"{where}.why"), kind, wraps,
+                     _string(spec.get("consumer", ""), f"{where}.consumer"), tuple(backends), assumed)
 
 
 def _registry(value: Any, where: str) -> RegistrySpec:

@@ -20,13 +20,12 @@ import libcst as cst
 
 from padlint.analysis.kernels import tail_stores
 from padlint.analysis.values import (
-    ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MetaVal, MethodVal, Ref, Refs, Reset, State, Taint,
-    TupleVal,
-    UnknownVal, covering, covers, join_vals, with_step,
+    ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MetaVal, MethodVal, PadWrite, Ref, Refs, Reset, State,
+    Taint, TupleVal, UnknownVal, covering, covers, join_vals, with_step,
 )
 from padlint.analysis.callgraph import CallGraph
 from padlint.analysis.project import ClassInfo, FunctionInfo, Project, _type_names
-from padlint.profile import Profile, parse_neutral
+from padlint.profile import Profile
 
 
 @dataclass(frozen=True)
@@ -288,11 +287,54 @@ class SinkHit:
     padded_names: dict[str, str]
     dims: frozenset = frozenset()  # padded dimensions of every alternative of the value
     maybe_none: bool = False       # the value is None on some path (a fix must guard)
-    wrong_resets: tuple = ()       # (line, value) of resets that write a non-neutral value
     fixable: bool = True           # the sink statement is a place to insert a reset before
     path: str = ""                 # file of the sink
     lines: list = field(default_factory=list)  # that file's lines
     stale_chains: tuple = ()       # every distinct call path on which the value is stale here
+
+
+@dataclass(frozen=True)
+class PadCover:
+    """The padding rows of one padded view reaching a sink argument, and what wrote them.
+
+    ``writes``: one set of :class:`PadWrite` per reset covering the rows (the rows hold
+    the value of any of them: resets of the same rows by different statements; the
+    writes in one set are alternatives from paths that joined).
+    """
+
+    buffer: str
+    padded: str
+    offset: int
+    writes: frozenset  # frozenset[frozenset[PadWrite]]
+    real: str = ""     # the real count the covering reset starts at ("" for whole-buffer writes)
+    derived: bool = False  # ``buffer`` is the expression of a derived tensor, not a buffer
+
+
+@dataclass
+class PadHit:
+    """A sink argument whose padding rows were written by a reset or an allocation fill,
+    on some path (the facts of the pad-value contract; judged in
+    :mod:`padlint.analysis.padvalue`)."""
+
+    key: tuple[int, str]
+    sink: str
+    field: str
+    kind: str
+    path: str
+    stmt_line: int
+    function: str
+    chain: tuple[tuple[int, str, str], ...]
+    covers: set = field(default_factory=set)  # set[PadCover]
+    arg_name: str | None = None  # the argument if it is a plain name
+    _where: tuple = ()  # (segment, node, statement): the argument's span, computed on demand
+    _span: tuple | None = None
+
+    def span(self) -> tuple[int, int, int, int]:
+        """(line, col, end_line, end_col) of the sink argument (1-based, end exclusive)."""
+        if self._span is None:
+            seg, node, stmt = self._where
+            self._span = seg.span(node, stmt)
+        return self._span
 
 
 @dataclass
@@ -348,7 +390,8 @@ class Interpreter:
         self._real_for = profile.is_real_for
         self._helpers = dict(profile.reset_helpers)
         self._kernel_stores: dict[str, tuple] = {}  # kernel key -> its tail stores
-        self._accepts: dict[str, object] = {}  # field -> value test, see _accepts_for
+        self.pad_hits: dict[tuple[int, str], PadHit] = {}  # sink arguments whose padding rows were written
+        self._write_nodes: dict[int, tuple] = {}  # PadWrite.node -> (segment, node, statement, form)
         self._sink_call = re.compile("|".join(_glob(p) for p in profile.sink_calls)) if profile.sink_calls else None
         self._texts: dict[int, str] = {}
         self._keep: list = []
@@ -732,9 +775,11 @@ class Interpreter:
                     if r.count is None and r.persistent:
                         loc = self._attr_loc(r.loc, target.attr.value)
                         if fresh:
-                            st = LocState(entry_stale=False)
+                            st = None
                             for f in fresh:
-                                st = LocState(False, st.taints | state.loc(f.loc).taints)
+                                fs = state.loc(f.loc)
+                                fs = LocState(False, fs.taints, fs.clean)
+                                st = fs if st is None else st.join(fs)
                             state.heap[loc] = st
             return
         if isinstance(target, cst.Subscript):
@@ -759,8 +804,9 @@ class Interpreter:
         lower, upper = sl
         vtext = self._literal(value_node)
         line = frame.seg.line(target, frame.stmt)
+        site = self._site(frame, line, vtext, value_node, "value")
         for r in base.refs:
-            self._reset(r, lower, upper, state, value, vtext, line)
+            self._reset(r, lower, upper, state, value, vtext, line, site)
 
     def _literal(self, node) -> str:
         """Normalised text of a literal value (``0``, ``-1``, ``False``, a profile constant), else ""."""
@@ -822,12 +868,14 @@ class Interpreter:
         return False
 
     def _reset(self, ref: Ref, lower, upper, state: State, value: AVal | None,
-               value_text: str = "", line: int = 0) -> None:
+               value_text: str = "", line: int = 0, site: PadWrite | None = None) -> None:
         """Record a write into rows [lower:upper] of ``ref``'s location.
 
         ``value_text`` is the written value when it is a literal (normalised,
-        "" otherwise); the sink checks it against the field's neutral value.
+        "" otherwise); ``site`` the statement that writes it (the pad-value
+        contract is judged at the sink, :mod:`padlint.analysis.padvalue`).
         """
+        sites = frozenset({site}) if site is not None else frozenset()
         st = state.loc(ref.loc) if ref.persistent else state.heap.get(ref.loc, LocState(False))
         low = self._count(lower, state) if lower is not None else None
         if lower is not None and not self._is_zero(lower):
@@ -836,7 +884,7 @@ class Interpreter:
                 if up is None or not up.canon or not self.p.is_padded_name(up.canon) or up.unpadded:
                     return  # `x[R:R + 1]`, `x[R:R]`, `x[R:n]`: not every padding row
             if low is not None and low.canon:
-                keys = {Reset(low.canon, low.offset, value_text, line)}
+                keys = {Reset(low.canon, low.offset, value_text, line, sites)}
                 view = ref.count
                 if view is not None and view.canon and not self._known_count(low.canon) \
                         and not self.p.is_real_for(low.canon, view.canon):
@@ -845,16 +893,17 @@ class Interpreter:
                         # `v = buf[:P]; v[x:].zero_()` with `x` no count the analysis knows
                         # (`num_local_reqs = len(segments)`): the code resets the view's padding
                         # from `x` on, so `x` is the real count of that view here
-                        keys.add(Reset(pair.real[0], low.offset, value_text, line))
+                        keys.add(Reset(pair.real[0], low.offset, value_text, line, sites))
                 if low.written and low.written != low.canon and not self.p.is_padded_name(low.canon) \
                         and self._known_count(low.written):
                     # `x[num_scheduled_tokens:]` pairs with `num_input_tokens` by name too,
                     # unless the caller bound the real name to a padded count
-                    keys.add(Reset(low.written, low.offset, value_text, line))
+                    keys.add(Reset(low.written, low.offset, value_text, line, sites))
                 # the latest write of rows [R + k:] is what they hold: it replaces an earlier reset
-                # of the same rows (so states reached by different histories compare equal)
+                # of the same rows (so states reached by different histories compare equal), and
+                # the value of an earlier whole-buffer write (an allocation fill) in those rows
                 same = {(k.real, k.offset) for k in keys}
-                kept = frozenset(r for r in st.clean if (r.real, r.offset) not in same)
+                kept = frozenset(r for r in st.clean if (r.real, r.offset) not in same and r.real != ALL)
                 state.heap[ref.loc] = LocState(st.entry_stale, st.taints, kept | keys)
             return
         up = self._count(upper, state) if upper is not None else None
@@ -868,7 +917,7 @@ class Interpreter:
         if taints:
             state.heap[ref.loc] = LocState(False, frozenset(taints), frozenset())
         else:
-            state.heap[ref.loc] = LocState(False, frozenset(), frozenset({Reset(ALL, 0, value_text, line)}))
+            state.heap[ref.loc] = LocState(False, frozenset(), frozenset({Reset(ALL, 0, value_text, line, sites)}))
 
     def _count_rhs(self, node, target: str, state: State) -> CountVal | None:
         """The count a name bound to ``node`` denotes (assignment or call argument).
@@ -1143,7 +1192,8 @@ class Interpreter:
             value = resets.get(policy, "")
             value = pad if value == reg.pad_value else value
             ref = Ref(self._attr_loc("self", attr), None, f"self.{attr}", line, True, path=frame.path)
-            self._reset(ref, real, None, state, None, value, line)
+            self._reset(ref, real, None, state, None, value, line,
+                        PadWrite(frame.path, line, value, "registry") if value else None)
         return True
 
     def _check_replay(self, node: cst.Call, graphs: cst.Subscript, frame: Frame, state: State) -> None:
@@ -1656,7 +1706,7 @@ class Interpreter:
             for a in node.args:
                 self._eval(a.value, frame, state)
             loc = self._new_loc(frame.seg.line(node, frame.stmt), node, frame)
-            state.heap[loc] = LocState(False)
+            state.heap[loc] = LocState(False, frozenset(), self._fill_reset(name, node, frame, state))
             return Refs(frozenset({Ref(loc, None, node, frame.seg.line(node, frame.stmt), False,
                                        path=frame.path)}))
 
@@ -1689,9 +1739,10 @@ class Interpreter:
             sl = self._first_slice(func.value)
             vtext = self._fill_value(func.attr.value, node)
             line = frame.seg.line(node, frame.stmt)
+            site = self._fill_site(func.attr.value, node, frame, line, vtext)
             if isinstance(base, Refs) and sl is not None:
                 for r in base.refs:
-                    self._reset(r, sl[0], sl[1], state, None, vtext, line)
+                    self._reset(r, sl[0], sl[1], state, None, vtext, line, site)
             return UNKNOWN
 
         # method calls on a receiver
@@ -1706,6 +1757,34 @@ class Interpreter:
         for a in node.args:
             self._eval(a.value, frame, state)
         return UNKNOWN
+
+    def _site(self, frame: Frame, line: int, vtext: str, node, form: str, kind: str = "reset") -> PadWrite | None:
+        """The :class:`PadWrite` of a literal write (None when the value is not a literal: it is
+        accepted on trust).  ``form``: "value" (``node`` is the written value) or "zero"
+        (``node`` is a ``zero_()`` call); the span is computed only if a rule asks."""
+        if not vtext:
+            return None
+        key = 0
+        if node is not None:
+            key = id(node)
+            self._write_nodes[key] = (frame.seg, node, frame.stmt, form)
+        return PadWrite(frame.path, line, vtext, kind, key)
+
+    def _fill_site(self, method: str, node: cst.Call, frame: Frame, line: int, vtext: str) -> PadWrite | None:
+        if method.startswith("zero"):
+            return self._site(frame, line, vtext, node, "zero")
+        return self._site(frame, line, vtext, node.args[0].value if node.args else None, "value")
+
+    def write_span(self, site: PadWrite) -> tuple[int, int, int, int, str] | None:
+        """(line, col, end_line, end_col, form) of the value a :class:`PadWrite` writes
+        (1-based, end exclusive), or None where no expression of it can be edited."""
+        found = self._write_nodes.get(site.node)
+        if found is None:
+            return None
+        seg, node, stmt, form = found
+        if stmt is None:
+            return None
+        return (*seg.span(node, stmt), form)
 
     def _fill_value(self, method: str, node: cst.Call) -> str:
         """The value a fill method writes: ``zero_()`` -> "0", ``fill_(v)`` -> v if literal."""
@@ -1725,8 +1804,9 @@ class Interpreter:
         if method in p.fill_methods:
             vtext = self._fill_value(method, node)
             line = frame.seg.line(node, frame.stmt)
+            site = self._fill_site(method, node, frame, line, vtext)
             for r in recv.refs:
-                self._reset(r, None, None, state, None, vtext, line)
+                self._reset(r, None, None, state, None, vtext, line, site)
             return recv
         if method in p.copy_to_device:
             arg = node.args[0].value if node.args else None
@@ -1769,6 +1849,42 @@ class Interpreter:
         if method in ELEMENTWISE_METHODS:
             return self._derive([recv, *arg_vals], node, frame, state, f"`.{method}()`")
         return UNKNOWN
+
+    #: allocators that write one value into every row: name -> the value (None: their fill argument)
+    FILL_ALLOCATORS = {"full": None, "full_like": None, "zeros": "0", "zeros_like": "0", "ones": "1",
+                       "ones_like": "1"}
+
+    def _fill_reset(self, name: str, node: cst.Call, frame: Frame, state: State) -> frozenset:
+        """The whole-buffer write an allocation fill makes (``torch.full((P,), -1)``): every row
+        holds the value until written, padding rows included.  Empty when the allocation has
+        no fill value, its value is not a literal, or it is sized to a real count (a slice
+        ``[:P]`` of it then has no padding rows)."""
+        last = name.rsplit(".", 1)[-1]
+        if last not in self.FILL_ALLOCATORS:
+            return frozenset()
+        line = frame.seg.line(node, frame.stmt)
+        value = self.FILL_ALLOCATORS[last]
+        vnode = None
+        if value is None:
+            pos = [a for a in node.args if a.keyword is None]
+            kw = {a.keyword.value: a for a in node.args if a.keyword is not None}
+            arg = kw.get("fill_value") or (pos[1] if len(pos) > 1 else None)
+            if arg is None:
+                return frozenset()
+            vnode = arg.value
+            value = self._literal(vnode)
+            if not value:
+                return frozenset()
+        first = node.args[0].value if node.args and node.args[0].keyword is None else None
+        if first is not None and not last.endswith("_like"):
+            if isinstance(first, (cst.Tuple, cst.List)) and first.elements:
+                first = first.elements[0].value
+            count = self._count(first, state)
+            if count is not None and count.canon and not self.p.is_padded_name(count.canon):
+                return frozenset()  # sized to a real count: no padding rows
+        site = self._site(frame, line, value, vnode, "value", kind="fill") if vnode is not None \
+            else PadWrite(frame.path, line, value, "fill")
+        return frozenset({Reset(ALL, 0, value, line, frozenset({site}))})
 
     def _alloc(self, node: cst.Call, frame: Frame, state: State, *, uninit: bool, like: bool) -> AVal:
         line = frame.seg.line(node, frame.stmt)
@@ -1822,7 +1938,8 @@ class Interpreter:
                 buf = self._eval(arg.value, frame, state)
                 if isinstance(buf, Refs):
                     for r in buf.refs:
-                        self._reset(r, None, None, state, None, ts.value, line)
+                        self._reset(r, None, None, state, None, ts.value, line,
+                                    PadWrite(frame.path, line, ts.value, "kernel") if ts.value else None)
 
     def _method_value(self, node: cst.Attribute, frame: Frame, state: State) -> MethodVal | None:
         """``self.m`` naming a method of the frame's class, not called here (a value)."""
@@ -2096,8 +2213,12 @@ class Interpreter:
         # the argument node is the same object on every path (each function is parsed once);
         # its libcst position is resolved only when the value is stale
         key = (id(node), fld)
-        accepts = self._accepts_for(fld)
-        taints = self._taints(value, state, accepts)
+        covers = self._covers(value, state)
+        if covers:
+            self._pad_hit(key, sink, fld, kind, node, frame, covers,
+                          value_node.value if isinstance(value_node, cst.Name) and not isinstance(node, _KwargsKey)
+                          else None)
+        taints = self._taints(value, state)
         if not taints:
             self.clean_hits.setdefault(key, []).append(frame.chain)
             return
@@ -2125,7 +2246,6 @@ class Interpreter:
             span=span, stmt_line=stmt_line, stmt_text=stmt_text, function=frame.qual.rpartition(":")[2],
             chain=frame.chain, taints=tuple(sorted(taints, key=lambda t: (t.steps[0][0], t.buffer))),
             real_names=real_names, padded_names=padded_names,
-            wrong_resets=self._rejected_resets(value, state, taints, accepts),
             fixable=frame.fixable and named and (old is None or old.fixable), path=frame.path,
             lines=frame.seg.lines,
             stale_chains=(old.stale_chains if old is not None else ()) + (frame.chain,),
@@ -2133,50 +2253,47 @@ class Interpreter:
             if isinstance(value, Refs) else frozenset(),
             maybe_none=isinstance(value, Refs) and value.maybe_none)
 
-    def _accepts_for(self, fld: str):
-        """A test of a reset's written value against the field's neutral value (None: any)."""
-        if fld not in self._accepts:
-            self._accepts[fld] = self._make_accepts(fld)
-        return self._accepts[fld]
-
-    def _make_accepts(self, fld: str):
-        spec = self.p.field_spec(fld)
-        if spec is None:
-            return None
-        flat = spec.neutral == "flat"
-        target = None
-        if not flat:
-            try:
-                target = parse_neutral(spec.neutral, self.p)
-            except ValueError:
-                return None
-
-        def accepts(vtext: str) -> bool:
-            for part in vtext.split("|"):
-                if not part:
-                    continue  # not a literal: the analysis cannot tell, accept
-                if flat:
-                    return False  # a literal where the last real cumulative value belongs
-                try:
-                    if ast.literal_eval(part) != target:
-                        return False
-                except (ValueError, SyntaxError):
-                    continue
-            return True
-        return accepts
-
-    def _rejected_resets(self, value: AVal, state: State, taints: set[Taint], accepts) -> tuple:
-        """(line, value) of resets that cover the padding rows but write a non-neutral value."""
-        if accepts is None or not isinstance(value, Refs):
-            return ()
-        out = set()
+    def _covers(self, value: AVal, state: State) -> set[PadCover]:
+        """The writes that put the padding rows of each padded view of ``value`` where they are:
+        resets covering them (stale or uninitialised rows made clean) and allocation fills of
+        tensors made on this path.  Rows no write covers are not here (they are stale: PAD001)."""
+        out: set[PadCover] = set()
+        if not isinstance(value, Refs):
+            return out
         for r in value.refs:
+            c = r.count
+            padded = c is not None and bool(c.canon) and not c.unpadded and self.p.is_padded_name(c.canon)
+            if c is not None and not padded:
+                continue  # sliced to a real (or unknown) count: no padding rows
             st = state.loc(r.loc) if r.persistent else state.heap.get(r.loc, LocState(False))
-            for t in taints:
-                for reset in covering(st.clean | r.clean_at, t, self._real_for):
-                    if not accepts(reset.value):
-                        out.add((reset.line, reset.value))
-        return tuple(sorted(out))
+            clean = st.clean | r.clean_at if r.clean_at else st.clean
+            if not any(x.sites for x in clean):
+                continue  # no literal written: nothing to judge
+            text = self._t(r.text)
+            # a derived or allocated tensor (whole view) carries its padded rows in its taints
+            cands = list(st.taints)
+            if padded and ((st.entry_stale and r.persistent) or not cands):
+                cands.append(Taint(buffer=text, padded=c.canon, offset=c.offset, reason="stale", dim=c.dim,
+                                   padded_written=c.written))
+            for t in cands:
+                cov = covering(clean, t, self._real_for)
+                writes = frozenset(x.sites for x in cov)
+                if writes:
+                    real = min((x.real for x in cov if x.real != ALL), default="")
+                    out.add(PadCover(t.buffer, t.padded, t.offset, writes, real, bool(t.derived_from)))
+        return out
+
+    def _pad_hit(self, key, sink: str, fld: str, kind: str, node, frame: Frame, covers: set,
+                 arg_name: str | None = None) -> None:
+        hit = self.pad_hits.get(key)
+        if hit is None:
+            stmt = frame.stmt if frame.stmt is not None else node
+            hit = self.pad_hits[key] = PadHit(
+                key=key, sink=sink, field=fld, kind=kind, path=frame.path,
+                stmt_line=frame.seg.line(stmt, stmt), function=frame.qual.rpartition(":")[2], chain=frame.chain,
+                arg_name=arg_name,
+                _where=(frame.seg, node.arg if isinstance(node, _KwargsKey) else node, frame.stmt))
+        hit.covers |= covers
 
     def _stmt_text(self, stmt: cst.CSTNode) -> str:
         if isinstance(stmt, cst.SimpleStatementLine):

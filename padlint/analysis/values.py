@@ -26,15 +26,35 @@ from typing import Callable, Iterable
 ALL = "*"  # Reset.real for a reset of the whole buffer
 
 
+@dataclass(frozen=True, order=True)
+class PadWrite:
+    """One statement that writes the padding rows' value: a reset (``x[R:] = v``,
+    ``x[R:].fill_(v)``, a registry policy, a Triton kernel's tail store) or an allocation
+    fill (``torch.full(..., v)``).
+
+    ``value`` is the normalised literal text ("" when not a literal), ``kind`` "reset",
+    "fill", "registry" or "kernel", ``node`` a key the interpreter resolves to the written value's
+    source span (0: none, e.g. ``zero_()`` or a registry slot's declared value).
+    """
+
+    path: str
+    line: int
+    value: str
+    kind: str = "reset"
+    node: int = 0
+
+
 @dataclass(frozen=True)
 class Reset:
     """A reset seen on a location: rows ``[real + offset:]`` (``real`` ALL: every row)
-    were written with ``value`` (normalised literal text, "" when not a literal) at ``line``."""
+    were written with ``value`` (normalised literal text, "" when not a literal) at ``line``.
+    ``sites``: the writes that may have put the value there (several after paths join)."""
 
     real: str
     offset: int = 0
     value: str = ""
     line: int = 0
+    sites: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -367,7 +387,7 @@ def meet_resets(a: frozenset, b: frozenset) -> frozenset:
                 continue
             values = sorted({*ra.value.split("|"), *rb.value.split("|")})
             out.add(Reset(real, off, "|".join(values) if len(values) > 1 else values[0],
-                          min(ra.line, rb.line) or max(ra.line, rb.line)))
+                          min(ra.line, rb.line) or max(ra.line, rb.line), ra.sites | rb.sites))
     return frozenset(out)
 
 

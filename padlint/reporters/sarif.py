@@ -88,6 +88,18 @@ def _code_flow(trace: tuple[TraceStep, ...]) -> dict[str, Any]:
 
 
 def _fix(fix: Fix) -> dict[str, Any]:
+    if fix.is_replacement:
+        return {
+            "description": {"text": fix.description or f"Replace `{fix.old}` with `{fix.text}`"},
+            "artifactChanges": [{
+                "artifactLocation": artifact_location(fix.path),
+                "replacements": [{
+                    "deletedRegion": {"startLine": fix.line, "startColumn": fix.column,
+                                      "endLine": fix.end_line or fix.line, "endColumn": fix.end_column},
+                    "insertedContent": {"text": fix.text},
+                }],
+            }],
+        }
     return {
         "description": {"text": fix.description or f"Insert `{fix.text}`"},
         "artifactChanges": [{

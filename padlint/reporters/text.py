@@ -123,11 +123,14 @@ def _finding(console: Console, f: Finding, lines: list[str]) -> None:
             note_row.append(f"note: {note}", style="cyan")
             console.print(note_row)
     if f.fix is not None:
-        where = f.fix.where + ("" if f.fix.path == f.path else f" of {f.fix.path}")
+        other = "" if f.fix.path == f.path else f" of {f.fix.path}"
         kind = "fix" if f.fix.safe else "fix (unsafe)"
         row = Text()
         row.append(f"  {kind}: ", style="green")
-        row.append(f"insert `{f.fix.text}` {where}")
+        if f.fix.is_replacement:
+            row.append(f"replace `{f.fix.old}` with `{f.fix.text}` at line {f.fix.line}{other}")
+        else:
+            row.append(f"insert `{f.fix.text}` {f.fix.where}{other}")
         if f.fix.description:
             row.append(f" ({f.fix.description})")
         console.print(row)

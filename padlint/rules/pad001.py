@@ -163,11 +163,6 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
         else:
             what = f"`{short}` is a padded slice of a persistent buffer"
         state = "are uninitialised" if taint.reason == "uninit" else "may be stale"
-        if hit.wrong_resets:
-            line, value = hit.wrong_resets[0]
-            shown_value = " or ".join(v for v in value.split("|") if v) or value
-            want = "the last real value (cumulative offsets)" if neutral == "flat" else f"the neutral value {neutral}"
-            state += f" (the reset at line {line} writes {shown_value}, not {want})"
         if hit.kind == "attribute":
             where = f"when stored as `.{hit.field}` on a {hit.sink}"
         elif hit.kind == "replay":

@@ -72,11 +72,15 @@ def test_summary_counts_a_written_fix_that_did_not_remove_its_finding(project, m
 
     path = project.write("bug.py", CANONICAL)
     real = padlint.fix.apply_fixes
-    # a reset that writes the wrong value: the finding stays
+    # a reset that misses padding row num_reqs: the finding stays.  (This test used to corrupt the
+    # written value, `= True`; since PAD002 a reset that covers the rows with a wrong value is no
+    # longer the same PAD001 finding but a PAD002 at the reset, so the corruption here is one that
+    # keeps the rows stale.)
     monkeypatch.setattr(padlint.fix, "apply_fixes",
-                        lambda text, fixes: real(text, fixes).replace("] = False", "] = True"))
+                        lambda text, fixes: real(text, fixes).replace("x[num_reqs:] = False",
+                                                                      "x[num_reqs + 1:] = False"))
     r = project.run("check", "--fix", "--unsafe-fixes")
-    assert "x[num_reqs:] = True" in path.read_text()
+    assert "x[num_reqs + 1:] = False" in path.read_text()
     assert "Fixed 0 findings (1 remaining). 1 fix written did not remove its finding." in r.out, r.out
     assert r.rc == 1
 

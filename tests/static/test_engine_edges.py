@@ -53,23 +53,33 @@ def test_sink_in_elif_test_has_its_own_location_and_no_misplaced_fix():
     assert "on every path before this test" in f.message
 
 
-def test_reset_with_a_non_neutral_value_does_not_count():
-    # 7 is not the neutral value of seq_lens (0); the message names line and value.
+def test_reset_with_a_non_neutral_value_is_pad002_not_pad001():
+    # 7 is not the neutral value of seq_lens (0).  The reset covers the padding rows, so they
+    # are not stale (no PAD001, which until the split reported it with a "(the reset at line X
+    # writes 7, ...)" note); they hold a wrong pad value: PAD002, at the reset, naming value,
+    # neutral value and contract, with the value replaced as its fix.
     src, found = run("""\
         self.seq_lens[num_reqs:num_reqs_padded] = 7
         return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])
     """)
     f = found["seq_lens"]
-    assert f"the reset at line {line_of(src, '= 7')} writes 7, not the neutral value 0" in f.message
+    assert f.code == "PAD002"
+    assert f.line == line_of(src, "= 7") and f.column == src.split("\n")[f.line - 1].index("7") + 1
+    assert f"the reset at line {f.line} writes 7 into the padding rows [num_reqs:num_reqs_padded]" in f.message
+    assert "the neutral value of `seq_lens` is 0 (the profile's [fields.seq_lens]" in f.message
+    assert f.fix is not None and f.fix.is_replacement and (f.fix.old, f.fix.text) == ("7", "0")
 
 
 def test_literal_reset_of_cumulative_offsets_is_wrong():
-    # query_start_loc padding must repeat the last real offset ("flat"); 0 makes offsets go backwards.
+    # query_start_loc padding must repeat the last real offset ("flat"); 0 makes offsets go
+    # backwards.  No literal is the neutral value, so there is no replacement fix.
     _, found = run("""\
         self.query_start_loc[num_reqs + 1:num_reqs_padded + 1] = 0
         return CommonAttentionMetadata(query_start_loc=self.query_start_loc[:num_reqs_padded + 1])
     """)
-    assert "not the last real value" in found["query_start_loc"].message
+    f = found["query_start_loc"]
+    assert f.code == "PAD002" and "the last real value (cumulative offsets)" in f.message
+    assert f.fix is None
 
 
 def test_named_constant_is_the_neutral_value():

@@ -56,6 +56,29 @@ def test_sarif_validates_against_schema(validator, result):
     assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:5])
 
 
+def test_sarif_replacement_fix_validates_and_applies(validator):
+    # a PAD002 fix replaces the written value: SARIF carries it as a deletedRegion over the value
+    # and the value as insertedContent; applying that region to the text gives apply_fixes' result
+    from dataclasses import replace as dc_replace
+
+    from padlint.model import Fix
+
+    text = "def f(x, n):\n    x[n:].fill_(-1)\n"
+    fix = Fix(path="pkg/runner.py", line=2, indent="", text="0", description="write 0", column=17,
+              end_line=2, end_column=19, old="-1")
+    finding = dc_replace(canonical_finding(path="pkg/runner.py", line=2, column=17, end_line=2, end_column=19),
+                         code="PAD002", fix=fix)
+    doc = json.loads(sarif.render(_result(finding), rules=["PAD002"]))
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
+    assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:5])
+    (change,) = doc["runs"][0]["results"][0]["fixes"][0]["artifactChanges"]
+    (rep,) = change["replacements"]
+    region = rep["deletedRegion"]
+    line = text.split("\n")[region["startLine"] - 1]
+    applied = line[:region["startColumn"] - 1] + rep["insertedContent"]["text"] + line[region["endColumn"] - 1:]
+    assert apply_fixes(text, [fix]).split("\n")[1] == applied == "    x[n:].fill_(0)"
+
+
 def test_sarif_driver_rules_come_from_rule_pages():
     doc = json.loads(sarif.render(_result(), rules=["PAD001", "PAD100"]))
     assert doc["version"] == "2.1.0" and doc["$schema"].endswith("sarif-schema-2.1.0.json")

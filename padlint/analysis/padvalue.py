@@ -1,0 +1,156 @@
+"""The pad-value contract: what the writes that reach a sink put into its padding rows.
+
+The interpreter records, for every sink argument, the writes covering its
+padding rows (:class:`padlint.analysis.interp.PadHit`: resets, registry
+policies, allocation fills of tensors made on the path).  This module judges
+them against the profile's contract for the sink's field (``[fields.X]``):
+its neutral value, per backend where the profile gives backends, and whether
+the field holds indices.  Out come plain facts, one per (write, field):
+
+* :class:`WrongPadValue`: a literal written into the padding rows that is not
+  the field's neutral value (under the backend the analysis assumes);
+* :class:`UnknownContract`: an index field (``kind = "index"`` or
+  ``index_fields``) with no ``[fields]`` entry whose padding rows are written:
+  the written value cannot be judged, and an index is not trusted.
+
+Writes whose value is not a literal (``fill_(self.seq_len_fill_value)``) are
+accepted on trust.  Rules turn the facts into findings (PAD002).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from padlint.analysis.interp import Interpreter, PadCover, PadHit
+from padlint.analysis.project import Project, find_root
+from padlint.analysis.values import PadWrite
+from padlint.profile import FieldSpec, Profile, ProfileError, parse_neutral
+
+
+@dataclass(frozen=True)
+class WrongPadValue:
+    """``site`` writes ``value`` into the padding rows that reach ``hit`` as ``field``,
+    whose neutral value (under ``backend``, None: the default) is ``neutral``."""
+
+    site: PadWrite
+    field: str
+    value: str
+    neutral: str
+    spec: FieldSpec
+    backend: str | None       # the backend the neutral value was taken from (None: default)
+    also_neutral_for: tuple[str, ...]  # backends under which ``value`` is the neutral value
+    wraps: bool               # a negative index its consumer wraps to the last row
+    hit: PadHit
+    cover: PadCover
+    module: str               # module of the write
+
+
+@dataclass(frozen=True)
+class UnknownContract:
+    """An index field with no neutral value in the profile whose padding rows are written."""
+
+    field: str
+    sites: tuple[PadWrite, ...]
+    hit: PadHit
+    cover: PadCover
+    pattern: str              # the ``index_fields`` pattern (or "kind") that makes it an index field
+
+
+@dataclass
+class PadValueFacts:
+    wrong: list[WrongPadValue]
+    unknown: list[UnknownContract]
+
+
+def _value(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return _UNPARSED
+
+
+_UNPARSED = object()
+
+
+def _same(written: str, neutral: str, profile: Profile) -> bool | None:
+    """Whether literal ``written`` equals the neutral value ``neutral`` (None: cannot tell)."""
+    if neutral == "flat":
+        return False  # a literal where the last real cumulative value belongs
+    try:
+        target = parse_neutral(neutral, profile)
+    except ProfileError:
+        return None
+    value = _value(written)
+    if value is _UNPARSED:
+        return None
+    if isinstance(target, (list, tuple)) or isinstance(value, (list, tuple)):
+        return list(target) == list(value) if isinstance(target, (list, tuple)) and isinstance(value, (list, tuple)) \
+            else None
+    return value == target
+
+
+def _module_of(path: str, project: Project, keys: dict[str, str]) -> str:
+    key = keys.get(path) or project.key_for_path(path)
+    if key:
+        return key
+    found = find_root(path) if path else None
+    return found[1] if found else ""
+
+
+def _accepted(site: PadWrite, spec: FieldSpec, profile: Profile, module: str) -> bool:
+    neutral, _b = spec.neutral_in(module)
+    return _same(site.value, neutral, profile) is not False
+
+
+def pad_value_facts(interp: Interpreter, profile: Profile, project: Project,
+                    keys: dict[str, str]) -> PadValueFacts:
+    """Judge every write covering the padding rows of a sink argument (see the module doc)."""
+    wrong: dict[tuple, WrongPadValue] = {}
+    unknown: dict[str, UnknownContract] = {}
+    modules: dict[str, str] = {}
+
+    def module(path: str) -> str:
+        if path not in modules:
+            modules[path] = _module_of(path, project, keys)
+        return modules[path]
+
+    for hit in sorted(interp.pad_hits.values(), key=lambda h: (h.path, h.stmt_line, h.field)):
+        spec = profile.field_spec(hit.field)
+        for cover in sorted(hit.covers, key=lambda c: (c.buffer, c.padded, c.offset)):
+            if spec is None:
+                if profile.is_index_field(hit.field) and hit.field not in unknown:
+                    sites = tuple(sorted({s for group in cover.writes for s in group}))
+                    if sites:
+                        pattern = next(p for p in profile.index_fields if _match(hit.field, p))
+                        unknown[hit.field] = UnknownContract(hit.field, sites, hit, cover, pattern)
+                continue
+            # the rows hold the neutral value where one covering reset writes it on every path
+            if any(all(_accepted(s, spec, profile, module(s.path)) for s in group) for group in cover.writes):
+                continue
+            for group in cover.writes:
+                for s in sorted(group):
+                    mod = module(s.path)
+                    if _accepted(s, spec, profile, mod):
+                        continue
+                    key = (s, hit.field)
+                    if key in wrong:
+                        continue
+                    neutral, backend = spec.neutral_in(mod)
+                    others = tuple(b.name for b in spec.backends
+                                   if b is not backend and _same(s.value, b.neutral, profile))
+                    if backend is not None and _same(s.value, spec.neutral, profile):
+                        others = ("default",) + others
+                    value = _value(s.value)
+                    wraps = spec.wraps_negative and isinstance(value, int) and not isinstance(value, bool) \
+                        and value < 0
+                    wrong[key] = WrongPadValue(s, hit.field, s.value, neutral, spec,
+                                               backend.name if backend else None, others, wraps, hit, cover, mod)
+    return PadValueFacts(list(wrong.values()), list(unknown.values()))
+
+
+def _match(name: str, pattern: str) -> bool:
+    import fnmatch
+
+    return fnmatch.fnmatchcase(name, pattern)
