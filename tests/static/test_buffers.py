@@ -1,0 +1,107 @@
+"""The persistent-buffer facts (padlint.analysis.buffers): allocations, initial values, writes.
+
+Each test writes a tiny package, asks :class:`BufferIndex` about one attribute
+name and checks what it says against what the code does, reasoned per case."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from padlint.analysis.buffers import EMPTY, BufferIndex
+from padlint.analysis.project import Project
+from padlint.profile import load_profile
+
+
+def _index(tmp_path: Path, files: dict[str, str]) -> tuple[BufferIndex, Project]:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for name, text in files.items():
+        (pkg / name).write_text(textwrap.dedent(text))
+    project = Project()
+    first = pkg / next(iter(files))
+    project.add_source(str(first), first.read_text(), str(first))
+    return BufferIndex(project, load_profile("vllm")), project
+
+
+RUNNER = """
+    import torch
+    class Runner:
+        def __init__(self, n):
+            self.buf = torch.zeros(n, dtype=torch.int32)
+            self.empty = torch.empty(n)
+            self.full = torch.full((n,), -1)
+            self.wrapped = self._make_buffer(n, dtype=torch.int32)
+            self.later = None
+"""
+
+
+def test_initial_values_of_allocators(tmp_path):
+    idx, project = _index(tmp_path, {"runner.py": RUNNER})
+    owner = frozenset({"pkg.runner:Runner"})
+    # nothing else mentions them: never written, initial value from the allocator
+    assert idx.initial(owner, "buf").value == "0"
+    assert idx.initial(owner, "empty").value == EMPTY
+    assert idx.initial(owner, "full").value == "-1"
+    assert idx.initial(owner, "wrapped").value == "0"  # vllm profile: _make_buffer = 0
+    assert idx.initial(owner, "later") is None  # only a None placeholder: no allocation known
+    assert idx.initial(frozenset(), "buf") is None  # holder class unknown: nothing claimed
+    assert idx.initial(frozenset({"pkg.other:Other"}), "buf") is None  # a class that does not allocate it
+
+
+def test_writes_of_every_kind(tmp_path):
+    cases = {
+        "store": "def f(r): r.buf[:3] = 1",
+        "view store": "def f(r): r.buf.np[:3] = 1",
+        "inplace": "def f(r): r.buf.fill_(1)",
+        "copy to device": "def f(r): r.buf.copy_to_gpu(3)",
+        "augassign": "def f(r): r.buf += 1",
+        "alias": "def f(r):\n    x = r.buf[:4]\n    x[0] = 2",
+        "unknown call": "def f(r): some_kernel(r.buf)",
+        "triton launch": "def f(r): kern[(1,)](r.buf, 3)",
+        "out=": "def f(r, a): torch.cumsum(a, 0, out=r.buf)",
+        "container": "def f(r): return [r.buf]",
+        "returned": "def f(r): return r.buf[:3]",
+        "callee writes param": "def g(t):\n    t.zero_()\ndef f(r): g(r.buf)",
+        "field written elsewhere": "def f(r): M(seq=r.buf)\ndef h(m): m.seq[:2] = 0\n"
+                                   "from dataclasses import dataclass\n@dataclass\nclass M:\n    seq: object",
+    }
+    for what, code in cases.items():
+        sub = tmp_path / what.replace(" ", "_").replace("=", "")
+        sub.mkdir()
+        idx, _ = _index(sub, {"runner.py": RUNNER, "user.py": "import torch\n" + code + "\n"})
+        facts = idx.facts("buf")
+        assert facts.writes, f"{what}: a write must be found"
+        assert idx.initial(frozenset({"pkg.runner:Runner"}), "buf") is None, what
+
+
+def test_reads_are_not_writes(tmp_path):
+    cases = {
+        "compare": "def f(r): return (r.buf < 1).sum()",
+        "clone": "def f(r): return r.buf.clone()",
+        "shape": "def f(r): return r.buf.shape[0]",
+        "index of another": "def f(r, t): t[r.buf[:2]] = 0",
+        "source of copy_": "def f(r, t): t.copy_(r.buf)",
+        "torch.where": "def f(r): return torch.where(r.buf > 0, 1, 0)",
+        "alias rebound then written": "def f(r):\n    x = r.buf\n    y = x.sum()\n    x = torch.zeros(3)\n    x[0] = 1",
+        "callee only reads": "def g(t):\n    return t.sum()\ndef f(r): g(r.buf)",
+        "dict.pop default, then sink field read": (
+            "def f(r, d):\n    v = d.pop('k', r.buf)\n    return CommonAttentionMetadata(is_prefilling=v)\n"
+            "def h(m): return m.is_prefilling.clone()"),
+    }
+    for what, code in cases.items():
+        sub = tmp_path / what.replace(" ", "_").replace(",", "").replace(".", "_")
+        sub.mkdir()
+        idx, _ = _index(sub, {"runner.py": RUNNER, "user.py": "import torch\n" + code + "\n"})
+        facts = idx.facts("buf")
+        assert not facts.writes, f"{what}: {facts.writes}"
+        assert idx.initial(frozenset({"pkg.runner:Runner"}), "buf").value == "0", what
+
+
+def test_disagreeing_allocations_claim_nothing(tmp_path):
+    other = "import torch\nclass Other:\n    def __init__(self):\n        self.buf = torch.ones(3)\n"
+    idx, _ = _index(tmp_path, {"runner.py": RUNNER, "other.py": other})
+    assert not idx.facts("buf").writes
+    # two allocations of `.buf` write different values (0 and 1): no single initial value
+    assert idx.initial(frozenset({"pkg.runner:Runner"}), "buf") is None
