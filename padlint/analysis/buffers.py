@@ -180,8 +180,10 @@ class BufferIndex:
         self._facts: dict[str, BufferFacts] = {}
         self._mods: dict[str, _Module | None] = {}
         self._words: dict[str, list[str]] | None = None
+        self._defs: dict[str, list[str]] = {}
         self._field_written: dict[str, Site | None] = {}
         self._param_written: dict[tuple[str, int, str], Site | None] = {}
+        self._name_written: dict[tuple[str, int], Site | None] = {}
         self._wrappers = dict(profile.wrapper_allocators)
         self._views = {*profile.shared_views, profile.device_view}
 
@@ -218,16 +220,7 @@ class BufferIndex:
 
     def _modules_with(self, attr: str) -> list[_Module]:
         """Modules whose text has ``.attr`` (one pass over the project's texts, then a lookup)."""
-        if self._words is None:
-            words: dict[str, list[str]] = {}
-            keys = [k for k, _ in self.project.files()] + [k for k in self.project._sources]
-            word = re.compile(r"\.\s*([A-Za-z_]\w*)")
-            paths = dict(self.project.files())
-            for key in dict.fromkeys(keys):
-                text = self.project.text_of(key, paths[key]) if key in paths else self.project._sources[key][1]
-                for w in set(word.findall(text)):
-                    words.setdefault(w, []).append(key)
-            self._words = words
+        self._index_texts()
         out = []
         for key in self._words.get(attr, ()):
             m = self._module(key)
@@ -244,7 +237,28 @@ class BufferIndex:
         return out
 
     def _def_modules(self, name: str) -> list[str]:
-        return self.project.modules_mentioning([f"def {name}("])
+        self._index_texts()
+        return self._defs.get(name, [])
+
+    def _index_texts(self) -> None:
+        """One pass over the project's texts: module keys per ``.name`` and per ``def name(``."""
+        if self._words is not None:
+            return
+        words: dict[str, list[str]] = {}
+        defs: dict[str, list[str]] = {}
+        paths = dict(self.project.files())
+        keys = [*paths, *self.project._sources]
+        word = re.compile(r"\.\s*([A-Za-z_]\w*)")
+        define = re.compile(r"\bdef\s+([A-Za-z_]\w*)\s*\(")
+        for key in dict.fromkeys(keys):
+            text = self.project._sources[key][1] if key in self.project._sources else \
+                self.project.text_of(key, paths[key])
+            for w in set(word.findall(text)):
+                words.setdefault(w, []).append(key)
+            for w in set(define.findall(text)):
+                defs.setdefault(w, []).append(key)
+        self._words = words
+        self._defs = defs
 
     # ------------------------------------------------------------ facts
     def _compute(self, attr: str) -> BufferFacts:
@@ -418,6 +432,15 @@ class BufferIndex:
 
     def _name_writes(self, m: _Module, target: ast.Name, depth: int) -> Site | None:
         """Uses of a local name bound to the buffer, from its binding to the next binding of the name."""
+        key = (m.key, id(target))
+        if key in self._name_written:
+            return self._name_written[key]  # in progress: its other uses are being judged by the caller
+        self._name_written[key] = None
+        w = self._name_writes_now(m, target, depth)
+        self._name_written[key] = w
+        return w
+
+    def _name_writes_now(self, m: _Module, target: ast.Name, depth: int) -> Site | None:
         fn = m.function_of(target)
         if fn is None:
             return Site(m.path, target.lineno, f"module-level name `{target.id}`")
