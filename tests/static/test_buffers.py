@@ -85,7 +85,7 @@ def test_reads_are_not_writes(tmp_path):
         "source of copy_": "def f(r, t): t.copy_(r.buf)",
         "torch.where": "def f(r): return torch.where(r.buf > 0, 1, 0)",
         "alias rebound then written": "def f(r):\n    x = r.buf\n    y = x.sum()\n    x = torch.zeros(3)\n    x[0] = 1",
-        # a name rebound to a slice of itself in a loop: judged once (it used to recurse without end)
+        # a name rebound to a slice of itself in a loop: its uses are followed, and the walk ends
         "alias rebound in a loop": "def f(r):\n    x = r.buf\n    for i in range(3):\n        x = x[:i]\n    return x.sum()",
         "callee only reads": "def g(t):\n    return t.sum()\ndef f(r): g(r.buf)",
         "dict.pop default, then sink field read": (
