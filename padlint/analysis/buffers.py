@@ -452,11 +452,14 @@ class BufferIndex:
             end = getattr(fn, "end_lineno", line)  # in a loop: a later use may run before the rebinding
         else:
             end = stores[0] if stores else getattr(fn, "end_lineno", line)
+        binding = m.up(target)
+        own = {id(x) for x in ast.walk(binding.value)} \
+            if isinstance(binding, (ast.Assign, ast.AnnAssign)) and binding.value is not None else set()
         for n in ast.walk(fn):
             if isinstance(n, ast.Name) and n.id == target.id and isinstance(n.ctx, ast.Load) \
                     and line <= n.lineno <= end and n is not target:
-                if n.lineno == line and n.col_offset < target.col_offset:
-                    continue  # the right-hand side of the binding itself
+                if id(n) in own:
+                    continue  # the right-hand side of the binding itself (`x = x[:n]`)
                 w = self._use_writes(m, n, depth)
                 if w is not None:
                     return w
