@@ -34,9 +34,11 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from padlint.analysis.project import ClassInfo, Project
+from padlint.analysis.project import Project
 from padlint.profile import Profile
 
 EMPTY = "empty"  # InitialValue.value of an uninitialised allocation
@@ -82,6 +84,7 @@ _MODULES = frozenset({"torch", "np", "numpy"})
 _ALIAS_MODULE_FUNCS = frozenset({"from_numpy", "as_tensor", "asarray", "asanyarray"})
 _DICT_DEFAULTS = frozenset({"get", "pop", "setdefault"})  # d.get(k, buf): the result may be buf
 MAX_DEPTH = 4  # calls and fields followed from a buffer's use
+_IN_PROGRESS = object()  # a memo entry being computed
 
 
 @dataclass(frozen=True)
@@ -137,14 +140,30 @@ class _Module:
         self.tree = tree
         self.parent: dict[int, ast.AST] = {}
         self.attrs: dict[str, list[ast.Attribute]] = {}
+        self.keys: dict[str, list[ast.AST]] = {}  # string key -> reads of a dict's value under it
+        self.params: dict[str, list[ast.AST]] = {}  # parameter name -> functions taking it
         self.functions: dict[str, list[ast.AST]] = {}
         for node in ast.walk(tree):
             for child in ast.iter_child_nodes(node):
                 self.parent[id(child)] = node
             if isinstance(node, ast.Attribute):
                 self.attrs.setdefault(node.attr, []).append(node)
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) \
+                    and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                self.keys.setdefault(node.slice.value, []).append(node)  # d["key"]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+                    and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
+                    and isinstance(node.args[1].value, str):
+                self.keys.setdefault(node.args[1].value, []).append(node)  # getattr(obj, "key")
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in _DICT_DEFAULTS and node.args and isinstance(node.args[0], ast.Constant) \
+                    and isinstance(node.args[0].value, str):
+                self.keys.setdefault(node.args[0].value, []).append(node)  # d.get("key"), d.pop("key", x)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.setdefault(node.name, []).append(node)
+                a = node.args
+                for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+                    self.params.setdefault(arg.arg, []).append(node)
 
     def up(self, node: ast.AST) -> ast.AST | None:
         return self.parent.get(id(node))
@@ -181,9 +200,14 @@ class BufferIndex:
         self._mods: dict[str, _Module | None] = {}
         self._words: dict[str, list[str]] | None = None
         self._defs: dict[str, list[str]] = {}
+        self._classes: dict[str, list[str]] = {}
+        self._quoted: dict[str, list[str]] = {}
+        self._paths: dict[str, str] = {}
         self._field_written: dict[str, Site | None] = {}
         self._param_written: dict[tuple[str, int, str], Site | None] = {}
-        self._name_written: dict[tuple[str, int], Site | None] = {}
+        self._name_written: dict[tuple[str, int, int], Site | None] = {}
+        self._returns_to: dict[int, tuple[_Module, ast.Call]] = {}  # followed callee -> (module, call)
+        self._cycles = 0  # cycles met so far (see _memo)
         self._wrappers = dict(profile.wrapper_allocators)
         self._views = {*profile.shared_views, profile.device_view}
 
@@ -206,17 +230,66 @@ class BufferIndex:
         if init is None:
             return None
         for key in owners:
-            cls = self.project.class_info(key)
-            if cls is None or not any(c.key in f.owners for c in self.project.mro(cls)):
+            if not self._allocates(key, f, 0):
                 return None
         return init
 
+    def _allocates(self, key: str, f: BufferFacts, depth: int) -> bool:
+        """Class ``key`` (``module:Qual``) or one of its bases allocates ``self.<attr>`` with a known
+        value.  Bases are found by name among the project's classes (one class of that name, or
+        nothing is claimed); the project's own index is not asked, so that this question does not
+        make it parse modules its name resolution would otherwise skip."""
+        if key in f.owners:
+            return True
+        if depth > 12:
+            return False
+        mod, _, qual = key.partition(":")
+        m = self._module(mod)
+        cls = self._class_node(m, qual) if m is not None else None
+        if cls is None:
+            return False
+        for base in cls.bases:
+            name = _dotted(base).rsplit(".", 1)[-1]
+            homes = self._classes.get(name, []) if name else []
+            if len(homes) == 1 and self._allocates(f"{homes[0]}:{name}", f, depth + 1):
+                return True
+        return False
+
+    @staticmethod
+    def _class_node(m: _Module, qual: str) -> ast.ClassDef | None:
+        body = m.tree.body
+        node = None
+        for part in qual.split("."):
+            node = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == part), None)
+            if node is None:
+                return None
+            body = node.body
+        return node
+
     # ------------------------------------------------------------ modules
     def _module(self, key: str) -> _Module | None:
+        """The module parsed here with ``ast`` (not through the project: a module the project
+        parses becomes a candidate for its name resolution, which must not change because
+        this index looked at it)."""
         if key not in self._mods:
-            info = self.project.module(key)
-            self._mods[key] = _Module(key, info.path, info.tree) if info is not None else None
+            self._index_texts()
+            mod: _Module | None = None
+            path, text = self._paths.get(key, ""), self._text(key)
+            if text:
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        mod = _Module(key, path, ast.parse(text))
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    mod = None
+            self._mods[key] = mod
         return self._mods[key]
+
+    def _text(self, key: str) -> str:
+        if key in self.project._sources:
+            return self.project._sources[key][1]
+        path = self._paths.get(key)
+        return self.project.text_of(key, Path(path)) if path else ""
 
     def _modules_with(self, attr: str) -> list[_Module]:
         """Modules whose text has ``.attr`` (one pass over the project's texts, then a lookup)."""
@@ -224,6 +297,29 @@ class BufferIndex:
         out = []
         for key in self._words.get(attr, ()):
             m = self._module(key)
+            if m is not None:
+                out.append(m)
+        return out
+
+    def _modules_with_param(self, name: str) -> list[_Module]:
+        """Modules with a function that has a parameter ``name`` (text prefilter, then parsed)."""
+        self._index_texts()
+        pat = re.compile(rf"\b{re.escape(name)}\b")
+        out = []
+        for key in self._paths:
+            text = self._text(key)
+            if "def " in text and pat.search(text):
+                m = self._module(key)
+                if m is not None and name in m.params:
+                    out.append(m)
+        return out
+
+    def _modules_quoting(self, key: str) -> list[_Module]:
+        """Modules whose text has the string ``"key"`` or ``'key'``."""
+        self._index_texts()
+        out = []
+        for k in self._quoted.get(key, ()):
+            m = self._module(k)
             if m is not None:
                 out.append(m)
         return out
@@ -246,19 +342,30 @@ class BufferIndex:
             return
         words: dict[str, list[str]] = {}
         defs: dict[str, list[str]] = {}
-        paths = dict(self.project.files())
-        keys = [*paths, *self.project._sources]
+        classes: dict[str, list[str]] = {}
+        paths = {k: str(p) for k, p in self.project.files()}
+        for key, (path, _text) in self.project._sources.items():
+            paths[key] = path
+        self._paths = paths
         word = re.compile(r"\.\s*([A-Za-z_]\w*)")
         define = re.compile(r"\bdef\s+([A-Za-z_]\w*)\s*\(")
-        for key in dict.fromkeys(keys):
-            text = self.project._sources[key][1] if key in self.project._sources else \
-                self.project.text_of(key, paths[key])
+        klass = re.compile(r"^\s*class\s+([A-Za-z_]\w*)", re.M)
+        quoted = re.compile(r"[\"']([A-Za-z_]\w*)[\"']")
+        quotes: dict[str, list[str]] = {}
+        for key in paths:
+            text = self._text(key)
             for w in set(word.findall(text)):
                 words.setdefault(w, []).append(key)
             for w in set(define.findall(text)):
                 defs.setdefault(w, []).append(key)
+            for w in set(klass.findall(text)):
+                classes.setdefault(w, []).append(key)
+            for w in set(quoted.findall(text)):
+                quotes.setdefault(w, []).append(key)
         self._words = words
         self._defs = defs
+        self._classes = classes
+        self._quoted = quotes
 
     # ------------------------------------------------------------ facts
     def _compute(self, attr: str) -> BufferFacts:
@@ -423,21 +530,59 @@ class BufferIndex:
             if isinstance(p, (ast.Compare, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.JoinedStr, ast.FormattedValue,
                               ast.Assert, ast.Expr, ast.If, ast.While)):
                 return None
+            if isinstance(p, ast.Dict) and n in p.values:
+                k = p.keys[p.values.index(n)]
+                if isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.isidentifier():
+                    # `{"is_prefilling": buf}`: a keyword dict (`**kwargs`) or a record: judged by every
+                    # use of that name as a field, a keyword or a string key in the project
+                    return self._field_writes(k.value, depth + 1) if depth < MAX_DEPTH else \
+                        site(p, f"stored under `{k.value!r}` (not followed further)")
+                return site(p, "stored in a dict")
+            if isinstance(p, ast.comprehension) and n in p.ifs:
+                return None  # a condition of a comprehension
+            if isinstance(p, (ast.Slice, ast.Raise)):
+                return None  # a slice bound, an exception raised
             if isinstance(p, ast.IfExp):
                 if p.test is n:
                     return None
                 n = p  # `a if c else buf`: the result may be the buffer
                 continue
+            if isinstance(p, (ast.Return, ast.Lambda)) and (isinstance(p, ast.Return) or p.body is n):
+                fn = p if isinstance(p, ast.Lambda) else m.function_of(p)
+                back = self._returns_to.get(id(fn))
+                if back is not None:  # a followed callee returns it: the call's value is the buffer
+                    return self._use_writes(back[0], back[1], depth)
+                return site(p, "returned")
             return site(p, f"escapes ({type(p).__name__.lower()})")
 
     def _name_writes(self, m: _Module, target: ast.Name, depth: int) -> Site | None:
         """Uses of a local name bound to the buffer, from its binding to the next binding of the name."""
-        key = (m.key, id(target))
-        if key in self._name_written:
-            return self._name_written[key]  # in progress: its other uses are being judged by the caller
-        self._name_written[key] = None
-        w = self._name_writes_now(m, target, depth)
-        self._name_written[key] = w
+        back = self._returns_to.get(id(m.function_of(target)))
+        key = (m.key, id(target), id(back[1]) if back else 0)  # a callee's return goes to its call site
+        return self._memo(self._name_written, key, lambda: self._name_writes_now(m, target, depth))
+
+    def _memo(self, table: dict, key, compute) -> Site | None:
+        """``compute()`` once per key.  A key met again while it is computed (a cycle: the value
+        flows back where it came from) adds no use that the computation in progress does not
+        judge: None there.  A "no write" that relied on such a cycle is not kept (it holds only
+        inside the computation that was in progress)."""
+        if key in table:
+            v = table[key]
+            if v is _IN_PROGRESS:
+                self._cycles += 1
+                return None
+            return v
+        table[key] = _IN_PROGRESS
+        before = self._cycles
+        try:
+            w = compute()
+        except BaseException:
+            del table[key]
+            raise
+        if w is None and self._cycles > before:
+            del table[key]
+        else:
+            table[key] = w
         return w
 
     def _name_writes_now(self, m: _Module, target: ast.Name, depth: int) -> Site | None:
@@ -503,28 +648,93 @@ class BufferIndex:
                 return site(call, f"passed positionally to `{name or last}`")
             return self._field_writes(kw, depth + 1)
         fns = self._functions_named(last) if last else []
+        lam = self._local_lambda(m, call) if isinstance(func, ast.Name) else None
+        if lam is not None:
+            fns = [(m, lam)]
         if not fns:
             return site(call, f"passed to `{name or last}`, which may write it")
-        for fm, fn in fns:
-            w = self._param_writes(fm, fn, call, arg, depth + 1, isinstance(func, ast.Attribute))
+        bound = [(fm, fn, p) for fm, fn in fns
+                 if (p := self._bind(fn, call, arg, isinstance(func, ast.Attribute))) is not None]
+        if not bound:  # no project function of that name takes this argument: another callee
+            return site(call, f"passed to `{name or last}`, which may write it")
+        for fm, fn, param in bound:
+            w = self._param_writes(fm, fn, call, param, depth + 1, m)
             if w is not None:
                 return w
         return None
 
+    @staticmethod
+    def _bind(fn: ast.AST, call: ast.Call, arg: ast.AST, method: bool) -> str | None:
+        """The parameter of ``fn`` that ``arg`` of ``call`` binds to; None when the call cannot
+        be a call of ``fn`` (too many arguments, an unknown keyword) or the argument is unpacked
+        into ``*args``/``**kwargs`` (then nothing is known of it)."""
+        args = fn.args
+        params = [a.arg for a in (*args.posonlyargs, *args.args)]
+        if method and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        if isinstance(arg, ast.keyword):
+            if arg.arg is None:
+                return None
+            names = params[len(args.posonlyargs):] + [a.arg for a in args.kwonlyargs]
+            return arg.arg if arg.arg in names else None
+        pos = list(call.args)
+        i = next((k for k, a in enumerate(pos) if a is arg), -1)
+        if i < 0 or any(isinstance(a, ast.Starred) for a in pos[:i + 1]) or i >= len(params):
+            return None
+        return params[i]
+
+    @staticmethod
+    def _local_lambda(m: _Module, call: ast.Call) -> ast.Lambda | None:
+        """``f(...)`` where ``f = lambda ...`` is bound in the calling function."""
+        fn = m.function_of(call)
+        if fn is None:
+            return None
+        found = None
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == call.func.id for t in n.targets):
+                if not isinstance(n.value, ast.Lambda):
+                    return None  # also bound to something else
+                found = n.value
+        return found
+
     def _is_dataclass_call(self, m: _Module, func: ast.AST) -> bool:
-        name = _dotted(func)
-        if not name or not name.rsplit(".", 1)[-1][:1].isupper():
+        """``Name(...)`` where every project class called ``Name`` is a dataclass (by name)."""
+        name = _dotted(func).rsplit(".", 1)[-1]
+        if not name or not name[:1].isupper():
             return False
-        info = self.project.module(m.key)
-        t = self.project.resolve(info, name) if info is not None else None
-        return isinstance(t, ClassInfo) and t.is_dataclass
+        self._index_texts()
+        found = False
+        for key in self._classes.get(name, ()):
+            cm = self._module(key)
+            for node in ast.walk(cm.tree) if cm is not None else ():
+                if isinstance(node, ast.ClassDef) and node.name == name:
+                    if not any("dataclass" in _dotted(d.func if isinstance(d, ast.Call) else d)
+                               for d in node.decorator_list):
+                        return False
+                    found = True
+        return found
 
     def _field_writes(self, fld: str, depth: int) -> Site | None:
         """A write of any ``.fld`` in the project (the object's field holding the buffer)."""
-        if fld in self._field_written:
-            return self._field_written[fld]
-        self._field_written[fld] = Site("", 0, f"field `{fld}` (cycle)")  # in progress: assume written
+        return self._memo(self._field_written, fld, lambda: self._field_writes_now(fld, depth))
+
+    def _field_writes_now(self, fld: str, depth: int) -> Site | None:
         found: Site | None = None
+        for fm in self._modules_quoting(fld):
+            for node in fm.keys.get(fld, ()):
+                # `d["fld"]`, `d.get("fld")`, `d.pop("fld", default)`: the value stored under that key
+                w = self._use_writes(fm, node, depth)
+                if w is not None:
+                    return w
+        for fm in self._modules_with_param(fld):
+            for fn in fm.params.get(fld, ()):
+                # a parameter of that name (`f(**kwargs)` binds the dict's entry, a dataclass's
+                # `__post_init__`-style helpers take the field by name): its uses in the function
+                for n in ast.walk(fn):
+                    if isinstance(n, ast.Name) and n.id == fld and isinstance(n.ctx, ast.Load):
+                        w = self._use_writes(fm, n, depth)
+                        if w is not None:
+                            return w
         for fm in self._modules_with(fld):
             for node in fm.attrs.get(fld, ()):
                 if isinstance(node.ctx, ast.Store):
@@ -535,44 +745,32 @@ class BufferIndex:
                     break
             if found is not None:
                 break
-        self._field_written[fld] = found
         return found
 
-    def _param_writes(self, m: _Module, fn: ast.AST, call: ast.Call, arg: ast.AST, depth: int,
-                      method: bool) -> Site | None:
-        args = fn.args
-        params = [a.arg for a in (*args.posonlyargs, *args.args)]
-        if method and params and params[0] in ("self", "cls"):
-            params = params[1:]
-        name: str | None
-        if isinstance(arg, ast.keyword):
-            if arg.arg is None:
-                return Site(m.path, call.lineno, "passed in `**kwargs`")
-            name = arg.arg if arg.arg in params or arg.arg in [a.arg for a in args.kwonlyargs] else None
-            if name is None:
-                return Site(m.path, fn.lineno, f"passed to `{fn.name}` through `**{args.kwarg.arg}`"
-                            if args.kwarg else f"keyword `{arg.arg}` unknown to `{fn.name}`")
-        else:
-            pos = [a for a in call.args]
-            i = pos.index(arg) if arg in pos else -1
-            if i < 0 or any(isinstance(a, ast.Starred) for a in pos[:i + 1]):
-                return Site(m.path, call.lineno, "unpacked argument")
-            if i >= len(params):
-                return Site(m.path, fn.lineno, f"passed to `{fn.name}` through `*{args.vararg.arg}`"
-                            if args.vararg else "extra argument")
-            name = params[i]
-        key = (m.key, fn.lineno, name)
-        if key in self._param_written:
-            return self._param_written[key]
-        self._param_written[key] = Site(m.path, fn.lineno, f"parameter `{name}` of `{fn.name}` (cycle)")
+    def _param_writes(self, m: _Module, fn: ast.AST, call: ast.Call, name: str, depth: int,
+                      caller: _Module) -> Site | None:
+        """May ``fn`` (or what it passes its parameter ``name`` on to) write that parameter?"""
+        key = (m.key, fn.lineno, fn.col_offset, name, id(call))
+        return self._memo(self._param_written, key, lambda: self._param_writes_now(m, fn, call, name, depth, caller))
+
+    def _param_writes_now(self, m: _Module, fn: ast.AST, call: ast.Call, name: str, depth: int,
+                          caller: _Module) -> Site | None:
+        saved = self._returns_to.get(id(fn))
+        if caller is not None:
+            self._returns_to[id(fn)] = (caller, call)
         found: Site | None = None
-        for n in ast.walk(fn):
-            if isinstance(n, ast.Name) and n.id == name:
-                if isinstance(n.ctx, ast.Store):
-                    continue
-                w = self._use_writes(m, n, depth)
-                if w is not None:
-                    found = w
-                    break
-        self._param_written[key] = found
+        try:
+            for n in ast.walk(fn):
+                if isinstance(n, ast.Name) and n.id == name:
+                    if isinstance(n.ctx, ast.Store):
+                        continue
+                    w = self._use_writes(m, n, depth)
+                    if w is not None:
+                        found = w
+                        break
+        finally:
+            if saved is None:
+                self._returns_to.pop(id(fn), None)
+            else:
+                self._returns_to[id(fn)] = saved
         return found

@@ -63,6 +63,14 @@ def test_writes_of_every_kind(tmp_path):
         "out=": "def f(r, a): torch.cumsum(a, 0, out=r.buf)",
         "container": "def f(r): return [r.buf]",
         "returned": "def f(r): return r.buf[:3]",
+        "callee returns it, caller writes": "def g(t):\n    return t[:2]\ndef f(r):\n    g(r.buf).fill_(0)",
+        "local lambda, result written": "def f(r):\n    cut = lambda x: x[:3]\n    cut(r.buf)[0] = 1",
+        "field flows back, then written": "from dataclasses import dataclass\n@dataclass\nclass M:\n    seq: object\n"
+                                          "def f(r): return M(seq=r.buf)\ndef g(m): return M(seq=m.seq[:2])\n"
+                                          "def h(m): m.seq.fill_(0)",
+        "kwargs dict entry, written by key": "def f(r): return {'seq': r.buf}\ndef g(d): d['seq'].zero_()",
+        "kwargs dict entry, written through **": "def f(r): return {'seq': r.buf}\n"
+                                                 "def g(seq=None): seq.zero_()\ndef h(d): g(**d)",
         "callee writes param": "def g(t):\n    t.zero_()\ndef f(r): g(r.buf)",
         "field written elsewhere": "def f(r): M(seq=r.buf)\ndef h(m): m.seq[:2] = 0\n"
                                    "from dataclasses import dataclass\n@dataclass\nclass M:\n    seq: object",
@@ -87,6 +95,17 @@ def test_reads_are_not_writes(tmp_path):
         "alias rebound then written": "def f(r):\n    x = r.buf\n    y = x.sum()\n    x = torch.zeros(3)\n    x[0] = 1",
         # a name rebound to a slice of itself in a loop: its uses are followed, and the walk ends
         "alias rebound in a loop": "def f(r):\n    x = r.buf\n    for i in range(3):\n        x = x[:i]\n    return x.sum()",
+        "local lambda that slices": "def f(r, n):\n    cut = lambda x: x[:n] if x is not None else None\n"
+                                    "    return CommonAttentionMetadata(seq=cut(r.buf))",
+        "callee returns a slice, caller reads": "def g(t, n):\n    return t[:n]\ndef f(r):\n    return g(r.buf, 2).sum()",
+        # the field's value flows back into the same field (vLLM's `unpadded()` re-slices every
+        # field into a new CommonAttentionMetadata): a cycle, judged by the uses already seen
+        "field flows back into itself": "from dataclasses import dataclass\n@dataclass\nclass M:\n    seq: object\n"
+                                        "def f(r): return M(seq=r.buf)\ndef g(m): return M(seq=m.seq[:2])",
+        # vLLM's MambaHybridAttnMetadata.get_extra_common_attn_kwargs returns
+        # {"is_prefilling": ...}, popped by build_attn_metadata and passed on as a keyword
+        "kwargs dict entry, only read": "def f(r): return {'seq': r.buf[:2]}\n"
+                                        "def g(d): return d.pop('seq', None).sum()",
         "callee only reads": "def g(t):\n    return t.sum()\ndef f(r): g(r.buf)",
         "dict.pop default, then sink field read": (
             "def f(r, d):\n    v = d.pop('k', r.buf)\n    return CommonAttentionMetadata(is_prefilling=v)\n"
