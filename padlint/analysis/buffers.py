@@ -42,6 +42,7 @@ from padlint.analysis.project import Project
 from padlint.profile import Profile
 
 EMPTY = "empty"  # InitialValue.value of an uninitialised allocation
+UNKNOWN_VALUE = "?"  # InitialValue.value of an allocation whose value is not one known literal
 
 # attributes of a tensor / CpuGpuBuffer that alias its storage (a write through them writes it)
 _ALIAS_ATTRS = frozenset({"T", "mT", "H", "data", "real", "imag", "cpu", "np", "gpu"})
@@ -100,7 +101,9 @@ class Site:
 class InitialValue:
     """A buffer's value in every row when nothing writes it after allocation.
 
-    ``value``: the literal text (``0``, ``False``, ``-1``) or :data:`EMPTY`;
+    ``value``: the literal text (``0``, ``False``, ``-1``), :data:`EMPTY`, or :data:`UNKNOWN_VALUE`
+    (``torch.arange``, ``torch.full(n, var)``, allocations that disagree): fresh storage that no
+    step writes, so never stale, but of a value not judged here;
     ``site``: the first allocation (the one a message names)."""
 
     value: str
@@ -125,10 +128,10 @@ class BufferFacts:
         if self.writes or not self.allocations:
             return None
         values = {v for _, v in self.allocations}
-        if len(values) != 1 or None in values:
-            return None
+        if None in values:
+            return None  # stored from something else than an allocator: maybe another buffer
         site = min((s for s, _ in self.allocations), key=lambda s: (s.path, s.line))
-        return InitialValue(values.pop(), site)
+        return InitialValue(values.pop() if len(values) == 1 else UNKNOWN_VALUE, site)
 
 
 class _Module:
@@ -442,8 +445,8 @@ class BufferIndex:
             arg = next((k.value for k in value.keywords if k.arg == "fill_value"), None)
             if arg is None and len(value.args) >= 2 and not any(isinstance(a, ast.Starred) for a in value.args):
                 arg = value.args[1]
-            return self._literal(arg)
-        return None  # arange, tensor, array: a value per row, not one literal
+            return self._literal(arg) or UNKNOWN_VALUE
+        return UNKNOWN_VALUE  # arange, tensor, array, full(n, var): fresh storage, a value not known here
 
     def _literal(self, node: ast.AST | None) -> str | None:
         if node is None:

@@ -22,7 +22,7 @@ from padlint.analysis.values import (
     ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MetaVal, Ref, Refs, Reset, State, Taint, TupleVal,
     UnknownVal, covering, covers, join_vals, with_step,
 )
-from padlint.analysis.buffers import EMPTY, BufferIndex
+from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
 from padlint.analysis.callgraph import CallGraph
 from padlint.analysis.project import ClassInfo, FunctionInfo, Project, _type_names
 from padlint.profile import Profile, parse_neutral
@@ -1350,7 +1350,8 @@ class Interpreter:
                 if init is not None:
                     # never written anywhere after allocation: every row holds the allocation value,
                     # nothing is stale; only a value the sink does not accept is a finding (PAD005)
-                    if init.value == EMPTY or (accepts is not None and not accepts(init.value)):
+                    if init.value == EMPTY or (init.value != UNKNOWN_VALUE and accepts is not None
+                                               and not accepts(init.value)):
                         rtext = self._t(r.text)
                         cands.add(Taint(
                             buffer=rtext, padded=c.canon, offset=c.offset, reason="init", dim=c.dim,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from padlint.analysis.buffers import EMPTY, BufferIndex
+from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
 from padlint.analysis.project import Project
 from padlint.profile import load_profile
 
@@ -34,6 +34,9 @@ RUNNER = """
             self.full = torch.full((n,), -1)
             self.wrapped = self._make_buffer(n, dtype=torch.int32)
             self.later = None
+            self.steps = torch.arange(n)
+            self.width = torch.full((n,), n)
+            self.alias = make_view(n)
 """
 
 
@@ -46,6 +49,10 @@ def test_initial_values_of_allocators(tmp_path):
     assert idx.initial(owner, "full").value == "-1"
     assert idx.initial(owner, "wrapped").value == "0"  # vllm profile: _make_buffer = 0
     assert idx.initial(owner, "later") is None  # only a None placeholder: no allocation known
+    # fresh storage of a value not known here (a value per row; a fill value from a variable)
+    assert idx.initial(owner, "steps").value == UNKNOWN_VALUE
+    assert idx.initial(owner, "width").value == UNKNOWN_VALUE
+    assert idx.initial(owner, "alias") is None  # not an allocator: maybe a view of another buffer
     assert idx.initial(frozenset(), "buf") is None  # holder class unknown: nothing claimed
     assert idx.initial(frozenset({"pkg.other:Other"}), "buf") is None  # a class that does not allocate it
 
@@ -120,9 +127,9 @@ def test_reads_are_not_writes(tmp_path):
         assert idx.initial(frozenset({"pkg.runner:Runner"}), "buf").value == "0", what
 
 
-def test_disagreeing_allocations_claim_nothing(tmp_path):
+def test_disagreeing_allocations_give_an_unknown_value(tmp_path):
     other = "import torch\nclass Other:\n    def __init__(self):\n        self.buf = torch.ones(3)\n"
     idx, _ = _index(tmp_path, {"runner.py": RUNNER, "other.py": other})
     assert not idx.facts("buf").writes
-    # two allocations of `.buf` write different values (0 and 1): no single initial value
-    assert idx.initial(frozenset({"pkg.runner:Runner"}), "buf") is None
+    # two allocations of `.buf` write different values (0 and 1): never written, value not one literal
+    assert idx.initial(frozenset({"pkg.runner:Runner"}), "buf").value == UNKNOWN_VALUE
