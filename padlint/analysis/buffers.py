@@ -118,6 +118,7 @@ class BufferFacts:
     allocations: list[tuple[Site, str | None]] = field(default_factory=list)  # (site, value; None: unknown)
     writes: list[Site] = field(default_factory=list)
     owners: set[str] = field(default_factory=set)  # class keys whose methods allocate ``self.attr``
+    # (at least one is needed: a buffer only ever stored from outside its class is not claimed)
 
     @property
     def never_written(self) -> bool:
@@ -205,6 +206,7 @@ class BufferIndex:
         self._defs: dict[str, list[str]] = {}
         self._classes: dict[str, list[str]] = {}
         self._quoted: dict[str, list[str]] = {}
+        self._declared: dict[str, bool] = {}
         self._paths: dict[str, str] = {}
         self._field_written: dict[str, Site | None] = {}
         self._param_written: dict[tuple[str, int, str], Site | None] = {}
@@ -222,52 +224,48 @@ class BufferIndex:
             f = self._facts[attr] = self._compute(attr)
         return f
 
-    def initial(self, owners: frozenset[str] | set[str], attr: str) -> InitialValue | None:
-        """The value the buffer ``attr`` of an object of class ``owners`` holds in every row at every
-        step: known when each owner (by its MRO) allocates ``self.attr`` itself, every allocation in the
-        project writes the same known value, and nothing in the project may write the buffer after."""
-        if not owners:
-            return None
+    def initial(self, attr: str) -> InitialValue | None:
+        """The value every buffer named ``attr`` holds in every row at every step: known when every
+        store of ``.attr`` in the project is an allocation, nothing in the project may write such a
+        buffer after, and no object gets an ``attr`` another way (a class-level field or default,
+        a dataclass or NamedTuple field filled by its constructor, ``setattr(obj, "attr", ...)``).
+        Then any object's ``attr`` is one of those allocations, whatever its class."""
         f = self.facts(attr)
         init = f.initial()
-        if init is None:
+        if init is None or not f.owners or self._declared_elsewhere(attr):
             return None
-        for key in owners:
-            if not self._allocates(key, f, 0):
-                return None
         return init
 
-    def _allocates(self, key: str, f: BufferFacts, depth: int) -> bool:
-        """Class ``key`` (``module:Qual``) or one of its bases allocates ``self.<attr>`` with a known
-        value.  Bases are found by name among the project's classes (one class of that name, or
-        nothing is claimed); the project's own index is not asked, so that this question does not
-        make it parse modules its name resolution would otherwise skip."""
-        if key in f.owners:
-            return True
-        if depth > 12:
-            return False
-        mod, _, qual = key.partition(":")
-        m = self._module(mod)
-        cls = self._class_node(m, qual) if m is not None else None
-        if cls is None:
-            return False
-        for base in cls.bases:
-            name = _dotted(base).rsplit(".", 1)[-1]
-            homes = self._classes.get(name, []) if name else []
-            if len(homes) == 1 and self._allocates(f"{homes[0]}:{name}", f, depth + 1):
-                return True
-        return False
-
-    @staticmethod
-    def _class_node(m: _Module, qual: str) -> ast.ClassDef | None:
-        body = m.tree.body
-        node = None
-        for part in qual.split("."):
-            node = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == part), None)
-            if node is None:
-                return None
-            body = node.body
-        return node
+    def _declared_elsewhere(self, attr: str) -> bool:
+        """A class-level declaration of ``attr`` (``attr: T``, ``attr = v`` in a class body) or a
+        ``setattr``/``__dict__`` store naming it anywhere in the project."""
+        if attr in self._declared:
+            return self._declared[attr]
+        self._index_texts()
+        line = re.compile(rf"^[ \t]+{re.escape(attr)}\s*[:=]", re.M)
+        dynamic = re.compile(rf"(setattr\s*\(|__dict__\s*\[)[^\n]*[\"']{re.escape(attr)}[\"']")
+        found = False
+        for key in self._paths:
+            text = self._text(key)
+            if attr not in text:
+                continue
+            if dynamic.search(text):
+                found = True
+                break
+            if line.search(text):
+                m = self._module(key)
+                for node in ast.walk(m.tree) if m is not None else ():
+                    if isinstance(node, ast.ClassDef) and any(
+                            isinstance(st, (ast.AnnAssign, ast.Assign)) and any(
+                                isinstance(t, ast.Name) and t.id == attr
+                                for t in (st.targets if isinstance(st, ast.Assign) else [st.target]))
+                            for st in node.body):
+                        found = True
+                        break
+            if found:
+                break
+        self._declared[attr] = found
+        return found
 
     # ------------------------------------------------------------ modules
     def _module(self, key: str) -> _Module | None:

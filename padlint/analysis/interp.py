@@ -349,7 +349,7 @@ class Interpreter:
         self._keep: list = []
         # persistent buffers: allocations and writes across the project (the never-written fact)
         self.buffers = BufferIndex(project, profile)
-        self._loc_owners: dict[str, set] = {}  # loc -> {(holder class keys, attribute) | None}
+        self._loc_owners: dict[str, set] = {}  # loc -> {attribute name | None}
 
     # ---------------------------------------------------------------- code
     def segment(self, fn: FunctionInfo) -> Segment | None:
@@ -1374,14 +1374,13 @@ class Interpreter:
         return out
 
     def _note_owner(self, loc: str, base: Ref, attr: str) -> None:
-        """Remember which buffer ``loc`` is: (class keys of the object holding it, attribute name);
-        a view (``.gpu``, ``.np``) of a wrapper buffer is the wrapper's buffer.  A loc reached with
-        an unknown holder class gets ``None`` (no fact is claimed for it)."""
+        """Remember which buffer ``loc`` is: the attribute name it was read as; a view (``.gpu``,
+        ``.np``) of a wrapper buffer is the wrapper's buffer (``None``: not known)."""
         owners = self._loc_owners.setdefault(loc, set())
         if attr in self.p.shared_views or attr == self.p.device_view:
             owners.update(self._loc_owners.get(base.loc) or {None})
         else:
-            owners.add((base.types, attr) if base.types else None)
+            owners.add(attr)
 
     def _initial_value(self, loc: str):
         """The allocation value every row of the persistent buffer at ``loc`` holds at every step
@@ -1390,8 +1389,8 @@ class Interpreter:
         if not owners or None in owners:
             return None
         found = None
-        for types, attr in owners:
-            init = self.buffers.initial(types, attr)
+        for attr in owners:
+            init = self.buffers.initial(attr)
             if init is None or (found is not None and init.value != found.value):
                 return None
             found = found or init

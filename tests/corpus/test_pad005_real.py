@@ -46,8 +46,7 @@ def test_draft_is_prefilling_is_never_written(tree):
     facts = idx.facts("draft_is_prefilling")
     assert facts.writes == [], facts.writes
     assert [(Path(s.path).name, s.line, v) for s, v in facts.allocations] == [("speculator.py", 168, "0")]
-    owner = "vllm.v1.worker.gpu.spec_decode.speculator:DraftModelSpeculator"
-    init = idx.initial(frozenset({owner}), "draft_is_prefilling")
+    init = idx.initial("draft_is_prefilling")
     assert init is not None and init.value == "0" and init.site.line == 168
     # a buffer name that a step writes is not claimed: `.draft_tokens` is written by
     # `self.draft_tokens[req_idx].zero_()` (states.py:118) and a store in model_runner.py:2326
