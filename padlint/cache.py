@@ -1,7 +1,9 @@
 """On-disk cache of analysis results, as ruff keeps ``.ruff_cache``.
 
-One entry per analysed program: the key is a hash of padlint's version, the
-profile, every checked file's path and text, and which of them are seeds.  An
+One entry per analysed program: the key is a hash of padlint's version and its
+own code (so an engine change in a development checkout is never answered from
+an old entry), the profile, every checked file's path and text, and which of
+them are seeds.  An
 entry also lists every *other* file the analysis read (modules reached through
 imports, calls and subclass lookups) with the hash of its content; it is used
 only while all of them still hash the same, so an edit anywhere the analysis
@@ -13,6 +15,7 @@ note and nothing else.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -32,10 +35,24 @@ def digest(text: str | bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def run_key(profile: Any, sources: list[tuple[str, str]], seeds: set[str]) -> str:
-    """The key of one analysis: version, profile, checked files (path, text), seeds."""
+@functools.lru_cache(maxsize=1)
+def code_digest() -> str:
+    """A hash of padlint's own Python files (the package this module belongs to)."""
     h = hashlib.sha256()
-    h.update(f"padlint {__version__} cache {CACHE_FORMAT}\0{profile!r}\0".encode("utf-8", "surrogatepass"))
+    root = Path(__file__).resolve().parent
+    for path in sorted(root.rglob("*.py")):
+        try:
+            h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        except OSError:
+            continue
+    return h.hexdigest()
+
+
+def run_key(profile: Any, sources: list[tuple[str, str]], seeds: set[str]) -> str:
+    """The key of one analysis: version and code, profile, checked files (path, text), seeds."""
+    h = hashlib.sha256()
+    h.update(f"padlint {__version__} {code_digest()} cache {CACHE_FORMAT}\0{profile!r}\0".encode(
+        "utf-8", "surrogatepass"))
     for path, text in sorted(sources):
         h.update(f"{path}\0{'seed' if path in seeds else ''}\0{digest(text)}\0".encode("utf-8", "surrogatepass"))
     return h.hexdigest()

@@ -57,7 +57,7 @@ PROFILE_SCHEMA: dict[str, Any] = {
     "description": None,
     "counts": {"axis": None, "real": None, "padded": None},
     "buffers": {"shared_views": None, "device_view": None, "copy_to_device": None, "padded_getters": None,
-                "uninitialized_allocators": None, "initialized_allocators": None},
+                "uninitialized_allocators": None, "initialized_allocators": None, "wrapper_allocators": ANY_KEY},
     "sinks": {"constructors": None, "forward_calls": None, "forward_severity": None, "calls": None,
               "forward_exempt": ANY_KEY},
     "resets": {"fill_methods": None, "helpers": ANY_KEY},
@@ -227,6 +227,8 @@ class Profile:
     padded_getters: tuple[str, ...] = ()
     uninitialized_allocators: tuple[str, ...] = ()
     initialized_allocators: tuple[str, ...] = ()
+    # buffer wrappers (CpuGpuBuffer) allocated by a call: name -> value of every row ("0", "empty")
+    wrapper_allocators: tuple[tuple[str, str], ...] = ()
     sink_constructors: tuple[str, ...] = ()
     forward_calls: tuple[str, ...] = ()
     forward_severity: str = "warning"
@@ -486,6 +488,8 @@ def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
                                         f"{origin}: buffers.uninitialized_allocators"),
         initialized_allocators=_names(buffers.get("initialized_allocators", []),
                                       f"{origin}: buffers.initialized_allocators"),
+        wrapper_allocators=_wrappers(buffers.get("wrapper_allocators", {}), f"{origin}: buffers.wrapper_allocators",
+                                     dict(constants)),
         sink_constructors=constructors,
         forward_calls=forward_calls,
         forward_severity=_string(sinks.get("forward_severity", "warning"), f"{origin}: sinks.forward_severity",
@@ -612,6 +616,25 @@ def _helpers(value: Any, where: str) -> tuple[tuple[str, int], ...]:
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
             raise ProfileError(f"{where}.{name}: expected a buffer argument index (an integer >= 0), got {v!r}")
     return tuple(value.items())
+
+
+def _wrappers(value: Any, where: str, constants: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """A table of wrapper allocator name = the value of every row it allocates: a literal
+    (``0``, ``false``), a constant of the profile, or ``"empty"`` (uninitialised)."""
+    if not isinstance(value, dict):
+        raise ProfileError(f"{where}: expected a table of name = initial value, got {value!r}")
+    out = []
+    for name, v in value.items():
+        if v == "empty":
+            out.append((name, "empty"))
+            continue
+        text = _neutral_text(v, f"{where}.{name}", constants)
+        if text == "flat":
+            raise ProfileError(f"{where}.{name}: expected a literal, a constant or \"empty\", got 'flat'")
+        if text in constants:
+            text = repr(constants[text])
+        out.append((name, text))
+    return tuple(out)
 
 
 def parse_neutral(text: str, profile: Profile) -> Any:

@@ -108,6 +108,8 @@ def stale_paths(interp: Interpreter) -> dict[tuple[str, int, str], list[tuple[st
     whose trace shows only the most direct of them."""
     out: dict[tuple[str, int, str], list[tuple[str, ...]]] = {}
     for hit in interp.hits.values():
+        if all(t.reason == "init" for t in hit.taints):
+            continue  # a never-written buffer's allocation value: not stale (PAD005)
         paths = [tuple(n.split("`")[1] for _l, n, _p in chain if "`" in n) for chain in hit.stale_chains]
         out.setdefault((hit.path, hit.span[0], hit.field), []).extend(paths)
     return out

@@ -23,6 +23,8 @@ from padlint.analysis.values import (
     ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MetaVal, MethodVal, PadWrite, Ref, Refs, Reset, State,
     Taint, TupleVal, UnknownVal, covering, covers, join_vals, with_step,
 )
+from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
+from padlint.analysis.literals import same_literal
 from padlint.analysis.callgraph import CallGraph
 from padlint.analysis.project import ClassInfo, FunctionInfo, Project, _type_names
 from padlint.profile import Profile
@@ -395,6 +397,9 @@ class Interpreter:
         self._sink_call = re.compile("|".join(_glob(p) for p in profile.sink_calls)) if profile.sink_calls else None
         self._texts: dict[int, str] = {}
         self._keep: list = []
+        # persistent buffers: allocations and writes across the project (the never-written fact)
+        self.buffers = BufferIndex(project, profile)
+        self._loc_owners: dict[str, set] = {}  # loc -> {attribute name | None}
 
     # ---------------------------------------------------------------- code
     def segment(self, fn: FunctionInfo) -> Segment | None:
@@ -1039,7 +1044,9 @@ class Interpreter:
             if v is not None:
                 joined = join_vals(joined, v)
             elif not r.loc.startswith("new:"):
-                out.add(Ref(self._attr_loc(r.loc, attr), None, node, line or r.line, r.persistent,
+                loc = self._attr_loc(r.loc, attr)
+                self._note_owner(loc, r, attr)
+                out.add(Ref(loc, None, node, line or r.line, r.persistent,
                             types=self._attr_types(r.types, attr), path=path))
         if out:
             joined = join_vals(joined, Refs(frozenset(out)))
@@ -1466,11 +1473,13 @@ class Interpreter:
                         text, line, r.persistent, path=frame.path))
         return Refs(frozenset(out))
 
-    def _taints(self, value: AVal | None, state: State, accepts=None) -> set[Taint]:
+    def _taints(self, value: AVal | None, state: State, accepts=None, init_accepts=None) -> set[Taint]:
         """Taints reaching a read of ``value`` now.
 
         ``accepts(value_text)`` says whether a reset's written value is the
         neutral value of the sink field (None: any reset counts).
+        ``init_accepts(value_text)``: the same test for the allocation value of a buffer
+        nothing writes (None: only an uninitialised allocation is a taint, PAD005).
         """
         if not isinstance(value, Refs):
             return set()
@@ -1482,7 +1491,22 @@ class Interpreter:
             if c is not None:
                 if not c.canon or c.unpadded or not self.p.is_padded_name(c.canon):
                     continue  # sliced to a real (or unknown) count: no padding rows
-                if st.entry_stale and r.persistent:
+                init = self._initial_value(r.loc) if st.entry_stale and r.persistent else None
+                if init is not None:
+                    # never written anywhere after allocation: every row holds the allocation value,
+                    # nothing is stale; only a value the sink does not accept is a finding (PAD005)
+                    if init.value == EMPTY or (init.value != UNKNOWN_VALUE and init_accepts is not None
+                                               and not init_accepts(init.value)):
+                        rtext = self._t(r.text)
+                        cands.add(Taint(
+                            buffer=rtext, padded=c.canon, offset=c.offset, reason="init", dim=c.dim,
+                            padded_written=c.written,
+                            steps=((init.site.line, f"`{self._base_text(rtext)}` is allocated "
+                                    + ("uninitialised" if init.value == EMPTY else f"with {init.value} in every row")
+                                    + " and nothing in the project writes it after", init.site.path),
+                                   (r.line, f"padded slice `{rtext}`: its padding rows hold that initial value",
+                                    r.path))))
+                elif st.entry_stale and r.persistent:
                     rtext = self._t(r.text)
                     cands.add(Taint(
                         buffer=rtext, padded=c.canon, offset=c.offset, reason="stale", dim=c.dim,
@@ -1493,6 +1517,41 @@ class Interpreter:
             clean = st.clean | r.clean_at if r.clean_at else st.clean
             out.update(t for t in cands if not covers(clean, t, self._real_for, accepts))
         return out
+
+    def _init_accepts(self, fld: str, frame: Frame):
+        """Whether an allocation value is the sink field's neutral value (in the sink's module,
+        for per-backend values); None when the profile names no neutral value for the field."""
+        spec = self.p.field_spec(fld)
+        if spec is None:
+            return None
+        neutral, _backend = spec.neutral_in(frame.module)
+
+        def accepts(text: str) -> bool:
+            return same_literal(text, neutral, self.p) is not False
+        return accepts
+
+    def _note_owner(self, loc: str, base: Ref, attr: str) -> None:
+        """Remember which buffer ``loc`` is: the attribute name it was read as; a view (``.gpu``,
+        ``.np``) of a wrapper buffer is the wrapper's buffer (``None``: not known)."""
+        owners = self._loc_owners.setdefault(loc, set())
+        if attr in self.p.shared_views or attr == self.p.device_view:
+            owners.update(self._loc_owners.get(base.loc) or {None})
+        else:
+            owners.add(attr)
+
+    def _initial_value(self, loc: str):
+        """The allocation value every row of the persistent buffer at ``loc`` holds at every step
+        (:meth:`BufferIndex.initial`: allocated with one known value, written nowhere), or None."""
+        owners = self._loc_owners.get(loc)
+        if not owners or None in owners:
+            return None
+        found = None
+        for attr in owners:
+            init = self.buffers.initial(attr)
+            if init is None or (found is not None and init.value != found.value):
+                return None
+            found = found or init
+        return found
 
     @staticmethod
     def _rows(real: str, padded: str, offset: int) -> str:
@@ -2218,7 +2277,7 @@ class Interpreter:
             self._pad_hit(key, sink, fld, kind, node, frame, covers,
                           value_node.value if isinstance(value_node, cst.Name) and not isinstance(node, _KwargsKey)
                           else None)
-        taints = self._taints(value, state)
+        taints = self._taints(value, state, init_accepts=self._init_accepts(fld, frame))
         if not taints:
             self.clean_hits.setdefault(key, []).append(frame.chain)
             return

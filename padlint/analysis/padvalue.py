@@ -19,14 +19,13 @@ accepted on trust.  Rules turn the facts into findings (PAD002).
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
-from typing import Any
 
 from padlint.analysis.interp import Interpreter, PadCover, PadHit
+from padlint.analysis.literals import literal_value, same_literal
 from padlint.analysis.project import Project, find_root
 from padlint.analysis.values import PadWrite
-from padlint.profile import FieldSpec, Profile, ProfileError, parse_neutral
+from padlint.profile import FieldSpec, Profile
 
 
 @dataclass(frozen=True)
@@ -64,31 +63,9 @@ class PadValueFacts:
     unknown: list[UnknownContract]
 
 
-def _value(text: str) -> Any:
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return _UNPARSED
-
-
-_UNPARSED = object()
-
-
 def _same(written: str, neutral: str, profile: Profile) -> bool | None:
     """Whether literal ``written`` equals the neutral value ``neutral`` (None: cannot tell)."""
-    if neutral == "flat":
-        return False  # a literal where the last real cumulative value belongs
-    try:
-        target = parse_neutral(neutral, profile)
-    except ProfileError:
-        return None
-    value = _value(written)
-    if value is _UNPARSED:
-        return None
-    if isinstance(target, (list, tuple)) or isinstance(value, (list, tuple)):
-        return list(target) == list(value) if isinstance(target, (list, tuple)) and isinstance(value, (list, tuple)) \
-            else None
-    return value == target
+    return same_literal(written, neutral, profile)
 
 
 def _module_of(path: str, project: Project, keys: dict[str, str]) -> str:
@@ -142,7 +119,7 @@ def pad_value_facts(interp: Interpreter, profile: Profile, project: Project,
                                    if b is not backend and _same(s.value, b.neutral, profile))
                     if backend is not None and _same(s.value, spec.neutral, profile):
                         others = ("default",) + others
-                    value = _value(s.value)
+                    value = literal_value(s.value)
                     wraps = spec.wraps_negative and isinstance(value, int) and not isinstance(value, bool) \
                         and value < 0
                     wrong[key] = WrongPadValue(s, hit.field, s.value, neutral, spec,

@@ -75,7 +75,7 @@ class Taint:
     buffer: str            # padded-slice / allocation expression as written, normalised
     padded: str            # padded count, entry-point terms
     offset: int            # +1 for cumulative offsets
-    reason: str            # "stale" | "uninit"
+    reason: str            # "stale" | "uninit" | "init" (a never-written buffer's allocation value, PAD005)
     dim: int = 0           # padded dimension of the source slice
     padded_written: str = ""  # the padded count as written at the slice (profile pairs by name)
     steps: tuple[tuple[int, str, str], ...] = ()  # (line, note, path), source first

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 
 from padlint.analysis.interp import Interpreter, SinkHit
 from padlint.analysis.values import Taint
@@ -127,6 +128,11 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
         source = texts.get(path)
         if source is None:
             continue
+        stale = tuple(t for t in hit.taints if t.reason != "init")
+        if not stale:
+            continue  # only never-written buffers' allocation values reach it: PAD005's
+        if len(stale) != len(hit.taints):
+            hit = replace(hit, taints=stale)
         taint = hit.taints[0]
         pair = profile.pair_for_padded(taint.padded)
         real_canon = next((r for r in (pair.real if pair else ()) if r in hit.real_names),

@@ -7,12 +7,14 @@ from padlint.rules.directives import InvalidDirective, UnusedSuppression
 from padlint.rules.pad001 import StalePaddingReachesSink
 from padlint.rules.pad002 import PadValueDiffersFromContract
 from padlint.rules.pad003 import VacatedRowKeepsData
+from padlint.rules.pad005 import InitialValue
 
 #: Every rule, by code.  A new rule is a class here plus its page ``rules/CODE.md``.
 RULES: tuple[Rule, ...] = (
     StalePaddingReachesSink(),
     PadValueDiffersFromContract(),
     VacatedRowKeepsData(),
+    InitialValue(),
     UnusedSuppression(),
     InvalidDirective(),
 )

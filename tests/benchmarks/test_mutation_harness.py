@@ -66,6 +66,11 @@ class ModelRunner:
             is_prefilling=is_prefilling,
             num_reqs=num_reqs_padded,
         )
+
+    def update_states(self, computed, prompt, n):
+        # a step writes them: their padding rows may be stale (a buffer nothing writes is not)
+        self.computed[:n] = computed
+        self.prompt[:n] = prompt
 '''
 
 # Not targets: a reset here is never mutated.

@@ -140,3 +140,14 @@ def test_same_files_reported_under_other_paths_are_not_mixed_up(project, monkeyp
     absolute = _json(project.run("check", str(project.root / "bug.py"), "--format", "json"))
     assert [f["path"] for f in rel["findings"]] == ["bug.py"]
     assert [f["path"] for f in absolute["findings"]] == [str(project.root / "bug.py")]
+
+
+def test_the_key_changes_with_padlints_own_code(monkeypatch):
+    """An engine change in a development checkout (same version number) is not answered from an
+    entry an older engine wrote: the key hashes padlint's own files."""
+    from padlint import cache
+
+    before = cache.run_key("profile", [("a.py", "x = 1\n")], {"a.py"})
+    cache.code_digest.cache_clear()
+    monkeypatch.setattr(cache, "code_digest", lambda: "another engine")
+    assert cache.run_key("profile", [("a.py", "x = 1\n")], {"a.py"}) != before

@@ -50,11 +50,25 @@ def test_any_one_kind_of_sink_is_enough(sinks):
      "my.toml: resets.helpers.clear: expected a buffer argument index (an integer >= 0), got -1"),
     ({**SINKS, "resets": {"helpers": {"clear": "0"}}}, "my.toml: resets.helpers.clear: expected a buffer argument"),
     ({**SINKS, "name": 3}, "my.toml: name: expected a non-empty string, got 3"),
+    ({**SINKS, "buffers": {"wrapper_allocators": ["CpuGpuBuffer"]}},
+     "my.toml: buffers.wrapper_allocators: expected a table of name = initial value"),
+    ({**SINKS, "buffers": {"wrapper_allocators": {"Buf": "flat"}}},
+     "my.toml: buffers.wrapper_allocators.Buf: expected a literal, a constant or \"empty\", got 'flat'"),
+    ({**SINKS, "buffers": {"wrapper_allocators": {"Buf": "garbage"}}}, "my.toml: buffers.wrapper_allocators.Buf: "),
 ])
+
 def test_bad_value_types(data, message):
     with pytest.raises(ProfileError) as info:
         profile_from_dict(data, "my.toml")
     assert str(info.value).startswith(message) and "\n" not in str(info.value)
+
+
+def test_wrapper_allocators_values():
+    """A literal keeps its text, a profile constant becomes its value, "empty" marks uninitialised rows."""
+    p = profile_from_dict({**SINKS, "constants": {"PAD_SLOT_ID": -1},
+                           "buffers": {"wrapper_allocators": {"A": 0, "B": False, "C": "PAD_SLOT_ID", "D": "empty"}}},
+                          "my.toml")
+    assert p.wrapper_allocators == (("A", "0"), ("B", "False"), ("C", "-1"), ("D", "empty"))
 
 
 def test_valid_values_are_kept():

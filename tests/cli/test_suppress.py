@@ -277,6 +277,10 @@ class Runner:
     def build2(self, num_reqs, num_reqs_padded):
         seq_lens = self.b[:num_reqs_padded]
         return CommonAttentionMetadata(seq_lens=seq_lens)
+
+    def update(self, a, b, n):
+        self.a[:n] = a  # a step writes both: their padding rows may be stale
+        self.b[:n] = b
 """
 
 

@@ -139,7 +139,8 @@ class Speculator:
     def __init__(self):
         self.seq_lens = torch.zeros(256, dtype=torch.int32)
 
-    def propose(self, num_reqs, num_reqs_padded, fused):
+    def propose(self, lens, num_reqs, num_reqs_padded, fused):
+        self.seq_lens[:num_reqs] = lens
         self.seq_lens[num_reqs:num_reqs_padded] = 0
         decode_fn = self._fused_decode if fused else self._decode
         decode_fn(num_reqs, num_reqs_padded)
@@ -241,7 +242,8 @@ class Worker:
     def compile_or_warm_up_model(self):
         warmup(self.execute_model)
 
-    def execute_model(self, num_reqs, num_reqs_padded):
+    def execute_model(self, lens, num_reqs, num_reqs_padded):
+        self.seq_lens[:num_reqs] = lens
         return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])
 """
 
@@ -252,7 +254,7 @@ def test_a_method_passed_as_a_callback_stays_an_entry_point(tmp_path):
     # parameter; were the reference an edge, `execute_model` (the engine's step API) would not be
     # an entry point any more and its stale real step would go unreported.
     files = {"pkg/__init__.py": "", "pkg/worker.py": WORKER,
-             "pkg/warmup.py": "def warmup(fn):\n    for n in (1, 2):\n        fn(n, n)\n"}
+             "pkg/warmup.py": "def warmup(fn):\n    for n in (1, 2):\n        fn(None, n, n)\n"}
     found = _run(tmp_path, files, check=["pkg/worker.py"])
     assert [f.field for f in found] == ["seq_lens"]
     assert "execute_model" in found[0].trace[0].note
@@ -317,8 +319,11 @@ class Runner:
         self.live = torch.zeros(256, dtype=torch.bool)
         self.flags = torch.zeros(256, dtype=torch.bool)
 
-    def execute_model(self, num_reqs, num_reqs_padded):
+    def execute_model(self, lens, flags, num_reqs, num_reqs_padded):
+        self.seq_lens[:num_reqs] = lens
+        self.flags[:num_reqs] = flags
         live = self.live[:num_reqs_padded]
+        live[:num_reqs] = True
         live[num_reqs:] = MASKPAD
         seq_lens = torch.where(live, self.seq_lens[:num_reqs_padded], 0)
         flags = self.flags[:num_reqs_padded] & live

@@ -74,7 +74,7 @@ def run_padlint(fixture: Path) -> dict:
     """The JSON report of ``padlint check .`` run inside ``fixture`` with its profile."""
     env = _env()
     proc = subprocess.run(
-        [sys.executable, "-m", "padlint", "check", ".", "--format", "json", "--profile", profile_of(fixture)],
+        [sys.executable, "-m", "padlint", "check", ".", "--format", "json", "--no-cache", "--profile", profile_of(fixture)],
         cwd=fixture,
         env=env,
         capture_output=True,

@@ -45,6 +45,9 @@ class Runner:
     def __init__(self, n):
         self.seq_lens = torch.zeros(n)
 
+    def update(self, lens, n):
+        self.seq_lens[:n] = lens  # a step writes it: its padding rows may be stale
+
     def execute_model(self, num_reqs, num_reqs_padded, split):
         batch = Batch(num_reqs=num_reqs, num_reqs_after_padding=num_reqs_padded,
                       seq_lens=self.seq_lens[:num_reqs_padded])
@@ -134,6 +137,9 @@ import torch
 class Runner:
     def __init__(self, n):
         self.positions = torch.zeros(n)
+
+    def update(self, pos, n):
+        self.positions[:n] = pos  # a step writes it: its padding rows may be stale
 
     def execute_model(self, num_tokens, num_tokens_padded):
         model_inputs = {"positions": self.positions[:num_tokens_padded], "flag": True}

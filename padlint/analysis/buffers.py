@@ -1,0 +1,787 @@
+"""Facts about persistent buffers: where each is allocated, with what, and who may write it.
+
+A persistent buffer is an attribute (``self.seq_lens``) allocated with an
+allocator call (``torch.zeros(...)``, ``torch.empty(...)``, a CpuGpuBuffer-like
+wrapper the profile names in ``[buffers] wrapper_allocators``).  For one
+attribute name this module finds, over every module of the project whose text
+mentions ``.name``:
+
+* the *allocations*: every ``x.name = <value>`` (the value classified as
+  uninitialised ``empty``, a literal such as ``0``/``False``/``-1``, or unknown);
+* the *writes*: every place that may change the buffer's rows after that:
+  a store into a slice or view (``x.name[i] = v``, ``x.name.np[:n] = v``), an
+  augmented assignment, an in-place or unknown method (``fill_``, ``copy_``,
+  ``copy_to_gpu``, anything not known to only read), ``out=`` of a torch call,
+  passing the buffer (or a view of it) to a call that may write it, storing it
+  in a container or another attribute, returning it.
+
+It is conservative: an unknown call that receives the buffer may write it.  A
+call of a project function is followed into the callee (the parameter is
+judged there, by the same rules, a few levels deep); a buffer handed to a
+metadata constructor or project dataclass is judged by every use of that field
+name in the project (``meta.is_prefilling[i] = x`` anywhere is a write).  A
+local name bound to the buffer is followed in its function until it is bound to
+something else.  Attribute *names* are what is matched: a write to ``.x`` of
+any object counts as a write of every buffer named ``x`` (sound, coarse).
+
+The interpreter asks :meth:`BufferIndex.initial` at a padded slice of a
+persistent buffer: a buffer never written anywhere holds its allocation value
+in every row at every step, so its padding rows are not stale, they hold that
+value (neutral or not: rule PAD005 judges that).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from padlint.analysis.project import Project
+from padlint.profile import Profile
+
+EMPTY = "empty"  # InitialValue.value of an uninitialised allocation
+# `getattr(obj, name)` / `setattr(obj, name, v)` with a computed (not quoted) attribute name
+_COMPUTED_GETATTR = re.compile(r"\b(?:get|set)attr\s*\(\s*[^,()]+,\s*(?![\"'\s])")
+UNKNOWN_VALUE = "?"  # InitialValue.value of an allocation whose value is not one known literal
+
+# attributes of a tensor / CpuGpuBuffer that alias its storage (a write through them writes it)
+_ALIAS_ATTRS = frozenset({"T", "mT", "H", "data", "real", "imag", "cpu", "np", "gpu"})
+# attributes that only read metadata of the tensor
+_META_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "is_pinned", "itemsize", "nbytes",
+                         "size", "is_contiguous", "numel", "dim", "stride", "data_ptr", "element_size",
+                         "storage_offset", "layout", "requires_grad", "names", "__len__"})
+# methods whose result aliases the receiver's storage (followed as the buffer)
+_VIEW_METHODS = frozenset({
+    "view", "reshape", "unsqueeze", "squeeze", "flatten", "contiguous", "numpy", "view_as", "expand",
+    "expand_as", "detach", "narrow", "t", "permute", "transpose", "as_strided", "ravel", "unflatten",
+    "to", "cpu", "cuda", "int", "long", "bool", "float", "half", "double", "type", "pin_memory",
+    "__getitem__", "split", "chunk", "unbind", "tensor_split", "select", "diagonal", "movedim",
+})
+# methods that read the receiver and return a new value (or a scalar)
+_READ_METHODS = frozenset({
+    "clone", "tolist", "item", "sum", "any", "all", "max", "min", "mean", "prod", "argmax", "argmin",
+    "nonzero", "cumsum", "cumprod", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+    "logical_not", "logical_xor", "add", "sub", "mul", "div", "clamp", "clip", "masked_fill", "abs", "neg",
+    "minimum", "maximum", "bitwise_and", "bitwise_or", "bitwise_not", "where", "floor_divide", "remainder",
+    "sign", "index_select", "gather", "repeat", "repeat_interleave", "masked_select", "copy", "astype",
+    "equal", "allclose", "isin", "count_nonzero", "tobytes", "unique", "sort", "argsort", "topk",
+    "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "cumsum", "diff", "flip", "roll",
+    "round", "sqrt", "exp", "log", "pow", "sigmoid", "softmax", "to_dense", "__repr__", "__str__",
+})
+_PURE_BUILTINS = frozenset({"len", "isinstance", "print", "str", "repr", "int", "float", "bool", "id", "type",
+                            "hasattr", "getattr", "format", "hash", "max", "min", "sum", "any", "all", "sorted"})
+# functions of torch / numpy that only read their tensor arguments (``out=`` aside)
+_PURE_MODULE_FUNCS = frozenset({
+    "where", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "maximum", "minimum", "eq", "ne",
+    "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not", "logical_xor", "sum", "any", "all",
+    "cumsum", "cumprod", "argmax", "argmin", "nonzero", "equal", "allclose", "isclose", "clamp", "clip",
+    "isin", "searchsorted", "add", "sub", "subtract", "mul", "multiply", "div", "divide", "floor_divide",
+    "remainder", "abs", "neg", "negative", "bitwise_and", "bitwise_or", "bitwise_not", "greater", "less",
+    "equal", "not_equal", "greater_equal", "less_equal", "index_select", "gather", "masked_select",
+    "repeat_interleave", "count_nonzero", "unique", "sort", "argsort", "topk", "max", "min", "mean",
+    "zeros_like", "ones_like", "empty_like", "full_like", "diff", "flip", "roll", "array_equal",
+})
+_MODULES = frozenset({"torch", "np", "numpy"})
+_ALIAS_MODULE_FUNCS = frozenset({"from_numpy", "as_tensor", "asarray", "asanyarray"})
+_DICT_DEFAULTS = frozenset({"get", "pop", "setdefault"})  # d.get(k, buf): the result may be buf
+MAX_DEPTH = 4  # calls and fields followed from a buffer's use
+_IN_PROGRESS = object()  # a memo entry being computed
+
+
+@dataclass(frozen=True)
+class Site:
+    """One place in the project: file, 1-based line, and what happens there."""
+
+    path: str
+    line: int
+    what: str
+
+
+@dataclass(frozen=True)
+class InitialValue:
+    """A buffer's value in every row when nothing writes it after allocation.
+
+    ``value``: the literal text (``0``, ``False``, ``-1``), :data:`EMPTY`, or :data:`UNKNOWN_VALUE`
+    (``torch.arange``, ``torch.full(n, var)``, allocations that disagree): fresh storage that no
+    step writes, so never stale, but of a value not judged here;
+    ``site``: the first allocation (the one a message names)."""
+
+    value: str
+    site: Site
+
+
+@dataclass
+class BufferFacts:
+    """Allocations and writes of the buffers named ``attr`` across the project."""
+
+    attr: str
+    allocations: list[tuple[Site, str | None]] = field(default_factory=list)  # (site, value; None: unknown)
+    writes: list[Site] = field(default_factory=list)
+    owners: set[str] = field(default_factory=set)  # class keys whose methods allocate ``self.attr``
+    # (at least one is needed: a buffer only ever stored from outside its class is not claimed)
+
+    @property
+    def never_written(self) -> bool:
+        return not self.writes
+
+    def initial(self) -> InitialValue | None:
+        """The one value every allocation writes, when all are known and nothing writes later."""
+        if self.writes or not self.allocations:
+            return None
+        values = {v for _, v in self.allocations}
+        if None in values:
+            return None  # stored from something else than an allocator: maybe another buffer
+        site = min((s for s, _ in self.allocations), key=lambda s: (s.path, s.line))
+        return InitialValue(values.pop() if len(values) == 1 else UNKNOWN_VALUE, site)
+
+
+class _Module:
+    """A parsed module with parent links (built once per module)."""
+
+    def __init__(self, key: str, path: str, tree: ast.Module):
+        self.key = key
+        self.path = path
+        self.tree = tree
+        self.parent: dict[int, ast.AST] = {}
+        self.attrs: dict[str, list[ast.Attribute]] = {}
+        self.keys: dict[str, list[ast.AST]] = {}  # string key -> reads of a dict's value under it
+        self.params: dict[str, list[ast.AST]] = {}  # parameter name -> functions taking it
+        self.functions: dict[str, list[ast.AST]] = {}
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                self.parent[id(child)] = node
+            if isinstance(node, ast.Attribute):
+                self.attrs.setdefault(node.attr, []).append(node)
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) \
+                    and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                self.keys.setdefault(node.slice.value, []).append(node)  # d["key"]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+                    and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
+                    and isinstance(node.args[1].value, str):
+                self.keys.setdefault(node.args[1].value, []).append(node)  # getattr(obj, "key")
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in _DICT_DEFAULTS and node.args and isinstance(node.args[0], ast.Constant) \
+                    and isinstance(node.args[0].value, str):
+                self.keys.setdefault(node.args[0].value, []).append(node)  # d.get("key"), d.pop("key", x)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions.setdefault(node.name, []).append(node)
+                a = node.args
+                for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+                    self.params.setdefault(arg.arg, []).append(node)
+
+    def up(self, node: ast.AST) -> ast.AST | None:
+        return self.parent.get(id(node))
+
+    def function_of(self, node: ast.AST) -> ast.AST | None:
+        p = self.up(node)
+        while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            p = self.up(p)
+        return p
+
+    def class_of(self, node: ast.AST) -> ast.ClassDef | None:
+        p = self.up(node)
+        while p is not None and not isinstance(p, ast.ClassDef):
+            p = self.up(p)
+        return p
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else ""
+    return ""
+
+
+class BufferIndex:
+    """Facts about persistent buffers of one project, computed per attribute name on demand."""
+
+    def __init__(self, project: Project, profile: Profile):
+        self.project = project
+        self.p = profile
+        self._facts: dict[str, BufferFacts] = {}
+        self._mods: dict[str, _Module | None] = {}
+        self._words: dict[str, list[str]] | None = None
+        self._defs: dict[str, list[str]] = {}
+        self._classes: dict[str, list[str]] = {}
+        self._quoted: dict[str, list[str]] = {}
+        self._declared: dict[str, bool] = {}
+        self._paths: dict[str, str] = {}
+        self._field_written: dict[str, Site | None] = {}
+        self._param_written: dict[tuple[str, int, str], Site | None] = {}
+        self._name_written: dict[tuple[str, int, int], Site | None] = {}
+        self._returns_to: dict[int, tuple[_Module, ast.Call]] = {}  # followed callee -> (module, call)
+        self._cycles = 0  # cycles met so far (see _memo)
+        self._wrappers = dict(profile.wrapper_allocators)
+        self._views = {*profile.shared_views, profile.device_view}
+
+    # ------------------------------------------------------------ queries
+    def facts(self, attr: str) -> BufferFacts:
+        """Allocations and writes of every buffer named ``attr`` in the project."""
+        f = self._facts.get(attr)
+        if f is None:
+            f = self._facts[attr] = self._compute(attr)
+        return f
+
+    def initial(self, attr: str) -> InitialValue | None:
+        """The value every buffer named ``attr`` holds in every row at every step: known when every
+        store of ``.attr`` in the project is an allocation, nothing in the project may write such a
+        buffer after, and no object gets an ``attr`` another way (a class-level field or default,
+        a dataclass or NamedTuple field filled by its constructor, ``setattr(obj, "attr", ...)``).
+        Then any object's ``attr`` is one of those allocations, whatever its class."""
+        f = self.facts(attr)
+        init = f.initial()
+        if init is None or not f.owners or self._declared_elsewhere(attr):
+            return None
+        return init
+
+    def _declared_elsewhere(self, attr: str) -> bool:
+        """A class-level declaration of ``attr`` (``attr: T``, ``attr = v`` in a class body), a
+        ``setattr``/``__dict__`` store naming it anywhere in the project, or its name quoted
+        in a module that fetches attributes by a computed name (``getattr(src, slot.name)``)."""
+        if attr in self._declared:
+            return self._declared[attr]
+        self._index_texts()
+        line = re.compile(rf"^[ \t]+{re.escape(attr)}\s*[:=]", re.M)
+        dynamic = re.compile(rf"(setattr\s*\(|__dict__\s*\[)[^\n]*[\"']{re.escape(attr)}[\"']")
+        quoted = re.compile(rf"[\"']{re.escape(attr)}[\"']")
+        found = False
+        for key in self._paths:
+            text = self._text(key)
+            if attr not in text:
+                continue
+            if dynamic.search(text):
+                found = True
+                break
+            if quoted.search(text) and _COMPUTED_GETATTR.search(text):
+                # the name as a string where attributes are fetched by a computed name: a registry
+                # binding its slots by name (`GraphSlot("positions", ...)`, `getattr(source,
+                # slot.name)`) hands the buffer to code that writes it
+                found = True
+                break
+            if line.search(text):
+                m = self._module(key)
+                for node in ast.walk(m.tree) if m is not None else ():
+                    if isinstance(node, ast.ClassDef) and any(
+                            isinstance(st, (ast.AnnAssign, ast.Assign)) and any(
+                                isinstance(t, ast.Name) and t.id == attr
+                                for t in (st.targets if isinstance(st, ast.Assign) else [st.target]))
+                            for st in node.body):
+                        found = True
+                        break
+            if found:
+                break
+        self._declared[attr] = found
+        return found
+
+    # ------------------------------------------------------------ modules
+    def _module(self, key: str) -> _Module | None:
+        """The module parsed here with ``ast`` (not through the project: a module the project
+        parses becomes a candidate for its name resolution, which must not change because
+        this index looked at it)."""
+        if key not in self._mods:
+            self._index_texts()
+            mod: _Module | None = None
+            path, text = self._paths.get(key, ""), self._text(key)
+            if text:
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        mod = _Module(key, path, ast.parse(text))
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    mod = None
+            self._mods[key] = mod
+        return self._mods[key]
+
+    def _text(self, key: str) -> str:
+        if key in self.project._sources:
+            return self.project._sources[key][1]
+        path = self._paths.get(key)
+        return self.project.text_of(key, Path(path)) if path else ""
+
+    def _modules_with(self, attr: str) -> list[_Module]:
+        """Modules whose text has ``.attr`` (one pass over the project's texts, then a lookup)."""
+        self._index_texts()
+        out = []
+        for key in self._words.get(attr, ()):
+            m = self._module(key)
+            if m is not None:
+                out.append(m)
+        return out
+
+    def _modules_with_param(self, name: str) -> list[_Module]:
+        """Modules with a function that has a parameter ``name`` (text prefilter, then parsed)."""
+        self._index_texts()
+        pat = re.compile(rf"\b{re.escape(name)}\b")
+        out = []
+        for key in self._paths:
+            text = self._text(key)
+            if "def " in text and pat.search(text):
+                m = self._module(key)
+                if m is not None and name in m.params:
+                    out.append(m)
+        return out
+
+    def _modules_quoting(self, key: str) -> list[_Module]:
+        """Modules whose text has the string ``"key"`` or ``'key'``."""
+        self._index_texts()
+        out = []
+        for k in self._quoted.get(key, ()):
+            m = self._module(k)
+            if m is not None:
+                out.append(m)
+        return out
+
+    def _functions_named(self, name: str) -> list[tuple[_Module, ast.AST]]:
+        out = []
+        for key in self._def_modules(name):
+            m = self._module(key)
+            if m is not None:
+                out.extend((m, fn) for fn in m.functions.get(name, ()))
+        return out
+
+    def _def_modules(self, name: str) -> list[str]:
+        self._index_texts()
+        return self._defs.get(name, [])
+
+    def _index_texts(self) -> None:
+        """One pass over the project's texts: module keys per ``.name`` and per ``def name(``."""
+        if self._words is not None:
+            return
+        words: dict[str, list[str]] = {}
+        defs: dict[str, list[str]] = {}
+        classes: dict[str, list[str]] = {}
+        paths = {k: str(p) for k, p in self.project.files()}
+        for key, (path, _text) in self.project._sources.items():
+            paths[key] = path
+        self._paths = paths
+        word = re.compile(r"\.\s*([A-Za-z_]\w*)")
+        define = re.compile(r"\bdef\s+([A-Za-z_]\w*)\s*\(")
+        klass = re.compile(r"^\s*class\s+([A-Za-z_]\w*)", re.M)
+        quoted = re.compile(r"[\"']([A-Za-z_]\w*)[\"']")
+        quotes: dict[str, list[str]] = {}
+        for key in paths:
+            text = self._text(key)
+            for w in set(word.findall(text)):
+                words.setdefault(w, []).append(key)
+            for w in set(define.findall(text)):
+                defs.setdefault(w, []).append(key)
+            for w in set(klass.findall(text)):
+                classes.setdefault(w, []).append(key)
+            for w in set(quoted.findall(text)):
+                quotes.setdefault(w, []).append(key)
+        self._words = words
+        self._defs = defs
+        self._classes = classes
+        self._quoted = quotes
+
+    # ------------------------------------------------------------ facts
+    def _compute(self, attr: str) -> BufferFacts:
+        f = BufferFacts(attr)
+        for m in self._modules_with(attr):
+            for node in m.attrs.get(attr, ()):
+                self._classify_attr(m, node, f)
+        return f
+
+    def _classify_attr(self, m: _Module, node: ast.Attribute, f: BufferFacts) -> None:
+        p = m.up(node)
+        if isinstance(node.ctx, ast.Store) and isinstance(p, ast.AugAssign):
+            f.writes.append(Site(m.path, node.lineno, f"augmented assignment of `.{f.attr}`"))
+            return
+        if isinstance(node.ctx, ast.Store):
+            value = None
+            if isinstance(p, (ast.Assign, ast.AnnAssign)) and (
+                    node in getattr(p, "targets", ()) or getattr(p, "target", None) is node):
+                value = p.value
+            if value is None and isinstance(p, ast.AnnAssign):
+                return  # a declaration only (`self.x: torch.Tensor`)
+            if isinstance(value, ast.Constant) and value.value is None:
+                return  # `self.x = None`: a placeholder, not a write into rows
+            init = self._alloc_value(value) if value is not None else None
+            f.allocations.append((Site(m.path, node.lineno, f"`.{f.attr}` allocated"), init))
+            if isinstance(node.value, ast.Name) and node.value.id == "self":
+                cls = m.class_of(node)
+                if cls is not None and init is not None:
+                    f.owners.add(f"{m.key}:{self._qual(m, cls)}")
+            return
+        if isinstance(node.ctx, ast.Del):
+            f.writes.append(Site(m.path, node.lineno, f"`del` of `.{f.attr}`"))
+            return
+        if isinstance(p, ast.Call) and p.func is node:
+            return  # `x.name(...)`: a method or function of that name (`torch.empty`), not the buffer
+        if _dotted(node.value) in _MODULES:
+            return
+        w = self._use_writes(m, node, 0)
+        if w is not None:
+            f.writes.append(w)
+
+    @staticmethod
+    def _qual(m: _Module, cls: ast.ClassDef) -> str:
+        names = [cls.name]
+        p = m.up(cls)
+        while p is not None:
+            if isinstance(p, ast.ClassDef):
+                names.append(p.name)
+            p = m.up(p)
+        return ".".join(reversed(names))
+
+    def _alloc_value(self, value: ast.AST) -> str | None:
+        """The value every row of a fresh allocation holds: a literal text, :data:`EMPTY`, or None."""
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                and value.func.attr in ("to", "cuda", "cpu", "pin_memory", "contiguous") \
+                and isinstance(value.func.value, ast.Call):
+            value = value.func.value  # torch.zeros(n).to(device)
+        if not isinstance(value, ast.Call):
+            return None
+        name = _dotted(value.func)
+        last = name.rsplit(".", 1)[-1]
+        if name in self.p.uninitialized_allocators:
+            return EMPTY
+        for w, v in self._wrappers.items():
+            if name == w or last == w.rsplit(".", 1)[-1]:
+                return v
+        if name not in self.p.initialized_allocators:
+            return None
+        if last in ("zeros", "zeros_like"):
+            return "0"
+        if last in ("ones", "ones_like"):
+            return "1"
+        if last in ("full", "full_like"):
+            arg = next((k.value for k in value.keywords if k.arg == "fill_value"), None)
+            if arg is None and len(value.args) >= 2 and not any(isinstance(a, ast.Starred) for a in value.args):
+                arg = value.args[1]
+            return self._literal(arg) or UNKNOWN_VALUE
+        return UNKNOWN_VALUE  # arange, tensor, array, full(n, var): fresh storage, a value not known here
+
+    def _literal(self, node: ast.AST | None) -> str | None:
+        if node is None:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float)):
+            return repr(node.value)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+                and isinstance(node.operand.value, (int, float)) and not isinstance(node.operand.value, bool):
+            return repr(-node.operand.value)
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        if name is not None:
+            c = self.p.constant(name)
+            if c is not None:
+                return repr(c)
+        return None
+
+    # ------------------------------------------------------------ uses
+    def _use_writes(self, m: _Module, node: ast.AST, depth: int) -> Site | None:
+        """A site where the value of ``node`` (the buffer, or a view of it) may be written, or None
+        when the expression around ``node`` only reads it."""
+        def site(n: ast.AST, what: str) -> Site:
+            return Site(m.path, getattr(n, "lineno", 0) or getattr(node, "lineno", 0), what)
+
+        n = node
+        while True:
+            p = m.up(n)
+            if p is None:
+                return None
+            if isinstance(p, ast.Attribute) and p.value is n:
+                q = m.up(p)
+                if isinstance(q, ast.Call) and q.func is p:  # a method call on the buffer
+                    meth = p.attr
+                    if meth in _VIEW_METHODS:
+                        n = q
+                        continue
+                    if meth in _READ_METHODS or meth in _META_ATTRS:
+                        if any(k.arg == "out" for k in q.keywords):
+                            return site(q, f"`.{meth}(out=...)`")
+                        return None
+                    return site(q, f"`.{meth}()` may write it")
+                if p.attr in _ALIAS_ATTRS or p.attr in self._views:
+                    n = p
+                    continue
+                if p.attr in _META_ATTRS:
+                    return None
+                n = p  # another attribute of a wrapper: conservatively the same storage
+                continue
+            if isinstance(p, ast.Subscript):
+                if p.value is n:
+                    if isinstance(p.ctx, ast.Store):
+                        return site(p, "store into its rows")
+                    if isinstance(p.ctx, ast.Del):
+                        return site(p, "`del` of its rows")
+                    n = p  # a slice: a view
+                    continue
+                return None  # used as an index into another tensor
+            if isinstance(p, (ast.Tuple, ast.List)) and isinstance(m.up(p), ast.Subscript) and m.up(p).slice is p:
+                return None  # part of an index
+            if isinstance(p, ast.AugAssign):
+                return site(p, "augmented assignment") if p.target is n else None
+            if isinstance(p, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+                if p.value is not n:
+                    return site(p, "store")  # n is a target (a view of the buffer assigned to)
+                targets = p.targets if isinstance(p, ast.Assign) else [p.target]
+                for t in targets:
+                    if isinstance(t, ast.Name):
+                        w = self._name_writes(m, t, depth)
+                        if w is not None:
+                            return w
+                    else:
+                        return site(p, "stored in another place")
+                return None
+            if isinstance(p, ast.Call):
+                return self._arg_writes(m, p, n, depth, site)
+            if isinstance(p, ast.keyword):
+                call = m.up(p)
+                if isinstance(call, ast.Call):
+                    if p.arg == "out":
+                        return site(call, "`out=` of a call")
+                    return self._arg_writes(m, call, p, depth, site)
+                return site(p, "keyword")
+            if isinstance(p, ast.Starred):
+                return site(p, "unpacked into a call or container")
+            if isinstance(p, (ast.Compare, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.JoinedStr, ast.FormattedValue,
+                              ast.Assert, ast.Expr, ast.If, ast.While)):
+                return None
+            if isinstance(p, ast.Dict) and n in p.values:
+                k = p.keys[p.values.index(n)]
+                if isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.isidentifier():
+                    # `{"is_prefilling": buf}`: a keyword dict (`**kwargs`) or a record: judged by every
+                    # use of that name as a field, a keyword or a string key in the project
+                    return self._field_writes(k.value, depth + 1) if depth < MAX_DEPTH else \
+                        site(p, f"stored under `{k.value!r}` (not followed further)")
+                return site(p, "stored in a dict")
+            if isinstance(p, ast.comprehension) and n in p.ifs:
+                return None  # a condition of a comprehension
+            if isinstance(p, (ast.Slice, ast.Raise)):
+                return None  # a slice bound, an exception raised
+            if isinstance(p, ast.IfExp):
+                if p.test is n:
+                    return None
+                n = p  # `a if c else buf`: the result may be the buffer
+                continue
+            if isinstance(p, (ast.Return, ast.Lambda)) and (isinstance(p, ast.Return) or p.body is n):
+                fn = p if isinstance(p, ast.Lambda) else m.function_of(p)
+                back = self._returns_to.get(id(fn))
+                if back is not None:  # a followed callee returns it: the call's value is the buffer
+                    return self._use_writes(back[0], back[1], depth)
+                return site(p, "returned")
+            return site(p, f"escapes ({type(p).__name__.lower()})")
+
+    def _name_writes(self, m: _Module, target: ast.Name, depth: int) -> Site | None:
+        """Uses of a local name bound to the buffer, from its binding to the next binding of the name."""
+        back = self._returns_to.get(id(m.function_of(target)))
+        key = (m.key, id(target), id(back[1]) if back else 0)  # a callee's return goes to its call site
+        return self._memo(self._name_written, key, lambda: self._name_writes_now(m, target, depth))
+
+    def _memo(self, table: dict, key, compute) -> Site | None:
+        """``compute()`` once per key.  A key met again while it is computed (a cycle: the value
+        flows back where it came from) adds no use that the computation in progress does not
+        judge: None there.  A "no write" that relied on such a cycle is not kept (it holds only
+        inside the computation that was in progress)."""
+        if key in table:
+            v = table[key]
+            if v is _IN_PROGRESS:
+                self._cycles += 1
+                return None
+            return v
+        table[key] = _IN_PROGRESS
+        before = self._cycles
+        try:
+            w = compute()
+        except BaseException:
+            del table[key]
+            raise
+        if w is None and self._cycles > before:
+            del table[key]
+        else:
+            table[key] = w
+        return w
+
+    def _name_writes_now(self, m: _Module, target: ast.Name, depth: int) -> Site | None:
+        fn = m.function_of(target)
+        if fn is None:
+            return Site(m.path, target.lineno, f"module-level name `{target.id}`")
+        line = target.lineno
+        stores = sorted(n.lineno for n in ast.walk(fn)
+                        if isinstance(n, ast.Name) and n.id == target.id and isinstance(n.ctx, ast.Store)
+                        and n.lineno > line)
+        if any(isinstance(x, (ast.For, ast.While)) for x in self._ancestors(m, target, fn)):
+            end = getattr(fn, "end_lineno", line)  # in a loop: a later use may run before the rebinding
+        else:
+            end = stores[0] if stores else getattr(fn, "end_lineno", line)
+        binding = m.up(target)
+        own = {id(x) for x in ast.walk(binding.value)} \
+            if isinstance(binding, (ast.Assign, ast.AnnAssign)) and binding.value is not None else set()
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Name) and n.id == target.id and isinstance(n.ctx, ast.Load) \
+                    and line <= n.lineno <= end and n is not target:
+                if id(n) in own:
+                    continue  # the right-hand side of the binding itself (`x = x[:n]`)
+                w = self._use_writes(m, n, depth)
+                if w is not None:
+                    return w
+        return None
+
+    @staticmethod
+    def _ancestors(m: _Module, node: ast.AST, stop: ast.AST):
+        p = m.up(node)
+        while p is not None and p is not stop:
+            yield p
+            p = m.up(p)
+
+    def _arg_writes(self, m: _Module, call: ast.Call, arg: ast.AST, depth: int, site) -> Site | None:
+        """``arg`` (an argument node or keyword) passed to ``call``: may the callee write it?"""
+        func = call.func
+        if arg is func:
+            return site(call, "called")
+        name = _dotted(func)
+        last = name.rsplit(".", 1)[-1] if name else (func.attr if isinstance(func, ast.Attribute) else "")
+        head = name.split(".", 1)[0] if name else ""
+        if isinstance(func, ast.Name) and name in _PURE_BUILTINS:
+            return None
+        if head in _MODULES and "." in name:
+            if last in _ALIAS_MODULE_FUNCS:
+                return self._use_writes(m, call, depth)
+            if last in _PURE_MODULE_FUNCS:
+                return None
+            return site(call, f"passed to `{name}`")
+        if isinstance(func, ast.Attribute) and last in _DICT_DEFAULTS:
+            return self._use_writes(m, call, depth)  # the result may be the buffer
+        if isinstance(func, ast.Attribute) and (last.endswith("_") and not last.startswith("_")) \
+                and not isinstance(arg, ast.keyword):
+            # `dst.copy_(buf)`, `x.index_copy_(0, i, buf)`: an in-place method writes its receiver
+            if not self._functions_named(last):
+                return None
+        if depth >= MAX_DEPTH:
+            return site(call, f"passed to `{name or last}` (not followed further)")
+        if self.p.is_sink_constructor(name or last) or self._is_dataclass_call(m, func):
+            kw = arg.arg if isinstance(arg, ast.keyword) else None
+            if kw is None:
+                return site(call, f"passed positionally to `{name or last}`")
+            return self._field_writes(kw, depth + 1)
+        fns = self._functions_named(last) if last else []
+        lam = self._local_lambda(m, call) if isinstance(func, ast.Name) else None
+        if lam is not None:
+            fns = [(m, lam)]
+        if not fns:
+            return site(call, f"passed to `{name or last}`, which may write it")
+        bound = [(fm, fn, p) for fm, fn in fns
+                 if (p := self._bind(fn, call, arg, isinstance(func, ast.Attribute))) is not None]
+        if not bound:  # no project function of that name takes this argument: another callee
+            return site(call, f"passed to `{name or last}`, which may write it")
+        for fm, fn, param in bound:
+            w = self._param_writes(fm, fn, call, param, depth + 1, m)
+            if w is not None:
+                return w
+        return None
+
+    @staticmethod
+    def _bind(fn: ast.AST, call: ast.Call, arg: ast.AST, method: bool) -> str | None:
+        """The parameter of ``fn`` that ``arg`` of ``call`` binds to; None when the call cannot
+        be a call of ``fn`` (too many arguments, an unknown keyword) or the argument is unpacked
+        into ``*args``/``**kwargs`` (then nothing is known of it)."""
+        args = fn.args
+        params = [a.arg for a in (*args.posonlyargs, *args.args)]
+        if method and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        if isinstance(arg, ast.keyword):
+            if arg.arg is None:
+                return None
+            names = params[len(args.posonlyargs):] + [a.arg for a in args.kwonlyargs]
+            return arg.arg if arg.arg in names else None
+        pos = list(call.args)
+        i = next((k for k, a in enumerate(pos) if a is arg), -1)
+        if i < 0 or any(isinstance(a, ast.Starred) for a in pos[:i + 1]) or i >= len(params):
+            return None
+        return params[i]
+
+    @staticmethod
+    def _local_lambda(m: _Module, call: ast.Call) -> ast.Lambda | None:
+        """``f(...)`` where ``f = lambda ...`` is bound in the calling function."""
+        fn = m.function_of(call)
+        if fn is None:
+            return None
+        found = None
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == call.func.id for t in n.targets):
+                if not isinstance(n.value, ast.Lambda):
+                    return None  # also bound to something else
+                found = n.value
+        return found
+
+    def _is_dataclass_call(self, m: _Module, func: ast.AST) -> bool:
+        """``Name(...)`` where every project class called ``Name`` is a dataclass (by name)."""
+        name = _dotted(func).rsplit(".", 1)[-1]
+        if not name or not name[:1].isupper():
+            return False
+        self._index_texts()
+        found = False
+        for key in self._classes.get(name, ()):
+            cm = self._module(key)
+            for node in ast.walk(cm.tree) if cm is not None else ():
+                if isinstance(node, ast.ClassDef) and node.name == name:
+                    if not any("dataclass" in _dotted(d.func if isinstance(d, ast.Call) else d)
+                               for d in node.decorator_list):
+                        return False
+                    found = True
+        return found
+
+    def _field_writes(self, fld: str, depth: int) -> Site | None:
+        """A write of any ``.fld`` in the project (the object's field holding the buffer)."""
+        return self._memo(self._field_written, fld, lambda: self._field_writes_now(fld, depth))
+
+    def _field_writes_now(self, fld: str, depth: int) -> Site | None:
+        found: Site | None = None
+        for fm in self._modules_quoting(fld):
+            for node in fm.keys.get(fld, ()):
+                # `d["fld"]`, `d.get("fld")`, `d.pop("fld", default)`: the value stored under that key
+                w = self._use_writes(fm, node, depth)
+                if w is not None:
+                    return w
+        for fm in self._modules_with_param(fld):
+            for fn in fm.params.get(fld, ()):
+                # a parameter of that name (`f(**kwargs)` binds the dict's entry, a dataclass's
+                # `__post_init__`-style helpers take the field by name): its uses in the function
+                for n in ast.walk(fn):
+                    if isinstance(n, ast.Name) and n.id == fld and isinstance(n.ctx, ast.Load):
+                        w = self._use_writes(fm, n, depth)
+                        if w is not None:
+                            return w
+        for fm in self._modules_with(fld):
+            for node in fm.attrs.get(fld, ()):
+                if isinstance(node.ctx, ast.Store):
+                    continue  # the field rebound to another tensor: not a write into this one
+                w = self._use_writes(fm, node, depth) if not isinstance(node.ctx, ast.Del) else None
+                if w is not None:
+                    found = w
+                    break
+            if found is not None:
+                break
+        return found
+
+    def _param_writes(self, m: _Module, fn: ast.AST, call: ast.Call, name: str, depth: int,
+                      caller: _Module) -> Site | None:
+        """May ``fn`` (or what it passes its parameter ``name`` on to) write that parameter?"""
+        key = (m.key, fn.lineno, fn.col_offset, name, id(call))
+        return self._memo(self._param_written, key, lambda: self._param_writes_now(m, fn, call, name, depth, caller))
+
+    def _param_writes_now(self, m: _Module, fn: ast.AST, call: ast.Call, name: str, depth: int,
+                          caller: _Module) -> Site | None:
+        saved = self._returns_to.get(id(fn))
+        if caller is not None:
+            self._returns_to[id(fn)] = (caller, call)
+        found: Site | None = None
+        try:
+            for n in ast.walk(fn):
+                if isinstance(n, ast.Name) and n.id == name:
+                    if isinstance(n.ctx, ast.Store):
+                        continue
+                    w = self._use_writes(m, n, depth)
+                    if w is not None:
+                        found = w
+                        break
+        finally:
+            if saved is None:
+                self._returns_to.pop(id(fn), None)
+            else:
+                self._returns_to[id(fn)] = saved
+        return found

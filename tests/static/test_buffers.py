@@ -1,0 +1,162 @@
+"""The persistent-buffer facts (padlint.analysis.buffers): allocations, initial values, writes.
+
+Each test writes a tiny package, asks :class:`BufferIndex` about one attribute
+name and checks what it says against what the code does, reasoned per case."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
+from padlint.analysis.project import Project
+from padlint.profile import load_profile
+
+
+def _index(tmp_path: Path, files: dict[str, str]) -> tuple[BufferIndex, Project]:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for name, text in files.items():
+        (pkg / name).write_text(textwrap.dedent(text))
+    project = Project()
+    first = pkg / next(iter(files))
+    project.add_source(str(first), first.read_text(), str(first))
+    return BufferIndex(project, load_profile("vllm")), project
+
+
+RUNNER = """
+    import torch
+    class Runner:
+        def __init__(self, n):
+            self.buf = torch.zeros(n, dtype=torch.int32)
+            self.empty = torch.empty(n)
+            self.full = torch.full((n,), -1)
+            self.wrapped = self._make_buffer(n, dtype=torch.int32)
+            self.later = None
+            self.steps = torch.arange(n)
+            self.width = torch.full((n,), n)
+            self.alias = make_view(n)
+"""
+
+
+def test_initial_values_of_allocators(tmp_path):
+    idx, project = _index(tmp_path, {"runner.py": RUNNER})
+    # nothing else mentions them: never written, initial value from the allocator
+    assert idx.initial("buf").value == "0"
+    assert idx.initial("empty").value == EMPTY
+    assert idx.initial("full").value == "-1"
+    assert idx.initial("wrapped").value == "0"  # vllm profile: _make_buffer = 0
+    assert idx.initial("later") is None  # only a None placeholder: no allocation known
+    # fresh storage of a value not known here (a value per row; a fill value from a variable)
+    assert idx.initial("steps").value == UNKNOWN_VALUE
+    assert idx.initial("width").value == UNKNOWN_VALUE
+    assert idx.initial("alias") is None  # not an allocator: maybe a view of another buffer
+
+
+
+def test_writes_of_every_kind(tmp_path):
+    cases = {
+        "store": "def f(r): r.buf[:3] = 1",
+        "view store": "def f(r): r.buf.np[:3] = 1",
+        "inplace": "def f(r): r.buf.fill_(1)",
+        "copy to device": "def f(r): r.buf.copy_to_gpu(3)",
+        "augassign": "def f(r): r.buf += 1",
+        "alias": "def f(r):\n    x = r.buf[:4]\n    x[0] = 2",
+        "unknown call": "def f(r): some_kernel(r.buf)",
+        "triton launch": "def f(r): kern[(1,)](r.buf, 3)",
+        "out=": "def f(r, a): torch.cumsum(a, 0, out=r.buf)",
+        "container": "def f(r): return [r.buf]",
+        "returned": "def f(r): return r.buf[:3]",
+        "callee returns it, caller writes": "def g(t):\n    return t[:2]\ndef f(r):\n    g(r.buf).fill_(0)",
+        "local lambda, result written": "def f(r):\n    cut = lambda x: x[:3]\n    cut(r.buf)[0] = 1",
+        "field flows back, then written": "from dataclasses import dataclass\n@dataclass\nclass M:\n    seq: object\n"
+                                          "def f(r): return M(seq=r.buf)\ndef g(m): return M(seq=m.seq[:2])\n"
+                                          "def h(m): m.seq.fill_(0)",
+        "kwargs dict entry, written by key": "def f(r): return {'seq': r.buf}\ndef g(d): d['seq'].zero_()",
+        "kwargs dict entry, written through **": "def f(r): return {'seq': r.buf}\n"
+                                                 "def g(seq=None): seq.zero_()\ndef h(d): g(**d)",
+        "callee writes param": "def g(t):\n    t.zero_()\ndef f(r): g(r.buf)",
+        "field written elsewhere": "def f(r): M(seq=r.buf)\ndef h(m): m.seq[:2] = 0\n"
+                                   "from dataclasses import dataclass\n@dataclass\nclass M:\n    seq: object",
+    }
+    for what, code in cases.items():
+        sub = tmp_path / what.replace(" ", "_").replace("=", "")
+        sub.mkdir()
+        idx, _ = _index(sub, {"runner.py": RUNNER, "user.py": "import torch\n" + code + "\n"})
+        facts = idx.facts("buf")
+        assert facts.writes, f"{what}: a write must be found"
+        assert idx.initial("buf") is None, what
+
+
+def test_reads_are_not_writes(tmp_path):
+    cases = {
+        "compare": "def f(r): return (r.buf < 1).sum()",
+        "clone": "def f(r): return r.buf.clone()",
+        "shape": "def f(r): return r.buf.shape[0]",
+        "index of another": "def f(r, t): t[r.buf[:2]] = 0",
+        "source of copy_": "def f(r, t): t.copy_(r.buf)",
+        "torch.where": "def f(r): return torch.where(r.buf > 0, 1, 0)",
+        "alias rebound then written": "def f(r):\n    x = r.buf\n    y = x.sum()\n    x = torch.zeros(3)\n    x[0] = 1",
+        # a name rebound to a slice of itself in a loop: its uses are followed, and the walk ends
+        "alias rebound in a loop": "def f(r):\n    x = r.buf\n    for i in range(3):\n        x = x[:i]\n    return x.sum()",
+        "local lambda that slices": "def f(r, n):\n    cut = lambda x: x[:n] if x is not None else None\n"
+                                    "    return CommonAttentionMetadata(seq=cut(r.buf))",
+        "callee returns a slice, caller reads": "def g(t, n):\n    return t[:n]\ndef f(r):\n    return g(r.buf, 2).sum()",
+        # the field's value flows back into the same field (vLLM's `unpadded()` re-slices every
+        # field into a new CommonAttentionMetadata): a cycle, judged by the uses already seen
+        "field flows back into itself": "from dataclasses import dataclass\n@dataclass\nclass M:\n    seq: object\n"
+                                        "def f(r): return M(seq=r.buf)\ndef g(m): return M(seq=m.seq[:2])",
+        # vLLM's MambaHybridAttnMetadata.get_extra_common_attn_kwargs returns
+        # {"is_prefilling": ...}, popped by build_attn_metadata and passed on as a keyword
+        "kwargs dict entry, only read": "def f(r): return {'seq': r.buf[:2]}\n"
+                                        "def g(d): return d.pop('seq', None).sum()",
+        "callee only reads": "def g(t):\n    return t.sum()\ndef f(r): g(r.buf)",
+        "dict.pop default, then sink field read": (
+            "def f(r, d):\n    v = d.pop('k', r.buf)\n    return CommonAttentionMetadata(is_prefilling=v)\n"
+            "def h(m): return m.is_prefilling.clone()"),
+    }
+    for what, code in cases.items():
+        sub = tmp_path / what.replace(" ", "_").replace(",", "").replace(".", "_")
+        sub.mkdir()
+        idx, _ = _index(sub, {"runner.py": RUNNER, "user.py": "import torch\n" + code + "\n"})
+        facts = idx.facts("buf")
+        assert not facts.writes, f"{what}: {facts.writes}"
+        assert idx.initial("buf").value == "0", what
+
+
+def test_other_ways_to_get_the_attribute_claim_nothing(tmp_path):
+    # a dataclass field filled by its constructor, a class-level default, a setattr naming it: an
+    # object may hold a `buf` that is none of the allocations seen, so nothing is claimed
+    others = {
+        "dataclass field": "from dataclasses import dataclass\n@dataclass\nclass B:\n    buf: object\n",
+        "class default": "class B:\n    buf = None\n",
+        "setattr": "def f(o, t):\n    setattr(o, 'buf', t)\n",
+        # a registry that binds slots by name (SGLang `build_decode_registry`): the quoted name and a
+        # getattr with a computed name hand the buffer to code that writes it
+        "bound by name": "def bind(src, names, reg):\n    for n in ('buf', 'other'):\n"
+                         "        reg.add(getattr(src, n))\n",
+    }
+    for what, code in others.items():
+        sub = tmp_path / what.replace(" ", "_")
+        sub.mkdir()
+        idx, _ = _index(sub, {"runner.py": RUNNER, "other.py": code})
+        assert idx.initial("buf") is None, what
+    # the quoted name alone (a log message) is no reflection
+    sub = tmp_path / "quoted_only"
+    sub.mkdir()
+    idx, _ = _index(sub, {"runner.py": RUNNER, "other.py": "def f():\n    print('buf', getattr(f, 'x'))\n"})
+    assert idx.initial("buf").value == "0"
+    # a store only from outside the class (no `self.buf = ...` anywhere): not claimed either
+    sub = tmp_path / "outside"
+    sub.mkdir()
+    idx, _ = _index(sub, {"runner.py": "import torch\ndef make(o, n):\n    o.extra = torch.zeros(n)\n"})
+    assert idx.initial("extra") is None
+
+
+def test_disagreeing_allocations_give_an_unknown_value(tmp_path):
+    other = "import torch\nclass Other:\n    def __init__(self):\n        self.buf = torch.ones(3)\n"
+    idx, _ = _index(tmp_path, {"runner.py": RUNNER, "other.py": other})
+    assert not idx.facts("buf").writes
+    # two allocations of `.buf` write different values (0 and 1): never written, value not one literal
+    assert idx.initial("buf").value == UNKNOWN_VALUE
