@@ -129,10 +129,34 @@ class MetadataWidths:
     stmt_text: str
 
 
+@dataclass(frozen=True)
+class WholeHandout:
+    """A persistent buffer refreshed in one function only up to a real count
+    (``self.x[:num_reqs] = v``, ``self.x[:num_reqs].copy_(v)``, ``self.x.copy_to_gpu(num_reqs)``)
+    and handed whole (``self.x``, ``self.x.gpu``: no slice) to a metadata sink later in the
+    same function, with no reset of it there (no fill, no store past the count, no other
+    call it is passed to)."""
+
+    path: str
+    function: str
+    sink: str
+    field: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    buffer_text: str
+    refresh_line: int
+    refresh_text: str
+    count: CountAxis
+    stmt_text: str
+
+
 @dataclass
 class AxisFacts:
     slices: list[SliceSite] = field(default_factory=list)
     metadata: list[MetadataWidths] = field(default_factory=list)
+    handouts: list[WholeHandout] = field(default_factory=list)
 
 
 # ------------------------------------------------------------------ helpers
@@ -581,6 +605,102 @@ class AxisAnalysis:
         for sink, line, stmt, fields in groups.values():
             if len(fields) >= 2:
                 out.metadata.append(MetadataWidths(path, qual, sink, line, tuple(fields), stmt))
+        self._scan_handouts(qual, fn, loc, path, built, out)
+
+    def _self_attr_name(self, node: ast.AST) -> str | None:
+        """``x`` for ``self.x`` and its views (``self.x.gpu``), else None."""
+        node = self._strip_views(node)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return node.attr
+        return None
+
+    def _scan_handouts(self, qual: str, fn: ast.AST, loc: _Locals, path: str, built: dict[str, str],
+                       out: AxisFacts) -> None:
+        refreshed: dict[str, tuple[int, str, CountAxis]] = {}   # attr -> first refresh
+        spoiled: set[str] = set()   # reset, rebound, written wider, or passed to another call
+        sinks: list[tuple[str, str, ast.AST, ast.stmt]] = []    # (sink, field, value, statement)
+        sink_calls: set[int] = set()
+        for st in _statements(fn):
+            if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
+                name = _dotted(st.value.func) or ""
+                if name and self.profile.is_sink_constructor(name):
+                    sink_calls.add(id(st.value))
+        stmt_of: dict[int, ast.stmt] = {}
+        for st in _statements(fn):
+            for n in self._expr_nodes(st):
+                stmt_of.setdefault(id(n), st)
+
+        def refresh(attr: str, sub: ast.Subscript | None, count_expr: ast.AST | None, node: ast.AST) -> None:
+            if sub is not None:
+                upper = _first_dim_upper(sub.slice)
+                if upper is None:
+                    spoiled.add(attr)  # `x[n:] = v`, `x[i] = v`: not a refresh up to a count
+                    return
+                count_expr = upper
+            c = self.count(count_expr, loc) if count_expr is not None else None
+            if c is None or c.padded is not False or c.offset:
+                spoiled.add(attr)  # written with a padded or unknown count: not refreshed only to the real rows
+                return
+            refreshed.setdefault(attr, (node.lineno, _text(node), c))
+
+        for n in _own_nodes(fn):
+            if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                    if isinstance(t, ast.Subscript):
+                        attr = self._self_attr_name(t.value)
+                        if attr is not None:
+                            refresh(attr, t, None, t)
+                    else:
+                        attr = self._self_attr_name(t)
+                        if attr is not None:
+                            spoiled.add(attr)
+            elif isinstance(n, ast.Call):
+                f = n.func
+                if isinstance(f, ast.Attribute):
+                    recv = f.value
+                    if f.attr == "copy_" and isinstance(recv, ast.Subscript):
+                        attr = self._self_attr_name(recv.value)
+                        if attr is not None:
+                            refresh(attr, recv, None, recv)
+                    elif f.attr in self.profile.copy_to_device:
+                        attr = self._self_attr_name(recv)
+                        if attr is not None:
+                            refresh(attr, None, n.args[0] if n.args else None, n)
+                    elif f.attr in self.profile.fill_methods:
+                        base = recv.value if isinstance(recv, ast.Subscript) else recv
+                        attr = self._self_attr_name(base)
+                        if attr is not None:
+                            spoiled.add(attr)
+                if id(n) in sink_calls or (isinstance(f, (ast.Name, ast.Attribute))
+                                           and self.profile.is_sink_constructor(_dotted(f) or "")):
+                    name = _dotted(f) or ""
+                    for kw in n.keywords:
+                        if kw.arg is not None and self._self_attr_name(kw.value) is not None \
+                                and not isinstance(kw.value, ast.Subscript):
+                            sinks.append((name, kw.arg, kw.value, stmt_of.get(id(n))))
+                    continue
+                for a in (*n.args, *(k.value for k in n.keywords)):
+                    attr = self._self_attr_name(a.value if isinstance(a, ast.Subscript) else a)
+                    if attr is not None:
+                        spoiled.add(attr)  # handed to another call (a reset helper, a kernel): not judged
+        for st in _statements(fn):
+            if isinstance(st, ast.Assign) and len(st.targets) == 1:
+                t = st.targets[0]
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in built \
+                        and self._self_attr_name(st.value) is not None:
+                    sinks.append((built[t.value.id], t.attr, st.value, st))
+        for sink, fld, value, st in sinks:
+            attr = self._self_attr_name(value)
+            if attr is None or attr in spoiled or attr not in refreshed:
+                continue
+            line, text, c = refreshed[attr]
+            if line >= value.lineno:
+                continue
+            out.handouts.append(WholeHandout(
+                path=path, function=qual, sink=sink, field=fld, line=value.lineno, column=value.col_offset + 1,
+                end_line=value.end_lineno or value.lineno, end_column=(value.end_col_offset or value.col_offset) + 1,
+                buffer_text=_text(value), refresh_line=line, refresh_text=text, count=c,
+                stmt_text=_text(st) if st is not None and not _is_compound(st) else ""))
 
 
 def _is_compound(st: ast.stmt) -> bool:

@@ -10,7 +10,7 @@ A buffer refreshed up to ``[:n]`` and handed out up to ``[:n_padded]`` is PAD001
 
 from __future__ import annotations
 
-from padlint.analysis.axes import AxisFacts, CountAxis, MetadataWidths, SliceSite, axis_facts
+from padlint.analysis.axes import AxisFacts, CountAxis, MetadataWidths, SliceSite, WholeHandout, axis_facts
 from padlint.model import Finding, TraceStep
 from padlint.profile import Profile
 from padlint.rules.base import Facts, Rule
@@ -137,12 +137,31 @@ def _width_findings(profile: Profile, m: MetadataWidths) -> list[Finding]:
     return out
 
 
+def handout_findings(facts: Facts, ax: AxisFacts) -> list[Finding]:
+    return [_handout_finding(h) for h in ax.handouts if h.path in facts.texts]
+
+
+def _handout_finding(h: WholeHandout) -> Finding:
+    c = h.count
+    noun = _NOUN[c.axis]
+    message = (f"`{_short(h.buffer_text)}` is refreshed only up to `[:{c.text}]` (line {h.refresh_line}, the real "
+               f"{noun} count) but handed whole to {h.sink} as `{h.field}`: the consumer gets every row of the "
+               f"buffer, and the rows past `{c.text}` hold what earlier steps left there; pass "
+               f"`{h.buffer_text}[:{c.text}]`, or the padded slice with its padding rows reset")
+    trace = (TraceStep(h.path, h.refresh_line, f"`{h.refresh_text}` refreshes rows [:{c.text}] only"),
+             TraceStep(h.path, h.line, f"`{h.buffer_text}` handed out whole as `{h.field}`"))
+    return Finding(code=CODE, path=h.path, line=h.line, column=h.column, end_line=h.end_line,
+                   end_column=h.end_column, message=message, severity="error", sink=h.sink, field=h.field,
+                   buffer=h.buffer_text, padded="", real=c.text, trace=trace, fix=None, statement=h.stmt_text,
+                   function=h.function)
+
+
 class CountAxisMismatch(Rule):
     code = CODE
     name = "count-axis-mismatch"
 
     def check(self, facts: Facts) -> list[Finding]:
         ax = facts.family("axes", _facts)
-        out = slice_findings(facts, ax) + width_findings(facts, ax)
+        out = slice_findings(facts, ax) + width_findings(facts, ax) + handout_findings(facts, ax)
         out.sort(key=Finding.sort_key)
         return out

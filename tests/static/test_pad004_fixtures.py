@@ -13,6 +13,10 @@ docstring of the fixture's module:
 - ``widths_buggy``: ``seq_lens[:num_reqs]`` beside three request fields at
   ``num_reqs_padded`` (the cumulative ``query_start_loc`` at ``+ 1``), and a
   per-token field at the real token count beside one at the padded count.
+- ``whole_buggy``: ``self.seq_lens`` refreshed up to ``num_reqs`` (host store and
+  ``copy_to_gpu(num_reqs)``) and handed out whole (``self.seq_lens.gpu``); a buffer
+  whose tail is filled, one refreshed with a padded count and one handed to a helper
+  are not reported.  ``whole_fixed`` slices it to ``num_reqs``.
 """
 
 from __future__ import annotations
@@ -54,7 +58,7 @@ def _run(fixture: Path) -> dict:
 
 def test_fixtures_come_in_twins() -> None:
     names = {p.name for p in _dirs()}
-    assert {"gdn_buggy", "gdn_fixed", "widths_buggy", "widths_fixed"} <= names
+    assert {"gdn_buggy", "gdn_fixed", "widths_buggy", "widths_fixed", "whole_buggy", "whole_fixed"} <= names
     for n in names:
         shape, _, variant = n.rpartition("_")
         assert f"{shape}_{'fixed' if variant == 'buggy' else 'buggy'}" in names

@@ -27,8 +27,8 @@ def test_list_rules():
         ("PAD001", "stale-padding-reaches-sink",
          "A value whose CUDA-graph padding rows may be stale reaches attention metadata or a kernel"),
         ("PAD004", "count-axis-mismatch",
-         "A buffer with one row per request is sliced with a token count, or the fields of one metadata object "
-         "are sliced to different widths"),
+         "A buffer with one row per request is sliced with a token count, the fields of one metadata object are "
+         "sliced to different widths, or a buffer refreshed up to a count is handed out whole"),
         ("PAD100", "unused-suppression", "A padlint suppression comment suppresses no finding"),
         ("PAD101", "invalid-directive", "A padlint comment directive cannot be understood"),
     ]
