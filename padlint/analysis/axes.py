@@ -587,21 +587,32 @@ class AxisAnalysis:
                                  for t in st.targets if isinstance(t, ast.Name)), None)
                 key = receiver or f"@{n.lineno}:{n.col_offset}"
                 groups[key] = (name, n.lineno, _text(n.func) + "(...)", fields)
-        for st in _statements(fn):
+        # attribute stores, in source order; storing a field the current group already has starts
+        # a new group (the object is being set again: SGLang pads a forward batch's fields for a
+        # replay, then restores them to the real counts)
+        stored: dict[str, set[str]] = {}
+        phase: dict[str, int] = {}
+        for st in sorted(_statements(fn), key=lambda n: (n.lineno, n.col_offset)):
             if not isinstance(st, ast.Assign):
                 continue
             for t in st.targets:
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in built:
+                    recv = t.value.id
+                    names = stored.setdefault(recv, {f.field for f in groups[recv][3]} if recv in groups else set())
+                    if t.attr in names:
+                        phase[recv] = phase.get(recv, 0) + 1
+                        names.clear()
+                    names.add(t.attr)
                     w = self._slice_width(st.value, loc)
                     if w is None:
                         continue
-                    recv = t.value.id
-                    if recv not in groups:
-                        groups[recv] = (built[recv], st.lineno, f"{recv}.*", [])
+                    key = recv if not phase.get(recv) else f"{recv}#{phase[recv]}"
+                    if key not in groups:
+                        groups[key] = (built[recv], st.lineno, f"{recv}.*", [])
                     v = st.value
-                    groups[recv][3].append(FieldWidth(t.attr, _text(v), w[0], w[1], t.lineno, t.col_offset + 1,
-                                                      t.end_lineno or t.lineno,
-                                                      (t.end_col_offset or t.col_offset) + 1))
+                    groups[key][3].append(FieldWidth(t.attr, _text(v), w[0], w[1], t.lineno, t.col_offset + 1,
+                                                     t.end_lineno or t.lineno,
+                                                     (t.end_col_offset or t.col_offset) + 1))
         for sink, line, stmt, fields in groups.values():
             if len(fields) >= 2:
                 out.metadata.append(MetadataWidths(path, qual, sink, line, tuple(fields), stmt))

@@ -56,6 +56,12 @@ def slice_findings(facts: Facts, ax: AxisFacts) -> list[Finding]:
         if s.path not in facts.texts:
             continue
         axis = s.buffer.axis(skip=(s.path, s.line))
+        if not any(e.kind == "write" and e.axis == axis and (e.path, e.line) != (s.path, s.line)
+                   for e in s.buffer.evidence):
+            # the allocation alone is a name (`max_bs`, `max_batch_size`); SGLang sizes token
+            # buffers and flashinfer decode rows (one per query token) with such names: the code
+            # must also write the buffer with a count of that axis somewhere else
+            continue
         if axis != "reqs" or s.count.axis != "tokens":
             # the reverse (a token buffer sliced or written with a request count) stays inside
             # the live tokens (every request has at least one): decode steps and drafters reuse
