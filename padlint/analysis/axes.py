@@ -198,12 +198,6 @@ def _own_nodes(fn: ast.AST) -> Iterator[ast.AST]:
         todo.extend(ast.iter_child_nodes(n))
 
 
-def _statements(fn: ast.AST) -> Iterator[ast.stmt]:
-    for n in _own_nodes(fn):
-        if isinstance(n, ast.stmt):
-            yield n
-
-
 def _text(node: ast.AST) -> str:
     try:
         return " ".join(ast.unparse(node).split())
@@ -214,7 +208,7 @@ def _text(node: ast.AST) -> str:
 class _Locals:
     """The local assignments of one function: name -> values (flow-insensitive)."""
 
-    def __init__(self, fn: ast.AST):
+    def __init__(self, fn: ast.AST, nodes: list[ast.AST] | None = None):
         self.values: dict[str, list[ast.AST]] = {}
         self.opaque: set[str] = set()   # assigned by unpacking, loops, augmented assignment...
         args = getattr(fn, "args", None)
@@ -225,7 +219,7 @@ class _Locals:
                 self.params.add(a.arg)
                 if a.annotation is not None:
                     self.annotations[a.arg] = a.annotation
-        for n in _own_nodes(fn):
+        for n in (nodes if nodes is not None else _own_nodes(fn)):
             if isinstance(n, ast.Assign):
                 for t in n.targets:
                     self._target(t, n.value)
@@ -268,6 +262,10 @@ class AxisAnalysis:
         self.views = {*profile.shared_views, profile.device_view}
         self._buffers: dict[tuple[str, str], BufferAxis] = {}
         self._locals: dict[int, _Locals] = {}
+        self._own: dict[int, list[ast.AST]] = {}
+        self._stmts: dict[int, list[ast.stmt]] = {}
+        self._class_ev: dict[str, dict[str, list[Evidence]]] = {}
+        self._attr_sizes: dict[tuple[str, str], str | None] = {}
         allocs = set(profile.uninitialized_allocators) | set(profile.initialized_allocators)
         allocs = {a for a in allocs if a.rsplit(".", 1)[-1] not in ("arange", "tensor", "array")}
         self.allocators = allocs | set(profile.axes.allocators)
@@ -276,7 +274,23 @@ class AxisAnalysis:
     def locals_of(self, fn: ast.AST) -> _Locals:
         v = self._locals.get(id(fn))
         if v is None:
-            v = self._locals[id(fn)] = _Locals(fn)
+            v = self._locals[id(fn)] = _Locals(fn, self.own(fn))
+        return v
+
+    def own(self, fn: ast.AST) -> list[ast.AST]:
+        """The nodes of ``fn``'s own body (computed once per function)."""
+        v = self._own.get(id(fn))
+        if v is None:
+            v = self._own[id(fn)] = sorted(_own_nodes(fn), key=lambda n: (getattr(n, "lineno", 0),
+                                                                         getattr(n, "col_offset", 0)))
+        return v
+
+    def stmts(self, fn: ast.AST) -> list[ast.stmt]:
+        """The statements of ``fn``'s own body, in source order (computed once per function)."""
+        v = self._stmts.get(id(fn))
+        if v is None:
+            v = self._stmts[id(fn)] = sorted((n for n in self.own(fn) if isinstance(n, ast.stmt)),
+                                             key=lambda n: (n.lineno, n.col_offset))
         return v
 
     def count(self, expr: ast.AST, loc: _Locals, depth: int = 0) -> CountAxis | None:
@@ -383,46 +397,59 @@ class AxisAnalysis:
 
     def _evidence(self, cls: ClassInfo, attr: str) -> Iterator[Evidence]:
         for c in self.project.mro(cls):
-            mod = self.project.module(c.module)
-            if mod is None:
-                continue
-            for meth in c.methods.values():
-                yield from self._method_evidence(meth.node, attr, mod, c)
+            yield from self._class_evidence(c).get(attr, ())
 
-    def _is_self_attr(self, node: ast.AST, attr: str) -> bool:
+    def _class_evidence(self, c: ClassInfo) -> dict[str, list[Evidence]]:
+        """attr -> the allocations and writes of ``self.<attr>`` in ``c``'s own methods (once per class)."""
+        got = self._class_ev.get(c.key)
+        if got is not None:
+            return got
+        got = self._class_ev[c.key] = {}
+        mod = self.project.module(c.module)
+        if mod is None:
+            return got
+        for meth in c.methods.values():
+            for attr, ev in self._method_evidence(meth.node, mod, c):
+                got.setdefault(attr, []).append(ev)
+        return got
+
+    def _self_attr(self, node: ast.AST) -> str | None:
         node = self._strip_views(node)
-        return isinstance(node, ast.Attribute) and node.attr == attr and \
-            isinstance(node.value, ast.Name) and node.value.id == "self"
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return node.attr
+        return None
 
-    def _method_evidence(self, fn: ast.AST, attr: str, mod: ModuleInfo, cls: ClassInfo) -> Iterator[Evidence]:
+    def _method_evidence(self, fn: ast.AST, mod: ModuleInfo, cls: ClassInfo) -> Iterator[tuple[str, Evidence]]:
         loc: _Locals | None = None
-        for n in _own_nodes(fn):
+        for n in self.own(fn):
             if isinstance(n, (ast.Assign, ast.AnnAssign)):
                 targets = n.targets if isinstance(n, ast.Assign) else [n.target]
                 value = n.value
                 for t in targets:
-                    if value is not None and isinstance(t, ast.Attribute) and t.attr == attr and \
+                    if value is not None and isinstance(t, ast.Attribute) and \
                             isinstance(t.value, ast.Name) and t.value.id == "self":
                         ev = self._allocation(value, fn, cls, mod)
                         if ev is not None:
-                            yield ev
-                    elif isinstance(t, ast.Subscript) and self._is_self_attr(t.value, attr):
-                        upper = _first_dim_upper(t.slice)
+                            yield t.attr, ev
+                    elif isinstance(t, ast.Subscript):
+                        attr = self._self_attr(t.value)
+                        upper = _first_dim_upper(t.slice) if attr is not None else None
                         if upper is not None:
                             loc = loc or self.locals_of(fn)
                             c = self.count(upper, loc)
                             if c is not None:
-                                yield Evidence(c.axis, "write", mod.path, n.lineno,
-                                               f"written as `{_text(t)}` (`{c.text}` counts {c.axis})")
+                                yield attr, Evidence(c.axis, "write", mod.path, n.lineno,
+                                                     f"written as `{_text(t)}` (`{c.text}` counts {c.axis})")
             elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "copy_" and \
-                    isinstance(n.func.value, ast.Subscript) and self._is_self_attr(n.func.value.value, attr):
-                upper = _first_dim_upper(n.func.value.slice)
+                    isinstance(n.func.value, ast.Subscript):
+                attr = self._self_attr(n.func.value.value)
+                upper = _first_dim_upper(n.func.value.slice) if attr is not None else None
                 if upper is not None:
                     loc = loc or self.locals_of(fn)
                     c = self.count(upper, loc)
                     if c is not None:
-                        yield Evidence(c.axis, "write", mod.path, n.lineno,
-                                       f"written as `{_text(n.func.value)}` (`{c.text}` counts {c.axis})")
+                        yield attr, Evidence(c.axis, "write", mod.path, n.lineno,
+                                             f"written as `{_text(n.func.value)}` (`{c.text}` counts {c.axis})")
 
     def _allocation(self, value: ast.AST, fn: ast.AST, cls: ClassInfo, mod: ModuleInfo) -> Evidence | None:
         if not isinstance(value, ast.Call):
@@ -476,15 +503,21 @@ class AxisAnalysis:
         return None
 
     def _attr_size_axis(self, cls: ClassInfo, attr: str, depth: int) -> str | None:
+        key = (cls.key, attr)
+        if key in self._attr_sizes:
+            return self._attr_sizes[key]
+        self._attr_sizes[key] = None  # a cycle (`self.a` sized by `self.a`) has no axis
         axes: set[str | None] = set()
         for c in self.project.mro(cls):
             for meth in c.methods.values():
-                for n in _own_nodes(meth.node):
+                for n in self.own(meth.node):
                     if isinstance(n, ast.Assign) and any(
                             isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
                             and t.value.id == "self" for t in n.targets):
                         axes.add(self.size_axis(n.value, c, self.locals_of(meth.node), depth + 1))
-        return axes.pop() if len(axes) == 1 else None
+        got = axes.pop() if len(axes) == 1 else None
+        self._attr_sizes[key] = got
+        return got
 
     # ------------------------------------------------------------- sites
     def scan_module(self, mod: ModuleInfo, path: str, out: AxisFacts) -> None:
@@ -495,7 +528,7 @@ class AxisAnalysis:
     def _scan_function(self, qual: str, fn: ast.AST, cls: ClassInfo | None, mod: ModuleInfo, path: str,
                        out: AxisFacts) -> None:
         loc = self.locals_of(fn)
-        for st in _statements(fn):
+        for st in self.stmts(fn):
             writes: set[int] = set()
             if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 for t in (st.targets if isinstance(st, ast.Assign) else [st.target]):
@@ -558,18 +591,20 @@ class AxisAnalysis:
                        out: AxisFacts) -> None:
         groups: dict[str, tuple[str, int, str, list[FieldWidth]]] = {}
         built: dict[str, str] = {}  # local name -> constructor it is assigned from
-        for st in _statements(fn):
+        receivers: dict[int, str] = {}  # id(constructor call) -> the local it is assigned to
+        for st in self.stmts(fn):
             if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
                 name = _dotted(st.value.func) or ""
                 if name and self.profile.is_sink_constructor(name):
                     for t in st.targets:
                         if isinstance(t, ast.Name):
                             built[t.id] = name
+                            receivers.setdefault(id(st.value), t.id)
         for pname, ann in loc.annotations.items():
             for tname in _type_names(ann):
                 if self.profile.is_sink_constructor(tname) and pname not in loc.values:
                     built[pname] = tname
-        for n in _own_nodes(fn):
+        for n in self.own(fn):
             if isinstance(n, ast.Call):
                 name = _dotted(n.func) or ""
                 if not name or not self.profile.is_sink_constructor(name):
@@ -583,8 +618,7 @@ class AxisAnalysis:
                         v = kw.value
                         fields.append(FieldWidth(kw.arg, _text(v), w[0], w[1], v.lineno, v.col_offset + 1,
                                                  v.end_lineno or v.lineno, (v.end_col_offset or v.col_offset) + 1))
-                receiver = next((t.id for st in _statements(fn) if isinstance(st, ast.Assign) and st.value is n
-                                 for t in st.targets if isinstance(t, ast.Name)), None)
+                receiver = receivers.get(id(n))
                 key = receiver or f"@{n.lineno}:{n.col_offset}"
                 groups[key] = (name, n.lineno, _text(n.func) + "(...)", fields)
         # attribute stores, in source order; storing a field the current group already has starts
@@ -592,7 +626,7 @@ class AxisAnalysis:
         # replay, then restores them to the real counts)
         stored: dict[str, set[str]] = {}
         phase: dict[str, int] = {}
-        for st in sorted(_statements(fn), key=lambda n: (n.lineno, n.col_offset)):
+        for st in self.stmts(fn):
             if not isinstance(st, ast.Assign):
                 continue
             for t in st.targets:
@@ -620,10 +654,7 @@ class AxisAnalysis:
 
     def _self_attr_name(self, node: ast.AST) -> str | None:
         """``x`` for ``self.x`` and its views (``self.x.gpu``), else None."""
-        node = self._strip_views(node)
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-            return node.attr
-        return None
+        return self._self_attr(node)
 
     def _scan_handouts(self, qual: str, fn: ast.AST, loc: _Locals, path: str, built: dict[str, str],
                        out: AxisFacts) -> None:
@@ -631,13 +662,13 @@ class AxisAnalysis:
         spoiled: set[str] = set()   # reset, rebound, written wider, or passed to another call
         sinks: list[tuple[str, str, ast.AST, ast.stmt]] = []    # (sink, field, value, statement)
         sink_calls: set[int] = set()
-        for st in _statements(fn):
+        for st in self.stmts(fn):
             if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
                 name = _dotted(st.value.func) or ""
                 if name and self.profile.is_sink_constructor(name):
                     sink_calls.add(id(st.value))
         stmt_of: dict[int, ast.stmt] = {}
-        for st in _statements(fn):
+        for st in self.stmts(fn):
             for n in self._expr_nodes(st):
                 stmt_of.setdefault(id(n), st)
 
@@ -654,7 +685,7 @@ class AxisAnalysis:
                 return
             refreshed.setdefault(attr, (node.lineno, _text(node), c))
 
-        for n in _own_nodes(fn):
+        for n in self.own(fn):
             if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
                     if isinstance(t, ast.Subscript):
@@ -694,7 +725,7 @@ class AxisAnalysis:
                     attr = self._self_attr_name(a.value if isinstance(a, ast.Subscript) else a)
                     if attr is not None:
                         spoiled.add(attr)  # handed to another call (a reset helper, a kernel): not judged
-        for st in _statements(fn):
+        for st in self.stmts(fn):
             if isinstance(st, ast.Assign) and len(st.targets) == 1:
                 t = st.targets[0]
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in built \
