@@ -116,12 +116,15 @@ class Mutant:
     masked_by_baseline: bool = False
     #: Not run: the time budget (``--budget``) was spent before this deletion's turn.
     not_run: bool = False
+    #: No new finding, but an existing one now reaches its sink stale on more paths ("on N paths"):
+    #: the engine noticed the deletion, a user reading findings by location would not.
+    more_paths: bool = False
 
     def to_dict(self) -> dict:
         return {"site": self.site.to_dict(), "group": self.group, "shape": self.shape, "noticed": self.noticed,
                 "not_run": self.not_run, "new_findings": self.new_findings, "lost_findings": self.lost,
                 "errors": self.errors, "masked_by_baseline": self.masked_by_baseline,
-                "seconds": round(self.seconds, 2)}
+                "more_paths": self.more_paths, "seconds": round(self.seconds, 2)}
 
 
 @dataclass
@@ -142,6 +145,11 @@ class EngineReport:
     @property
     def noticed(self) -> int:
         return sum(m.noticed for m in self.mutants)
+
+    @property
+    def more_paths(self) -> int:
+        """Deletions with no new finding that add stale paths to an existing one."""
+        return sum(m.more_paths and not m.noticed for m in self.mutants)
 
     @property
     def run(self) -> list[Mutant]:
@@ -165,6 +173,7 @@ class EngineReport:
             "baseline": {"findings": self.baseline, "errors": self.baseline_errors,
                          "seconds": {k: round(v, 2) for k, v in self.baseline_seconds.items()}},
             "resets": len(self.mutants), "run": len(self.run), "noticed": self.noticed,
+            "more_paths": self.more_paths,
             "wall_s": round(self.wall_s, 1), "group_seconds": {k: round(v, 1) for k, v in self.group_seconds().items()},
             "skipped": self.skipped, "mutants": [m.to_dict() for m in self.mutants],
         }
@@ -269,6 +278,24 @@ def compare(baseline: list[dict], mutant: list[dict]) -> tuple[list[dict], int]:
         else:
             new.append(f)
     return new, sum(left.values())
+
+
+_PATHS = re.compile(r" on (\d+) paths\b")
+
+
+def stale_path_count(f: dict) -> int:
+    """How many call paths reach the finding's sink stale ("... on N paths, e.g. ..."; else 1)."""
+    m = _PATHS.search(str(f.get("message") or ""))
+    return int(m.group(1)) if m else 1
+
+
+def grown(baseline: list[dict], mutant: list[dict]) -> list[dict]:
+    """Findings of ``mutant`` whose key the baseline has, reached stale on more paths than there."""
+    most: dict[tuple, int] = {}
+    for f in baseline:
+        k = finding_key(f)
+        most[k] = max(most.get(k, 0), stale_path_count(f))
+    return [f for f in mutant if finding_key(f) in most and stale_path_count(f) > most[finding_key(f)]]
 
 
 def already_reported(site: ResetSite, baseline: list[dict]) -> bool:
@@ -460,6 +487,7 @@ def run_engine(engine: Engine, tree: Path, *, jobs: int = 1, padlint_cmd: list[s
                 new, mutant.lost = compare(ref, findings)
                 mutant.new_findings = [_summary(f) for f in new]
                 mutant.noticed = bool(new)
+                mutant.more_paths = bool(grown(ref, findings))
                 mutant.errors = [e for e in errors if e not in ref_errors]
             except (RuntimeError, subprocess.TimeoutExpired) as e:
                 mutant.errors.append(f"run failed: {e}")
@@ -500,7 +528,7 @@ def report_from_dict(d: dict) -> EngineReport:
         mutants.append(Mutant(ResetSite(**m["site"]), m["group"], m["shape"], noticed=m["noticed"],
                               new_findings=m["new_findings"], lost=m["lost_findings"], errors=m["errors"],
                               seconds=m["seconds"], masked_by_baseline=m["masked_by_baseline"],
-                              not_run=m.get("not_run", False)))
+                              not_run=m.get("not_run", False), more_paths=m.get("more_paths", False)))
     return EngineReport(engine, [(t["group"], t["path"]) for t in d["targets"]], d["baseline"]["findings"],
                         d["baseline"]["errors"], mutants, d["skipped"], d["wall_s"], [], d["padlint"],
                         mode=d.get("mode", "whole"), baseline_seconds=d["baseline"].get("seconds", {}))
@@ -539,12 +567,13 @@ def _pct(a: int, b: int) -> str:
 
 
 def summary_table(reports: list[EngineReport]) -> str:
-    lines = ["| engine | mode | target files | reset statements | run | noticed | errors | wall time |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| engine | mode | target files | reset statements | run | noticed (new finding) "
+             "| more stale paths only | errors | wall time |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in reports:
         errs = sum(1 for m in r.mutants if m.errors)
         lines.append(f"| {r.engine.key} | {r.mode} | {len(r.targets)} | {len(r.mutants)} | {len(r.run)} "
-                     f"| {_pct(r.noticed, len(r.run))} | {errs} | {r.wall_s:.0f} s |")
+                     f"| {_pct(r.noticed, len(r.run))} | {r.more_paths} | {errs} | {r.wall_s:.0f} s |")
     return "\n".join(lines)
 
 
@@ -596,6 +625,7 @@ def engine_markdown(r: EngineReport) -> str:
             "statement: docs/mutation.md."),
            "",
            (f"**{_pct(r.noticed, len(r.run))} deletions noticed** ({len(r.run)} of {len(r.mutants)} run); "
+            f"{r.more_paths} more add only stale paths to an existing finding (\"on N paths\" grows); "
             f"mode `{r.mode}`; {len(r.targets)} target files, baseline {len(r.baseline)} findings and "
             f"{len(r.baseline_errors)} file errors; wall time {r.wall_s:.0f} s"
             + (f"; {sum(1 for m in r.run if m.seconds)} padlint runs of the mutants took "

@@ -120,6 +120,13 @@ def apply_fixes(source: str, fixes: Sequence[Fix]) -> str:
     for fix in fixes:
         stmt = _parse_fix_statement(fix)
         key = ast.dump(stmt)
+        if fix.after:
+            placement = _place_after(fix, tree_ends(starts), lines)
+            slot = (placement.kind, id(placement.body), placement.i)
+            placement = placements.setdefault(slot, placement)
+            if all(k != key for _, _, k in placement.fixes):
+                placement.fixes.append((fix, stmt, key))
+            continue
         line_no = fix.line
         if not 1 <= line_no <= len(lines):
             raise FixError(f"{fix.path}:{line_no}: fix {fix.text!r}: line is outside the file ({len(lines)} lines)")
@@ -145,13 +152,15 @@ def apply_fixes(source: str, fixes: Sequence[Fix]) -> str:
             present = {ast.dump(p.body[p.i])}
             if p.i > 0:
                 present.add(ast.dump(p.body[p.i - 1]))
+        elif p.kind == "end":  # after body[i]: the statement right after it may be the fix already
+            present = {ast.dump(p.body[p.i + 1])} if p.i + 1 < len(p.body) else set()
         else:
             holder = p.body[p.i + 1] if p.kind == "after" and p.i + 1 < len(p.body) else None
             present = {ast.dump(holder)} if holder is not None else set()
         new = [(f, s) for f, s, k in p.fixes if k not in present]
         if not new:
             continue
-        if p.kind == "before":
+        if p.kind in ("before", "end"):
             at = offsets[p.line - 1]
             edits.append((at, at, "".join(row + newline for f, s in new
                                           for row in _render(f.text, s, p.indent, unit))))
@@ -314,6 +323,36 @@ def _place(body: list, i: int, line: int, indent: str, name: str | None, lines: 
                 if binding:
                     return _Placement("suite", suite, binding[-1], line, indent)
     return _Placement("before", body, i, line, indent)
+
+
+def tree_ends(starts: dict[int, tuple[list, int]]) -> dict[int, list[tuple[list, int]]]:
+    """Last line -> the statements (body, index) that start a line and end on it."""
+    out: dict[int, list[tuple[list, int]]] = {}
+    for body, i in starts.values():
+        out.setdefault(body[i].end_lineno, []).append((body, i))
+    return out
+
+
+def _place_after(fix: Fix, ends: dict[int, list[tuple[list, int]]], lines: list[str]) -> _Placement:
+    """Where a fix that follows the statement ending on line ``fix.line - 1`` goes (``Fix.after``):
+    the start of ``fix.line``, as the next statement of that statement's block."""
+    last = fix.line - 1
+    if not 1 <= last < len(lines):
+        raise FixError(f"{fix.path}:{last}: fix {fix.text!r}: no line after line {last} to insert at "
+                       f"({len(lines)} lines)")
+    for body, i in ends.get(last, ()):
+        s = body[i]
+        text = lines[s.lineno - 1]
+        actual = text[: len(text) - len(text.lstrip())]
+        if actual != fix.indent or isinstance(s, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With,
+                                                   ast.AsyncWith, ast.Try, ast.FunctionDef,
+                                                   ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if i + 1 < len(body) and body[i + 1].lineno == last:
+            continue  # `a; b`: not the last statement of its line
+        return _Placement("end", body, i, fix.line, fix.indent)
+    raise FixError(f"{fix.path}:{last}: fix {fix.text!r}: no simple statement indented {fix.indent!r} ends on "
+                   f"line {last} (was the file changed since it was checked?)")
 
 
 def _drop_repeated_resets(placements: list[_Placement]) -> None:

@@ -47,6 +47,12 @@ class Fix:
     one statement without indentation or newline, e.g.
     ``is_prefilling[num_reqs:] = False``.  ``safe`` is always False for PAD001:
     the fix changes the values of the padding rows.
+
+    ``after``: the text follows the statement that ends on line ``line - 1``
+    (a row reset right after the statement that vacates the row, PAD003): it
+    is inserted at the start of ``line``, at ``indent`` (that statement's
+    indentation), as the next statement of the same block.  As plain text the
+    insertion is the same: ``indent + text + newline`` at line ``line``, column 1.
     """
 
     path: str
@@ -55,6 +61,12 @@ class Fix:
     text: str
     description: str
     safe: bool = False
+    after: bool = False
+
+    @property
+    def where(self) -> str:
+        """Where the statement goes, in words: ``before line 7`` / ``after line 6``."""
+        return f"after line {self.line - 1}" if self.after else f"before line {self.line}"
 
 
 @dataclass(frozen=True)

@@ -135,6 +135,10 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
         out.notes.append("no Python files found under the given paths (everything excluded?): 0 files checked"
                          if stdin is None else "the file read from standard input is excluded: 0 files checked")
     prefilter = build_prefilter(options.profile)
+    from padlint.rules.registry import static_rules
+
+    wanting = [r for r in static_rules() if options.selection.enabled(r.code)]
+    wanted = False  # some checked file matters to a rule although no file is a seed
     views = frozenset((*options.profile.shared_views, options.profile.device_view,
                        *options.profile.padded_getters, *options.profile.copy_to_device))
     per_file = options.config.per_file_patterns()
@@ -153,14 +157,18 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
             continue
         source = replace(source, path=path)  # keeps `identity`: fixes are written to the file read
         every.append(source)
-        if prefilter.may_matter(source.text):
+        if not prefilter.may_matter(source.text):
+            # a rule that reports without a sink (PAD003) may still want it analysed: then the
+            # analysis runs, but the file does not start an entry-point search
+            wanted = wanted or any(r.wants(source.text) for r in wanting)
+        else:
             if 0 < options.max_file_size < len(source.raw):
                 out.result.errors.append(FileError(path, None, _too_large(len(source.raw), options.max_file_size)))
                 every.pop()
                 continue
             seeds.add(path)
     progress("read", len(found.files), len(found.files))
-    analysed = _analyse_all(every, seeds, options, cwd, progress, out.notes) if seeds else {}
+    analysed = _analyse_all(every, seeds, options, cwd, progress, out.notes) if seeds or wanted else {}
 
     for source in every:
         findings = analysed.get(source.path, [])

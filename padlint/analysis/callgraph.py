@@ -28,6 +28,7 @@ import ast
 import re
 
 from padlint.analysis.index import _literals, _relevance_literals, prefilter_patterns, relevance_pattern
+from padlint.analysis.kernels import tail_stores
 from padlint.analysis.project import ClassInfo, FunctionInfo, ModuleInfo, Project, _dotted, _type_names
 from padlint.profile import Profile
 
@@ -58,7 +59,7 @@ class CallGraph:
         names = {n for pair in profile.counts for n in (*pair.real, *pair.padded)}
         names |= set(profile.copy_to_device) | set(profile.padded_getters) | {h for h, _ in profile.reset_helpers}
         # (and `copy_(`: a helper that copies whole buffers, `out.copy_(data)`, is a write)
-        lits = tuple(sorted(names)) + self._sink_lits + ("_padded", "_after_padding", ".copy_(")
+        lits = tuple(sorted(names)) + self._sink_lits + ("_padded", "_after_padding", ".copy_(", "tl.store(")
         strict = tuple(n for pair in profile.counts for n in pair.padded) + self._sink_lits + (
             "_padded", "_after_padding", *profile.copy_to_device, *profile.padded_getters)
         project.set_text_filter(lambda text: any(x in text for x in lits),
@@ -85,6 +86,8 @@ class CallGraph:
             v = any(x in text for x in self._rel_lits) and (
                 self._pattern.search(text) is not None
                 or any(x in text for x in self._extra))
+            if not v and "store(" in text:  # a kernel that pads the tail rows of a pointer argument
+                v = bool(tail_stores(fn.node))
             self._core[fn.key] = v
         return v
 
@@ -141,15 +144,33 @@ class CallGraph:
             if names:
                 params[p.arg] = names
         if mod is not None:
+            called: set[int] = set()
             for sub in ast.walk(fn.node):
                 if isinstance(sub, ast.Call):
+                    called.add(id(sub.func))
+                    # a method passed to another function (`warmup(self.execute_model)`) is called
+                    # there, if at all, by code the analysis does not follow: no edge from here, so
+                    # a public method stays the entry point it is
+                    called.update(id(a) for a in sub.args)
+                    called.update(id(k.value) for k in sub.keywords)
                     for t in self.resolve_call(sub.func, mod, owner, params):
                         out.setdefault(t.key, t)
+            if owner is not None:
+                # a method taken as a value and called later in this function (`fn = self._a if c
+                # else self._b; fn(...)`): an edge too, or it would look like an entry point
+                for sub in ast.walk(fn.node):
+                    if isinstance(sub, ast.Attribute) and id(sub) not in called \
+                            and isinstance(sub.value, ast.Name) and sub.value.id == "self" \
+                            and isinstance(sub.ctx, ast.Load):
+                        for t in self.methods_of([owner], sub.attr):
+                            out.setdefault(t.key, t)
         v = self._callees[fn.key] = list(out.values())
         return v
 
     def resolve_call(self, func: ast.AST, mod: ModuleInfo, owner: ClassInfo | None,
                      params: dict[str, list[str]]) -> list[FunctionInfo]:
+        if isinstance(func, ast.Subscript):  # a kernel launch `kernel[grid](...)`
+            func = func.value
         if isinstance(func, ast.Name):
             t = self.project.resolve(mod, func.id)
             return [t] if isinstance(t, FunctionInfo) else []
@@ -288,29 +309,80 @@ class CallGraph:
             return v
         out: list[tuple[str, str, str, str]] = []
         for c in self.project.mro(cls):
+            mod = self.project.module(c.module)
             for m in c.methods.values():
                 for sub in ast.walk(m.node):
-                    if not (isinstance(sub, ast.Call) and
-                            (_dotted(sub.func) or "").rsplit(".", 1)[-1] in spec.slot_classes):
+                    if not isinstance(sub, ast.Call):
                         continue
-                    kw = {k.arg: k.value for k in sub.keywords if k.arg}
-                    buf = kw.get(spec.buffer_keyword)
-                    if buf is None and len(sub.args) > spec.buffer_position:
-                        buf = sub.args[spec.buffer_position]
-                    if not (isinstance(buf, ast.Attribute) and isinstance(buf.value, ast.Name)
-                            and buf.value.id == "self"):
-                        continue
-                    axis = kw.get(spec.axis)
-                    axis_s = axis.value if isinstance(axis, ast.Constant) and isinstance(axis.value, str) \
-                        else spec.default_axis
-                    pol = kw.get(spec.policy)
-                    pol_s = (_dotted(pol) or "").rsplit(".", 1)[-1] if pol is not None else spec.default_policy
-                    pad = kw.get(spec.pad_value)
-                    pad_s = repr(pad.value) if isinstance(pad, ast.Constant) and isinstance(pad.value, (int, float)) \
-                        else ""
-                    out.append((buf.attr, axis_s, pol_s, pad_s))
+                    if (_dotted(sub.func) or "").rsplit(".", 1)[-1] in spec.slot_classes:
+                        buf = self._slot_buffer(sub)
+                        if isinstance(buf, ast.Attribute) and isinstance(buf.value, ast.Name) \
+                                and buf.value.id == "self":
+                            out.append((buf.attr, *self._slot_policy(sub)))
+                    elif mod is not None:
+                        out.extend(self._built_slots(sub, mod))
         v = self._slots[cls.key] = tuple(out)
         return v
+
+    def _slot_buffer(self, call: ast.Call) -> ast.AST | None:
+        spec = self.profile.registry
+        for k in call.keywords:
+            if k.arg == spec.buffer_keyword:
+                return k.value
+        return call.args[spec.buffer_position] if len(call.args) > spec.buffer_position else None
+
+    def _slot_policy(self, call: ast.Call) -> tuple[str, str, str]:
+        """(axis, policy, pad value as literal text or "") of a slot construction."""
+        spec = self.profile.registry
+        kw = {k.arg: k.value for k in call.keywords if k.arg}
+        axis = kw.get(spec.axis)
+        axis_s = axis.value if isinstance(axis, ast.Constant) and isinstance(axis.value, str) else spec.default_axis
+        pol = kw.get(spec.policy)
+        pol_s = (_dotted(pol) or "").rsplit(".", 1)[-1] if pol is not None else spec.default_policy
+        pad = kw.get(spec.pad_value)
+        pad_s = repr(pad.value) if isinstance(pad, ast.Constant) and isinstance(pad.value, (int, float)) else ""
+        return axis_s, pol_s, pad_s
+
+    def _built_slots(self, call: ast.Call, mod: ModuleInfo) -> list[tuple[str, str, str, str]]:
+        """Slots a registry-building function makes for buffers its caller hands it:
+        ``build_registry(..., source=self.buffers)`` whose body creates ``Slot("positions", ...)``
+        with no buffer and binds each by name, ``getattr(source, slot.name)``: the slot's buffer
+        is ``self.buffers.positions``.  (SGLang 0.5.23 ``build_decode_registry``.)"""
+        name = _dotted(call.func)
+        fn = self.project.resolve(mod, name) if name else None
+        if not isinstance(fn, FunctionInfo) or fn.owner:
+            return []
+        spec = self.profile.registry
+        params = [a.arg for a in (*fn.node.args.posonlyargs, *fn.node.args.args, *fn.node.args.kwonlyargs)]
+        by_name: set[str] = set()  # parameters the body binds slots from by name
+        slots: list[ast.Call] = []
+        for sub in ast.walk(fn.node):
+            if not isinstance(sub, ast.Call):
+                continue
+            if (_dotted(sub.func) or "").rsplit(".", 1)[-1] in spec.slot_classes:
+                # a named slot not handed a buffer object (its second argument is a shape
+                # function there): the buffer is bound by name below
+                if sub.args and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str) \
+                        and not isinstance(self._slot_buffer(sub), ast.Attribute):
+                    slots.append(sub)
+            elif isinstance(sub.func, ast.Name) and sub.func.id == "getattr" and len(sub.args) >= 2 \
+                    and isinstance(sub.args[0], ast.Name) and sub.args[0].id in params \
+                    and isinstance(sub.args[1], ast.Attribute) and sub.args[1].attr == "name":
+                by_name.add(sub.args[0].id)
+        if not slots or not by_name:
+            return []
+        given: dict[str, ast.AST] = {k.arg: k.value for k in call.keywords if k.arg}
+        for i, a in enumerate(call.args):
+            if i < len(params):
+                given.setdefault(params[i], a)
+        out = []
+        for p in sorted(by_name):
+            src = given.get(p)
+            if not (isinstance(src, ast.Attribute) and isinstance(src.value, ast.Name) and src.value.id == "self"):
+                continue
+            for sl in slots:
+                out.append((f"{src.attr}.{sl.args[0].value}", *self._slot_policy(sl)))
+        return out
 
     def callers(self, fn: FunctionInfo) -> list[FunctionInfo]:
         """Project functions that call ``fn`` (resolved calls; a text scan finds the candidates)."""
@@ -318,9 +390,10 @@ class CallGraph:
         if v is not None:
             return v
         name = fn.name
-        words = [f".{name}(", f"{name}("] if not fn.owner else [f".{name}("]
+        # a method is also referenced without a call (`self._multi_step_decode` as a value)
+        words = [f".{name}(", f"{name}("] if not fn.owner else [f".{name}"]
         out: dict[str, FunctionInfo] = {}
-        rx = re.compile(rf"\b{re.escape(name)}\s*\(")
+        rx = re.compile(rf"\b{re.escape(name)}\s*\(" if not fn.owner else rf"\.{re.escape(name)}\b")
         for key in self.project.modules_mentioning(words):
             if not self.project.text_may_matter(key):
                 continue  # a module that mentions nothing relevant: its callers would add nothing

@@ -18,8 +18,10 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from padlint.analysis.kernels import tail_stores
 from padlint.analysis.values import (
-    ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MetaVal, Ref, Refs, Reset, State, Taint, TupleVal,
+    ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MetaVal, MethodVal, Ref, Refs, Reset, State, Taint,
+    TupleVal,
     UnknownVal, covering, covers, join_vals, with_step,
 )
 from padlint.analysis.callgraph import CallGraph
@@ -35,6 +37,9 @@ class CountVal(AVal):
     offset: int = 0
     padded: bool = False  # canon is a padded count (set by Interpreter._cv); wins in joins
 
+
+_FALSE = frozenset({"False", "0"})
+_TRUE = frozenset({"True", "1"})
 
 VIEW_METHODS = frozenset({
     "view", "reshape", "unsqueeze", "squeeze", "flatten", "contiguous", "numpy", "view_as",
@@ -342,6 +347,7 @@ class Interpreter:
         self._stack: list[str] = []
         self._real_for = profile.is_real_for
         self._helpers = dict(profile.reset_helpers)
+        self._kernel_stores: dict[str, tuple] = {}  # kernel key -> its tail stores
         self._accepts: dict[str, object] = {}  # field -> value test, see _accepts_for
         self._sink_call = re.compile("|".join(_glob(p) for p in profile.sink_calls)) if profile.sink_calls else None
         self._texts: dict[int, str] = {}
@@ -506,15 +512,21 @@ class Interpreter:
                     cur = State.join([end, *frame.loop_exits])
                 after = cur
             else:
-                head = state
-                after = state
-                for _ in range(self.LOOP_ROUNDS):
+                base: State | None = state
+                if isinstance(stmt, cst.For) and self._nonempty_iter(stmt.iter, frame):
+                    # the code asserts the iterable non-empty: the body runs at least once
+                    frame.loop_exits = []
+                    first = state.copy()
+                    self._bind(stmt.target, UNKNOWN, frame, first)
+                    base = State.join([self._exec_block(stmt.body, frame, first), *frame.loop_exits])
+                head = after = base
+                for _ in range(self.LOOP_ROUNDS if base is not None else 0):
                     frame.loop_exits = []
                     body_state = head.copy()
                     if isinstance(stmt, cst.For):
                         self._bind(stmt.target, UNKNOWN, frame, body_state)
                     body_end = self._exec_block(stmt.body, frame, body_state)
-                    nxt = State.join([state, body_end, *frame.loop_exits]) or state
+                    nxt = State.join([base, body_end, *frame.loop_exits]) or base
                     stable = nxt.env == head.env and nxt.heap == head.heap
                     head = after = nxt
                     if stable:
@@ -525,11 +537,38 @@ class Interpreter:
             after = self._exec_block(stmt.orelse.body, frame, after)
         return after
 
+    def _nonempty_iter(self, it, frame: Frame) -> bool:
+        """``self.x`` (also under ``enumerate``/``zip``/``.items()``...) where a method of the
+        frame's class asserts ``self.x`` non-empty (``assert self.x, "..."``)."""
+        while isinstance(it, cst.Call):
+            if isinstance(it.func, cst.Name) and it.func.value in ("enumerate", "zip", "list", "tuple", "reversed") \
+                    and it.args:
+                it = it.args[0].value
+            elif isinstance(it.func, cst.Attribute) and it.func.attr.value in ("items", "values", "keys") \
+                    and not it.args:
+                it = it.func.value
+            else:
+                return False
+        if not (isinstance(it, cst.Attribute) and isinstance(it.value, cst.Name) and it.value.value == "self"
+                and frame.owner):
+            return False
+        cls = self.project.class_info(frame.cls or frame.owner)
+        return cls is not None and self.project.asserted_nonempty(cls, it.attr.value)
+
     def _exec_if(self, stmt: cst.If, frame: Frame, state: State, elif_: bool = False) -> State | None:
         # an `elif` test: a reset cannot be inserted right before it
         frame.stmt, frame.fixable = stmt, not elif_
         self._eval(stmt.test, frame, state)
         guard = self._is_padding_guard(stmt.test, frame, state)
+        known = self._none_test(stmt.test, state)
+        if known is True:  # `if out is not None:` with `out` a tensor on every path here
+            return self._exec_block(stmt.body, frame, state)
+        if known is False:
+            if stmt.orelse is None:
+                return state
+            if isinstance(stmt.orelse, cst.If):
+                return self._exec_if(stmt.orelse, frame, state, elif_=True)
+            return self._exec_block(stmt.orelse.body, frame, state)
         then_start, else_start = state.copy(), state.copy()
         self._refine_none(stmt.test, then_start, else_start)
         then_end = self._exec_block(stmt.body, frame, then_start)
@@ -545,18 +584,42 @@ class Interpreter:
         return State.join([then_end, else_end])
 
     @staticmethod
-    def _refine_none(test, then_state: State, else_state: State) -> None:
-        """`if x is not None:` -> x is None on the other branch (and vice versa)."""
+    def _none_test(test, state: State) -> bool | None:
+        """The outcome of ``x is None`` / ``x is not None`` where ``x`` is a tensor view on
+        every path here (never None); else None (unknown)."""
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
                 and isinstance(test.left, cst.Name)):
+            return None
+        comp = test.comparisons[0]
+        if not (isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None"
+                and isinstance(comp.operator, (cst.Is, cst.IsNot))):
+            return None
+        v = state.env.get(test.left.value)
+        if not (isinstance(v, Refs) and v.refs and not v.maybe_none):
+            return None  # (a None value joined with an unknown one is not known to be None)
+        return isinstance(comp.operator, cst.IsNot)
+
+    def _refine_none(self, test, then_state: State, else_state: State) -> None:
+        """`if x is not None:` -> x is None on the other branch (and vice versa).
+
+        A buffer that is None on a branch has no rows there: its locations are clean on that
+        branch (`if buffers.rids_int is not None: buffers.rids_int.zero_()` resets every row
+        that can exist), so a later use guarded the same way is not stale."""
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.left, (cst.Name, cst.Attribute))):
             return
         comp = test.comparisons[0]
-        if not (isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None"):
+        if not (isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None"
+                and isinstance(comp.operator, (cst.Is, cst.IsNot))):
             return
-        if isinstance(comp.operator, cst.IsNot):
-            else_state.env[test.left.value] = CountVal(None)
-        elif isinstance(comp.operator, cst.Is):
-            then_state.env[test.left.value] = CountVal(None)
+        none_state = else_state if isinstance(comp.operator, cst.IsNot) else then_state
+        v = self._eval_quiet(test.left, none_state)
+        if isinstance(v, Refs):
+            for r in v.refs:
+                if r.count is None:
+                    none_state.heap[r.loc] = LocState(False, frozenset(), frozenset({Reset(ALL)}))
+        if isinstance(test.left, cst.Name):
+            none_state.env[test.left.value] = CountVal(None)
 
     def _is_padding_guard(self, test: cst.BaseExpression, frame: Frame, state: State) -> bool:
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
@@ -655,9 +718,13 @@ class Interpreter:
                     self._check_sink(sink, target.attr.value, "attribute", value_node, value,
                                      frame, state, "error", node=frame.stmt)
                 is_self = isinstance(target.value, cst.Name) and target.value.value == "self"
-                if not is_self or isinstance(value, CountVal):
+                # `self.X = obj` with obj an object of a project class (a dataclass built or
+                # `replace`d here): later reads of `self.X` see that object and its fields
+                is_object = isinstance(value, Refs) and bool(value.refs) and all(
+                    r.types and r.count is None for r in value.refs)
+                if not is_self or isinstance(value, CountVal) or is_object:
                     self._store_field(base, target.attr.value, self._cv(value), state)
-                    if not is_self:
+                    if not is_self or is_object:
                         return
                 # `self.X = fresh_tensor`: the persistent location now holds that tensor's state
                 fresh = [r for r in (value.refs if isinstance(value, Refs) else ()) if not r.persistent]
@@ -770,6 +837,15 @@ class Interpreter:
                     return  # `x[R:R + 1]`, `x[R:R]`, `x[R:n]`: not every padding row
             if low is not None and low.canon:
                 keys = {Reset(low.canon, low.offset, value_text, line)}
+                view = ref.count
+                if view is not None and view.canon and not self._known_count(low.canon) \
+                        and not self.p.is_real_for(low.canon, view.canon):
+                    pair = self.p.pair_for_padded(view.canon)
+                    if pair is not None:
+                        # `v = buf[:P]; v[x:].zero_()` with `x` no count the analysis knows
+                        # (`num_local_reqs = len(segments)`): the code resets the view's padding
+                        # from `x` on, so `x` is the real count of that view here
+                        keys.add(Reset(pair.real[0], low.offset, value_text, line))
                 if low.written and low.written != low.canon and not self.p.is_padded_name(low.canon) \
                         and self._known_count(low.written):
                     # `x[num_scheduled_tokens:]` pairs with `num_input_tokens` by name too,
@@ -1197,6 +1273,9 @@ class Interpreter:
                 return FuncVal(node.value)
             return UNKNOWN
         if isinstance(node, cst.Attribute):
+            method = self._method_value(node, frame, state)
+            if method is not None:
+                return method
             base = self._eval(node.value, frame, state)
             if isinstance(base, Refs):
                 if self._fields_of(base, node.attr.value, state) is None:
@@ -1212,6 +1291,10 @@ class Interpreter:
         if isinstance(node, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation)):
             parts = self._operands(node)
             vals = [self._eval(p, frame, state) for p in parts]
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr)):
+                masked = self._masked(vals, isinstance(node.operator, cst.BitAnd), state)
+                if masked is not None:
+                    return masked
             return self._derive(vals, node, frame, state, "elementwise")
         if isinstance(node, cst.BooleanOperation):
             left = self._eval(node.left, frame, state)
@@ -1319,7 +1402,16 @@ class Interpreter:
             self._know_partners(count.canon, frame)
         if count is not None:
             count = replace(count, dim=found[2], unpadded=self._no_padding(count.canon, state, frame))
+        new_padded = count is not None and bool(count.canon) and self.p.is_padded_name(count.canon)
         for r in base.refs:
+            old = r.count
+            if old is not None and old.canon and old.dim == (count.dim if count is not None else 0) and (
+                    not self.p.is_padded_name(old.canon) or new_padded):
+                # a view of a view never has more rows than the first: `buf[:R][:P]` has only real
+                # rows, and `buf[:P][:Q]` (Q padded too, say a count joined from two objects'
+                # fields) keeps the padding rows of the first slice, whose resets name its counts
+                out.add(r)
+                continue
             out.add(Ref(r.loc, count if count is not None else Count("", 0, ""),
                         text, line, r.persistent, path=frame.path))
         return Refs(frozenset(out))
@@ -1363,6 +1455,42 @@ class Interpreter:
         i = text.find("[")
         return text[:i] if i > 0 else text
 
+    def _padding_literal(self, v: AVal, state: State) -> str | None:
+        """The literal every padding row of ``v`` holds (its covering resets agree), else None.
+
+        A mask reset with ``m[num_reqs:] = False`` has False padding rows; a whole-buffer fill
+        gives its value to every row."""
+        if not isinstance(v, Refs) or not v.refs:
+            return None
+        seen: set[str] = set()
+        for r in v.refs:
+            st = state.loc(r.loc) if r.persistent else state.heap.get(r.loc, LocState(False))
+            clean = st.clean | r.clean_at
+            c = r.count
+            if c is not None and c.canon and self.p.is_padded_name(c.canon) and not c.unpadded:
+                probe = Taint(buffer="", padded=c.canon, offset=c.offset, reason="stale",
+                              padded_written=c.written)
+                resets = covering(clean, probe, self._real_for)
+            else:
+                resets = [x for x in clean if x.real == ALL]
+                if st.taints or (r.persistent and st.entry_stale):
+                    return None
+            if not resets:
+                return None
+            seen.update(x.value for x in resets)
+        if len(seen) != 1:
+            return None
+        value = seen.pop()
+        return "False" if value in _FALSE else "True" if value in _TRUE else value
+
+    def _masked(self, vals: list[AVal], conj: bool, state: State) -> AVal | None:
+        """``a & m`` (``logical_and``) where ``m``'s padding rows are all False: the result's
+        padding rows are False whatever ``a`` holds (``|`` with all-True rows likewise)."""
+        want = _FALSE if conj else _TRUE
+        if any(self._padding_literal(v, state) in want for v in vals):
+            return UNKNOWN  # a derived tensor whose padding rows hold the mask's neutral value
+        return None
+
     def _derive(self, vals: list[AVal], node, frame: Frame, state: State, how: str) -> AVal:
         taints: set[Taint] = set()
         for v in vals:
@@ -1392,6 +1520,7 @@ class Interpreter:
             else:
                 for a in node.args:
                     self._eval(a.value, frame, state)
+            self._kernel_tail_resets(func.value, node, frame, state)
             return UNKNOWN
         name = dotted(func) or ""
         last = name.rsplit(".", 1)[-1] if name else (func.attr.value if isinstance(func, cst.Attribute) else "")
@@ -1535,6 +1664,19 @@ class Interpreter:
         if isinstance(func, cst.Attribute) and name and name.split(".")[0] in ELEMENTWISE_MODULES \
                 and last in ELEMENTWISE_FUNCS:
             vals = [self._eval(a.value, frame, state) for a in node.args]
+            if last == "where" and len(vals) == 3:
+                # torch.where(m, x, y): where m's padding rows are all False they hold y
+                # (a literal: the same value in every padding row), where all True they hold x
+                mv = self._padding_literal(vals[0], state)
+                if mv in _FALSE or mv in _TRUE:
+                    chosen, chosen_node = (vals[2], node.args[2].value) if mv in _FALSE else (vals[1], node.args[1].value)
+                    if self._literal(chosen_node):
+                        return UNKNOWN
+                    return self._derive([chosen], node, frame, state, f"`{name}`")
+            if last in ("logical_and", "logical_or") and len(vals) == 2:
+                masked = self._masked(vals, last == "logical_and", state)
+                if masked is not None:
+                    return masked
             return self._derive(vals, node, frame, state, f"`{name}`")
 
         # resets: `buf[R:P].fill_(v)`, `buf.np[R + 1:].fill(v)`
@@ -1658,6 +1800,42 @@ class Interpreter:
         return Refs(frozenset({Ref(loc, None, node, line, False, path=frame.path)}))
 
     # ------------------------------------------------------------- inlining
+    def _kernel_tail_resets(self, kernel, node: cst.Call, frame: Frame, state: State) -> None:
+        """A launch of a project kernel that stores one value into the tail rows of a pointer
+        argument (:mod:`padlint.analysis.kernels`) resets that argument's padding rows."""
+        target = self._resolve_callee(kernel, frame, state)
+        if target is None or target[0] != "funcs":
+            return
+        for fn, _recv in target[1]:
+            stores = self._kernel_stores.get(fn.key)
+            if stores is None:
+                stores = self._kernel_stores[fn.key] = tail_stores(fn.node)
+            if not stores:
+                continue
+            positional = [a for a in node.args if a.keyword is None and not a.star]
+            by_kw = {a.keyword.value: a for a in node.args if a.keyword is not None}
+            line = frame.seg.line(node, frame.stmt)
+            for ts in stores:
+                arg = by_kw.get(ts.name) or (positional[ts.index] if ts.index < len(positional) else None)
+                if arg is None:
+                    continue
+                buf = self._eval(arg.value, frame, state)
+                if isinstance(buf, Refs):
+                    for r in buf.refs:
+                        self._reset(r, None, None, state, None, ts.value, line)
+
+    def _method_value(self, node: cst.Attribute, frame: Frame, state: State) -> MethodVal | None:
+        """``self.m`` naming a method of the frame's class, not called here (a value)."""
+        if not (isinstance(node.value, cst.Name) and node.value.value == "self" and frame.owner):
+            return None
+        cls = self.project.class_info(frame.cls or frame.owner)
+        if cls is None or self.project.find_method(cls, node.attr.value) is None:
+            return None
+        target = self._resolve_callee(node, frame, state)
+        if target is None or target[0] != "funcs":
+            return None
+        return MethodVal(frozenset((fn.key, recv) for fn, recv in target[1]))
+
     def _resolve_callee(self, func, frame: Frame, state: State):
         """Where a call goes: ("nested", name), or ("funcs", [(FunctionInfo, receiver), ...])
         for project functions (several for dispatch on a base class), or None."""
@@ -1665,6 +1843,10 @@ class Interpreter:
             v = state.env.get(func.value)
             if isinstance(v, FuncVal) and func.value in frame.nested:
                 return ("nested", func.value)
+            if isinstance(v, MethodVal):  # `decode_fn(...)` after `decode_fn = self._decode`
+                fns = [(self.project.function(k), recv) for k, recv in sorted(v.targets, key=lambda t: t[0])]
+                fns = [(f, r) for f, r in fns if f is not None]
+                return ("funcs", fns) if fns else None
             if func.value in state.env:
                 return None
             mod = self.project.module(frame.module)
@@ -1712,6 +1894,22 @@ class Interpreter:
             return None
         return ("funcs", [(t, recv) for t in targets])
 
+    def _narrow(self, recv, fn: FunctionInfo):
+        """The receiver as ``fn`` sees it: only the classes whose ``fn.name`` is ``fn`` (a
+        dispatch on several subclasses must not let one class's method call another
+        class's override through ``self``)."""
+        if not isinstance(recv, Refs) or not fn.owner:
+            return recv
+        out = set()
+        for r in recv.refs:
+            if len(r.types) < 2:
+                out.add(r)
+                continue
+            keep = frozenset(t for t in r.types if (c := self.project.class_info(t)) is not None
+                             and (m := self.project.find_method(c, fn.name)) is not None and m.key == fn.key)
+            out.add(replace(r, types=keep or frozenset({fn.owner})))
+        return Refs(frozenset(out), recv.maybe_none)
+
     def _inline(self, target, node: cst.Call, frame: Frame, state: State) -> AVal:
         kind, key = target
         arg_vals = [self._eval(a.value, frame, state) for a in node.args]
@@ -1719,13 +1917,13 @@ class Interpreter:
             return self._call(None, frame.nested[key], node, arg_vals, None, frame, state)
         if len(key) == 1:
             fn, recv = key[0]
-            return self._call(fn, None, node, arg_vals, recv, frame, state)
+            return self._call(fn, None, node, arg_vals, self._narrow(recv, fn), frame, state)
         # dispatch: each possible callee from the same state; effects joined
         ends: list[State] = []
         value: AVal | None = None
         for fn, recv in key:
             branch = state.copy()
-            v = self._call(fn, None, node, arg_vals, recv, frame, branch)
+            v = self._call(fn, None, node, arg_vals, self._narrow(recv, fn), frame, branch)
             ends.append(branch)
             value = join_vals(value, v)
         joined = State.join(ends)

@@ -60,6 +60,7 @@ class ClassInfo:
     attr_types: dict[str, set[str]] = field(default_factory=dict)
     fields: list[str] = field(default_factory=list)  # class-level annotated names (dataclass fields)
     is_dataclass: bool = False
+    nonempty: set | None = None            # attributes a method asserts non-empty (lazy)
     methods_scanned: bool = False  # attr_types from the methods' assignments added (lazily)
     # attribute -> the sibling attributes it holds when every assignment is one fixed tuple or
     # list of `self.X` (``self.spec_buffers = (self.a, self.b)``); None: assigned anything else
@@ -504,6 +505,24 @@ class Project:
                 return c.attr_tuples[attr]
         return None
 
+    def asserted_nonempty(self, cls: ClassInfo, attr: str) -> bool:
+        """Whether a method of ``cls`` (or a base) asserts ``self.<attr>`` non-empty:
+        ``assert self.x``, ``assert self.x, "msg"``, ``assert len(self.x) > 0`` / ``>= 1``."""
+        for c in self.mro(cls):
+            found = c.nonempty
+            if found is None:
+                found = set()
+                for m in c.methods.values():
+                    for sub in ast.walk(m.node):
+                        if isinstance(sub, ast.Assert):
+                            name = _nonempty_attr(sub.test)
+                            if name:
+                                found.add(name)
+                c.nonempty = found
+            if attr in found:
+                return True
+        return False
+
     def returned_classes(self, fn: FunctionInfo) -> list[ClassInfo]:
         """Classes a factory function returns: its return annotation (``-> ModelState``: that
         class, which dispatch widens to its subclasses) and the constructions it returns."""
@@ -638,3 +657,24 @@ def _read_text(path: str) -> str | None:
         return raw.decode("utf-8", errors="replace")
     except OSError:
         return None
+
+
+def _self_attr(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
+def _nonempty_attr(test: ast.AST) -> str | None:
+    """``x`` for an assertion that ``self.x`` is non-empty, else None."""
+    name = _self_attr(test)
+    if name:
+        return name
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Call) \
+            and isinstance(test.left.func, ast.Name) and test.left.func.id == "len" and len(test.left.args) == 1:
+        bound = test.comparators[0]
+        if isinstance(bound, ast.Constant) and isinstance(bound.value, int) and (
+                (isinstance(test.ops[0], ast.Gt) and bound.value >= 0)
+                or (isinstance(test.ops[0], ast.GtE) and bound.value >= 1)):
+            return _self_attr(test.left.args[0])
+    return None

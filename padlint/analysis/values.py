@@ -132,6 +132,14 @@ class FuncVal(AVal):
 
 
 @dataclass(frozen=True)
+class MethodVal(AVal):
+    """Project methods taken as a value (``fn = self._a if c else self._b``), to be called
+    later: ``targets`` are (function key, receiver) alternatives, joined over paths."""
+
+    targets: frozenset
+
+
+@dataclass(frozen=True)
 class UnknownVal(AVal):
     pass
 
@@ -159,6 +167,8 @@ def join_vals(a: AVal | None, b: AVal | None) -> AVal:
         return a
     if isinstance(a, Refs) and isinstance(b, Refs):
         return Refs(a.refs | b.refs, a.maybe_none or b.maybe_none)
+    if isinstance(a, MethodVal) and isinstance(b, MethodVal):
+        return MethodVal(a.targets | b.targets)
     # None on one path (`x = None`): the tensor's rows still matter, and a fix must guard
     if isinstance(a, Refs) and _is_none(b):
         return Refs(a.refs, True)
@@ -295,32 +305,47 @@ class State:
         first = live[0].heap
         written = set(first.base).union(*(s.heap.dirty for s in live))
         out = State({}, Heap(first, written, first.fingerprint))
+        fields: set[str] = set()
         for s in live[1:]:
             if s.heap is first:
                 continue
             # two paths forked from one state differ only where one of them wrote
             for k in first.dirty | s.heap.dirty:
+                if k.startswith("@"):  # an object field's value (see Interpreter._field)
+                    fields.add(k)
+                    continue
                 a, b = out.heap.get(k), s.heap.get(k)
                 if a is b or a == b:
                     continue
-                if k.startswith("@"):  # an object field's value (see Interpreter._field)
-                    out.heap[k] = join_vals(a, b)
-                else:
-                    out.heap[k] = (a or PERSISTENT).join(b or PERSISTENT)
+                out.heap[k] = (a or PERSISTENT).join(b or PERSISTENT)
+        for k in fields:
+            vals = [s.heap.get(k) for s in live]
+            if all(v is vals[0] or v == vals[0] for v in vals[1:]):
+                continue
+            # like a variable's views below: a view held in an object's field keeps the resets
+            # of the path that stored it (`if pcp: batch = replace(batch, seq_lens=v)` after
+            # `v[n:].zero_()`: the other path neither resets nor reads that buffer)
+            out.heap[k] = _join_stamped(live, vals)
         for k in set().union(*(s.env for s in live)):
             vals = [s.env.get(k) for s in live]
             first = vals[0]
             if all(v == first for v in vals[1:]):
                 out.env[k] = first
                 continue
-            joined: AVal | None = None
-            for s, v in zip(live, vals):
-                if isinstance(v, Refs):
-                    v = Refs(frozenset(replace(r, clean_at=r.clean_at | s.loc(r.loc).clean) for r in v.refs),
-                             v.maybe_none)
-                joined = join_vals(joined, v)
-            out.env[k] = joined
+            out.env[k] = _join_stamped(live, vals)
         return out
+
+
+def _join_stamped(live: list["State"], vals: list) -> "AVal | None":
+    """Join one variable's (or object field's) values from the states ``live``, each view
+    stamped with the resets its own path saw on its location (``Ref.clean_at``)."""
+    joined: AVal | None = None
+    for s, v in zip(live, vals):
+        if isinstance(v, Refs):
+            v = Refs(frozenset(replace(r, clean_at=r.clean_at | s.loc(r.loc).clean) for r in v.refs),
+                     v.maybe_none)
+        joined = join_vals(joined, v)
+    return joined
 
 
 def meet_resets(a: frozenset, b: frozenset) -> frozenset:

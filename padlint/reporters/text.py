@@ -123,7 +123,7 @@ def _finding(console: Console, f: Finding, lines: list[str]) -> None:
             note_row.append(f"note: {note}", style="cyan")
             console.print(note_row)
     if f.fix is not None:
-        where = f"before line {f.fix.line}" + ("" if f.fix.path == f.path else f" of {f.fix.path}")
+        where = f.fix.where + ("" if f.fix.path == f.path else f" of {f.fix.path}")
         kind = "fix" if f.fix.safe else "fix (unsafe)"
         row = Text()
         row.append(f"  {kind}: ", style="green")

@@ -69,6 +69,11 @@ class Rule:
     #: The profile the page's examples are checked with (``vllm`` or ``sglang``).
     example_profile: ClassVar[str] = "vllm"
 
+    def wants(self, text: str) -> bool:
+        """Whether a file's text may hold something this rule reports although it has no sink or
+        padded count (the prefilter's test): such a file is analysed too.  Cheap text tests only."""
+        return False
+
     def check(self, facts: Facts) -> list["Finding"]:
         """This rule's findings in the checked files (static rules only)."""
         raise NotImplementedError(f"{self.code} is a {self.kind} rule: the suppression stage decides it")

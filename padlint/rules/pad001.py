@@ -141,7 +141,10 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
             real_shown = real_canon or "?"
             padded_shown = taint.padded if taint.padded_written in ("", real_shown) else taint.padded_written
         neutral = _neutral(profile, hit.field, source)
-        fix_text = _fix_text(hit, taint, real_name, neutral) if hit.fixable else None
+        # a reset statement names the buffer as written where it was sliced: only valid at the
+        # sink when that is the same file (a `self.x` of another class's method is not this `self.x`)
+        local = all(not t.steps or t.steps[0][2] in ("", path) for t in hit.taints)
+        fix_text = _fix_text(hit, taint, real_name, neutral) if hit.fixable and local else None
         lead = ":, " * taint.dim
         noun = "rows" if taint.dim == 0 else "entries"
         rows = (f"[{lead}{real_shown} + {taint.offset}:{padded_shown} + {taint.offset}]" if taint.offset

@@ -5,11 +5,13 @@ from __future__ import annotations
 from padlint.rules.base import Rule
 from padlint.rules.directives import InvalidDirective, UnusedSuppression
 from padlint.rules.pad001 import StalePaddingReachesSink
+from padlint.rules.pad003 import VacatedRowKeepsData
 from padlint.rules.pad004 import CountAxisMismatch
 
 #: Every rule, by code.  A new rule is a class here plus its page ``rules/CODE.md``.
 RULES: tuple[Rule, ...] = (
     StalePaddingReachesSink(),
+    VacatedRowKeepsData(),
     CountAxisMismatch(),
     UnusedSuppression(),
     InvalidDirective(),

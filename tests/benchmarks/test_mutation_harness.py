@@ -169,6 +169,19 @@ def test_compare_counts_multiplicity():
     assert new == [] and lost == 1
 
 
+def test_grown_counts_stale_paths_of_an_existing_finding():
+    """A deletion that adds a stale path to a finding the baseline has is seen through "on N paths"."""
+    f = {"path": "a.py", "line": 3, "code": "PAD001", "field": "seq_lens",
+         "message": "... may be stale when passed as `seq_lens=` to M on 2 paths, e.g. a -> b; ..."}
+    one = dict(f, message="... may be stale when passed as `seq_lens=` to M on the path a -> b (other paths ...)")
+    three = dict(f, message=f["message"].replace("on 2 paths", "on 3 paths"))
+    assert mutation.stale_path_count(f) == 2 and mutation.stale_path_count(one) == 1
+    assert mutation.grown([f], [three]) == [three]
+    assert mutation.grown([f], [f]) == [] and mutation.grown([f], [one]) == []
+    assert mutation.grown([one], [f]) == [f]  # one path -> two
+    assert mutation.grown([], [three]) == []  # a new finding is `compare`'s, not this
+
+
 def test_target_globs(tmp_path):
     for rel in ("vllm/a.py", "vllm/gpu/b.py", "vllm/gpu/sub/c.py", "vllm/gpu/d.txt"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -364,3 +364,56 @@ def test_comment_ending_in_a_backslash_continues_nothing():
     src = "def f(x, n):\n    # see C:\\\n    use(x)\n"
     assert apply_fixes(src, [Fix("m.py", 3, "    ", "x[n:] = 0", "")]) == \
         "def f(x, n):\n    # see C:\\\n    x[n:] = 0\n    use(x)\n"
+
+
+# -- Fix.after: a statement right after the one that ends on line - 1 (PAD003's row reset) --------
+
+MOVE = (
+    "class B:\n"
+    "    def condense(self, e, last):\n"
+    "        if self.mask is not None:\n"
+    "            self.mask[e] = (\n"
+    "                self.mask[last]\n"
+    "            )  # moved\n"
+    "\n"
+    "        last -= 1\n"
+)
+AFTER = Fix("b.py", 7, "            ", "self.mask[last].fill_(False)", "", after=True)
+
+
+def test_after_fix_goes_at_the_end_of_the_inner_block():
+    # the move is the last statement of the `if` block and spans lines 4-6 (with a trailing
+    # comment): the reset becomes line 7, in the `if` block, before the blank line
+    out = apply_fixes(MOVE, [AFTER])
+    assert out.splitlines()[6] == "            self.mask[last].fill_(False)"
+    assert out.splitlines()[7:] == ["", "        last -= 1"]
+    assert out == MOVE.replace(")  # moved\n", ")  # moved\n            self.mask[last].fill_(False)\n")
+    assert apply_fixes(out, [AFTER]) == out  # the reset already follows the move: nothing changes
+    assert AFTER.where == "after line 6"
+
+
+def test_after_fix_between_two_statements_and_crlf():
+    src = "def f(a, i, j):\n    a[i] = a[j]\n    return a\n"
+    fix = Fix("f.py", 3, "    ", "a[j] = 0", "", after=True)
+    assert apply_fixes(src, [fix]) == "def f(a, i, j):\n    a[i] = a[j]\n    a[j] = 0\n    return a\n"
+    crlf = src.replace("\n", "\r\n")
+    assert apply_fixes(crlf, [fix]) == "def f(a, i, j):\r\n    a[i] = a[j]\r\n    a[j] = 0\r\n    return a\r\n"
+
+
+@pytest.mark.parametrize("fix, message", [
+    # line 4 follows the `if` header's block, not a simple statement at 8 spaces
+    (Fix("b.py", 3, "        ", "x = 0", "", after=True), "no simple statement"),
+    # wrong indentation for the statement ending on line 6
+    (Fix("b.py", 7, "        ", "x = 0", "", after=True), "no simple statement"),
+    # past the end of the file: nothing to insert before
+    (Fix("b.py", 9, "        ", "x = 0", "", after=True), "no line after line 8"),
+])
+def test_after_fix_that_does_not_fit_raises(fix, message):
+    with pytest.raises(FixError, match=message):
+        apply_fixes(MOVE, [fix])
+
+
+def test_after_fix_not_after_a_statement_followed_on_its_line():
+    src = "def f(a, i, j):\n    a[i] = a[j]; a[j] = 1\n    return a\n"
+    with pytest.raises(FixError, match="no simple statement"):
+        apply_fixes(src, [Fix("f.py", 3, "    ", "a[j] = 0", "", after=True)])

@@ -44,5 +44,5 @@ def test_installed_wheel_explains_rules(wheel, tmp_path):
     module, page, codes, head = proc.stdout.splitlines()
     assert module.startswith(str(target))
     assert page == str(target / "padlint" / "_rules" / "PAD001.md")
-    assert codes == "['PAD001', 'PAD100', 'PAD101']"
+    assert codes == "['PAD001', 'PAD003', 'PAD100', 'PAD101']"
     assert head == "# invalid-directive (PAD101)"

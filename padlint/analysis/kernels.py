@@ -1,0 +1,106 @@
+"""What a Triton kernel writes into the padding rows of its pointer arguments.
+
+Engines pad inside kernels: a kernel launched for ``num_reqs`` requests loops
+over the tail of a buffer and stores one value there, e.g. (vLLM Model Runner V2)::
+
+    for i in tl.range(num_reqs, max_num_reqs, BLOCK_SIZE):
+        block = i + tl.arange(0, BLOCK_SIZE)
+        tl.store(seq_lens_ptr + block, 0, mask=block < max_num_reqs)
+
+A *tail store* is a ``tl.store(P + E, V, ...)`` inside a ``for`` loop over
+``range(A, B, ...)`` / ``tl.range(A, B, ...)`` whose start ``A`` is not the
+literal 0 (it starts at a count: the rows before it are the real ones), where
+``P`` is a parameter of the kernel, ``E`` depends on the loop variable and
+``V`` does not (one value for every tail row).  A launch ``kernel[grid](..., buf,
+...)`` that binds ``buf`` to such a ``P`` resets ``buf``'s padding rows with
+``V``.  Stores of loop-dependent values, and stores in loops from 0, are not
+resets: they write the real rows.
+
+This reads the kernel's ``ast`` only; nothing is imported or run.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TailStore:
+    """Parameter ``index`` (``name``) gets ``value`` in every row from a count on.
+
+    ``value``: the stored expression as written when it is a literal
+    (``0``, ``-1``, ``False``), else "" (a loop-invariant value the analysis
+    cannot name: the last real offset, say).  ``line``: the store's line.
+    """
+
+    index: int
+    name: str
+    value: str
+    line: int
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _is_range(call: ast.AST) -> bool:
+    if not isinstance(call, ast.Call):
+        return False
+    f = call.func
+    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+    return name in ("range", "static_range") and len(call.args) >= 2
+
+
+def _starts_at_zero(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value == 0
+
+
+def _store_call(node: ast.AST) -> ast.Call | None:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "store" \
+            and len(node.args) >= 2:
+        return node
+    return None
+
+
+def _pointer(expr: ast.AST, params: dict[str, int]) -> str | None:
+    """The parameter ``expr`` offsets (``P + E``, ``P + c + E``), or None."""
+    while isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        if isinstance(expr.left, ast.Name) and expr.left.id in params:
+            return expr.left.id
+        expr = expr.left
+    return None
+
+
+def tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[TailStore, ...]:
+    """The tail stores of kernel ``fn`` (see the module docstring), one per parameter."""
+    params = {a.arg: i for i, a in enumerate(fn.args.posonlyargs + fn.args.args)}
+    found: dict[str, TailStore] = {}
+    for loop in ast.walk(fn):
+        if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or not _is_range(loop.iter):
+            continue
+        if _starts_at_zero(loop.iter.args[0]):
+            continue
+        # names that depend on the loop variable inside the loop body (`block = i + tl.arange(...)`)
+        varying = {loop.target.id}
+        changed = True
+        while changed:
+            changed = False
+            for node in ast.walk(loop):
+                if isinstance(node, ast.Assign) and _names(node.value) & varying:
+                    for t in node.targets:
+                        for n in _names(t) - varying:
+                            varying.add(n)
+                            changed = True
+        for node in ast.walk(loop):
+            call = _store_call(node)
+            if call is None:
+                continue
+            ptr = _pointer(call.args[0], params)
+            if ptr is None or not (_names(call.args[0]) & varying) or _names(call.args[1]) & varying:
+                continue
+            value = call.args[1]
+            text = ast.unparse(value) if isinstance(value, ast.Constant) or (
+                isinstance(value, ast.UnaryOp) and isinstance(value.operand, ast.Constant)) else ""
+            found.setdefault(ptr, TailStore(params[ptr], ptr, text, call.lineno))
+    return tuple(sorted(found.values(), key=lambda t: t.index))

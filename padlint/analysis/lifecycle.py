@@ -1,0 +1,813 @@
+"""Row lifecycle facts: which rows of a class's persistent buffers its methods move, swap or
+clear, and which buffers the method that admits a new request writes on every admission.
+
+Computed per class from the project index (CPython ``ast``; nothing is run):
+
+- *persistent buffers*: ``self.X`` attributes assigned an allocation anywhere in the class
+  (``torch.zeros/empty/ones/full(...)``, ``np.zeros(...)``, ``*_like``, ``torch.tensor``,
+  a ``CpuGpuBuffer``-like constructor or ``self._make_buffer(...)``), or a ``.numpy()`` /
+  ``.cpu()`` view of one (an alias: its rows are the same memory).  The library (``torch`` or
+  ``numpy``) and the number of dimensions are kept where the allocation shows them.
+- *row moves*: a statement that copies one row of a buffer into another row of the same
+  buffer: ``buf[dst] = buf[src]``, ``buf[dst, :n] = buf[src, :n]``, ``buf[dst] = buf[src].clone()``,
+  ``buf[dst].copy_(buf[src])``.  The source row is *vacated* when the method relocates the
+  request (:meth:`_Scan.relocation_evidence`; a lone copy of one row is a fork, the source keeps
+  its owner).  It is *released* when a later
+  statement of the same method writes it again: a reset (``buf[src].fill_(0)``,
+  ``buf[src] = 0``), the destination of another move (the temporary-swap idiom), a write of
+  ``buf[k:]`` or of the whole buffer.
+- *view swaps*: ``a[i], a[j] = a[j], a[i]`` on a tensor (or on a numpy array indexed to less
+  than its full rank): the right side is two views, so after the first store both rows hold
+  the same data.  Fancy-index swaps (``a[[i, j]] = a[[j, i]]``) and list swaps are not.
+- *admission*: the method(s) that write rows of the class's buffers for a new request
+  (``add_request``, ``add_row``, any method whose name starts with ``add`` or contains
+  ``add_req``/``admit`` and writes a row of a buffer).  For each buffer: whether every
+  admission writes a row of it (:class:`Coverage`), following ``self.m(...)`` calls two levels
+  deep.
+
+The coverage criterion (what "provably overwritten before it is read as a live row" means):
+admission covers a buffer for a vacated row when every path through the admitting method
+that completes normally writes a row of the buffer, where
+
+- an ``if`` covers when both its branches cover; a branch that ends in ``raise`` covers
+  vacuously (no request is admitted on it);
+- an ``if`` whose test (with its polarity) also guards the move (the same text, e.g.
+  ``if self.use_feature:`` around both) needs only its branch on that side: when the test
+  is false the move did not happen;
+- an ``if``/``elif`` chain whose final ``else`` raises is a dispatch on the request's kind
+  (sampling / pooling): a field written in one branch is that kind's own field; the chain
+  covers it when some branch does (recorded as ``per_kind``: a request of another kind does
+  not write it, and is assumed not to read it);
+- loops do not cover (they may run zero times); ``with`` and ``try`` bodies do.
+
+Everything else (a write under ``if params.allowed_token_ids:`` with no ``else``) is
+*conditional*: the request that does not take that branch inherits the vacated row.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from padlint.analysis.project import (
+    ClassInfo,
+    FuncNode,
+    FunctionInfo,
+    ModuleInfo,
+    Project,
+)
+
+ALLOC_TORCH = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
+               "tensor", "arange", "randn", "rand"}
+ALLOC_NUMPY = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
+               "array", "arange"}
+TORCH_NAMES = {"torch"}
+NUMPY_NAMES = {"np", "numpy"}
+#: Attribute views of one logical buffer (vLLM's CpuGpuBuffer): rows of `.np` are rows of `.cpu`.
+VIEWS = ("np", "cpu", "gpu")
+#: In-place writes of a whole row (the receiver is the row view).
+ROW_WRITERS = {"fill_", "zero_", "copy_", "fill", "masked_fill_", "index_fill_", "uniform_", "normal_"}
+MAX_INLINE = 2
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A persistent buffer of a class: ``self.<attr>`` and what its allocation shows."""
+
+    attr: str            # the canonical attribute (``x`` for ``x.np`` and for ``x_np = x.numpy()``)
+    lib: str             # "torch" | "numpy" | "" (unknown: a buffer class)
+    ndim: int | None     # None when the shape is not written out
+    fill: str | None     # the value a fresh row holds ("0", "False"); None for torch.empty
+    line: int
+
+
+@dataclass(frozen=True)
+class Guard:
+    """One condition a statement runs under: the test's text and its polarity.
+    ``dispatch``: a branch of an ``if``/``elif`` chain whose final ``else`` raises."""
+
+    text: str
+    positive: bool
+    dispatch: bool = False
+
+
+@dataclass(frozen=True)
+class RowMove:
+    """``written`` (the target as written, e.g. ``self.a_cpu[dst]``) copied from row ``src``."""
+
+    cls: str
+    method: str
+    path: str
+    attr: str            # canonical buffer attribute
+    written: str         # the buffer expression as written (``self.mask_cpu_tensor``)
+    dst: str
+    src: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    stmt_text: str
+    indent: str
+    guards: tuple[Guard, ...]
+    released_at: int | None   # line of the later write of the source row in the method, if any
+
+
+@dataclass(frozen=True)
+class ViewSwap:
+    cls: str
+    method: str
+    path: str
+    attr: str
+    written: str
+    left: str            # the index text of the first target (``i1``)
+    right: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    stmt_text: str
+    lib: str
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How the admitting method(s) write a buffer's rows for a new request.
+
+    ``status``: ``always`` (every admission writes a row), ``per_kind`` (every admission of the
+    request kinds that have the field), ``guarded`` (only under the guards in ``conditions``,
+    which the vacating move shares), ``conditional`` (only when ``conditions`` hold),
+    ``never`` (admission does not write it), ``no_admission`` (the class has no admitting
+    method).  ``line``: a write of the row in the admitting method (0 when none).
+    """
+
+    status: str
+    method: str
+    conditions: tuple[str, ...] = ()
+    line: int = 0
+
+    @property
+    def overwrites(self) -> bool:
+        return self.status in ("always", "per_kind", "guarded")
+
+
+@dataclass
+class ClassLifecycle:
+    key: str
+    name: str
+    path: str
+    buffers: dict[str, Buffer] = field(default_factory=dict)
+    moves: list[RowMove] = field(default_factory=list)
+    swaps: list[ViewSwap] = field(default_factory=list)
+    admitting: tuple[str, ...] = ()
+    _cls: ClassInfo | None = field(default=None, repr=False)
+    _project: Project | None = field(default=None, repr=False)
+    _aliases: dict[str, str] = field(default_factory=dict, repr=False)
+    _scan: _Scan | None = field(default=None, repr=False)
+
+    def coverage(self, attr: str, move_guards: tuple[Guard, ...] = ()) -> Coverage:
+        """Whether admission overwrites a row of ``attr`` before it is read as a live row
+        (see the module docstring), judged for a vacating statement under ``move_guards``."""
+        if not self.admitting or self._cls is None:
+            return Coverage("no_admission", "")
+        best: Coverage | None = None
+        for name in self.admitting:
+            fn = self._cls.methods[name]
+            res = _Cover(self, attr, move_guards).body(fn.node.body, 0)
+            cov = _coverage_of(name, res)
+            if cov.overwrites:
+                return cov
+            if best is None or (cov.status == "conditional" and best.status == "never"):
+                best = cov
+        return best or Coverage("never", self.admitting[0])
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+def _text(node: ast.AST) -> str:
+    return " ".join(ast.unparse(node).split())
+
+
+def _self_chain(node: ast.AST) -> list[str] | None:
+    """``self.a.b`` -> ["a", "b"]; None when not rooted at ``self``."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name) and node.id == "self" and parts:
+        return parts[::-1]
+    return None
+
+
+def _call_name(node: ast.AST) -> tuple[str, str] | None:
+    """``torch.zeros(...)`` -> ("torch", "zeros"); ``self._make_buffer(...)`` -> ("self", ...)."""
+    if not isinstance(node, ast.Call):
+        return None
+    f = node.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+        return f.value.id, f.attr
+    if isinstance(f, ast.Attribute):
+        return "", f.attr
+    if isinstance(f, ast.Name):
+        return "", f.id
+    return None
+
+
+def _shape_ndim(call: ast.Call, name: str) -> int | None:
+    if name.endswith("_like") or name in ("tensor", "array"):
+        return None
+    if name == "arange":
+        return 1
+    args = [a for a in call.args if not isinstance(a, ast.Starred)]
+    if len(args) != len(call.args):
+        return None
+    if name == "full":
+        args = args[:1]
+    for kw in call.keywords:
+        if kw.arg == "size":
+            args = [kw.value]
+    if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
+        return len(args[0].elts) if not any(isinstance(e, ast.Starred) for e in args[0].elts) else None
+    return len(args) or None
+
+
+def _fill_of(call: ast.Call, name: str) -> str | None:
+    base = name.removesuffix("_like")
+    dtype = ""
+    for kw in call.keywords:
+        if kw.arg == "dtype":
+            dtype = _text(kw.value)
+        if kw.arg == "fill_value" and base == "full":
+            return _text(kw.value)
+    boolean = dtype.endswith(("bool", "bool_"))
+    if base == "zeros":
+        return "False" if boolean else "0"
+    if base == "ones":
+        return "True" if boolean else "1"
+    if base == "full":  # torch.full(size, value), np.full(shape, value), full_like(x, value)
+        return _text(call.args[1]) if len(call.args) > 1 else None
+    return None
+
+
+def _allocation(value: ast.AST, buffers: dict[str, Buffer]) -> tuple[str, int | None, str | None] | str | None:
+    """(lib, ndim, fill) for an allocation; the alias's attribute for ``self.x.numpy()``."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+            and value.func.attr in ("pin_memory", "to", "contiguous", "cuda", "share_memory_"):
+        value = value.func.value
+    name = _call_name(value)
+    if name is None:
+        return None
+    owner, fname = name
+    assert isinstance(value, ast.Call)
+    if fname in ("numpy", "cpu") and isinstance(value.func, ast.Attribute):
+        chain = _self_chain(value.func.value)
+        if chain and len(chain) == 1:
+            return chain[0]
+        return None
+    if owner in TORCH_NAMES and fname in ALLOC_TORCH:
+        return "torch", _shape_ndim(value, fname), _fill_of(value, fname)
+    if owner in NUMPY_NAMES and fname in ALLOC_NUMPY:
+        return "numpy", _shape_ndim(value, fname), _fill_of(value, fname)
+    if fname.endswith("Buffer") or fname in ("_make_buffer", "make_buffer"):
+        return "", None, None
+    return None
+
+
+def _index_parts(sub: ast.Subscript) -> list[ast.AST]:
+    s = sub.slice
+    return list(s.elts) if isinstance(s, ast.Tuple) else [s]
+
+
+def _is_row_index(node: ast.AST) -> bool:
+    """A single row: not a slice, not a constant-free fancy list, not ``...``/None."""
+    if isinstance(node, (ast.Slice, ast.List, ast.Tuple, ast.Starred)):
+        return False
+    if isinstance(node, ast.Constant) and (node.value is None or node.value is Ellipsis):
+        return False
+    return not isinstance(node, ast.Compare)  # a boolean mask is not one row
+
+
+def _ends_in_exit(body: list[ast.stmt], kinds=(ast.Raise,)) -> bool:
+    return bool(body) and isinstance(body[-1], kinds)
+
+
+def _dispatch_chain(node: ast.If) -> list[tuple[ast.AST, list[ast.stmt]]] | None:
+    """The branches of ``if A: .. elif B: .. else: raise`` (test, body); None when the chain's
+    final ``else`` does not raise."""
+    out: list[tuple[ast.AST, list[ast.stmt]]] = []
+    cur: ast.If = node
+    while True:
+        out.append((cur.test, cur.body))
+        if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
+            cur = cur.orelse[0]
+            continue
+        if _ends_in_exit(cur.orelse) and len(out) >= 2:
+            return out
+        return None
+
+
+# -- the class scan --------------------------------------------------------------------------
+
+class _Scan:
+    def __init__(self, cls: ClassInfo, mod: ModuleInfo, project: Project):
+        self.cls = cls
+        self.mod = mod
+        self.project = project
+        self.fancy: set[str] = set()
+        self.local_alias: dict[str, list[str]] = {}
+        self.out = ClassLifecycle(key=cls.key, name=cls.name, path=mod.path, _cls=cls, _project=project,
+                                  _scan=self)
+
+    # buffers ---------------------------------------------------------------------------------
+    def buffers(self) -> None:
+        found: dict[str, Buffer] = {}
+        aliases: dict[str, str] = {}
+        for meth in self.cls.methods.values():
+            for sub in ast.walk(meth.node):
+                if isinstance(sub, ast.Assign):
+                    targets, value = sub.targets, sub.value
+                elif isinstance(sub, ast.AnnAssign) and sub.value is not None:
+                    targets, value = [sub.target], sub.value
+                else:
+                    continue
+                alloc = _allocation(value, found)
+                if alloc is None:
+                    continue
+                for t in targets:
+                    chain = _self_chain(t)
+                    if not chain or len(chain) != 1:
+                        continue
+                    if isinstance(alloc, str):
+                        aliases[chain[0]] = alloc
+                        continue
+                    lib, ndim, fill = alloc
+                    prev = found.get(chain[0])
+                    if prev is None:
+                        found[chain[0]] = Buffer(chain[0], lib, ndim, fill, sub.lineno)
+        # an alias of a buffer (`x_np = x_tensor.numpy()`) is the same rows: one canonical name
+        for alias, target in aliases.items():
+            if target in found:
+                base = found[target]
+                found.setdefault(alias, Buffer(target, "numpy" if base.lib == "torch" else base.lib,
+                                               base.ndim, base.fill, base.line))
+                self.out._aliases[alias] = target
+        self.out.buffers = found
+
+    def canonical(self, node: ast.AST) -> tuple[str, str] | None:
+        """(canonical buffer attribute, the expression as written) for ``self.x``/``self.x.np``."""
+        chain = _self_chain(node)
+        if not chain and isinstance(node, ast.Name):
+            chain = self.local_alias.get(node.id)
+        if not chain:
+            return None
+        while len(chain) > 1 and chain[-1] in VIEWS:
+            chain = chain[:-1]
+        if len(chain) != 1 or chain[0] not in self.out.buffers:
+            return None
+        attr = self.out._aliases.get(chain[0], chain[0])
+        return attr, _text(node)
+
+    # moves and swaps -------------------------------------------------------------------------
+    def row_ref(self, node: ast.AST) -> tuple[str, str, str, ast.Subscript] | None:
+        """(attr, written, row index text, subscript) for ``self.buf[i]`` / ``self.buf[i, :n]``;
+        also through ``.clone()``/``.copy()``/``.detach()`` of one."""
+        while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("clone", "copy", "detach") and not node.args:
+            node = node.func.value
+        if not isinstance(node, ast.Subscript):
+            return None
+        inner = node
+        # `self.buf[i][cols]`: the row is the inner subscript
+        while isinstance(inner.value, ast.Subscript):
+            inner = inner.value
+        buf = self.canonical(inner.value)
+        if buf is None:
+            return None
+        parts = _index_parts(inner)
+        if not parts or not _is_row_index(parts[0]):
+            return None
+        if isinstance(parts[0], ast.Name) and parts[0].id in self.fancy:
+            return None  # `idx = [a, b]; buf[idx]`: several rows (a permutation), not one
+        return buf[0], buf[1], _text(parts[0]), node
+
+    def methods(self) -> None:
+        for meth in self.cls.methods.values():
+            if meth.name == "__init__":
+                continue
+            self.method(meth)
+
+    def method(self, meth: FunctionInfo) -> None:
+        self.fancy = _fancy_names(meth.node) | _several_params(meth.node)
+        self.local_alias = _local_aliases(meth.node)
+        moves: list[tuple[RowMove, ast.stmt]] = []
+        writes: list[tuple[str, str | None, int]] = []  # (attr, row text or None for a range, line)
+        for stmt, guards in _walk(meth.node.body, ()):
+            lines = self.mod.lines
+            indent = lines[stmt.lineno - 1][:stmt.col_offset] if stmt.lineno <= len(lines) else ""
+            move = self.move_of(stmt)
+            if move is not None:
+                attr, written, dst, src = move
+                moves.append((RowMove(self.cls.key, meth.name, self.mod.path, attr, written, dst, src,
+                                      stmt.lineno, stmt.col_offset + 1, stmt.end_lineno or stmt.lineno,
+                                      (stmt.end_col_offset or 0) + 1, _text(stmt), indent, guards, None),
+                              stmt))
+            swap = self.swap_of(stmt)
+            if swap is not None:
+                self.out.swaps.append(ViewSwap(self.cls.key, meth.name, self.mod.path, *swap[:4],
+                                               stmt.lineno, stmt.col_offset + 1, stmt.end_lineno or stmt.lineno,
+                                               (stmt.end_col_offset or 0) + 1, _text(stmt), swap[4]))
+            writes.extend(self.writes_of(stmt))
+        evidence = self.relocation_evidence(meth, [(mv.src, mv.dst) for mv, _s in moves])
+        for mv, stmt in moves:
+            if (mv.src, mv.dst) not in evidence:
+                continue  # a copy of one row (a fork: the source keeps its owner), not a relocation
+            later = [line for attr, row, line in writes
+                     if attr == mv.attr and line > (stmt.end_lineno or stmt.lineno) and (row is None or row == mv.src)]
+            if later:
+                mv = RowMove(**{**mv.__dict__, "released_at": min(later)})
+            self.out.moves.append(mv)
+
+    def relocation_evidence(self, meth: FunctionInfo, pairs: list[tuple[str, str]]) -> set[tuple[str, str]]:
+        """The (src, dst) row pairs that ``meth`` *relocates* (the source row's request moves to
+        ``dst``, so ``src`` is vacated), as opposed to copying a row whose owner stays (a fork).
+
+        Evidence, any of: the method's name says so (move, condense, compact, swap, relocate,
+        defrag); two or more attributes of ``self`` (buffers or lists) are copied from ``src``
+        to ``dst`` (the request's state goes along); the source row of an attribute is cleared
+        (``self.ids[src] = None``, ``self.d.pop(src)``, ``del self.ids[src]``)."""
+        low = meth.name.lower()
+        if any(w in low for w in ("move", "condense", "compact", "swap", "relocat", "defrag")):
+            return set(pairs)
+        copied: dict[tuple[str, str], set[str]] = {}
+        cleared: set[str] = set()
+        for stmt, _g in _walk(meth.node.body, ()):
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                t, v = stmt.targets[0], stmt.value
+                if isinstance(t, ast.Subscript) and isinstance(v, ast.Subscript):
+                    ct, cv = _self_chain(t.value), _self_chain(v.value)
+                    if ct and ct == cv:
+                        key = (_text(_index_parts(v)[0]), _text(_index_parts(t)[0]))
+                        copied.setdefault(key, set()).add(".".join(ct))
+                if isinstance(t, ast.Subscript) and _self_chain(t.value) and isinstance(v, ast.Constant) \
+                        and v.value is None:
+                    cleared.add(_text(_index_parts(t)[0]))
+            elif isinstance(stmt, ast.Delete):
+                for t in stmt.targets:
+                    if isinstance(t, ast.Subscript) and _self_chain(t.value):
+                        cleared.add(_text(_index_parts(t)[0]))
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "pop" \
+                        and _self_chain(n.func.value) and n.args:
+                    cleared.add(_text(n.args[0]))
+        return {p for p in pairs if len(copied.get(p, ())) >= 2 or p[0] in cleared}
+
+    def move_of(self, stmt: ast.stmt) -> tuple[str, str, str, str] | None:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            dst, src = self.row_ref(stmt.targets[0]), self.row_ref(stmt.value)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "copy_" \
+                and len(stmt.value.args) >= 1:
+            dst, src = self.row_ref(stmt.value.func.value), self.row_ref(stmt.value.args[0])
+        else:
+            return None
+        if dst is None or src is None or dst[0] != src[0] or dst[2] == src[2]:
+            return None
+        return dst[0], dst[1], dst[2], src[2]
+
+    def swap_of(self, stmt: ast.stmt) -> tuple[str, str, str, str, str] | None:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], (ast.Tuple, ast.List)) and isinstance(stmt.value, (ast.Tuple, ast.List))):
+            return None
+        left, right = stmt.targets[0].elts, stmt.value.elts
+        if len(left) != 2 or len(right) != 2:
+            return None
+        refs_l = [self.row_ref(e) for e in left]
+        refs_r = [self.row_ref(e) for e in right]
+        if any(r is None for r in refs_l + refs_r):
+            return None
+        if len({r[0] for r in refs_l + refs_r}) != 1:  # type: ignore[index]
+            return None
+        (a, wa, i1, s1), (_b, _wb, i2, _s2) = refs_l  # type: ignore[misc]
+        if i1 == i2 or refs_r[0][2] != i2 or refs_r[1][2] != i1:  # type: ignore[index]
+            return None
+        if any(isinstance(e, ast.Call) for e in right):
+            return None  # `.clone()`/`.copy()` on the right: copies, not views
+        inner = s1
+        while isinstance(inner.value, ast.Subscript):
+            inner = inner.value
+        chain = _self_chain(inner.value) or []
+        raw = chain[0] if chain else ""
+        buf = self.out.buffers.get(raw) or self.out.buffers.get(a)
+        if buf is None:
+            return None
+        if chain and chain[-1] == "np":
+            lib = "numpy"
+        elif chain and chain[-1] in ("cpu", "gpu"):
+            lib = "torch"
+        else:
+            lib = buf.lib
+        if lib == "numpy":
+            # a numpy row indexed to full rank is a scalar copy: only partial indexing gives views
+            parts = [p for sub in _subscripts(s1) for p in _index_parts(sub)]
+            if buf.ndim is None or (len(parts) >= buf.ndim and all(_is_row_index(p) for p in parts)):
+                return None
+        elif lib != "torch":
+            return None
+        return a, wa, i1, i2, lib
+
+    def writes_of(self, stmt: ast.stmt) -> list[tuple[str, str | None, int]]:
+        """Rows of buffers ``stmt`` writes: (attr, row index text or None for a range/whole)."""
+        out: list[tuple[str, str | None, int]] = []
+        targets: list[ast.AST] = []
+        if isinstance(stmt, ast.Assign):
+            for t in stmt.targets:
+                targets.extend(t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])
+        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+            targets.append(stmt.target)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr in ROW_WRITERS:
+            targets.append(stmt.value.func.value)
+        for t in targets:
+            whole = self.canonical(t)
+            if whole is not None:
+                out.append((whole[0], None, stmt.lineno))
+                continue
+            ref = self.row_ref(t)
+            if ref is not None:
+                out.append((ref[0], ref[2], stmt.lineno))
+                continue
+            if isinstance(t, ast.Subscript):
+                inner = t
+                while isinstance(inner.value, ast.Subscript):
+                    inner = inner.value
+                buf = self.canonical(inner.value)
+                if buf is not None:
+                    parts = _index_parts(inner)
+                    if parts and isinstance(parts[0], ast.Slice):
+                        out.append((buf[0], None, stmt.lineno))  # `buf[k:] = 0`: a range of rows
+        return out
+
+    # admission ------------------------------------------------------------------------------
+    def admission(self) -> None:
+        names = []
+        for name, meth in self.cls.methods.items():
+            low = name.lower().lstrip("_")
+            if not (low.startswith("add") or "add_req" in low or "admit" in low):
+                continue
+            if any(self.writes_of(s) for s, _g in _walk(meth.node.body, ())) or _calls_self(meth.node):
+                names.append(name)
+        self.out.admitting = tuple(names)
+
+
+def _local_aliases(fn: ast.AST) -> dict[str, list[str]]:
+    """Local names bound once to an attribute chain of ``self`` (``bt = self.block_table.np``)."""
+    out: dict[str, list[str]] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            chain = _self_chain(n.value)
+            name = n.targets[0].id
+            if chain and name not in out:
+                out[name] = chain
+            elif name in out:
+                out[name] = []
+    stores: dict[str, int] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    return {k: v for k, v in out.items() if v and stores.get(k) == 1}
+
+
+def _several_params(fn: FuncNode) -> set[str]:
+    """Parameters annotated as several indices (``torch.Tensor``, ``list[int]``, ``Sequence``,
+    ``np.ndarray``): ``buf[idx]`` with one of them is a batch of rows, not one request's row."""
+    out: set[str] = set()
+    a = fn.args
+    for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+        if arg.annotation is None:
+            continue
+        ann = _text(arg.annotation)
+        if any(w in ann for w in ("Tensor", "List", "list", "Sequence", "ndarray", "Iterable", "tuple", "Tuple")):
+            out.add(arg.arg)
+    # locals computed from them (`src = src_index.to(torch.long)`), to a fixpoint
+    changed = bool(out)
+    while changed:
+        changed = False
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                    and n.targets[0].id not in out \
+                    and any(isinstance(x, ast.Name) and x.id in out for x in ast.walk(n.value)):
+                out.add(n.targets[0].id)
+                changed = True
+    return out
+
+
+def _fancy_names(fn: ast.AST) -> set[str]:
+    """Local names assigned a list, tuple, array or tensor of indices (``idx = [a, b]``)."""
+    def several(value: ast.AST) -> bool:
+        if isinstance(value, (ast.List, ast.ListComp)):
+            return True
+        return isinstance(value, ast.Call) and isinstance(value.func, (ast.Attribute, ast.Name)) and \
+            _text(value.func).rsplit(".", 1)[-1] in ("tensor", "array", "asarray", "arange", "nonzero", "where")
+
+    out: set[str] = set()
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.Assign):
+            continue
+        for t in n.targets:
+            if isinstance(t, ast.Name) and (several(n.value) or isinstance(n.value, ast.Tuple)):
+                out.add(t.id)
+            elif isinstance(t, (ast.Tuple, ast.List)) and isinstance(n.value, (ast.Tuple, ast.List)) \
+                    and len(t.elts) == len(n.value.elts):
+                out.update(e.id for e, v in zip(t.elts, n.value.elts) if isinstance(e, ast.Name) and several(v))
+    return out
+
+
+def _subscripts(node: ast.Subscript) -> list[ast.Subscript]:
+    """``a[i][j]`` -> [a[i], a[i][j]] (innermost first)."""
+    out = [node]
+    while isinstance(out[0].value, ast.Subscript):
+        out.insert(0, out[0].value)
+    return out
+
+
+def _calls_self(fn: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" for n in ast.walk(fn))
+
+
+def _cond_text(test: ast.AST) -> str:
+    """A test as a condition: ``(p := req.params)`` reads as ``req.params``."""
+    return _text(test.value if isinstance(test, ast.NamedExpr) else test)
+
+
+def _walk(body: list[ast.stmt], guards: tuple[Guard, ...]):
+    """Every simple statement of ``body`` (nested blocks included, not nested functions) with
+    the guards it runs under.  ``if X: continue/return/raise/break`` adds ``not X`` to the
+    statements after it."""
+    extra: tuple[Guard, ...] = ()
+    for stmt in body:
+        g = guards + extra
+        if isinstance(stmt, ast.If):
+            chain = _dispatch_chain(stmt)
+            t = _cond_text(stmt.test)
+            yield from _walk(stmt.body, g + (Guard(t, True, chain is not None),))
+            yield from _walk(stmt.orelse, g + (Guard(t, False),))
+            if not stmt.orelse and _ends_in_exit(stmt.body, (ast.Continue, ast.Return, ast.Raise, ast.Break)):
+                extra = extra + (Guard(t, False),)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            yield from _walk(stmt.body, g)
+            yield from _walk(stmt.orelse, g)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            yield from _walk(stmt.body, g)
+        elif isinstance(stmt, ast.Try):
+            for part in (stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody):
+                yield from _walk(part, g)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        else:
+            yield stmt, g
+
+
+@dataclass
+class _Result:
+    """What one block does for a buffer: ``covers`` on every normal path; ``per_kind`` when that
+    relies on a kind dispatch; ``guarded`` when on a guard the move shares; ``line`` of a write;
+    ``conditions`` under which a write happens when it does not cover."""
+
+    covers: bool = False
+    exits: bool = False
+    per_kind: bool = False
+    guarded: tuple[str, ...] = ()
+    line: int = 0
+    conditions: tuple[str, ...] = ()
+
+
+class _Cover:
+    def __init__(self, life: ClassLifecycle, attr: str, move_guards: tuple[Guard, ...]):
+        self.life = life
+        self.attr = attr
+        self.move_guards = {(g.text, g.positive) for g in move_guards}
+        self.scan = life._scan
+
+    def body(self, stmts: list[ast.stmt], depth: int) -> _Result:
+        acc = _Result()
+        for stmt in stmts:
+            r = self.stmt(stmt, depth)
+            if r.line and not acc.line:
+                acc.line = r.line
+            if not acc.conditions and r.conditions:
+                acc.conditions = r.conditions
+            acc.per_kind = acc.per_kind or r.per_kind
+            acc.guarded = acc.guarded or r.guarded
+            if r.covers:
+                acc.covers = True
+                return acc
+            if r.exits:
+                acc.exits = True
+                return acc
+        return acc
+
+    def stmt(self, stmt: ast.stmt, depth: int) -> _Result:
+        if isinstance(stmt, ast.Raise):
+            return _Result(exits=True)
+        if isinstance(stmt, ast.Return):
+            return _Result(covers=self._calls_cover(stmt, depth).covers, line=0)
+        if isinstance(stmt, ast.If):
+            return self.if_(stmt, depth)
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            inner = self.body(stmt.body, depth)
+            return _Result(line=inner.line, conditions=inner.conditions or
+                           ((f"the loop `{_text(stmt.iter if not isinstance(stmt, ast.While) else stmt.test)}` runs",)
+                            if inner.line else ()))
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            return self.body(stmt.body, depth)
+        if isinstance(stmt, ast.Try):
+            return self.body(stmt.body, depth)
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return _Result()
+        for attr, row, _line in self.scan.writes_of(stmt):
+            if attr == self.attr and row is not None:
+                return _Result(covers=True, line=stmt.lineno)
+        return self._calls_cover(stmt, depth)
+
+    def _calls_cover(self, stmt: ast.stmt, depth: int) -> _Result:
+        if depth >= MAX_INLINE or self.life._cls is None:
+            return _Result()
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                    and isinstance(n.func.value, ast.Name) and n.func.value.id == "self":
+                callee = self.life._cls.methods.get(n.func.attr)
+                if callee is None:
+                    continue
+                r = self.body(callee.node.body, depth + 1)
+                if r.covers or r.line:
+                    return _Result(covers=r.covers, per_kind=r.per_kind, guarded=r.guarded, line=r.line,
+                                   conditions=r.conditions)
+        return _Result()
+
+    def if_(self, node: ast.If, depth: int) -> _Result:
+        t = _cond_text(node.test)
+        chain = _dispatch_chain(node)
+        if chain is not None:
+            results = [self.body(b, depth) for _t, b in chain]
+            line = next((r.line for r in results if r.line), 0)
+            if all(r.covers for r in results):
+                return _Result(covers=True, line=line)
+            if any(r.covers for r in results):
+                return _Result(covers=True, per_kind=True, line=line)
+            conditions = next(((_cond_text(test),) + r.conditions for (test, _b), r in zip(chain, results) if r.line), ())
+            return _Result(line=line, conditions=conditions)
+        yes = self.body(node.body, depth)
+        no = self.body(node.orelse, depth)
+        line = yes.line or no.line
+        if (t, True) in self.move_guards and (yes.covers or yes.exits):
+            return _Result(covers=yes.covers, exits=yes.exits and not yes.covers, per_kind=yes.per_kind,
+                           guarded=(t,), line=line)
+        if (t, False) in self.move_guards and (no.covers or no.exits):
+            return _Result(covers=no.covers, exits=no.exits and not no.covers, per_kind=no.per_kind,
+                           guarded=(f"not {t}",), line=line)
+        y_ok = yes.covers or yes.exits
+        n_ok = no.covers or no.exits
+        if y_ok and n_ok:
+            if yes.exits and no.exits:
+                return _Result(exits=True)
+            return _Result(covers=True, per_kind=yes.per_kind or no.per_kind,
+                           guarded=yes.guarded or no.guarded, line=line)
+        conditions: tuple[str, ...] = ()
+        if yes.line and not no.line:
+            conditions = (t,) + yes.conditions
+        elif no.line and not yes.line:
+            conditions = (f"not {t}",) + no.conditions
+        elif line:
+            conditions = yes.conditions or no.conditions or (t,)
+        return _Result(line=line, conditions=conditions)
+
+
+def _coverage_of(method: str, r: _Result) -> Coverage:
+    if r.covers:
+        status = "guarded" if r.guarded else "per_kind" if r.per_kind else "always"
+        return Coverage(status, method, r.guarded, r.line)
+    if r.line:
+        return Coverage("conditional", method, r.conditions, r.line)
+    return Coverage("never", method)
+
+
+def class_lifecycle(cls: ClassInfo, mod: ModuleInfo, project: Project) -> ClassLifecycle:
+    scan = _Scan(cls, mod, project)
+    scan.buffers()
+    if scan.out.buffers:
+        scan.methods()
+        scan.admission()
+    return scan.out
+
+
+def module_lifecycles(project: Project, module_key: str) -> list[ClassLifecycle]:
+    """Row lifecycle facts of every top-level class of a module with a row move or view swap."""
+    mod = project.module(module_key)
+    if mod is None:
+        return []
+    out = []
+    for cls in mod.classes.values():
+        life = class_lifecycle(cls, mod, project)
+        if life.moves or life.swaps:
+            out.append(life)
+    return out

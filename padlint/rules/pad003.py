@@ -1,0 +1,153 @@
+"""PAD003 vacated-row-keeps-data: a query over the engine's row lifecycle facts.
+
+The engine (:mod:`padlint.analysis.lifecycle`) finds, per class, the persistent buffers, the
+statements that copy one row into another (the source row is vacated), the tuple swaps of two
+row views, and whether the method that admits a new request writes each buffer's row on every
+admission.  This rule reports a vacated row that nothing resets or provably overwrites before
+it is read as a live row, and every view swap.
+"""
+
+from __future__ import annotations
+
+import re
+
+from padlint.analysis.lifecycle import (
+    ClassLifecycle,
+    RowMove,
+    ViewSwap,
+    module_lifecycles,
+)
+from padlint.model import Finding, Fix, TraceStep, split_lines
+from padlint.profile import Profile
+from padlint.rules.base import Facts, Rule
+
+CODE = "PAD003"
+#: Text a file must hold for this rule to find anything in it: a row copied or swapped.
+_NEEDLE = re.compile(r"\]\s*=\s*\(?\s*self\.|\]\s*\.copy_\(\s*self\.|\]\s*,\s*self\."
+                     r"|\b(\w+)\[[^\]\n]*\]\s*=\s*\(?\s*\1\[")  # also through a local (`bt[t] = bt[s]`)
+_SUFFIXES = ("_cpu_tensor", "_gpu_tensor", "_tensor", "_cpu", "_gpu", "_np")
+
+
+def lifecycles(facts: Facts) -> dict[str, list[ClassLifecycle]]:
+    """Checked path -> row lifecycle facts of its classes (a fact family)."""
+    out: dict[str, list[ClassLifecycle]] = {}
+    for path, key in facts.keys.items():
+        try:
+            out[path] = module_lifecycles(facts.project, key)
+        except RecursionError:  # pathologically deep nesting: nothing to say about this file
+            out[path] = []
+    return out
+
+
+def _neutral(profile: Profile, attr: str, fill: str | None) -> tuple[str | None, str]:
+    """The value a vacated row is reset to, and where it comes from."""
+    names = [attr] + [attr[: -len(s)] for s in _SUFFIXES if attr.endswith(s)]
+    for name in names:
+        spec = profile.field_spec(name)
+        if spec is not None and spec.neutral != "flat":
+            return spec.neutral, f"the neutral value of `{name}` in the profile"
+    if fill is not None:
+        return fill, "the value the buffer is allocated with"
+    return None, ""
+
+
+def _condition_words(conditions: tuple[str, ...]) -> str:
+    return " and ".join(f"`{c}`" for c in conditions) if conditions else "on some paths"
+
+
+def _move_finding(life: ClassLifecycle, mv: RowMove, profile: Profile, lines: list[str]) -> Finding | None:
+    if mv.released_at is not None:
+        return None
+    cov = life.coverage(mv.attr, mv.guards)
+    if cov.overwrites or cov.status == "no_admission":
+        return None
+    short = mv.written.removeprefix("self.")
+    if cov.status == "conditional":
+        why = (f"`{cov.method}` writes this buffer's row only when {_condition_words(cov.conditions)} "
+               f"(line {cov.line}), so a request admitted into row `{mv.src}` without that inherits them")
+    else:
+        why = (f"`{cov.method}` never writes this buffer's rows, so the request admitted into row "
+               f"`{mv.src}` inherits them")
+    buf = life.buffers.get(mv.attr)
+    neutral, origin = _neutral(profile, mv.attr, buf.fill if buf else None)
+    fix = None
+    fix_hint = f"; reset row `{mv.src}` to the field's neutral value right after line {mv.end_line}"
+    next_line = mv.end_line + 1
+    last_text = lines[mv.end_line - 1] if 0 < mv.end_line <= len(lines) else ""
+    tail = last_text[mv.end_col - 1:] if mv.end_col - 1 <= len(last_text) else ""
+    head = lines[mv.line - 1][: mv.col - 1] if 0 < mv.line <= len(lines) else "x"
+    # the reset goes on its own line after the statement: only where the statement has its lines
+    # to itself (not `if c: a[d] = a[s]`, not `a[d] = a[s]; x = 1`) and a line follows it
+    if neutral is not None and next_line <= len(lines) and not tail.strip().startswith(";") \
+            and not head.strip():
+        raw = mv.written.rsplit(".", 1)[-1]
+        if raw == "np":
+            lib = "numpy"
+        elif raw in ("cpu", "gpu"):
+            lib = "torch"
+        else:
+            own = life.buffers.get(raw) or buf
+            lib = own.lib if own else ""
+        text = (f"{mv.written}[{mv.src}].fill_({neutral})" if lib == "torch"
+                else f"{mv.written}[{mv.src}] = {neutral}")
+        fix = Fix(path=mv.path, line=next_line, indent=mv.indent, text=text, after=True, safe=False,
+                  description=f"reset the vacated row `{mv.src}` of `{short}` to {neutral} ({origin})")
+        fix_hint = f"; add `{text}` after line {mv.end_line}"
+    message = (f"`{mv.method}` copies row `{mv.src}` of `{short}` into row `{mv.dst}` and leaves the old "
+               f"request's values in row `{mv.src}`: `{mv.method}` does not reset it, and {why}{fix_hint}")
+    trace = (TraceStep(mv.path, mv.line, f"row `{mv.src}` of `{short}` vacated by `{mv.method}`"),)
+    if cov.line:
+        trace += (TraceStep(mv.path, cov.line, f"`{cov.method}` writes the row only when "
+                                               f"{_condition_words(cov.conditions)}"),)
+    return Finding(code=CODE, path=mv.path, line=mv.line, column=mv.col, end_line=mv.end_line,
+                   end_column=mv.end_col, message=message, severity="error", sink=f"{life.name}.{mv.method}",
+                   field=mv.attr, buffer=mv.written, padded="", real="", trace=trace, fix=fix,
+                   statement=mv.stmt_text, function=f"{life.name}.{mv.method}")
+
+
+def _swap_finding(life: ClassLifecycle, sw: ViewSwap) -> Finding:
+    w, a, b = sw.written, sw.left, sw.right
+    replacement = f"{w}[[{a}, {b}]] = {w}[[{b}, {a}]]"
+    kind = "tensor" if sw.lib == "torch" else "array"
+    message = (f"tuple swap of two row views of `{w.removeprefix('self.')}` in `{sw.method}`: the right side "
+               f"holds views of the {kind}, so after the first store both rows hold row `{b}`'s data and row "
+               f"`{a}`'s is lost; swap with fancy indexing (it copies): `{replacement}`")
+    return Finding(code=CODE, path=sw.path, line=sw.line, column=sw.col, end_line=sw.end_line,
+                   end_column=sw.end_col, message=message, severity="error", sink=f"{life.name}.{sw.method}",
+                   field=sw.attr, buffer=w, padded="", real="",
+                   trace=(TraceStep(sw.path, sw.line, f"rows `{a}` and `{b}` of `{w}` swapped as views"),),
+                   fix=None, statement=sw.stmt_text, function=f"{life.name}.{sw.method}")
+
+
+class VacatedRowKeepsData(Rule):
+    code = CODE
+    name = "vacated-row-keeps-data"
+
+    def wants(self, text: str) -> bool:
+        return _NEEDLE.search(text) is not None
+
+    def check(self, facts: Facts) -> list[Finding]:
+        out: list[Finding] = []
+        for path, lives in facts.family("lifecycle", lifecycles).items():
+            text = facts.texts.get(path)
+            if text is None:
+                continue
+            lines = split_lines(text)
+            for life in lives:
+                for mv in life.moves:
+                    f = _move_finding(life, mv, facts.profile, lines)
+                    if f is not None:
+                        out.append(_reported_at(f, path))
+                for sw in life.swaps:
+                    out.append(_reported_at(_swap_finding(life, sw), path))
+        out.sort(key=Finding.sort_key)
+        return out
+
+
+def _reported_at(f: Finding, path: str) -> Finding:
+    """The finding (and its fix and trace) under the checked file's path as reported."""
+    from dataclasses import replace
+
+    fix = replace(f.fix, path=path) if f.fix else None
+    trace = tuple(replace(t, path=path) for t in f.trace)
+    return replace(f, path=path, fix=fix, trace=trace)

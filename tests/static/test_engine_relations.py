@@ -1,0 +1,343 @@
+"""What the engine must keep apart on the MRV2 context-parallel (PCP) path, each shape in a
+small package written from scratch (the real code: vLLM 0.33.0 `PCPManager.partition_batch`,
+docs/triage-vllm-0.33.0.md).
+
+The shape: a manager object slices its own buffer to a padded count, resets the tail from
+a count the analysis does not know by name (`n_real = len(segments)`), stores a
+`dataclasses.replace`d batch in `self._local_batch` and returns it; the runner takes that
+batch on one branch of an `if` and builds metadata from the batch's fields.  Each test
+states the finding expected and why; a variant without the reset must be reported, so
+the quiet variant is quiet for the right reason.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from padlint.analysis.engine import Source, check_project
+from padlint.profile import load_profile
+
+
+def _run(tmp_path, files: dict[str, str], check: list[str] | None = None):
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text), encoding="utf-8")
+    paths = check or [r for r in files if r.endswith(".py")]
+    srcs = [Source(str(tmp_path / r), (tmp_path / r).read_text(encoding="utf-8")) for r in paths]
+    res = check_project(srcs, load_profile("vllm"))
+    return [f for fs in res.values() if isinstance(fs, list) for f in fs]
+
+
+MANAGER = """\
+from dataclasses import dataclass, replace
+
+import torch
+
+
+@dataclass
+class InputBatch:
+    num_reqs: int
+    num_reqs_after_padding: int
+    seq_lens: torch.Tensor
+
+
+class Buffers:
+    def __init__(self):
+        self.seq_lens = torch.zeros(256, dtype=torch.int32)
+
+
+class Manager:
+    def __init__(self):
+        self.input_buffers = Buffers()
+        self._local_batch = None
+
+    def _pad(self, n):
+        return n + 8
+
+    def partition_batch(self, input_batch, segments):
+        n_real = len(segments)
+        num_reqs_after_padding = self._pad(n_real)
+        seq_lens = self.input_buffers.seq_lens[:num_reqs_after_padding]
+        seq_lens[:n_real].copy_(input_batch.seq_lens[:n_real])
+        seq_lens[n_real:].zero_()
+        self._local_batch = replace(input_batch, num_reqs=n_real,
+                                    num_reqs_after_padding=num_reqs_after_padding, seq_lens=seq_lens)
+        return self._local_batch
+"""
+
+RUNNER = """\
+from pkg.manager import Buffers, InputBatch, Manager
+
+
+class Runner:
+    def __init__(self):
+        self.input_buffers = Buffers()
+        self.pcp_manager = Manager()
+
+    def prepare_inputs(self, num_reqs, num_reqs_padded):
+        self.input_buffers.seq_lens[num_reqs:num_reqs_padded] = 0
+        return InputBatch(num_reqs=num_reqs, num_reqs_after_padding=num_reqs_padded,
+                          seq_lens=self.input_buffers.seq_lens[:num_reqs_padded])
+
+    def execute_model(self, num_reqs, num_reqs_padded, segments):
+        input_batch = self.prepare_inputs(num_reqs, num_reqs_padded)
+        if self.pcp_manager is not None:
+            input_batch = self.pcp_manager.partition_batch(input_batch, segments)
+        n = input_batch.num_reqs_after_padding
+        return CommonAttentionMetadata(seq_lens=input_batch.seq_lens[:n])
+"""
+
+
+def _files(manager=MANAGER, runner=RUNNER):
+    return {"pkg/__init__.py": "", "pkg/manager.py": manager, "pkg/runner.py": runner}
+
+
+def test_batch_stored_on_self_replaced_and_reset_from_an_unnamed_count_is_clean(tmp_path):
+    # Both branches reset the padding rows of the buffer their batch holds: the runner's
+    # `[num_reqs:num_reqs_padded]`, the manager's `seq_lens[n_real:]` on its view of
+    # `[:num_reqs_after_padding]` (n_real is no count the profile names, so it is taken as that
+    # view's real count).  Four things must hold for this to be quiet: `self._local_batch = replace(...)`
+    # is an object read back by `return self._local_batch`; the reset from `n_real` covers the
+    # view; at the `if` join each branch's batch keeps the resets of its own branch (the other
+    # branch never touches the manager's buffer); and `seq_lens[:n]`, with `n` joined from the two
+    # batches' padded counts, keeps the rows of the slice each batch holds.
+    assert _run(tmp_path, _files()) == []
+
+
+def test_without_the_managers_reset_the_pcp_branch_is_reported(tmp_path):
+    found = _run(tmp_path, _files(manager=MANAGER.replace("        seq_lens[n_real:].zero_()\n", "")))
+    assert [(f.path.rsplit("/", 1)[-1], f.field) for f in found] == [("runner.py", "seq_lens")]
+    f = found[0]
+    assert "num_reqs_after_padding" in f.message  # the manager's padded count
+    # the slice was made in another class (`self.input_buffers` of the manager is not the
+    # runner's): no reset statement is proposed at the sink, only the rows to reset
+    assert f.fix is None and "reset rows" in f.message
+
+
+def test_without_the_runners_reset_the_other_branch_is_reported(tmp_path):
+    found = _run(tmp_path, _files(runner=RUNNER.replace(
+        "        self.input_buffers.seq_lens[num_reqs:num_reqs_padded] = 0\n", "")))
+    assert [(f.path.rsplit("/", 1)[-1], f.field) for f in found] == [("runner.py", "seq_lens")]
+    assert "[num_reqs:num_reqs_padded]" in found[0].message
+
+
+def test_a_named_real_count_is_not_overridden(tmp_path):
+    # `seq_lens[num_tokens:]` on a view of requests: num_tokens is a count the profile names
+    # (another axis), so it is not taken as the view's real count: still reported
+    manager = MANAGER.replace("seq_lens[n_real:].zero_()", "seq_lens[num_tokens:].zero_()").replace(
+        "n_real = len(segments)", "n_real = len(segments)\n        num_tokens = 2 * n_real")
+    found = _run(tmp_path, _files(manager=manager))
+    assert [(f.path.rsplit("/", 1)[-1], f.field) for f in found] == [("runner.py", "seq_lens")]
+
+
+SPECULATOR = """\
+import torch
+
+
+class Speculator:
+    def __init__(self):
+        self.seq_lens = torch.zeros(256, dtype=torch.int32)
+
+    def propose(self, num_reqs, num_reqs_padded, fused):
+        self.seq_lens[num_reqs:num_reqs_padded] = 0
+        decode_fn = self._fused_decode if fused else self._decode
+        decode_fn(num_reqs, num_reqs_padded)
+
+    def _fused_decode(self, num_reqs, num_reqs_padded):
+        return self._decode(num_reqs, num_reqs_padded)
+
+    def _decode(self, num_reqs, num_reqs_padded):
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])
+"""
+
+
+def test_a_method_taken_as_a_value_is_called_from_there(tmp_path):
+    # `_decode` is only reached through `decode_fn = self._fused_decode if ... else self._decode`:
+    # its caller resets the rows first.  Were the reference not a call edge, `_decode` would be an
+    # entry point of its own, with nothing reset, and be reported.
+    assert _run(tmp_path, {"pkg/__init__.py": "", "pkg/spec.py": SPECULATOR}) == []
+    buggy = SPECULATOR.replace("        self.seq_lens[num_reqs:num_reqs_padded] = 0\n", "")
+    found = _run(tmp_path, {"pkg/__init__.py": "", "pkg/spec.py": buggy})
+    assert [f.field for f in found] == ["seq_lens"]
+
+
+GROUPS = """\
+import torch
+
+
+class Drafter:
+    def __init__(self, groups):
+        self.seq_lens = torch.zeros(256, dtype=torch.int32)
+        self.group_ids = [g for g in groups if g.is_attention]
+        ASSERT
+
+    def propose(self, num_reqs, num_reqs_padded):
+        for gid in self.group_ids:
+            self.seq_lens[num_reqs:num_reqs_padded] = 0
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])
+"""
+
+
+def test_a_loop_over_an_attribute_the_code_asserts_non_empty_runs_at_least_once(tmp_path):
+    # vLLM 0.33.0 DFlash: `assert self.draft_kv_cache_group_ids, "No draft attention groups found."`
+    # in __init__, then the prepare kernel launched once per group: the reset in the loop body
+    # happens on every path.  Without the assertion the list may be empty: the rows may be stale.
+    for assertion in ('assert self.group_ids, "no attention groups"', "assert len(self.group_ids) > 0"):
+        files = {"pkg/__init__.py": "", "pkg/drafter.py": GROUPS.replace("ASSERT", assertion)}
+        assert _run(tmp_path, files) == [], assertion
+    found = _run(tmp_path, {"pkg/__init__.py": "", "pkg/drafter.py": GROUPS.replace("ASSERT", "pass")})
+    assert [f.field for f in found] == ["seq_lens"]
+    # an assertion about another attribute proves nothing about this one
+    found = _run(tmp_path, {"pkg/__init__.py": "", "pkg/drafter.py": GROUPS.replace(
+        "ASSERT", "self.other = [1]\n        assert self.other")})
+    assert [f.field for f in found] == ["seq_lens"]
+
+
+def test_is_not_none_on_a_tensor_takes_only_the_then_branch(tmp_path):
+    # vLLM's `async_tensor_h2d(data, out=buf)`: `if out is not None: return out.copy_(t)`; the
+    # caller passes a buffer, so the copy happens (the other branch is not a path here)
+    helper = """\
+    def h2d(data, device=None, out=None):
+        if out is not None:
+            return out.copy_(data)
+        return data.to(device)
+    """
+    runner = """\
+    import numpy as np
+    import torch
+    from pkg.helper import h2d
+
+
+    class Runner:
+        def __init__(self):
+            self.query_start_loc = torch.zeros(257, dtype=torch.int32)
+
+        def execute_model(self, lens, num_reqs, num_reqs_padded, num_tokens):
+            qsl = np.empty(257, dtype=np.int32)
+            qsl[0] = 0
+            np.cumsum(lens, out=qsl[1 : num_reqs + 1])
+            qsl[num_reqs + 1 :] = num_tokens
+            h2d(qsl, out=self.query_start_loc)
+            return CommonAttentionMetadata(query_start_loc=self.query_start_loc[: num_reqs_padded + 1])
+    """
+    files = {"pkg/__init__.py": "", "pkg/helper.py": helper, "pkg/runner.py": runner}
+    assert _run(tmp_path, files) == []
+    # the caller passes no buffer: nothing is copied into self.query_start_loc
+    found = _run(tmp_path, {**files, "pkg/runner.py": runner.replace(
+        "h2d(qsl, out=self.query_start_loc)", "h2d(qsl)")})
+    assert [f.field for f in found] == ["query_start_loc"]
+
+
+WORKER = """\
+import torch
+from pkg.warmup import warmup
+
+
+class Worker:
+    def __init__(self):
+        self.seq_lens = torch.zeros(256, dtype=torch.int32)
+
+    def compile_or_warm_up_model(self):
+        warmup(self.execute_model)
+
+    def execute_model(self, num_reqs, num_reqs_padded):
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])
+"""
+
+
+def test_a_method_passed_as_a_callback_stays_an_entry_point(tmp_path):
+    # vLLM 0.21.0 `Worker.compile_or_warm_up_model` calls `warmup_kernels(..., self.execute_model, ...)`.
+    # The callback is called inside `warmup`, which the analysis does not follow through its
+    # parameter; were the reference an edge, `execute_model` (the engine's step API) would not be
+    # an entry point any more and its stale real step would go unreported.
+    files = {"pkg/__init__.py": "", "pkg/worker.py": WORKER,
+             "pkg/warmup.py": "def warmup(fn):\n    for n in (1, 2):\n        fn(n, n)\n"}
+    found = _run(tmp_path, files, check=["pkg/worker.py"])
+    assert [f.field for f in found] == ["seq_lens"]
+    assert "execute_model" in found[0].trace[0].note
+
+
+OPTIONAL = """\
+import torch
+
+
+class ForwardBatch:
+    rids: torch.Tensor
+
+
+class Buffers:
+    def __init__(self, with_rids):
+        self.rids = torch.zeros(256, dtype=torch.int64) if with_rids else None
+
+
+class Runner:
+    def __init__(self, with_rids):
+        self.buffers = Buffers(with_rids)
+
+    def replay(self, forward_batch: ForwardBatch, raw_bs, bs):
+        buffers = self.buffers
+        if bs != raw_bs:
+            if buffers.rids is not None:
+                RESET
+        if buffers.rids is not None:
+            forward_batch.rids = buffers.rids[:bs]
+"""
+
+
+def test_a_buffer_that_is_none_on_a_branch_has_no_stale_rows_there(tmp_path):
+    # SGLang 0.5.23 EAGLEDraftCudaGraphRunner: `if buffers.rids_int is not None: buffers.rids_int.zero_()`
+    # before `forward_batch.rids_int = buffers.rids_int[:bs]`.  On the branch where the optional
+    # buffer is None there are no rows at all, so the join of the two branches is reset.
+    profile_files = {"pkg/__init__.py": "", "pkg/runner.py": OPTIONAL.replace("RESET", "buffers.rids.zero_()")}
+    srcs_clean = _run_sglang(tmp_path, profile_files)
+    assert srcs_clean == []
+    found = _run_sglang(tmp_path, {**profile_files, "pkg/runner.py": OPTIONAL.replace("RESET", "pass")})
+    assert [f.field for f in found] == ["rids"]
+
+
+def _run_sglang(tmp_path, files):
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text), encoding="utf-8")
+    srcs = [Source(str(tmp_path / r), (tmp_path / r).read_text(encoding="utf-8")) for r in files]
+    profile = load_profile("sglang")
+    res = check_project(srcs, profile)
+    return [f for fs in res.values() if isinstance(fs, list) for f in fs]
+
+
+MASKED = """\
+import torch
+
+
+class Runner:
+    def __init__(self):
+        self.seq_lens = torch.zeros(256, dtype=torch.int32)
+        self.live = torch.zeros(256, dtype=torch.bool)
+        self.flags = torch.zeros(256, dtype=torch.bool)
+
+    def execute_model(self, num_reqs, num_reqs_padded):
+        live = self.live[:num_reqs_padded]
+        live[num_reqs:] = MASKPAD
+        seq_lens = torch.where(live, self.seq_lens[:num_reqs_padded], 0)
+        flags = self.flags[:num_reqs_padded] & live
+        return CommonAttentionMetadata(seq_lens=seq_lens, is_prefilling=flags)
+"""
+
+
+def test_a_mask_false_on_padding_rows_makes_them_neutral(tmp_path):
+    # `live[num_reqs:] = False` makes every padding row of the mask False: `torch.where(live, x, 0)`
+    # holds 0 there whatever `x` holds, and `flags & live` holds False.  Neither is stale.
+    files = {"pkg/__init__.py": "", "pkg/runner.py": MASKED.replace("MASKPAD", "False")}
+    assert _run(tmp_path, files) == []
+    # a mask whose padding rows are True selects the stale rows instead
+    found = _run(tmp_path, {**files, "pkg/runner.py": MASKED.replace("MASKPAD", "True")})
+    assert sorted(f.field for f in found) == ["is_prefilling", "seq_lens"]
+    # a mask with no reset proves nothing
+    found = _run(tmp_path, {**files, "pkg/runner.py": MASKED.replace("        live[num_reqs:] = MASKPAD\n", "")})
+    assert sorted(f.field for f in found) == ["is_prefilling", "seq_lens"]
+    # logical_and is `&`
+    found = _run(tmp_path, {**files, "pkg/runner.py": MASKED.replace("MASKPAD", "False").replace(
+        "self.flags[:num_reqs_padded] & live", "torch.logical_and(self.flags[:num_reqs_padded], live)")})
+    assert found == []
