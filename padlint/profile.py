@@ -67,6 +67,8 @@ PROFILE_SCHEMA: dict[str, Any] = {
     "index_fields": None,
     "exempt": ANY_KEY,
     "constants": ANY_KEY,
+    "axes": {"allocators": None, "reqs": {"sizes": None, "counts": None},
+             "tokens": {"sizes": None, "counts": None}, "counterparts": ANY_KEY},
     "registry": {"slot_classes": None, "fill_methods": None, "buffer_position": None, "buffer_keyword": None,
                  "axis": None, "default_axis": None, "policy": None, "default_policy": None, "pad_value": None,
                  "resets": ANY_KEY, "declared_safe": None, "real_counts": ANY_KEY},
@@ -153,6 +155,39 @@ class RegistrySpec:
     resets: tuple[tuple[str, str], ...] = ()
     declared_safe: tuple[str, ...] = ()
     real_counts: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class AxesSpec:
+    """The axis vocabulary of ``[axes]`` (PAD004): fnmatch patterns of names, per axis.
+
+    ``sizes``: axis -> capacities a buffer is allocated with (``max_num_reqs``);
+    ``counts``: axis -> counts of one step besides ``[[counts]]`` (``num_actual_tokens``);
+    ``allocators``: calls whose first positional argument is the first dimension, besides
+    the ``[buffers]`` allocators; ``counterparts``: count -> the count of the other axis in
+    the same padding state (``num_actual_tokens`` -> ``num_reqs``).
+    """
+
+    sizes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    counts: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    allocators: tuple[str, ...] = ()
+    counterparts: tuple[tuple[str, str], ...] = ()
+
+    def size_axis(self, name: str) -> str | None:
+        """The axis of a capacity named ``name`` (last name as written), or None."""
+        return _axis_of(name, self.sizes)
+
+    def count_axis(self, name: str) -> str | None:
+        """The axis of a count named ``name`` by ``[axes.*].counts``, or None."""
+        return _axis_of(name, self.counts)
+
+    def counterpart(self, name: str) -> str | None:
+        return dict(self.counterparts).get(name)
+
+
+def _axis_of(name: str, table: tuple[tuple[str, tuple[str, ...]], ...]) -> str | None:
+    hits = {axis for axis, pats in table if any(fnmatch.fnmatchcase(name, p) for p in pats)}
+    return hits.pop() if len(hits) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -245,6 +280,7 @@ class Profile:
     index_fields: tuple[str, ...] = ()
     runtime: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     registry: "RegistrySpec | None" = None
+    axes: AxesSpec = field(default_factory=AxesSpec)
     source: str = ""
 
     # -- queries -------------------------------------------------------
@@ -266,6 +302,29 @@ class Profile:
         """True when ``real`` is a real count paired with ``padded`` (``num_reqs`` / ``num_reqs_padded``)."""
         pair = self.pair_for_padded(padded)
         return pair is not None and real in pair.real
+
+    def count_axis(self, name: str) -> str | None:
+        """The axis ("reqs" or "tokens") of a count named ``name``: its ``[[counts]]`` pair
+        (real or padded names), else ``[axes.*].counts``; None when unknown or ambiguous."""
+        hits = {("reqs" if p.axis == "reqs+1" else p.axis) for p in self.counts
+                if name in p.real or name in p.padded}
+        hits.discard("?")
+        if len(hits) == 1:
+            return hits.pop()
+        if hits:
+            return None
+        return self.axes.count_axis(name)
+
+    def is_padded_count(self, name: str) -> bool | None:
+        """True for a padded count name, False for a real one (``[[counts]]``), None otherwise."""
+        for p in self.counts:
+            if name in p.padded:
+                return True
+            if name in p.real:
+                return False
+        if name.endswith("_padded"):
+            return True
+        return None
 
     def is_sink_constructor(self, name: str) -> bool:
         """True when a call of ``name`` (dotted, as written) matches ``sinks.constructors`` (fnmatch)."""
@@ -504,6 +563,7 @@ def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
         index_fields=_names(data.get("index_fields", []), f"{origin}: index_fields"),
         runtime=dict(_table(data.get("runtime", {}), f"{origin}: runtime")),
         registry=_registry(data["registry"], f"{origin}: registry") if "registry" in data else None,
+        axes=_axes(data.get("axes", {}), f"{origin}: axes"),
         source=origin,
     )
     if profile.runtime:
@@ -571,6 +631,33 @@ def _registry(value: Any, where: str) -> RegistrySpec:
         resets=tuple(sorted(resets.items())),
         declared_safe=_names(t.get("declared_safe", []), f"{where}.declared_safe"),
         real_counts=tuple(sorted(reals.items())))
+
+
+def _axes(value: Any, where: str) -> AxesSpec:
+    """``[axes]``: ``allocators`` (names), ``reqs``/``tokens`` tables of ``sizes`` and
+    ``counts`` (names or fnmatch patterns), ``counterparts`` (count = count, strings).
+    A name given to both axes is an error (its axis would be ambiguous)."""
+    t = _table(value, where)
+    sizes, counts = [], []
+    for axis in ("reqs", "tokens"):
+        sub = _table(t.get(axis, {}), f"{where}.{axis}")
+        sizes.append((axis, _names(sub.get("sizes", []), f"{where}.{axis}.sizes")))
+        counts.append((axis, _names(sub.get("counts", []), f"{where}.{axis}.counts")))
+    for kind, table in (("sizes", sizes), ("counts", counts)):
+        both = set(table[0][1]) & set(table[1][1])
+        if both:
+            raise ProfileError(f"{where}: {sorted(both)[0]!r} is in both reqs.{kind} and tokens.{kind}")
+    pairs = _table(t.get("counterparts", {}), f"{where}.counterparts")
+    for k, v in pairs.items():
+        _string(v, f"{where}.counterparts.{k}", nonempty=True)
+        if not _IDENT.fullmatch(v):
+            raise ProfileError(f"{where}.counterparts.{k}: expected a name, got {v!r}")
+    return AxesSpec(sizes=tuple(sizes), counts=tuple(counts),
+                    allocators=_names(t.get("allocators", []), f"{where}.allocators"),
+                    counterparts=tuple(pairs.items()))
+
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from padlint.rules.directives import InvalidDirective, UnusedSuppression
 from padlint.rules.pad001 import StalePaddingReachesSink
 from padlint.rules.pad002 import PadValueDiffersFromContract
 from padlint.rules.pad003 import VacatedRowKeepsData
+from padlint.rules.pad004 import CountAxisMismatch
 from padlint.rules.pad005 import InitialValue
 
 #: Every rule, by code.  A new rule is a class here plus its page ``rules/CODE.md``.
@@ -14,6 +15,7 @@ RULES: tuple[Rule, ...] = (
     StalePaddingReachesSink(),
     PadValueDiffersFromContract(),
     VacatedRowKeepsData(),
+    CountAxisMismatch(),
     InitialValue(),
     UnusedSuppression(),
     InvalidDirective(),

@@ -38,6 +38,12 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 __tracebackhide__ = True
 
 _ABSENT = object()
+#: When :meth:`Checker.check_object` also compares the row counts of an object's fields
+#: (:meth:`Checker.width_violations`): at construction, when the object is whole; not at an
+#: attribute store (fields are stored one at a time), nor in an explicit check (check_metadata
+#: reports lengths that disagree with the counts it is given itself).
+WIDTH_CHECKED_WHEN = ("construction",)
+
 #: a field a class serves through a property or another computed descriptor: never read
 _COMPUTED = object()
 
@@ -324,6 +330,10 @@ class Checker:
         """
         if not self.active:
             return []
+        if only is None and when in WIDTH_CHECKED_WHEN:
+            widths = self.width_violations(obj, when=when, frame=frame)
+            if widths:
+                self._emit(widths)  # strict mode raises here
         if self._pending:
             self._drain(block=False)
         if type(obj) not in self._covered and type(obj) in self._infer:
@@ -478,6 +488,61 @@ class Checker:
         if dev_items:
             found.extend(self._device(owner, dev_items, counts, when, frame))
         return self._emit(found)
+
+    def width_violations(self, obj: Any, *, when: str = "construction",
+                         frame: FrameType | None = None) -> list[Violation]:
+        """Fields of ``obj`` that disagree with the others of their axis on their row count.
+
+        The profile fields of one object that hold a tensor or an array are grouped by axis:
+        request rows ("reqs", and "reqs+1" counted without their leading entry) and token
+        rows ("tokens"); within a group every field must have the same length.  The length
+        most fields have is the object's (a tie: the longest, the width a CUDA graph
+        replays); each field with another length is a violation (``detail`` names every
+        length).  Needs no step counts.  Returns the violations (it does not raise or record
+        them: :meth:`check_object` does)."""
+        values = getattr(obj, "__dict__", None)
+        exempt = self._class_exempt.get(type(obj), ())
+        groups: dict[str, list[tuple[FieldRule, int, Any]]] = {}
+        for rule in self._rules:
+            if exempt and rule.name in exempt:
+                continue
+            if values is not None and rule.name in values:
+                t = values[rule.name]
+            else:
+                t = self.field_value(obj, rule.name)
+            if not isinstance(t, (Tensor, np.ndarray)) or not t.shape:
+                continue
+            rows = t.shape[0] - (1 if rule.axis == "reqs+1" else 0)
+            if rows < 0:
+                continue
+            groups.setdefault("tokens" if rule.axis == "tokens" else "reqs", []).append((rule, rows, t))
+        found: list[Violation] = []
+        owner = type(obj).__name__
+        for axis, items in groups.items():
+            lengths: dict[int, int] = {}
+            for _, n, _ in items:
+                lengths[n] = lengths.get(n, 0) + 1
+            if len(lengths) < 2:
+                continue
+            width = max(lengths, key=lambda n: (lengths[n], n))
+            shown = ", ".join(f"{r.name} {n}" + (" (+1 leading offset)" if r.axis == "reqs+1" else "")
+                              for r, n, _ in items)
+            noun = "request" if axis == "reqs" else "token"
+            for rule, n, t in items:
+                if n == width:
+                    continue
+                is_tensor = isinstance(t, Tensor)
+                found.append(Violation(
+                    owner=owner, field=rule.name, axis=rule.axis, real=n, padded=width, start=0, stop=0,
+                    dtype=str(t.dtype), device=str(t.device) if is_tensor else "cpu (numpy)", shape=tuple(t.shape),
+                    expected="", why=rule.why, rows=(), values=(), num_bad=0,
+                    detail=(f"{n} {noun} rows where the other {noun} fields of this object have {width} "
+                            f"(row counts on axis {axis!r}: {shown})"),
+                    fix=f"slice every {noun} field of one metadata object to the same count "
+                        f"(all real, or all padded with their padding rows reset)",
+                    constructed_at=_location(frame) if frame is not None else "", when=f"{when} (row counts)",
+                    test=self.label))
+        return found
 
     def _device(self, owner: str, items: list, counts: StepCounts, when: str,
                 frame: FrameType | None) -> list[Violation]:

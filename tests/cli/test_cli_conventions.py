@@ -73,7 +73,7 @@ def test_show_settings(project):
     settings = dict(line.split(" = ", 1) for line in r.out.splitlines())
     assert json.loads(settings["configuration"]) == f"{project.root / 'pyproject.toml'} [tool.padlint]"
     assert json.loads(settings["profile"]) == "vllm"
-    assert json.loads(settings["enabled-rules"]) == ["PAD001", "PAD002", "PAD003", "PAD005", "PAD101"]
+    assert json.loads(settings["enabled-rules"]) == ["PAD001", "PAD002", "PAD003", "PAD004", "PAD005", "PAD101"]
     assert json.loads(settings["exclude"])[-1] == "gen"
     assert json.loads(settings["respect-gitignore"]) is False
     assert json.loads(settings["max-file-size"]) == 2 * 1024 * 1024

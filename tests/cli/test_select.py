@@ -95,7 +95,7 @@ def _error_line(r) -> str:
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--select", "PAD999"], "--select: unknown rule selector 'PAD999': no rule code starts with it "
-                             "(known codes: PAD001, PAD002, PAD003, PAD005, PAD100, PAD101)"),
+                             "(known codes: PAD001, PAD002, PAD003, PAD004, PAD005, PAD100, PAD101)"),
     (["--select", "PAD2"], "--select: unknown rule selector 'PAD2'"),
     (["--ignore", "PAD001", "--ignore", "PAD102"], "--ignore: unknown rule selector 'PAD102'"),
     (["--select", ""], "--select: empty rule selector list ''"),

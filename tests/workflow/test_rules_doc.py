@@ -31,6 +31,9 @@ def test_list_rules():
         ("PAD003", "vacated-row-keeps-data",
          "A method that moves or swaps rows of a persistent per-request buffer leaves the old request's values "
          "in the vacated row"),
+        ("PAD004", "count-axis-mismatch",
+         "A buffer with one row per request is sliced with a token count, the fields of one metadata object are "
+         "sliced to different widths, or a buffer refreshed up to a count is handed out whole"),
         ("PAD005", "initial-value",
          "A persistent buffer that nothing writes after allocation reaches a sink with a non-neutral or "
          "uninitialised value in its padding rows"),
@@ -39,7 +42,7 @@ def test_list_rules():
     ]
 
 
-@pytest.mark.parametrize("code", ["PAD001", "PAD002", "PAD003", "PAD005", "PAD100", "PAD101"])
+@pytest.mark.parametrize("code", ["PAD001", "PAD002", "PAD003", "PAD004", "PAD005", "PAD100", "PAD101"])
 def test_pages_have_the_ruff_sections(code):
     page = load_pages()[code]
     for title in SECTIONS:
@@ -65,7 +68,7 @@ def test_explain_is_case_insensitive_and_unknown_code_is_a_key_error():
     with pytest.raises(KeyError) as info:
         explain("PAD999")
     assert isinstance(info.value, UnknownRuleError)
-    assert str(info.value) == "unknown rule code 'PAD999'; known codes: PAD001, PAD002, PAD003, PAD005, PAD100, PAD101"
+    assert str(info.value) == "unknown rule code 'PAD999'; known codes: PAD001, PAD002, PAD003, PAD004, PAD005, PAD100, PAD101"
 
 
 def test_pad001_examples():
@@ -173,7 +176,8 @@ def test_malformed_pages_name_the_file(tmp_path, text, message):
 def test_generate_docs(tmp_path):
     assert rules_doc.main(["--write", str(tmp_path / "out")]) == 0
     out = tmp_path / "out"
-    assert sorted(p.name for p in out.iterdir()) == ["PAD001.md", "PAD002.md", "PAD003.md", "PAD005.md", "PAD100.md", "PAD101.md", "index.md"]
+    assert sorted(p.name for p in out.iterdir()) == ["PAD001.md", "PAD002.md", "PAD003.md", "PAD004.md", "PAD005.md",
+                                                     "PAD100.md", "PAD101.md", "index.md"]
     pad001 = (out / "PAD001.md").read_text(encoding="utf-8")
     assert pad001.startswith("<!-- generated from rules/PAD001.md")
     assert "# stale-padding-reaches-sink (PAD001)" in pad001 and "## Invalid examples" in pad001

@@ -241,7 +241,8 @@ def run(scenario: str, mode: str) -> dict:
     from padlint.runtime import hooks
 
     out["violations"] = [{"owner": v.owner, "field": v.field, "rows": list(v.rows), "values": list(v.values),
-                          "start": v.start, "stop": v.stop, "counts_from": v.counts_from, "fix": v.fix}
+                          "start": v.start, "stop": v.stop, "counts_from": v.counts_from, "fix": v.fix,
+                          "when": v.when, "real": v.real, "padded": v.padded, "axis": v.axis}
                          for v in chk.stats.violations]
     st = chk.stats
     out["stats"] = {"objects": st.objects_checked, "fields": st.fields_checked, "unfilled": st.skipped_unfilled,

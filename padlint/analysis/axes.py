@@ -1,0 +1,767 @@
+"""Axis facts: which rows a persistent buffer has, which axis a count counts, how wide
+the fields of one metadata object are sliced.
+
+Plain data out, no rule knowledge (PAD004 queries these facts):
+
+- :class:`BufferAxis`: the axis of a persistent buffer (``"reqs"``: one row per request,
+  ``"tokens"``: one per token) with its evidence: the first dimension it is allocated
+  with (``torch.empty((self.max_num_reqs,))``, ``self._make_buffer(self.max_num_tokens)``)
+  and the counts it is written with (``self.buf[:num_spec_decodes].copy_(x)``).  Evidence
+  that disagrees leaves the axis unknown.
+- :class:`CountAxis`: the axis of a count as written at a slice: the profile's
+  ``[[counts]]`` and ``[axes.*].counts`` names, followed through the function's local
+  assignments (``batch_size = m.num_actual_tokens`` makes ``batch_size`` a token count),
+  ``n + 1`` (offset 1), ``min(a, b)`` of counts on one axis.
+- :class:`SliceSite`: ``self.buf[:count]`` (first dimension) in a checked function.
+- :class:`MetadataWidths`: the fields of one metadata object (one sink constructor call
+  and the attribute stores on the object it builds, or on a parameter typed as one) with
+  the count each is sliced to.
+
+Only the checked modules' functions are scanned for slice sites and metadata objects;
+allocations and writes are looked up in the buffer's class (its MRO, and the classes an
+attribute chain ``self.input_batch.x`` reaches) through the project index.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from padlint.analysis.project import ClassInfo, ModuleInfo, Project, _dotted, _type_names
+from padlint.profile import Profile
+
+AXES = ("reqs", "tokens")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One reason for a buffer's axis: ``kind`` "allocation" (first dimension) or "write"
+    (a store or ``copy_`` into ``[:count]``), where, and what was seen."""
+
+    axis: str
+    kind: str
+    path: str
+    line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class BufferAxis:
+    """A persistent buffer ``owner``.``attr`` and every piece of axis evidence found for it."""
+
+    owner: str            # class key ("pkg.mod:Cls")
+    attr: str
+    evidence: tuple[Evidence, ...] = ()
+
+    def axis(self, *, skip: tuple[str, int] | None = None) -> str | None:
+        """The axis all evidence agrees on (ignoring evidence at ``skip`` = (path, line)),
+        provided one allocation says it; None when there is none or it disagrees."""
+        ev = [e for e in self.evidence if skip is None or (e.path, e.line) != skip]
+        axes = {e.axis for e in ev}
+        if len(axes) != 1 or not any(e.kind == "allocation" for e in ev):
+            return None
+        return axes.pop()
+
+    def allocation(self) -> Evidence | None:
+        return next((e for e in self.evidence if e.kind == "allocation"), None)
+
+
+@dataclass(frozen=True)
+class CountAxis:
+    """A count as written (``text``) and what decides its axis: the profile name ``name``
+    reached (directly or through local assignments), with ``offset`` (``n + 1``: 1).
+    ``padded``: True/False when ``name`` is a padded/real count of ``[[counts]]``, else None.
+    ``definition``: when the count is a local assigned exactly once, that assignment's value
+    (text, line, column, end line, end column): where a replacement would go."""
+
+    text: str
+    name: str
+    axis: str
+    offset: int = 0
+    padded: bool | None = None
+    via: tuple[str, ...] = ()   # the locals followed, outermost first
+    definition: tuple[str, int, int, int, int] | None = None
+
+
+@dataclass(frozen=True)
+class SliceSite:
+    """``buffer_text[:count]`` on the first dimension of a persistent buffer."""
+
+    path: str
+    function: str
+    line: int
+    column: int           # 1-based
+    end_line: int
+    end_column: int
+    text: str
+    buffer_text: str
+    buffer: BufferAxis
+    count: CountAxis
+    write: bool
+    stmt_line: int
+    stmt_text: str
+
+
+@dataclass(frozen=True)
+class FieldWidth:
+    """One field of a metadata object and the count its value is sliced to."""
+
+    field: str
+    text: str             # the value as written (a slice, or the local holding one)
+    slice_text: str       # the slice itself
+    count: CountAxis
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class MetadataWidths:
+    """The fields of one metadata object with a known slice width."""
+
+    path: str
+    function: str
+    sink: str             # constructor as written, or the receiver of the stores
+    line: int
+    fields: tuple[FieldWidth, ...]
+    stmt_text: str
+
+
+@dataclass(frozen=True)
+class WholeHandout:
+    """A persistent buffer refreshed in one function only up to a real count
+    (``self.x[:num_reqs] = v``, ``self.x[:num_reqs].copy_(v)``, ``self.x.copy_to_gpu(num_reqs)``)
+    and handed whole (``self.x``, ``self.x.gpu``: no slice) to a metadata sink later in the
+    same function, with no reset of it there (no fill, no store past the count, no other
+    call it is passed to)."""
+
+    path: str
+    function: str
+    sink: str
+    field: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    buffer_text: str
+    refresh_line: int
+    refresh_text: str
+    count: CountAxis
+    stmt_text: str
+
+
+@dataclass
+class AxisFacts:
+    slices: list[SliceSite] = field(default_factory=list)
+    metadata: list[MetadataWidths] = field(default_factory=list)
+    handouts: list[WholeHandout] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------ helpers
+def _first_dim_upper(sl: ast.AST) -> ast.AST | None:
+    """The upper bound of a ``[:n]`` (or ``[0:n]``) slice of the first dimension, else None."""
+    if isinstance(sl, ast.Tuple) and sl.elts:
+        sl = sl.elts[0]
+    if not isinstance(sl, ast.Slice) or sl.upper is None or sl.step is not None:
+        return None
+    if sl.lower is not None and not (isinstance(sl.lower, ast.Constant) and sl.lower.value == 0):
+        return None
+    return sl.upper
+
+
+def _functions(tree: ast.Module) -> Iterator[tuple[str, ast.AST, str | None]]:
+    """(qualified name, function node, top-level class name or None) of every function."""
+    def walk(body: list, prefix: str, cls: str | None) -> Iterator[tuple[str, ast.AST, str | None]]:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                q = f"{prefix}{node.name}"
+                yield q, node, cls
+                yield from walk(node.body, q + ".", cls)
+            elif isinstance(node, ast.ClassDef):
+                yield from walk(node.body, f"{prefix}{node.name}.", cls if cls is not None else node.name)
+            elif isinstance(node, (ast.If, ast.Try, ast.With)):
+                for name in ("body", "orelse", "finalbody", "handlers"):
+                    yield from walk(getattr(node, name, []) or [], prefix, cls)
+    yield from walk(tree.body, "", None)
+
+
+def _own_nodes(fn: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of ``fn``'s body, not those of nested functions or classes."""
+    todo = list(ast.iter_child_nodes(fn))
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        yield n
+        todo.extend(ast.iter_child_nodes(n))
+
+
+def _text(node: ast.AST) -> str:
+    try:
+        return " ".join(ast.unparse(node).split())
+    except Exception:  # noqa: BLE001 - unparse of odd trees; a text is only shown
+        return "?"
+
+
+class _Locals:
+    """The local assignments of one function: name -> values (flow-insensitive)."""
+
+    def __init__(self, fn: ast.AST, nodes: list[ast.AST] | None = None):
+        self.values: dict[str, list[ast.AST]] = {}
+        self.opaque: set[str] = set()   # assigned by unpacking, loops, augmented assignment...
+        args = getattr(fn, "args", None)
+        self.params: set[str] = set()
+        self.annotations: dict[str, ast.AST] = {}
+        if args is not None:
+            for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+                self.params.add(a.arg)
+                if a.annotation is not None:
+                    self.annotations[a.arg] = a.annotation
+        for n in (nodes if nodes is not None else _own_nodes(fn)):
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    self._target(t, n.value)
+            elif isinstance(n, ast.AnnAssign) and n.value is not None:
+                self._target(n.target, n.value)
+            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+                self.opaque.add(n.target.id)
+            elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+                for sub in ast.walk(n.target):
+                    if isinstance(sub, ast.Name):
+                        self.opaque.add(sub.id)
+            elif isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
+                self.values.setdefault(n.target.id, []).append(n.value)
+            elif isinstance(n, (ast.With, ast.AsyncWith)):
+                for item in n.items:
+                    if item.optional_vars is not None:
+                        for sub in ast.walk(item.optional_vars):
+                            if isinstance(sub, ast.Name):
+                                self.opaque.add(sub.id)
+
+    def _target(self, t: ast.AST, value: ast.AST) -> None:
+        if isinstance(t, ast.Name):
+            self.values.setdefault(t.id, []).append(value)
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(t.elts):
+                for a, b in zip(t.elts, value.elts):
+                    self._target(a, b)
+            else:
+                for sub in ast.walk(t):
+                    if isinstance(sub, ast.Name):
+                        self.opaque.add(sub.id)
+
+
+class AxisAnalysis:
+    """Computes :class:`AxisFacts` for the checked modules of one program."""
+
+    def __init__(self, profile: Profile, project: Project):
+        self.profile = profile
+        self.project = project
+        self.views = {*profile.shared_views, profile.device_view}
+        self._buffers: dict[tuple[str, str], BufferAxis] = {}
+        self._locals: dict[int, _Locals] = {}
+        self._own: dict[int, list[ast.AST]] = {}
+        self._stmts: dict[int, list[ast.stmt]] = {}
+        self._class_ev: dict[str, dict[str, list[Evidence]]] = {}
+        self._attr_sizes: dict[tuple[str, str], str | None] = {}
+        allocs = set(profile.uninitialized_allocators) | set(profile.initialized_allocators)
+        allocs = {a for a in allocs if a.rsplit(".", 1)[-1] not in ("arange", "tensor", "array")}
+        self.allocators = allocs | set(profile.axes.allocators)
+
+    # ------------------------------------------------------------- counts
+    def locals_of(self, fn: ast.AST) -> _Locals:
+        v = self._locals.get(id(fn))
+        if v is None:
+            v = self._locals[id(fn)] = _Locals(fn, self.own(fn))
+        return v
+
+    def own(self, fn: ast.AST) -> list[ast.AST]:
+        """The nodes of ``fn``'s own body (computed once per function)."""
+        v = self._own.get(id(fn))
+        if v is None:
+            v = self._own[id(fn)] = sorted(_own_nodes(fn), key=lambda n: (getattr(n, "lineno", 0),
+                                                                         getattr(n, "col_offset", 0)))
+        return v
+
+    def stmts(self, fn: ast.AST) -> list[ast.stmt]:
+        """The statements of ``fn``'s own body, in source order (computed once per function)."""
+        v = self._stmts.get(id(fn))
+        if v is None:
+            v = self._stmts[id(fn)] = sorted((n for n in self.own(fn) if isinstance(n, ast.stmt)),
+                                             key=lambda n: (n.lineno, n.col_offset))
+        return v
+
+    def count(self, expr: ast.AST, loc: _Locals, depth: int = 0) -> CountAxis | None:
+        """The axis of a count expression in a function with locals ``loc``, or None."""
+        if depth > 6:
+            return None
+        text = _text(expr)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+            for a, b in ((expr.left, expr.right), (expr.right, expr.left)):
+                if isinstance(b, ast.Constant) and type(b.value) is int:
+                    inner = self.count(a, loc, depth + 1)
+                    if inner is None:
+                        return None
+                    return CountAxis(text, inner.name, inner.axis, inner.offset + b.value, inner.padded,
+                                     inner.via, inner.definition)
+            return None
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in ("min", "max") \
+                and expr.args and not expr.keywords:
+            parts = [self.count(a, loc, depth + 1) for a in expr.args if not isinstance(a, ast.Constant)]
+            if not parts or any(p is None for p in parts) or len({p.axis for p in parts}) != 1:
+                return None
+            first = parts[0]
+            return CountAxis(text, first.name, first.axis, 0, None, first.via)
+        if isinstance(expr, ast.Attribute):
+            axis = self.profile.count_axis(expr.attr)
+            if axis is None:
+                return None
+            return CountAxis(text, expr.attr, axis, 0, self.profile.is_padded_count(expr.attr))
+        if not isinstance(expr, ast.Name):
+            return None
+        name = expr.id
+        own = self.profile.count_axis(name)
+        if name in loc.opaque:
+            # bound by unpacking a call's result, a loop, `+=`...: only its name says its axis
+            if own is None:
+                return None
+            return CountAxis(text, name, own, 0, self.profile.is_padded_count(name))
+        values = loc.values.get(name, [])
+        if not values:
+            if own is None:
+                return None
+            return CountAxis(text, name, own, 0, self.profile.is_padded_count(name))
+        found = [self.count(v, loc, depth + 1) for v in values]
+        known = [f for f in found if f is not None]
+        if len(known) < len(found) or name in loc.params:
+            # some assignment (or the caller, for a parameter) gives a value of unknown axis:
+            # the name's own axis holds only where no known assignment disagrees with it
+            if own is None or any(f.axis != own for f in known):
+                return None
+            return CountAxis(text, name, own, 0, self.profile.is_padded_count(name))
+        axes = {f.axis for f in known} | ({own} if own else set())
+        if len(axes) != 1:
+            return None
+        axis = axes.pop()
+        inner = known[0]
+        if inner.offset and len(known) == 1:
+            return None  # `n = m + 1` then `[:n]`: offsets through locals are not followed
+        if len(known) == 1:
+            v = values[0]
+            definition = (_text(v), v.lineno, v.col_offset + 1, v.end_lineno or v.lineno,
+                          (v.end_col_offset or v.col_offset) + 1)
+            return CountAxis(text, inner.name, axis, 0, inner.padded, (name, *inner.via), definition)
+        if own is not None:
+            return CountAxis(text, name, axis, 0, self.profile.is_padded_count(name))
+        return CountAxis(text, inner.name, axis, 0, None, (name,))
+
+    # ------------------------------------------------------------- buffers
+    def _strip_views(self, node: ast.AST) -> ast.AST:
+        while isinstance(node, ast.Attribute) and node.attr in self.views:
+            node = node.value
+        return node
+
+    def buffer_of(self, node: ast.AST, cls: ClassInfo | None) -> BufferAxis | None:
+        """The persistent buffer ``node`` names (``self.x``, ``self.x.gpu``, ``self.a.x``), or None."""
+        if cls is None:
+            return None
+        node = self._strip_views(node)
+        if not isinstance(node, ast.Attribute):
+            return None
+        chain: list[str] = []
+        cur: ast.AST = node
+        while isinstance(cur, ast.Attribute):
+            chain.append(cur.attr)
+            cur = cur.value
+        if not (isinstance(cur, ast.Name) and cur.id == "self") or len(chain) > 3:
+            return None
+        chain.reverse()
+        owners = [cls]
+        for attr in chain[:-1]:
+            nxt: dict[str, ClassInfo] = {}
+            for o in owners:
+                for c in self.project.attr_classes(o, attr):
+                    nxt.setdefault(c.key, c)
+            owners = list(nxt.values())
+        found = [b for b in (self.buffer(o, chain[-1]) for o in owners) if b.evidence]
+        return found[0] if len(found) == 1 else None
+
+    def buffer(self, cls: ClassInfo, attr: str) -> BufferAxis:
+        key = (cls.key, attr)
+        got = self._buffers.get(key)
+        if got is None:
+            got = self._buffers[key] = BufferAxis(cls.key, attr, tuple(self._evidence(cls, attr)))
+        return got
+
+    def _evidence(self, cls: ClassInfo, attr: str) -> Iterator[Evidence]:
+        for c in self.project.mro(cls):
+            yield from self._class_evidence(c).get(attr, ())
+
+    def _class_evidence(self, c: ClassInfo) -> dict[str, list[Evidence]]:
+        """attr -> the allocations and writes of ``self.<attr>`` in ``c``'s own methods (once per class)."""
+        got = self._class_ev.get(c.key)
+        if got is not None:
+            return got
+        got = self._class_ev[c.key] = {}
+        mod = self.project.module(c.module)
+        if mod is None:
+            return got
+        for meth in c.methods.values():
+            for attr, ev in self._method_evidence(meth.node, mod, c):
+                got.setdefault(attr, []).append(ev)
+        return got
+
+    def _self_attr(self, node: ast.AST) -> str | None:
+        node = self._strip_views(node)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return node.attr
+        return None
+
+    def _method_evidence(self, fn: ast.AST, mod: ModuleInfo, cls: ClassInfo) -> Iterator[tuple[str, Evidence]]:
+        loc: _Locals | None = None
+        for n in self.own(fn):
+            if isinstance(n, (ast.Assign, ast.AnnAssign)):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                value = n.value
+                for t in targets:
+                    if value is not None and isinstance(t, ast.Attribute) and \
+                            isinstance(t.value, ast.Name) and t.value.id == "self":
+                        ev = self._allocation(value, fn, cls, mod)
+                        if ev is not None:
+                            yield t.attr, ev
+                    elif isinstance(t, ast.Subscript):
+                        attr = self._self_attr(t.value)
+                        upper = _first_dim_upper(t.slice) if attr is not None else None
+                        if upper is not None:
+                            loc = loc or self.locals_of(fn)
+                            c = self.count(upper, loc)
+                            if c is not None:
+                                yield attr, Evidence(c.axis, "write", mod.path, n.lineno,
+                                                     f"written as `{_text(t)}` (`{c.text}` counts {c.axis})")
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "copy_" and \
+                    isinstance(n.func.value, ast.Subscript):
+                attr = self._self_attr(n.func.value.value)
+                upper = _first_dim_upper(n.func.value.slice) if attr is not None else None
+                if upper is not None:
+                    loc = loc or self.locals_of(fn)
+                    c = self.count(upper, loc)
+                    if c is not None:
+                        yield attr, Evidence(c.axis, "write", mod.path, n.lineno,
+                                             f"written as `{_text(n.func.value)}` (`{c.text}` counts {c.axis})")
+
+    def _allocation(self, value: ast.AST, fn: ast.AST, cls: ClassInfo, mod: ModuleInfo) -> Evidence | None:
+        if not isinstance(value, ast.Call):
+            return None
+        name = _dotted(value.func) or ""
+        last = name.rsplit(".", 1)[-1]
+        if name not in self.allocators and last not in self.profile.axes.allocators:
+            return None
+        dim: ast.AST | None = None
+        if value.args:
+            dim = value.args[0]
+        else:
+            dim = next((k.value for k in value.keywords if k.arg == "size"), None)
+        if isinstance(dim, (ast.Tuple, ast.List)):
+            dim = dim.elts[0] if dim.elts else None
+        if dim is None:
+            return None
+        axis = self.size_axis(dim, cls, self.locals_of(fn))
+        if axis is None:
+            return None
+        return Evidence(axis, "allocation", mod.path, value.lineno,
+                        f"allocated with first dimension `{_text(dim)}`")
+
+    def size_axis(self, dim: ast.AST, cls: ClassInfo | None, loc: _Locals, depth: int = 0) -> str | None:
+        """The axis of a capacity expression: a name or attribute the profile's
+        ``[axes.*].sizes`` know (``n + 1`` too; ``min``/``max`` of one axis), a local or a
+        ``self`` attribute assigned only such values."""
+        if depth > 4:
+            return None
+        if isinstance(dim, ast.BinOp) and isinstance(dim.op, ast.Add) and \
+                isinstance(dim.right, ast.Constant) and type(dim.right.value) is int:
+            return self.size_axis(dim.left, cls, loc, depth + 1)
+        if isinstance(dim, ast.Call) and isinstance(dim.func, ast.Name) and dim.func.id in ("min", "max"):
+            axes = {self.size_axis(a, cls, loc, depth + 1) for a in dim.args if not isinstance(a, ast.Constant)}
+            return axes.pop() if len(axes) == 1 else None
+        if isinstance(dim, ast.Attribute):
+            own = self.profile.axes.size_axis(dim.attr)
+            if own is not None:
+                return own
+            if cls is not None and isinstance(dim.value, ast.Name) and dim.value.id == "self":
+                return self._attr_size_axis(cls, dim.attr, depth)
+            return None
+        if isinstance(dim, ast.Name):
+            own = self.profile.axes.size_axis(dim.id)
+            if own is not None:
+                return own
+            values = loc.values.get(dim.id, [])
+            if values and dim.id not in loc.opaque:
+                axes = {self.size_axis(v, cls, loc, depth + 1) for v in values}
+                return axes.pop() if len(axes) == 1 else None
+        return None
+
+    def _attr_size_axis(self, cls: ClassInfo, attr: str, depth: int) -> str | None:
+        key = (cls.key, attr)
+        if key in self._attr_sizes:
+            return self._attr_sizes[key]
+        self._attr_sizes[key] = None  # a cycle (`self.a` sized by `self.a`) has no axis
+        axes: set[str | None] = set()
+        for c in self.project.mro(cls):
+            for meth in c.methods.values():
+                for n in self.own(meth.node):
+                    if isinstance(n, ast.Assign) and any(
+                            isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
+                            and t.value.id == "self" for t in n.targets):
+                        axes.add(self.size_axis(n.value, c, self.locals_of(meth.node), depth + 1))
+        got = axes.pop() if len(axes) == 1 else None
+        self._attr_sizes[key] = got
+        return got
+
+    # ------------------------------------------------------------- sites
+    def scan_module(self, mod: ModuleInfo, path: str, out: AxisFacts) -> None:
+        for qual, fn, cls_name in _functions(mod.tree):
+            cls = mod.classes.get(cls_name) if cls_name else None
+            self._scan_function(qual, fn, cls, mod, path, out)
+
+    def _scan_function(self, qual: str, fn: ast.AST, cls: ClassInfo | None, mod: ModuleInfo, path: str,
+                       out: AxisFacts) -> None:
+        loc = self.locals_of(fn)
+        for st in self.stmts(fn):
+            writes: set[int] = set()
+            if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                for t in (st.targets if isinstance(st, ast.Assign) else [st.target]):
+                    if isinstance(t, ast.Subscript):
+                        writes.add(id(t))
+            for n in self._expr_nodes(st):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                        n.func.attr in ("copy_",) and isinstance(n.func.value, ast.Subscript):
+                    writes.add(id(n.func.value))
+            for n in self._expr_nodes(st):
+                if not isinstance(n, ast.Subscript):
+                    continue
+                upper = _first_dim_upper(n.slice)
+                if upper is None:
+                    continue
+                buf = self.buffer_of(n.value, cls)
+                if buf is None:
+                    continue
+                c = self.count(upper, loc)
+                if c is None:
+                    continue
+                out.slices.append(SliceSite(
+                    path=path, function=qual, line=n.lineno, column=n.col_offset + 1,
+                    end_line=n.end_lineno or n.lineno, end_column=(n.end_col_offset or n.col_offset) + 1,
+                    text=_text(n), buffer_text=_text(n.value), buffer=buf, count=c, write=id(n) in writes,
+                    stmt_line=st.lineno, stmt_text=_text(st) if not _is_compound(st) else _head(st)))
+        self._scan_metadata(qual, fn, loc, mod, path, out)
+
+    @staticmethod
+    def _expr_nodes(st: ast.stmt) -> Iterator[ast.AST]:
+        """The expression nodes of one statement (not of the statements nested in it)."""
+        if _is_compound(st):
+            heads = [getattr(st, name) for name in ("test", "iter", "target") if getattr(st, name, None) is not None]
+            heads += [i.context_expr for i in getattr(st, "items", [])]
+            for h in heads:
+                yield from ast.walk(h)
+            return
+        yield from ast.walk(st)
+
+    # ------------------------------------------------------------- metadata
+    def _slice_width(self, value: ast.AST, loc: _Locals, depth: int = 0) -> tuple[str, CountAxis] | None:
+        """(slice text, count) when ``value`` is ``x[:count]``, or a local assigned only slices
+        to one count; None otherwise."""
+        if isinstance(value, ast.Subscript):
+            upper = _first_dim_upper(value.slice)
+            if upper is None:
+                return None
+            c = self.count(upper, loc)
+            return (_text(value), c) if c is not None else None
+        if isinstance(value, ast.Name) and depth < 3 and value.id not in loc.opaque and value.id not in loc.params:
+            vals = loc.values.get(value.id, [])
+            got = [self._slice_width(v, loc, depth + 1) for v in vals]
+            if not got or any(g is None for g in got):
+                return None
+            keys = {(g[1].name, g[1].offset) for g in got}  # type: ignore[index]
+            return got[0] if len(keys) == 1 else None
+        return None
+
+    def _scan_metadata(self, qual: str, fn: ast.AST, loc: _Locals, mod: ModuleInfo, path: str,
+                       out: AxisFacts) -> None:
+        groups: dict[str, tuple[str, int, str, list[FieldWidth]]] = {}
+        built: dict[str, str] = {}  # local name -> constructor it is assigned from
+        receivers: dict[int, str] = {}  # id(constructor call) -> the local it is assigned to
+        for st in self.stmts(fn):
+            if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
+                name = _dotted(st.value.func) or ""
+                if name and self.profile.is_sink_constructor(name):
+                    for t in st.targets:
+                        if isinstance(t, ast.Name):
+                            built[t.id] = name
+                            receivers.setdefault(id(st.value), t.id)
+        for pname, ann in loc.annotations.items():
+            for tname in _type_names(ann):
+                if self.profile.is_sink_constructor(tname) and pname not in loc.values:
+                    built[pname] = tname
+        for n in self.own(fn):
+            if isinstance(n, ast.Call):
+                name = _dotted(n.func) or ""
+                if not name or not self.profile.is_sink_constructor(name):
+                    continue
+                fields: list[FieldWidth] = []
+                for kw in n.keywords:
+                    if kw.arg is None:
+                        continue
+                    w = self._slice_width(kw.value, loc)
+                    if w is not None:
+                        v = kw.value
+                        fields.append(FieldWidth(kw.arg, _text(v), w[0], w[1], v.lineno, v.col_offset + 1,
+                                                 v.end_lineno or v.lineno, (v.end_col_offset or v.col_offset) + 1))
+                receiver = receivers.get(id(n))
+                key = receiver or f"@{n.lineno}:{n.col_offset}"
+                groups[key] = (name, n.lineno, _text(n.func) + "(...)", fields)
+        # attribute stores, in source order; storing a field the current group already has starts
+        # a new group (the object is being set again: SGLang pads a forward batch's fields for a
+        # replay, then restores them to the real counts)
+        stored: dict[str, set[str]] = {}
+        phase: dict[str, int] = {}
+        for st in self.stmts(fn):
+            if not isinstance(st, ast.Assign):
+                continue
+            for t in st.targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in built:
+                    recv = t.value.id
+                    names = stored.setdefault(recv, {f.field for f in groups[recv][3]} if recv in groups else set())
+                    if t.attr in names:
+                        phase[recv] = phase.get(recv, 0) + 1
+                        names.clear()
+                    names.add(t.attr)
+                    w = self._slice_width(st.value, loc)
+                    if w is None:
+                        continue
+                    key = recv if not phase.get(recv) else f"{recv}#{phase[recv]}"
+                    if key not in groups:
+                        groups[key] = (built[recv], st.lineno, f"{recv}.*", [])
+                    v = st.value
+                    groups[key][3].append(FieldWidth(t.attr, _text(v), w[0], w[1], t.lineno, t.col_offset + 1,
+                                                     t.end_lineno or t.lineno,
+                                                     (t.end_col_offset or t.col_offset) + 1))
+        for sink, line, stmt, fields in groups.values():
+            if len(fields) >= 2:
+                out.metadata.append(MetadataWidths(path, qual, sink, line, tuple(fields), stmt))
+        self._scan_handouts(qual, fn, loc, path, built, out)
+
+    def _self_attr_name(self, node: ast.AST) -> str | None:
+        """``x`` for ``self.x`` and its views (``self.x.gpu``), else None."""
+        return self._self_attr(node)
+
+    def _scan_handouts(self, qual: str, fn: ast.AST, loc: _Locals, path: str, built: dict[str, str],
+                       out: AxisFacts) -> None:
+        refreshed: dict[str, tuple[int, str, CountAxis]] = {}   # attr -> first refresh
+        spoiled: set[str] = set()   # reset, rebound, written wider, or passed to another call
+        sinks: list[tuple[str, str, ast.AST, ast.stmt]] = []    # (sink, field, value, statement)
+        sink_calls: set[int] = set()
+        for st in self.stmts(fn):
+            if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
+                name = _dotted(st.value.func) or ""
+                if name and self.profile.is_sink_constructor(name):
+                    sink_calls.add(id(st.value))
+        stmt_of: dict[int, ast.stmt] = {}
+        for st in self.stmts(fn):
+            for n in self._expr_nodes(st):
+                stmt_of.setdefault(id(n), st)
+
+        def refresh(attr: str, sub: ast.Subscript | None, count_expr: ast.AST | None, node: ast.AST) -> None:
+            if sub is not None:
+                upper = _first_dim_upper(sub.slice)
+                if upper is None:
+                    spoiled.add(attr)  # `x[n:] = v`, `x[i] = v`: not a refresh up to a count
+                    return
+                count_expr = upper
+            c = self.count(count_expr, loc) if count_expr is not None else None
+            if c is None or c.padded is not False or c.offset:
+                spoiled.add(attr)  # written with a padded or unknown count: not refreshed only to the real rows
+                return
+            refreshed.setdefault(attr, (node.lineno, _text(node), c))
+
+        for n in self.own(fn):
+            if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                    if isinstance(t, ast.Subscript):
+                        attr = self._self_attr_name(t.value)
+                        if attr is not None:
+                            refresh(attr, t, None, t)
+                    else:
+                        attr = self._self_attr_name(t)
+                        if attr is not None:
+                            spoiled.add(attr)
+            elif isinstance(n, ast.Call):
+                f = n.func
+                if isinstance(f, ast.Attribute):
+                    recv = f.value
+                    if f.attr == "copy_" and isinstance(recv, ast.Subscript):
+                        attr = self._self_attr_name(recv.value)
+                        if attr is not None:
+                            refresh(attr, recv, None, recv)
+                    elif f.attr in self.profile.copy_to_device:
+                        attr = self._self_attr_name(recv)
+                        if attr is not None:
+                            refresh(attr, None, n.args[0] if n.args else None, n)
+                    elif f.attr in self.profile.fill_methods:
+                        base = recv.value if isinstance(recv, ast.Subscript) else recv
+                        attr = self._self_attr_name(base)
+                        if attr is not None:
+                            spoiled.add(attr)
+                if id(n) in sink_calls or (isinstance(f, (ast.Name, ast.Attribute))
+                                           and self.profile.is_sink_constructor(_dotted(f) or "")):
+                    name = _dotted(f) or ""
+                    for kw in n.keywords:
+                        if kw.arg is not None and self._self_attr_name(kw.value) is not None \
+                                and not isinstance(kw.value, ast.Subscript):
+                            sinks.append((name, kw.arg, kw.value, stmt_of.get(id(n))))
+                    continue
+                for a in (*n.args, *(k.value for k in n.keywords)):
+                    attr = self._self_attr_name(a.value if isinstance(a, ast.Subscript) else a)
+                    if attr is not None:
+                        spoiled.add(attr)  # handed to another call (a reset helper, a kernel): not judged
+        for st in self.stmts(fn):
+            if isinstance(st, ast.Assign) and len(st.targets) == 1:
+                t = st.targets[0]
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in built \
+                        and self._self_attr_name(st.value) is not None:
+                    sinks.append((built[t.value.id], t.attr, st.value, st))
+        for sink, fld, value, st in sinks:
+            attr = self._self_attr_name(value)
+            if attr is None or attr in spoiled or attr not in refreshed:
+                continue
+            line, text, c = refreshed[attr]
+            if line >= value.lineno:
+                continue
+            out.handouts.append(WholeHandout(
+                path=path, function=qual, sink=sink, field=fld, line=value.lineno, column=value.col_offset + 1,
+                end_line=value.end_lineno or value.lineno, end_column=(value.end_col_offset or value.col_offset) + 1,
+                buffer_text=_text(value), refresh_line=line, refresh_text=text, count=c,
+                stmt_text=_text(st) if st is not None and not _is_compound(st) else ""))
+
+
+def _is_compound(st: ast.stmt) -> bool:
+    return isinstance(st, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
+                           ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or \
+        type(st).__name__ in ("Match", "TryStar")
+
+
+def _head(st: ast.stmt) -> str:
+    text = _text(st)
+    return text.split("\n", 1)[0]
+
+
+def axis_facts(profile: Profile, project: Project, keys: dict[str, str]) -> AxisFacts:
+    """Axis facts of the checked files ``keys`` (path -> module key in ``project``)."""
+    analysis = AxisAnalysis(profile, project)
+    out = AxisFacts()
+    for path, key in keys.items():
+        mod = project.module(key)
+        if mod is not None:
+            analysis.scan_module(mod, path, out)
+    return out

@@ -1,0 +1,173 @@
+"""PAD004 count-axis-mismatch: a query over the engine's axis facts.
+
+(a) A persistent buffer whose rows are requests sliced or written with a token count
+(:class:`padlint.analysis.axes.SliceSite` on a request buffer with a token count; the
+reverse stays inside the live rows and is a deliberate reuse in decode steps); (b) the fields of one metadata object sliced to the real count of an axis
+beside fields sliced to its padded count (:class:`padlint.analysis.axes.MetadataWidths`).
+A buffer refreshed up to ``[:n]`` and handed out up to ``[:n_padded]`` is PAD001's
+(stale padding rows reach the sink); see the rule page.
+"""
+
+from __future__ import annotations
+
+from padlint.analysis.axes import AxisFacts, CountAxis, MetadataWidths, SliceSite, WholeHandout, axis_facts
+from padlint.model import Finding, TraceStep
+from padlint.profile import Profile
+from padlint.rules.base import Facts, Rule
+
+CODE = "PAD004"
+_NOUN = {"reqs": "request", "tokens": "token"}
+
+
+def _facts(facts: Facts) -> AxisFacts:
+    return axis_facts(facts.profile, facts.project, facts.keys)
+
+
+def _short(text: str) -> str:
+    return text[len("self."):] if text.startswith("self.") else text
+
+
+def _count_words(c: CountAxis) -> str:
+    """`batch_size`, a token count (`batch_size = m.num_actual_tokens`, line 412)"""
+    what = f"a {_NOUN[c.axis]} count"
+    if c.via and c.definition is not None:
+        base = c.text.split("+", 1)[0].strip()
+        return f"`{c.text}`, {what} (`{base} = {c.definition[0]}`, line {c.definition[1]})"
+    return f"`{c.text}`, {what}"
+
+
+def _replacement(profile: Profile, c: CountAxis) -> tuple[str, str] | None:
+    """(old text, new text) that puts the count on the other axis, from ``[axes.counterparts]``:
+    the definition of the local (``m.num_actual_tokens`` -> ``m.num_reqs``) or the count itself."""
+    other = profile.axes.counterpart(c.name)
+    if other is None:
+        return None
+    old = c.definition[0] if c.definition is not None else c.text.split("+", 1)[0].strip()
+    last = old.rsplit(".", 1)
+    if last[-1] != c.name:
+        return None
+    return old, (f"{last[0]}.{other}" if len(last) == 2 else other)
+
+
+def slice_findings(facts: Facts, ax: AxisFacts) -> list[Finding]:
+    out: list[Finding] = []
+    profile = facts.profile
+    for s in ax.slices:
+        if s.path not in facts.texts:
+            continue
+        axis = s.buffer.axis(skip=(s.path, s.line))
+        if not any(e.kind == "write" and e.axis == axis and (e.path, e.line) != (s.path, s.line)
+                   for e in s.buffer.evidence):
+            # the allocation alone is a name (`max_bs`, `max_batch_size`); SGLang sizes token
+            # buffers and flashinfer decode rows (one per query token) with such names: the code
+            # must also write the buffer with a count of that axis somewhere else
+            continue
+        if axis != "reqs" or s.count.axis != "tokens":
+            # the reverse (a token buffer sliced or written with a request count) stays inside
+            # the live tokens (every request has at least one): decode steps and drafters reuse
+            # token buffers with one row per request on purpose (see the rule page)
+            continue
+        out.append(_slice_finding(profile, s, axis))
+    return out
+
+
+def _slice_finding(profile: Profile, s: SliceSite, axis: str) -> Finding:
+    alloc = s.buffer.allocation()
+    writes = [e for e in s.buffer.evidence if e.kind == "write" and (e.path, e.line) != (s.path, s.line)]
+    why = alloc.text if alloc else ""
+    if writes:
+        why += f"; {len(writes)} write{'s' if len(writes) > 1 else ''} with {_NOUN[axis]} counts"
+    verb = "written" if s.write else "sliced"
+    harm = ("rows past the live requests are read as requests (stale or unrelated rows reach the "
+            "consumer)" if not s.write else "rows past the live requests are overwritten")
+    rep = _replacement(profile, s.count)
+    if rep is not None:
+        where = f" at line {s.count.definition[1]}" if s.count.definition is not None else ""
+        hint = f"; use the {_NOUN[axis]} count: replace `{rep[0]}` with `{rep[1]}`{where}"
+    else:
+        hint = f"; slice it with a {_NOUN[axis]} count"
+    message = (f"`{_short(s.buffer_text)}` has one row per {_NOUN[axis]} ({why}) but is {verb} with "
+               f"{_count_words(s.count)}: {harm}{hint}")
+    trace: list[TraceStep] = []
+    if alloc is not None:
+        trace.append(TraceStep(alloc.path, alloc.line, f"`{s.buffer.attr}` {alloc.text}: one row per {_NOUN[axis]}"))
+    trace.extend(TraceStep(e.path, e.line, e.text) for e in writes[:3])
+    if s.count.definition is not None:
+        trace.append(TraceStep(s.path, s.count.definition[1],
+                               f"`{s.count.via[0]}` = `{s.count.definition[0]}`, a {_NOUN[s.count.axis]} count"))
+    trace.append(TraceStep(s.path, s.line, f"`{s.text}` {verb} with a {_NOUN[s.count.axis]} count"))
+    return Finding(code=CODE, path=s.path, line=s.line, column=s.column, end_line=s.end_line,
+                   end_column=s.end_column, message=message, severity="error", sink="",
+                   field=s.buffer.attr, buffer=s.text, padded=s.count.text, real=rep[1] if rep else "",
+                   trace=tuple(trace), fix=None, statement=s.stmt_text, function=s.function)
+
+
+def width_findings(facts: Facts, ax: AxisFacts) -> list[Finding]:
+    out: list[Finding] = []
+    for m in ax.metadata:
+        if m.path in facts.texts:
+            out.extend(_width_findings(facts.profile, m))
+    return out
+
+
+def _width_findings(profile: Profile, m: MetadataWidths) -> list[Finding]:
+    out: list[Finding] = []
+    for axis in ("reqs", "tokens"):
+        fields = []
+        for f in m.fields:
+            spec = profile.field_spec(f.field)
+            declared = None if spec is None else ("reqs" if spec.axis == "reqs+1" else spec.axis)
+            if f.count.axis == axis and declared in (None, axis) and f.count.padded is not None:
+                fields.append(f)
+        real = [f for f in fields if not f.count.padded]
+        padded = [f for f in fields if f.count.padded]
+        if not real or not padded:
+            continue
+        paired = [f for f in real if any(profile.is_real_for(f.count.name, p.count.name) for p in padded)]
+        if not paired:
+            continue
+        odd, rest = (padded, real) if len(padded) < len(real) else (paired, padded)
+        rest_names = ", ".join(f"`{f.field}`" for f in rest[:4]) + (" ..." if len(rest) > 4 else "")
+        width = min((f.count for f in rest), key=lambda c: (c.offset != 0, c.offset))
+        for f in odd:
+            message = (f"`{f.field}` of {m.sink} is sliced to `{f.count.text}` ({'padded' if f.count.padded else 'real'}"
+                       f" {_NOUN[axis]} count) while {rest_names} of the same object "
+                       f"{'are' if len(rest) > 1 else 'is'} sliced to `{width.text}`: the {_NOUN[axis]} fields of one "
+                       f"metadata object disagree on their row count; slice every {_NOUN[axis]} field to the same count"
+                       + (" (and reset the padding rows of the ones that grow)" if not f.count.padded else ""))
+            trace = tuple(TraceStep(m.path, g.line, f"`{g.field}` = `{g.slice_text}`") for g in (f, *rest[:3]))
+            out.append(Finding(code=CODE, path=m.path, line=f.line, column=f.column, end_line=f.end_line,
+                               end_column=f.end_column, message=message, severity="error", sink=m.sink,
+                               field=f.field, buffer=f.slice_text, padded=width.text, real=f.count.text,
+                               trace=trace, fix=None, statement=m.stmt_text, function=m.function))
+    return out
+
+
+def handout_findings(facts: Facts, ax: AxisFacts) -> list[Finding]:
+    return [_handout_finding(h) for h in ax.handouts if h.path in facts.texts]
+
+
+def _handout_finding(h: WholeHandout) -> Finding:
+    c = h.count
+    noun = _NOUN[c.axis]
+    message = (f"`{_short(h.buffer_text)}` is refreshed only up to `[:{c.text}]` (line {h.refresh_line}, the real "
+               f"{noun} count) but handed whole to {h.sink} as `{h.field}`: the consumer gets every row of the "
+               f"buffer, and the rows past `{c.text}` hold what earlier steps left there; pass "
+               f"`{h.buffer_text}[:{c.text}]`, or the padded slice with its padding rows reset")
+    trace = (TraceStep(h.path, h.refresh_line, f"`{h.refresh_text}` refreshes rows [:{c.text}] only"),
+             TraceStep(h.path, h.line, f"`{h.buffer_text}` handed out whole as `{h.field}`"))
+    return Finding(code=CODE, path=h.path, line=h.line, column=h.column, end_line=h.end_line,
+                   end_column=h.end_column, message=message, severity="error", sink=h.sink, field=h.field,
+                   buffer=h.buffer_text, padded="", real=c.text, trace=trace, fix=None, statement=h.stmt_text,
+                   function=h.function)
+
+
+class CountAxisMismatch(Rule):
+    code = CODE
+    name = "count-axis-mismatch"
+
+    def check(self, facts: Facts) -> list[Finding]:
+        ax = facts.family("axes", _facts)
+        out = slice_findings(facts, ax) + width_findings(facts, ax) + handout_findings(facts, ax)
+        out.sort(key=Finding.sort_key)
+        return out

@@ -1,0 +1,98 @@
+"""PAD004 on real vLLM releases: the GDN builder's request buffers sliced with a token count.
+
+vLLM 0.23.0's ``GDNAttentionMetadataBuilder.build``
+(``vllm/v1/attention/backends/gdn_attn.py``) sets
+``batch_size = m.num_actual_tokens`` ("already padded by the model runner for
+CUDAGraph": a padded *token* count) and slices six persistent buffers with it:
+``spec_state_indices_tensor``, ``spec_sequence_masks``, ``num_accepted_tokens``,
+``non_spec_state_indices_tensor`` (``[:batch_size]``) and ``spec_query_start_loc``,
+``non_spec_query_start_loc`` (``[: batch_size + 1]``).  Every one of them is
+allocated in ``__init__`` with first dimension ``self.decode_cudagraph_max_bs``
+(``+ 1`` for the two offsets; the profile's ``[axes.reqs].sizes`` has ``*_max_bs``)
+and refreshed with ``[:num_spec_decodes]`` / ``[:num_decodes]`` (request counts):
+one row per request.  vLLM 0.24.0 sets ``batch_size = m.num_reqs``: the same
+slices are on the request axis and nothing is reported.
+
+The other buffers of the builder (``spec_token_indx``, ``non_spec_token_indx``)
+are allocated ``decode_cudagraph_max_bs * (num_spec + 1)`` rows, a product whose
+axis PAD004 does not guess, and sliced with ``.size(0)``: not reported.
+
+The trees come from the corpus cache (``tests/corpus_cache.py``); a version that is
+not there and cannot be fetched skips the test.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.corpus
+
+_HELPER = Path(__file__).resolve().parents[1] / "corpus_cache.py"
+ROOT = Path(__file__).resolve().parents[2]
+GDN = Path("vllm/v1/attention/backends/gdn_attn.py")
+BUFFERS = {"spec_state_indices_tensor", "spec_sequence_masks", "num_accepted_tokens",
+           "non_spec_state_indices_tensor", "spec_query_start_loc", "non_spec_query_start_loc"}
+
+
+def _corpus_cache():
+    spec = importlib.util.spec_from_file_location("padlint_tests_corpus_cache_pad004", _HELPER)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _gdn(version: str) -> Path:
+    cc = _corpus_cache()
+    try:
+        tree = cc.ensure_vllm(version)
+    except cc.CorpusError as e:
+        pytest.skip(f"vLLM {version} not in the corpus cache: {e}")
+    return tree / GDN
+
+
+def _pad004(path: Path) -> list[dict]:
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "padlint", "check", str(path), "--select", "PAD004",
+                           "--format", "json", "--no-cache"],
+                          capture_output=True, text=True, timeout=900, env=env, check=False)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    return json.loads(proc.stdout)["findings"]
+
+
+def _line_of(path: Path, text: str) -> int:
+    hits = [i for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if line.strip() == text]
+    assert len(hits) == 1, (text, hits)
+    return hits[0]
+
+
+def test_vllm_0_23_0_gdn_builder_slices_request_buffers_with_a_token_count():
+    path = _gdn("0.23.0")
+    findings = _pad004(path)
+    assert {f["field"] for f in findings} == BUFFERS
+    assert len(findings) == len(BUFFERS)  # one per slice
+    define = _line_of(path, "batch_size = m.num_actual_tokens")
+    for f in findings:
+        assert f["code"] == "PAD004"
+        assert f["padded"] in ("batch_size", "batch_size + 1")
+        assert f["real"] == "m.num_reqs"  # the replacement the message proposes
+        assert f"replace `m.num_actual_tokens` with `m.num_reqs` at line {define}" in f["message"]
+        assert "one row per request" in f["message"]
+        assert "self.decode_cudagraph_max_bs" in f["message"]
+        assert f["line"] > define
+    # the first slice of the file: `spec_state_indices_tensor = self.spec_state_indices_tensor[:batch_size]`
+    first = min(findings, key=lambda f: f["line"])
+    assert first["field"] == "spec_state_indices_tensor"
+    assert first["line"] == _line_of(path, "spec_state_indices_tensor = self.spec_state_indices_tensor[:batch_size]")
+
+
+def test_vllm_0_24_0_gdn_builder_fixed():
+    path = _gdn("0.24.0")
+    assert "batch_size = m.num_reqs" in path.read_text(encoding="utf-8")
+    assert _pad004(path) == []
