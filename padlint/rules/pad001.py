@@ -123,10 +123,15 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
     ``texts``: the checked files (path -> text); sinks elsewhere are not reported.
     """
     out: list[Finding] = []
+    outside: dict[tuple, Finding] = {}
     for key, hit in interp.hits.items():
         path = hit.path
         source = texts.get(path)
         if source is None:
+            # the sink is in a module read but not checked (pre-commit passes the file that
+            # changed): report where a checked file makes the padded slice that flows there
+            for f in _outside_findings(hit, texts):
+                outside.setdefault((f.path, f.line, f.sink, f.field), f)
             continue
         stale = tuple(t for t in hit.taints if t.reason != "init")
         if not stale:
@@ -223,7 +228,44 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
             end_column=hit.span[3], message=message, severity=hit.severity, sink=hit.sink,
             field=hit.field, buffer=taint.buffer, padded=padded_shown, real=real_shown,
             trace=tuple(trace), fix=fix, statement=hit.stmt_text, function=hit.function))
+    out.extend(outside.values())
     out.sort(key=Finding.sort_key)
+    return out
+
+
+def _outside_findings(hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
+    """Findings for a sink outside the checked files: one at each padded slice (the first step
+    of a stale source) that a checked file makes, naming the sink it reaches."""
+    out = []
+    sink_at = f"{_shown(hit.path)}:{hit.span[0]}"
+    for t in hit.taints:
+        if t.reason == "init" or not t.steps:
+            continue
+        line, note, spath = t.steps[0]
+        text = texts.get(spath)
+        if text is None:
+            continue
+        lines = text.splitlines()
+        if not 0 < line <= len(lines):
+            continue
+        code = lines[line - 1]
+        col = len(code) - len(code.lstrip()) + 1
+        what = (f"`{_short(t.derived_from)}`, from which `{hit.arg_text}` is derived," if t.derived_from
+                else f"`{_short(t.buffer)}`")
+        message = (f"{what} reaches {hit.sink} as `{hit.field}` in {sink_at} (a module not checked here) "
+                   f"with its padding rows (up to {t.padded_written or t.padded}) not reset on "
+                   f"{len(hit.stale_chains)} path{'s' if len(hit.stale_chains) != 1 else ''}, e.g. "
+                   + " -> ".join(n.split("`")[1] for _, n, _p in hit.chain if "`" in n)
+                   + f"; reset its padding rows before it reaches the sink (check {_shown(hit.path)} "
+                   f"too for the full report and a proposed reset)")
+        trace = [TraceStep(_shown(p) or spath, ln, n) for ln, n, p in hit.chain]
+        trace.extend(TraceStep(_shown(p) or spath, ln, n) for ln, n, p in t.steps)
+        trace.append(TraceStep(_shown(hit.path), hit.span[0], f"reaches sink {hit.sink} as `{hit.field}`"))
+        out.append(Finding(
+            code=CODE, path=spath, line=line, column=col, end_line=line, end_column=len(code.rstrip()) + 1,
+            message=message, severity=hit.severity, sink=hit.sink, field=hit.field, buffer=t.buffer,
+            padded=t.padded_written or t.padded, real="", trace=tuple(trace), fix=None,
+            statement=f"{' '.join(code.split())} -> {hit.sink}.{hit.field}", function=hit.function))
     return out
 
 

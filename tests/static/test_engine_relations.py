@@ -346,3 +346,26 @@ def test_a_mask_false_on_padding_rows_makes_them_neutral(tmp_path):
     found = _run(tmp_path, {**files, "pkg/runner.py": MASKED.replace("MASKPAD", "False").replace(
         "self.flags[:num_reqs_padded] & live", "torch.logical_and(self.flags[:num_reqs_padded], live)")})
     assert found == []
+
+
+def test_a_sink_in_a_module_not_checked_is_reported_at_the_padded_slice(tmp_path):
+    """pre-commit passes only the changed file: a deleted reset in the runner whose sink is in
+    `attn_utils.py` (read, not checked) is reported where the runner makes the padded slices,
+    naming the sink; with both files checked the finding is at the sink only (no duplicate)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "fixtures" / "project"
+    runner = root / "metadata_other_module_buggy" / "pkg" / "runner.py"
+    src = [Source(str(runner), runner.read_text(encoding="utf-8"))]
+    found = check_project(src, load_profile("vllm"))[str(runner)]
+    lines = runner.read_text(encoding="utf-8").splitlines()
+    assert sorted(f.field for f in found) == ["seq_lens", "slot_mapping"]
+    for f in found:
+        assert f.path == str(runner) and f"{f.field}[:" in lines[f.line - 1]  # the slice's own line
+        assert "attn_utils.py:" in f.message and "a module not checked here" in f.message
+        assert f.fix is None and f.trace[-1].path.endswith("attn_utils.py")
+    fixed = root / "metadata_other_module_fixed" / "pkg" / "runner.py"
+    assert check_project([Source(str(fixed), fixed.read_text(encoding="utf-8"))], load_profile("vllm"))[str(fixed)] == []
+    utils = runner.parent / "attn_utils.py"
+    both = check_project(src + [Source(str(utils), utils.read_text(encoding="utf-8"))], load_profile("vllm"))
+    assert both[str(runner)] == [] and sorted(f.field for f in both[str(utils)]) == ["seq_lens", "slot_mapping"]
