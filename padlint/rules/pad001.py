@@ -117,6 +117,19 @@ def _shown(path: str) -> str:
     return path
 
 
+def sink_trace(hit: SinkHit, taints, path: str) -> tuple[TraceStep, ...]:
+    """A finding's trace: the call path from the entry point, each taint's derivation steps
+    (shared ones once, the first three taints), and the sink; each step in its own file
+    (``path`` where a step names none)."""
+    trace = [TraceStep(_shown(p) or path, line, note) for line, note, p in hit.chain]
+    steps: list[tuple[int, str, str]] = []
+    for t in tuple(taints)[:3]:
+        steps.extend(st for st in t.steps if st not in steps)
+    trace.extend(TraceStep(_shown(p) or path, line, note) for line, note, p in steps)
+    trace.append(TraceStep(_shown(hit.path) or path, hit.span[0], f"reaches sink {hit.sink} as `{hit.field}`"))
+    return tuple(trace)
+
+
 def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str]) -> list[Finding]:
     """One :class:`Finding` per sink argument reached stale on some path, sorted by position.
 
@@ -211,12 +224,7 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
             fix_hint = f"; reset {noun} {rows} to {shown} on every path before this test"
         message = f"{what}{more}; {noun} {rows} {state} {where}{via}{fix_hint}"
 
-        trace = [TraceStep(_shown(p) or path, line, note) for line, note, p in hit.chain]
-        steps: list[tuple[int, str, str]] = []
-        for t in hit.taints[:3]:
-            steps.extend(st for st in t.steps if st not in steps)  # shared derivations once
-        trace.extend(TraceStep(_shown(p) or path, line, note) for line, note, p in steps)
-        trace.append(TraceStep(path, hit.span[0], f"reaches sink {hit.sink} as `{hit.field}`"))
+        trace = sink_trace(hit, hit.taints, path)
         indent = re.match(r"[ \t]*", hit.lines[hit.stmt_line - 1]).group(0) \
             if 0 < hit.stmt_line <= len(hit.lines) else ""
         fix = Fix(path=path, line=hit.stmt_line, indent=indent, text=fix_text,
@@ -227,7 +235,7 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
             code=CODE, path=path, line=hit.span[0], column=hit.span[1], end_line=hit.span[2],
             end_column=hit.span[3], message=message, severity=hit.severity, sink=hit.sink,
             field=hit.field, buffer=taint.buffer, padded=padded_shown, real=real_shown,
-            trace=tuple(trace), fix=fix, statement=hit.stmt_text, function=hit.function))
+            trace=trace, fix=fix, statement=hit.stmt_text, function=hit.function))
     out.extend(outside.values())
     out.sort(key=Finding.sort_key)
     return out
@@ -258,13 +266,11 @@ def _outside_findings(hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
                    + " -> ".join(n.split("`")[1] for _, n, _p in hit.chain if "`" in n)
                    + f"; reset its padding rows before it reaches the sink (check {_shown(hit.path)} "
                    f"too for the full report and a proposed reset)")
-        trace = [TraceStep(_shown(p) or spath, ln, n) for ln, n, p in hit.chain]
-        trace.extend(TraceStep(_shown(p) or spath, ln, n) for ln, n, p in t.steps)
-        trace.append(TraceStep(_shown(hit.path), hit.span[0], f"reaches sink {hit.sink} as `{hit.field}`"))
+        trace = sink_trace(hit, (t,), spath)
         out.append(Finding(
             code=CODE, path=spath, line=line, column=col, end_line=line, end_column=len(code.rstrip()) + 1,
             message=message, severity=hit.severity, sink=hit.sink, field=hit.field, buffer=t.buffer,
-            padded=t.padded_written or t.padded, real="", trace=tuple(trace), fix=None,
+            padded=t.padded_written or t.padded, real="", trace=trace, fix=None,
             statement=f"{' '.join(code.split())} -> {hit.sink}.{hit.field}", function=hit.function))
     return out
 

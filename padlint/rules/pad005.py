@@ -17,10 +17,10 @@ never reported by both for the same source.
 from __future__ import annotations
 
 from padlint.analysis.interp import Interpreter
-from padlint.model import Finding, TraceStep
+from padlint.model import Finding
 from padlint.profile import Profile
 from padlint.rules.base import Facts, Rule
-from padlint.rules.pad001 import _shown, _short
+from padlint.rules.pad001 import _short, _shown, sink_trace
 
 CODE = "PAD005"
 
@@ -72,16 +72,11 @@ def init_findings(interp: Interpreter, profile: Profile, texts: dict[str, str]) 
                + f" or write its {noun} {rows} before the sink")
         message = (f"`{_short(t.buffer)}`{more} is a padded slice of `{base}`, {how} and never written "
                    f"anywhere in the project; {noun} {rows} hold {value}{want}{',' if want else ''} {sink}{fix}")
-        trace = [TraceStep(_shown(p) or hit.path, line, note) for line, note, p in hit.chain]
-        steps: list[tuple[int, str, str]] = []
-        for x in taints[:3]:
-            steps.extend(st for st in x.steps if st not in steps)
-        trace.extend(TraceStep(_shown(p) or hit.path, line, note) for line, note, p in steps)
-        trace.append(TraceStep(hit.path, hit.span[0], f"reaches sink {hit.sink} as `{hit.field}`"))
+        trace = sink_trace(hit, taints, hit.path)
         out.append(Finding(
             code=CODE, path=hit.path, line=hit.span[0], column=hit.span[1], end_line=hit.span[2],
             end_column=hit.span[3], message=message, severity=hit.severity, sink=hit.sink,
-            field=hit.field, buffer=t.buffer, padded=padded, real=real, trace=tuple(trace), fix=None,
+            field=hit.field, buffer=t.buffer, padded=padded, real=real, trace=trace, fix=None,
             statement=hit.stmt_text, function=hit.function))
     out.sort(key=Finding.sort_key)
     return out
