@@ -421,6 +421,21 @@ class AxisAnalysis:
 
     def _method_evidence(self, fn: ast.AST, mod: ModuleInfo, cls: ClassInfo) -> Iterator[tuple[str, Evidence]]:
         loc: _Locals | None = None
+
+        def write(target: ast.Subscript, line: int) -> tuple[str, Evidence] | None:
+            """``self.x[:n] = ...`` / ``self.x[:n].copy_(...)``: evidence of x's axis from n."""
+            nonlocal loc
+            attr = self._self_attr(target.value)
+            upper = _first_dim_upper(target.slice) if attr is not None else None
+            if upper is None:
+                return None
+            loc = loc or self.locals_of(fn)
+            c = self.count(upper, loc)
+            if c is None:
+                return None
+            return attr, Evidence(c.axis, "write", mod.path, line,
+                                  f"written as `{_text(target)}` (`{c.text}` counts {c.axis})")
+
         for n in self.own(fn):
             if isinstance(n, (ast.Assign, ast.AnnAssign)):
                 targets = n.targets if isinstance(n, ast.Assign) else [n.target]
@@ -432,24 +447,14 @@ class AxisAnalysis:
                         if ev is not None:
                             yield t.attr, ev
                     elif isinstance(t, ast.Subscript):
-                        attr = self._self_attr(t.value)
-                        upper = _first_dim_upper(t.slice) if attr is not None else None
-                        if upper is not None:
-                            loc = loc or self.locals_of(fn)
-                            c = self.count(upper, loc)
-                            if c is not None:
-                                yield attr, Evidence(c.axis, "write", mod.path, n.lineno,
-                                                     f"written as `{_text(t)}` (`{c.text}` counts {c.axis})")
+                        found = write(t, n.lineno)
+                        if found is not None:
+                            yield found
             elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "copy_" and \
                     isinstance(n.func.value, ast.Subscript):
-                attr = self._self_attr(n.func.value.value)
-                upper = _first_dim_upper(n.func.value.slice) if attr is not None else None
-                if upper is not None:
-                    loc = loc or self.locals_of(fn)
-                    c = self.count(upper, loc)
-                    if c is not None:
-                        yield attr, Evidence(c.axis, "write", mod.path, n.lineno,
-                                             f"written as `{_text(n.func.value)}` (`{c.text}` counts {c.axis})")
+                found = write(n.func.value, n.lineno)
+                if found is not None:
+                    yield found
 
     def _allocation(self, value: ast.AST, fn: ast.AST, cls: ClassInfo, mod: ModuleInfo) -> Evidence | None:
         if not isinstance(value, ast.Call):
