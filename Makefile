@@ -42,7 +42,7 @@ test: $(STAMP) engine-deps
 # skips with one reason.
 engine-deps: $(STAMP)
 	-$(PY) tests/runtime/engine/engine_env.py ensure
-	-$(PY) -m tests.corpus_cache fetch 0.21.0 0.22.0 0.33.0
+	-$(PY) -m tests.corpus_cache fetch 0.21.0 0.22.0 0.23.0 0.24.0 0.30.0 0.31.0 0.33.0
 
 test-engine: $(STAMP) engine-deps
 	$(PY) -m pytest -q -m engine
@@ -51,7 +51,7 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not corpus and not slow"
 
 corpus: $(STATIC)
-	$(PY) -m tests.corpus_cache fetch 0.21.0 0.22.0 0.33.0 sglang==0.5.2 sglang==0.5.3 sglang==0.5.23
+	$(PY) -m tests.corpus_cache fetch 0.21.0 0.22.0 0.23.0 0.24.0 0.30.0 0.31.0 0.33.0 sglang==0.5.2 sglang==0.5.3 sglang==0.5.23
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
