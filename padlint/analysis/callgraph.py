@@ -27,9 +27,21 @@ from __future__ import annotations
 import ast
 import re
 
-from padlint.analysis.index import _literals, _relevance_literals, prefilter_patterns, relevance_pattern
+from padlint.analysis.index import (
+    _literals,
+    _relevance_literals,
+    prefilter_patterns,
+    relevance_pattern,
+)
 from padlint.analysis.kernels import tail_stores
-from padlint.analysis.project import ClassInfo, FunctionInfo, ModuleInfo, Project, _dotted, _type_names
+from padlint.analysis.project import (
+    ClassInfo,
+    FunctionInfo,
+    ModuleInfo,
+    Project,
+    _dotted,
+    _type_names,
+)
 from padlint.profile import Profile
 
 

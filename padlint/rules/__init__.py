@@ -3,4 +3,4 @@
 from padlint.rules.base import Facts, Rule
 from padlint.rules.registry import RULES, all_rules, codes, get_rule, static_rules
 
-__all__ = ["Facts", "Rule", "RULES", "all_rules", "codes", "get_rule", "static_rules"]
+__all__ = ["RULES", "Facts", "Rule", "all_rules", "codes", "get_rule", "static_rules"]

@@ -44,15 +44,15 @@ class Facts:
     kept (:meth:`family`).
     """
 
-    profile: "Profile"
-    project: "Project"
-    graph: "CallGraph"
-    interp: "Interpreter"
+    profile: Profile
+    project: Project
+    graph: CallGraph
+    interp: Interpreter
     texts: dict[str, str]
     keys: dict[str, str]
     _families: dict[str, Any] = field(default_factory=dict, repr=False)
 
-    def family(self, name: str, compute: Callable[["Facts"], T]) -> T:
+    def family(self, name: str, compute: Callable[[Facts], T]) -> T:
         """The fact family ``name``, computed once by ``compute(self)``."""
         if name not in self._families:
             self._families[name] = compute(self)
@@ -74,14 +74,14 @@ class Rule:
         padded count (the prefilter's test): such a file is analysed too.  Cheap text tests only."""
         return False
 
-    def check(self, facts: Facts) -> list["Finding"]:
+    def check(self, facts: Facts) -> list[Finding]:
         """This rule's findings in the checked files (static rules only)."""
         raise NotImplementedError(f"{self.code} is a {self.kind} rule: the suppression stage decides it")
 
     # -- documentation, from the rule page -------------------------------------------------
 
     @property
-    def page(self) -> "RulePage":
+    def page(self) -> RulePage:
         from padlint.rules_doc import get_page
 
         return get_page(self.code)
@@ -100,7 +100,7 @@ class Rule:
         return self.page.help_uri
 
     @property
-    def examples(self) -> tuple["Example", ...]:
+    def examples(self) -> tuple[Example, ...]:
         return self.page.examples
 
     def __repr__(self) -> str:

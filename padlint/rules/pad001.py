@@ -249,7 +249,7 @@ def _outside_findings(hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
     for t in hit.taints:
         if t.reason == "init" or not t.steps:
             continue
-        line, note, spath = t.steps[0]
+        line, _note, spath = t.steps[0]
         text = texts.get(spath)
         if text is None:
             continue

@@ -13,7 +13,12 @@ from __future__ import annotations
 import re
 
 from padlint.analysis.interp import norm
-from padlint.analysis.padvalue import PadValueFacts, UnknownContract, WrongPadValue, pad_value_facts
+from padlint.analysis.padvalue import (
+    PadValueFacts,
+    UnknownContract,
+    WrongPadValue,
+    pad_value_facts,
+)
 from padlint.model import Finding, Fix, TraceStep, split_lines
 from padlint.profile import Profile
 from padlint.rules.base import Facts, Rule

@@ -10,7 +10,14 @@ A buffer refreshed up to ``[:n]`` and handed out up to ``[:n_padded]`` is PAD001
 
 from __future__ import annotations
 
-from padlint.analysis.axes import AxisFacts, CountAxis, MetadataWidths, SliceSite, WholeHandout, axis_facts
+from padlint.analysis.axes import (
+    AxisFacts,
+    CountAxis,
+    MetadataWidths,
+    SliceSite,
+    WholeHandout,
+    axis_facts,
+)
 from padlint.model import Finding, TraceStep
 from padlint.profile import Profile
 from padlint.rules.base import Facts, Rule
@@ -24,7 +31,7 @@ def _facts(facts: Facts) -> AxisFacts:
 
 
 def _short(text: str) -> str:
-    return text[len("self."):] if text.startswith("self.") else text
+    return text.removeprefix("self.")
 
 
 def _count_words(c: CountAxis) -> str:
