@@ -1624,12 +1624,12 @@ class Interpreter:
             for el in func.slice:
                 if isinstance(el.slice, cst.Index):
                     self._eval(el.slice.value, frame, state)
+            vals: dict[int, AVal] = {}
             if kname and self._sink_call is not None and self._sink_call.fullmatch(kname):
                 self._check_call_args(kname, node, frame, state, skip_first=False)
             else:
-                for a in node.args:
-                    self._eval(a.value, frame, state)
-            self._kernel_tail_resets(func.value, node, frame, state)
+                vals = {id(a): self._eval(a.value, frame, state) for a in node.args}
+            self._kernel_tail_resets(func.value, node, frame, state, vals)
             return UNKNOWN
         name = dotted(func) or ""
         last = name.rsplit(".", 1)[-1] if name else (func.attr.value if isinstance(func, cst.Attribute) else "")
@@ -1975,7 +1975,8 @@ class Interpreter:
         return Refs(frozenset({Ref(loc, None, node, line, False, path=frame.path)}))
 
     # ------------------------------------------------------------- inlining
-    def _kernel_tail_resets(self, kernel, node: cst.Call, frame: Frame, state: State) -> None:
+    def _kernel_tail_resets(self, kernel, node: cst.Call, frame: Frame, state: State,
+                            vals: dict[int, AVal]) -> None:
         """A launch of a project kernel that stores one value into the tail rows of a pointer
         argument (:mod:`padlint.analysis.kernels`) resets that argument's padding rows."""
         target = self._resolve_callee(kernel, frame, state)
@@ -1994,7 +1995,7 @@ class Interpreter:
                 arg = by_kw.get(ts.name) or (positional[ts.index] if ts.index < len(positional) else None)
                 if arg is None:
                     continue
-                buf = self._eval(arg.value, frame, state)
+                buf = vals[id(arg)] if id(arg) in vals else self._eval(arg.value, frame, state)
                 if isinstance(buf, Refs):
                     for r in buf.refs:
                         self._reset(r, None, None, state, None, ts.value, line,
