@@ -62,7 +62,7 @@ PROFILE_SCHEMA: dict[str, Any] = {
               "forward_exempt": ANY_KEY},
     "resets": {"fill_methods": None, "helpers": ANY_KEY},
     "fields": {ANY_KEY: {"axis": None, "neutral": None, "why": None, "kind": None, "wraps_negative": None,
-                         "consumer": None, "assumed_backend": None,
+                         "consumer": None, "assumed_backend": None, "read_when": None,
                          "backends": {ANY_KEY: {"neutral": None, "modules": None, "why": None}}}},
     "index_fields": None,
     "exempt": ANY_KEY,
@@ -239,6 +239,10 @@ class FieldSpec:
     backends: tuple[BackendNeutral, ...] = ()
     #: what ``neutral`` assumes about the backend (shown when the analysis cannot tell)
     assumed_backend: str = ""
+    #: the consumer reads the field only when this condition holds (an expression as the
+    #: analysed code tests it, ``envs.VLLM_MOE_SKIP_PADDING``): on the path where an ``if`` of
+    #: it is false the field's padding rows are not read, so a reset under it counts
+    read_when: str = ""
 
     def neutral_in(self, module: str) -> tuple[str, "BackendNeutral | None"]:
         """The neutral value for code in ``module`` and the backend it was taken from
@@ -605,9 +609,18 @@ def _field(name: str, spec: Any, where: str, constants: dict[str, Any]) -> Field
     if backends and not assumed.strip():
         raise ProfileError(f"{where}.assumed_backend: a field with per-backend values must say which backends "
                            f"its default neutral value is for")
+    read_when = _string(spec.get("read_when", ""), f"{where}.read_when")
+    if read_when:
+        try:
+            ast.parse(read_when, mode="eval")
+        except SyntaxError:
+            raise ProfileError(f"{where}.read_when: expected a Python expression, got {read_when!r}") from None
+        if not spec.get("consumer"):
+            raise ProfileError(f"{where}.read_when: name the consumer code that tests it in consumer = \"...\"")
     return FieldSpec(name, axis, _neutral_text(spec["neutral"], f"{where}.neutral", constants),
                      _string(spec.get("why", ""), f"{where}.why"), kind, wraps,
-                     _string(spec.get("consumer", ""), f"{where}.consumer"), tuple(backends), assumed)
+                     _string(spec.get("consumer", ""), f"{where}.consumer"), tuple(backends), assumed,
+                     read_when)
 
 
 def _registry(value: Any, where: str) -> RegistrySpec:

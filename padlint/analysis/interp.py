@@ -20,8 +20,8 @@ import libcst as cst
 
 from padlint.analysis.kernels import tail_stores
 from padlint.analysis.values import (
-    ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MetaVal, MethodVal, PadWrite, Ref, Refs, Reset, State,
-    Taint, TupleVal, UnknownVal, covering, covers, join_vals, with_step,
+    ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, Ref, Refs, Reset,
+    State, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, with_step,
 )
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
 from padlint.analysis.literals import same_literal
@@ -293,6 +293,7 @@ class SinkHit:
     path: str = ""                 # file of the sink
     lines: list = field(default_factory=list)  # that file's lines
     stale_chains: tuple = ()       # every distinct call path on which the value is stale here
+    container: bool = False        # the argument is a dict or list holding the stale views
 
 
 @dataclass(frozen=True)
@@ -394,6 +395,10 @@ class Interpreter:
         self._kernel_stores: dict[str, tuple] = {}  # kernel key -> its tail stores
         self.pad_hits: dict[tuple[int, str], PadHit] = {}  # sink arguments whose padding rows were written
         self._write_nodes: dict[int, tuple] = {}  # PadWrite.node -> (segment, node, statement, form)
+        self._read_when: dict[str, set[str]] = {}
+        for spec in profile.fields:
+            if spec.read_when:
+                self._read_when.setdefault(norm(spec.read_when), set()).add(spec.name)
         self._sink_call = re.compile("|".join(_glob(p) for p in profile.sink_calls)) if profile.sink_calls else None
         self._texts: dict[int, str] = {}
         self._keep: list = []
@@ -540,10 +545,17 @@ class Interpreter:
         run from the loop-head state until that state is stable (joined with the state before
         the loop, widened after :data:`LOOP_ROUNDS` rounds)."""
         items = None
+        elem: AVal = UNKNOWN  # what the loop variable holds on each round
+        each = False
         if isinstance(stmt, cst.For):
             it = self._eval(stmt.iter, frame, state)
             if isinstance(it, TupleVal) and not isinstance(stmt.iter, cst.Call):
                 items = it.items
+            elif isinstance(it, MapVal) and not it.keyed:
+                # `for sm in slot_mappings.values(): sm.fill_(-1)`: each element of a container the
+                # code made; with no element there is nothing to be stale, so the body's writes to
+                # the elements count after the loop (it runs once at least)
+                elem, each = it.item, True
         else:
             self._eval(stmt.test, frame, state)
         saved = frame.loop_exits
@@ -561,18 +573,18 @@ class Interpreter:
                 after = cur
             else:
                 base: State | None = state
-                if isinstance(stmt, cst.For) and self._nonempty_iter(stmt.iter, frame):
+                if isinstance(stmt, cst.For) and (each or self._nonempty_iter(stmt.iter, frame)):
                     # the code asserts the iterable non-empty: the body runs at least once
                     frame.loop_exits = []
                     first = state.copy()
-                    self._bind(stmt.target, UNKNOWN, frame, first)
+                    self._bind(stmt.target, elem, frame, first)
                     base = State.join([self._exec_block(stmt.body, frame, first), *frame.loop_exits])
                 head = after = base
                 for _ in range(self.LOOP_ROUNDS if base is not None else 0):
                     frame.loop_exits = []
                     body_state = head.copy()
                     if isinstance(stmt, cst.For):
-                        self._bind(stmt.target, UNKNOWN, frame, body_state)
+                        self._bind(stmt.target, elem, frame, body_state)
                     body_end = self._exec_block(stmt.body, frame, body_state)
                     nxt = State.join([base, body_end, *frame.loop_exits]) or base
                     stable = nxt.env == head.env and nxt.heap == head.heap
@@ -624,12 +636,30 @@ class Interpreter:
             if guard:
                 # `if P > R:` only skips when there are no padding rows: the reset counts.
                 return then_end if then_end is not None else state
+            self._unread_when_false(stmt.test, then_end, else_start)
             return State.join([then_end, else_start])
         if isinstance(stmt.orelse, cst.If):
             else_end = self._exec_if(stmt.orelse, frame, else_start, elif_=True)
         else:
             else_end = self._exec_block(stmt.orelse.body, frame, else_start)
+        self._unread_when_false(stmt.test, then_end, else_end)
         return State.join([then_end, else_end])
+
+    def _unread_when_false(self, test, then_end: State | None, else_end: State | None) -> None:
+        """``if C:`` where the profile says a field's consumer reads it only when ``C`` holds
+        (``[fields.X] read_when``): on the other path that field's buffers are not read, so
+        they take the state the ``C`` path left (a reset under ``if C:`` counts)."""
+        if then_end is None or else_end is None or not self._read_when:
+            return
+        fields = self._read_when.get(self._text(test))
+        if not fields:
+            return
+        for loc in then_end.heap.dirty:
+            if loc.startswith("@") or not (self._loc_owners.get(loc, set()) & fields):
+                continue
+            st = then_end.heap.get(loc)
+            if st is not None:
+                else_end.heap[loc] = st
 
     @staticmethod
     def _none_test(test, state: State) -> bool | None:
@@ -793,7 +823,13 @@ class Interpreter:
                 idx = target.slice[0].slice if len(target.slice) == 1 else None
                 key = idx.value.evaluated_value if isinstance(idx, cst.Index) and \
                     isinstance(idx.value, cst.SimpleString) else None
-                state.env[target.value.value] = holder.set(key, value) if isinstance(key, str) else holder
+                if isinstance(key, str):
+                    state.env[target.value.value] = holder.set(key, value)
+                elif isinstance(value, (Refs, MapVal)):  # `by_layer[name] = slot_mapping`: keys unknown
+                    state.env[target.value.value] = MapVal(join_vals(self._elements(holder), value), keyed=True)
+                return
+            if isinstance(holder, MapVal):
+                state.env[target.value.value] = MapVal(join_vals(holder.item, value), holder.keyed)
                 return
             self._write_region(target, value, frame, state, value_node)
 
@@ -887,7 +923,12 @@ class Interpreter:
             if upper is not None:
                 up = self._count(upper, state)
                 if up is None or not up.canon or not self.p.is_padded_name(up.canon) or up.unpadded:
-                    return  # `x[R:R + 1]`, `x[R:R]`, `x[R:n]`: not every padding row
+                    # `x[R:R + 1]`, `x[R:R]`, `x[R:n]`: not every padding row; rows [k:n] after
+                    # a write of [:k] extend the written prefix to n
+                    if low is not None and low.canon and up is not None and up.canon and not up.unpadded \
+                            and ref.persistent and (low.canon, low.offset) in st.extents:
+                        self._extend(ref, up, state)
+                    return
             if low is not None and low.canon:
                 keys = {Reset(low.canon, low.offset, value_text, line, sites)}
                 view = ref.count
@@ -909,12 +950,13 @@ class Interpreter:
                 # the value of an earlier whole-buffer write (an allocation fill) in those rows
                 same = {(k.real, k.offset) for k in keys}
                 kept = frozenset(r for r in st.clean if (r.real, r.offset) not in same and r.real != ALL)
-                state.heap[ref.loc] = LocState(st.entry_stale, st.taints, kept | keys)
+                state.heap[ref.loc] = LocState(st.entry_stale, st.taints, kept | keys, st.extents)
             return
         up = self._count(upper, state) if upper is not None else None
         view = ref.count
         bound = up if upper is not None else view
         if bound is not None and bound.canon and not self.p.is_padded_name(bound.canon):
+            self._extend(ref, bound, state)
             return  # writes only real rows [:R]: padding untouched
         if upper is not None and up is None:
             return  # unknown bound
@@ -923,6 +965,47 @@ class Interpreter:
             state.heap[ref.loc] = LocState(False, frozenset(taints), frozenset())
         else:
             state.heap[ref.loc] = LocState(False, frozenset(), frozenset({Reset(ALL, 0, value_text, line, sites)}))
+
+    def _extend(self, ref: Ref, bound: Count, state: State) -> None:
+        """This step wrote rows ``[:bound]`` of a persistent buffer: remember the prefix (the
+        real count of a later slice of the buffer to another count, :meth:`_inferred_real`)."""
+        if not ref.persistent or bound.dim or bound.unpadded or not bound.canon:
+            return
+        st = state.loc(ref.loc)
+        if not st.entry_stale:
+            return
+        key = (bound.canon, bound.offset)
+        if key not in st.extents:
+            state.heap[ref.loc] = replace(st, extents=st.extents | {key})
+
+    def _inferred_real(self, c: Count, st: LocState) -> tuple[str, ...]:
+        """The real counts of a slice ``[:c]`` whose count the profile does not pair, inferred
+        from the prefixes this step wrote into the buffer: ``buf[:k].copy_(x)`` then
+        ``buf[:n]`` has rows ``[k:n]`` no write of this step reached (the code says so by
+        writing ``k`` rows and handing out ``n``).  Empty when a write reached row ``n`` (or
+        ``n`` is the same count as every ``k``), when the counts are on different axes
+        (PAD004's question), or when nothing was written."""
+        if not st.extents or c.dim or c.unpadded or not c.canon or self.p.is_padded_name(c.canon):
+            return ()
+        axis = self.p.count_axis(c.canon)
+        out = []
+        for k, off in sorted(st.extents):
+            if k == c.canon:
+                if off >= c.offset:
+                    return ()  # rows [:n] written
+                continue
+            if self.p.is_padded_name(k) or self._same_count(k, c.canon):
+                continue
+            k_axis = self.p.count_axis(k)
+            if axis and k_axis and axis != k_axis:
+                continue
+            out.append(k)
+        return tuple(out)
+
+    def _same_count(self, a: str, b: str) -> bool:
+        """Two names the profile lists as real counts of one pair (``num_scheduled_tokens``,
+        ``total_num_scheduled_tokens``): one value under two names."""
+        return any(a in pair.real and b in pair.real for pair in self.p.counts)
 
     def _count_rhs(self, node, target: str, state: State) -> CountVal | None:
         """The count a name bound to ``node`` denotes (assignment or call argument).
@@ -1408,9 +1491,14 @@ class Interpreter:
                     comp = comp.inner_for_in
                 if isinstance(node, cst.DictComp):
                     self._eval(node.key, frame, inner)
-                    self._eval(node.value, frame, inner)
+                    elt = self._eval(node.value, frame, inner)
                 else:
-                    self._eval(node.elt, frame, inner)
+                    elt = self._eval(node.elt, frame, inner)
+                # `{gid: _get_slot_mapping(gid) for gid in ...}`: a container of such elements, each
+                # with the resets its making did on its own rows (the other effects stay on the copy)
+                elt = self._stamped(elt, inner)
+                if isinstance(elt, (Refs, MapVal, TupleVal)):
+                    return MapVal(elt, keyed=isinstance(node, cst.DictComp))
             return UNKNOWN
         if isinstance(node, cst.NamedExpr):
             v = self._eval(node.value, frame, state)
@@ -1421,6 +1509,29 @@ class Interpreter:
         if isinstance(node, cst.StarredElement):
             return self._eval(node.value, frame, state)
         return UNKNOWN
+
+    @staticmethod
+    def _stamped(v: AVal, state: State) -> AVal:
+        """``v`` with each view stamped with the resets ``state`` holds on its rows
+        (:attr:`Ref.clean_at`), so they travel with the value out of that state."""
+        if isinstance(v, Refs):
+            return Refs(frozenset(replace(r, clean_at=r.clean_at | state.loc(r.loc).clean) for r in v.refs),
+                        v.maybe_none)
+        if isinstance(v, MapVal):
+            return MapVal(Interpreter._stamped(v.item, state), v.keyed)
+        if isinstance(v, TupleVal):
+            return TupleVal(tuple(Interpreter._stamped(x, state) for x in v.items))
+        return v
+
+    @staticmethod
+    def _elements(v: AVal) -> AVal | None:
+        """What iterating ``v`` or indexing it with an unknown key gives: a container's
+        element, any value of a dict whose keys are known; None for other values."""
+        if isinstance(v, MapVal):
+            return v.item
+        if isinstance(v, DictVal) and v.items:
+            return join_all(x for _, x in v.items)
+        return None
 
     @staticmethod
     def _operands(node) -> list:
@@ -1436,6 +1547,14 @@ class Interpreter:
             for el in node.slice:
                 if isinstance(el.slice, cst.Index):
                     self._eval(el.slice.value, frame, state)
+            if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+                idx = node.slice[0].slice.value
+                if isinstance(base, DictVal) and isinstance(idx, cst.SimpleString):
+                    key = idx.evaluated_value
+                    return (base.get(key) or UNKNOWN) if isinstance(key, str) else UNKNOWN
+                elem = self._elements(base)  # `slot_mappings[gid]`
+                if elem is not None:
+                    return elem
             return UNKNOWN
         found = self._slice_dim(node)
         sl = found[:2] if found is not None else None
@@ -1481,6 +1600,8 @@ class Interpreter:
         ``init_accepts(value_text)``: the same test for the allocation value of a buffer
         nothing writes (None: only an uninitialised allocation is a taint, PAD005).
         """
+        while isinstance(value, MapVal):  # a container reaching a sink: each of its elements does
+            value = value.item
         if not isinstance(value, Refs):
             return set()
         out: set[Taint] = set()
@@ -1489,8 +1610,22 @@ class Interpreter:
             cands: set[Taint] = set(st.taints)
             c = r.count
             if c is not None:
+                inferred = ()
                 if not c.canon or c.unpadded or not self.p.is_padded_name(c.canon):
-                    continue  # sliced to a real (or unknown) count: no padding rows
+                    inferred = self._inferred_real(c, st) if st.entry_stale and r.persistent else ()
+                    if not inferred:
+                        continue  # sliced to a real (or unknown) count: no padding rows
+                    rtext = self._t(r.text)
+                    written = " / ".join(f"[:{k}]" for k in inferred)
+                    cands.add(Taint(
+                        buffer=rtext, padded=c.canon, offset=c.offset, reason="stale", dim=c.dim,
+                        padded_written=c.written, real=inferred,
+                        steps=((r.line, f"slice `{rtext}` of persistent buffer `{self._base_text(rtext)}`: "
+                                        f"this step wrote only rows {written}, so rows up to "
+                                        f"{c.written or c.canon} may be stale", r.path),)))
+                    clean = st.clean | r.clean_at if r.clean_at else st.clean
+                    out.update(t for t in cands if not covers(clean, t, self._real_for, accepts))
+                    continue
                 init = self._initial_value(r.loc) if st.entry_stale and r.persistent else None
                 if init is not None:
                     # never written anywhere after allocation: every row holds the allocation value,
@@ -1630,6 +1765,7 @@ class Interpreter:
             else:
                 vals = {id(a): self._eval(a.value, frame, state) for a in node.args}
             self._kernel_tail_resets(func.value, node, frame, state, vals)
+            self._opaque(vals.values(), state)
             return UNKNOWN
         name = dotted(func) or ""
         last = name.rsplit(".", 1)[-1] if name else (func.attr.value if isinstance(func, cst.Attribute) else "")
@@ -1676,6 +1812,13 @@ class Interpreter:
                 if isinstance(fld, str):
                     self._check_sink(obj.sink, fld, "attribute", node.args[2].value, v, frame, state,
                                      "error", node=node.args[2])
+            return UNKNOWN
+
+        # enumerate / list / tuple of a container the code made: its elements (with an index)
+        if name in ("enumerate", "list", "tuple", "reversed", "sorted") and len(node.args) == 1:
+            v = self._eval(node.args[0].value, frame, state)
+            if isinstance(v, MapVal) and not v.keyed:
+                return MapVal(TupleVal((UNKNOWN, v.item))) if name == "enumerate" else v
             return UNKNOWN
 
         # dict(a=x, ...): a kwargs dict whose keys are known
@@ -1748,15 +1891,16 @@ class Interpreter:
                             self._reset(r, None, None, state, None)
             return UNKNOWN
 
+        # configured sink calls (before following the call: `set_forward_context` is a project
+        # function whose arguments every layer of the forward pass reads, not a body to follow)
+        if name and self._sink_call is not None and self._sink_call.fullmatch(name):
+            self._check_call_args(name, node, frame, state, skip_first=False)
+            return UNKNOWN
+
         # self.m(...) / nested function / module-level function
         target = self._resolve_callee(func, frame, state)
         if target is not None:
             return self._inline(target, node, frame, state)
-
-        # configured sink calls
-        if name and self._sink_call is not None and self._sink_call.fullmatch(name):
-            self._check_call_args(name, node, frame, state, skip_first=False)
-            return UNKNOWN
 
         # allocators
         if name in self.p.uninitialized_allocators:
@@ -1808,14 +1952,46 @@ class Interpreter:
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             recv = self._eval(func.value, frame, state)
+            elem = self._elements(recv) if method in ("values", "items", "get", "pop") else None
+            if elem is not None:  # `slot_mappings.values()`, `.items()`, `.get(gid)` on a container
+                for a in node.args:
+                    self._eval(a.value, frame, state)
+                if method == "values":
+                    return MapVal(elem)
+                if method == "items":
+                    return MapVal(TupleVal((UNKNOWN, elem)))
+                return elem
             arg_vals = [self._eval(a.value, frame, state) for a in node.args]
             if isinstance(recv, Refs):
                 return self._method(recv, method, node, arg_vals, frame, state)
+            self._opaque(self._out_args(node, arg_vals), state)
             return UNKNOWN
 
-        for a in node.args:
-            self._eval(a.value, frame, state)
+        arg_vals = [self._eval(a.value, frame, state) for a in node.args]
+        self._opaque(self._out_args(node, arg_vals), state)
         return UNKNOWN
+
+    @staticmethod
+    def _out_args(node: cst.Call, vals: list) -> list:
+        """The values a library call writes into: its ``out=`` argument (``torch.cumsum(x, 0,
+        out=buf)``, ``np.cumsum(a, out=buf.np[1:n + 1])``)."""
+        return [v for a, v in zip(node.args, vals) if a.keyword is not None and a.keyword.value == "out"]
+
+    def _opaque(self, vals, state: State) -> None:
+        """Buffers handed to code the analysis does not read (a kernel, a library function with
+        ``out=``, a function it does not follow) may have any rows written there: what this
+        step wrote into them is no longer known (their write extents are dropped; their
+        padding state is kept: such code is not trusted to reset)."""
+        for v in vals:
+            if not isinstance(v, Refs):
+                continue
+            for r in v.refs:
+                if not r.persistent:
+                    continue
+                for loc in (r.loc, r.loc + "#host", r.loc + "#dev"):
+                    st = state.heap.get(loc)
+                    if st is not None and st.extents:
+                        state.heap[loc] = replace(st, extents=frozenset())
 
     def _site(self, frame: Frame, line: int, vtext: str, node, form: str, kind: str = "reset") -> PadWrite | None:
         """The :class:`PadWrite` of a literal write (None when the value is not a literal: it is
@@ -1874,7 +2050,9 @@ class Interpreter:
                 if r.count is not None:
                     continue
                 if count is not None and count.canon and not p.is_padded_name(count.canon):
-                    continue  # copies only real rows [:R]: device padding rows keep their state
+                    # copies only real rows [:R]: device padding rows keep their state
+                    self._extend(replace(r, loc=r.loc + "#dev"), count, state)
+                    continue
                 host = state.loc(r.loc + "#host")
                 state.heap[r.loc + "#dev"] = host
             return UNKNOWN
@@ -1884,6 +2062,7 @@ class Interpreter:
             for r in recv.refs:
                 c = r.count
                 if c is not None and c.canon and not p.is_padded_name(c.canon):
+                    self._extend(r, c, state)
                     continue
                 if isinstance(src, Refs) and len(src.refs) == 1 and not taints:
                     s = next(iter(src.refs))
@@ -1907,6 +2086,9 @@ class Interpreter:
             return self._derive([recv], node, frame, state, "copy")
         if method in ELEMENTWISE_METHODS:
             return self._derive([recv, *arg_vals], node, frame, state, f"`.{method}()`")
+        if method.endswith("_") and not method.startswith("_"):
+            self._opaque([recv], state)  # an in-place method: `buf.index_copy_(...)`, `buf.scatter_(...)`
+        self._opaque(self._out_args(node, arg_vals), state)
         return UNKNOWN
 
     #: allocators that write one value into every row: name -> the value (None: their fill argument)
@@ -2113,9 +2295,11 @@ class Interpreter:
         """Interpret one callee with the caller's heap and count bindings."""
         if fn is not None:
             if not self.graph.relevant(fn):
+                self._opaque([*arg_vals, recv], state)
                 return UNKNOWN
             seg = self.segment(fn)
             if seg is None:
+                self._opaque([*arg_vals, recv], state)
                 return UNKNOWN
             func, owner, qual, name = seg.func, fn.owner, fn.key, fn.name
             mod = self.project.module(fn.module)
@@ -2126,6 +2310,7 @@ class Interpreter:
             name = func.name.value
             qual = f"{frame.qual}.{name}"
         if qual in self._stack or len(self._stack) > self.MAX_DEPTH:
+            self._opaque([*arg_vals, recv], state)
             return UNKNOWN
         line = frame.seg.line(node, frame.stmt)
         callee = Frame(qual=qual, owner=owner, seg=seg, module=module, path=path,
@@ -2178,7 +2363,14 @@ class Interpreter:
             if isinstance(v, CountVal) and v.canon is not None:
                 callee.known.add(v.canon)
             if isinstance(v, UnknownVal):
-                v = self._param_default(next(p for p in all_params if p.name.value == pname), fn)
+                param = next(p for p in all_params if p.name.value == pname)
+                v = self._param_default(param, fn)
+                if isinstance(v, UnknownVal) and isinstance(a.value, cst.Name) and _maybe_int(param) \
+                        and isinstance(state.env.get(a.value.value, UNKNOWN), UnknownVal):
+                    # a name the caller knows nothing about, passed on: the callee's count is the
+                    # caller's (`self._stage(src, num_decodes)`), so rows it writes or slices
+                    # are in the caller's terms (write extents compare them)
+                    v = CountVal(a.value.value)
             env[pname] = self._cv(v)
         # a summary: the same callee, with the same arguments, on a heap that agrees on every
         # location the callee read, has the same effect (its writes) and result
@@ -2286,8 +2478,9 @@ class Interpreter:
         # a reset at the sink fixes every stale path only if each names the real count there
         # (a dummy run binds the callee's real name to its own padded count: it does not)
         real_names, padded_names = self._names_in_scope(frame, state)
-        named = all(any(r in real_names for r in (self.p.pair_for_padded(t.padded) or _NOPAIR).real)
-                    for t in taints)
+        named = not isinstance(value, MapVal) and all(
+            any(r in real_names for r in (t.real or (self.p.pair_for_padded(t.padded) or _NOPAIR).real))
+            for t in taints)
         if old is not None:
             chains = old.stale_chains + (frame.chain,) if frame.chain not in old.stale_chains else old.stale_chains
             if len(old.chain) <= len(frame.chain):
@@ -2311,13 +2504,16 @@ class Interpreter:
             stale_chains=(old.stale_chains if old is not None else ()) + (frame.chain,),
             dims=frozenset(r.count.dim for r in value.refs if r.count is not None and r.count.canon)
             if isinstance(value, Refs) else frozenset(),
-            maybe_none=isinstance(value, Refs) and value.maybe_none)
+            maybe_none=isinstance(value, Refs) and value.maybe_none,
+            container=isinstance(value, MapVal))
 
     def _covers(self, value: AVal, state: State) -> set[PadCover]:
         """The writes that put the padding rows of each padded view of ``value`` where they are:
         resets covering them (stale or uninitialised rows made clean) and allocation fills of
         tensors made on this path.  Rows no write covers are not here (they are stale: PAD001)."""
         out: set[PadCover] = set()
+        while isinstance(value, MapVal):
+            value = value.item
         if not isinstance(value, Refs):
             return out
         for r in value.refs:
@@ -2392,6 +2588,12 @@ class _KwargsKey:
 
     arg: cst.Arg
     key: str
+
+
+def _maybe_int(p: cst.Param) -> bool:
+    """A parameter that may hold a count: no annotation, or ``int``."""
+    return p.annotation is None or (isinstance(p.annotation.annotation, cst.Name)
+                                    and p.annotation.annotation.value == "int")
 
 
 def _nesting(node: ast.AST) -> int:

@@ -80,6 +80,9 @@ class Taint:
     padded_written: str = ""  # the padded count as written at the slice (profile pairs by name)
     steps: tuple[tuple[int, str, str], ...] = ()  # (line, note, path), source first
     derived_from: str = ""  # for derived tensors: the input expression named in messages
+    # real counts inferred from the step's writes (``buf[:k].copy_(x)`` then ``buf[:n]``: rows
+    # [k:n] were not written by this step); empty when the profile pairs ``padded`` by name
+    real: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,15 @@ class DictVal(AVal):
 
 
 @dataclass(frozen=True)
+class MapVal(AVal):
+    """A dict or list whose keys are not known (``{gid: f(gid) for gid in ...}``,
+    ``d[name] = x`` in a loop): every element may be ``item``."""
+
+    item: AVal
+    keyed: bool = False  # a dict: iterating it gives its keys, not ``item``
+
+
+@dataclass(frozen=True)
 class MetaVal(AVal):
     """An object built by a sink constructor; attribute stores on it are sinks."""
 
@@ -189,6 +201,14 @@ def join_vals(a: AVal | None, b: AVal | None) -> AVal:
         return Refs(a.refs | b.refs, a.maybe_none or b.maybe_none)
     if isinstance(a, MethodVal) and isinstance(b, MethodVal):
         return MethodVal(a.targets | b.targets)
+    if isinstance(a, MapVal) or isinstance(b, MapVal):
+        # a container of unknown keys joined with another (or with an empty dict literal)
+        items = [x.item if isinstance(x, MapVal) else join_all(v for _, v in x.items) if isinstance(x, DictVal)
+                 else None for x in (a, b)]
+        empty = [isinstance(x, DictVal) and not x.items for x in (a, b)]
+        if all(i is not None or e for i, e in zip(items, empty)) or _is_none(a) or _is_none(b):
+            return MapVal(join_vals(items[0], items[1]),
+                          any(isinstance(x, DictVal) or getattr(x, "keyed", False) for x in (a, b)))
     # None on one path (`x = None`): the tensor's rows still matter, and a fix must guard
     if isinstance(a, Refs) and _is_none(b):
         return Refs(a.refs, True)
@@ -217,12 +237,17 @@ class LocState:
 
     ``entry_stale``: rows may hold values from an earlier step (persistent
     buffers at an entry point).  ``taints``: explicit reasons (derived or
-    allocated tensors).  ``clean``: resets seen so far.
+    allocated tensors).  ``clean``: resets seen so far.  ``extents``: the
+    prefixes ``[:k + offset]`` this step wrote (``(k, offset)``, counts in
+    entry-point terms): a slice ``[:n]`` of the buffer with ``n`` another count
+    has rows ``[k:n]`` the step did not write (the FunArray segments of one
+    buffer: written ``[0, k)``, stale ``[k, n)``).
     """
 
     entry_stale: bool = True
     taints: frozenset[Taint] = frozenset()
     clean: frozenset = frozenset()
+    extents: frozenset = frozenset()
 
     def join(self, other: "LocState") -> "LocState":
         """Padding state after two paths join: stale or tainted if either is; reset only
@@ -233,6 +258,9 @@ class LocState:
             entry_stale=self.entry_stale or other.entry_stale,
             taints=self.taints | other.taints,
             clean=meet_resets(self.clean, other.clean),
+            # prefixes written on both paths: a write on one path only (one class of a dispatch,
+            # one branch) says nothing about the rows the other path left
+            extents=self.extents & other.extents,
         )
 
 
@@ -356,6 +384,14 @@ class State:
         return out
 
 
+def join_all(vals) -> AVal | None:
+    """The join of several values (None for none)."""
+    out: AVal | None = None
+    for v in vals:
+        out = join_vals(out, v)
+    return out
+
+
 def _join_stamped(live: list["State"], vals: list) -> "AVal | None":
     """Join one variable's (or object field's) values from the states ``live``, each view
     stamped with the resets its own path saw on its location (``Ref.clean_at``)."""
@@ -396,7 +432,7 @@ def covering(clean: frozenset, taint: "Taint", is_real_for: Callable[[str, str],
     out = []
     for r in clean:
         if r.real == ALL or (r.offset <= taint.offset and (
-                is_real_for(r.real, taint.padded) or
+                r.real in taint.real or is_real_for(r.real, taint.padded) or
                 (taint.padded_written and is_real_for(r.real, taint.padded_written)))):
             out.append(r)
     return out

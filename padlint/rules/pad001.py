@@ -153,8 +153,8 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
             hit = replace(hit, taints=stale)
         taint = hit.taints[0]
         pair = profile.pair_for_padded(taint.padded)
-        real_canon = next((r for r in (pair.real if pair else ()) if r in hit.real_names),
-                          pair.real[0] if pair else None)
+        reals = taint.real or (pair.real if pair else ())  # inferred from the step's writes, or the profile's
+        real_canon = next((r for r in reals if r in hit.real_names), reals[0] if reals else None)
         real_name = hit.real_names.get(real_canon) if real_canon else None
         # counts as the sink's code names them; entry-point names only where none is in scope
         real_shown = real_name or real_canon or "?"
@@ -174,7 +174,9 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
         rows = (f"[{lead}{real_shown} + {taint.offset}:{padded_shown} + {taint.offset}]" if taint.offset
                 else f"[{lead}{real_shown}:{padded_shown}]")
         short = _short(taint.buffer)
-        if hit.arg_name and taint.derived_from:
+        if hit.container:
+            what = f"`{hit.arg_name or hit.arg_text}` holds the padded slice `{short}`"
+        elif hit.arg_name and taint.derived_from:
             what = f"`{hit.arg_name}` is derived from `{_short(taint.derived_from)}`"
         elif hit.arg_name and taint.reason == "uninit":
             what = f"`{hit.arg_name}` is allocated with `{taint.buffer}`"
@@ -215,6 +217,9 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
             fix_hint = (f"; assign it to a variable before line {hit.stmt_line}, reset that variable's {noun} "
                         f"{rows} to {shown} and pass the variable (resetting the inputs does not reset "
                         f"the derived value)")
+        elif hit.container:
+            fix_hint = (f"; reset {noun} {rows} of `{short}` to {shown} on every path before line "
+                        f"{hit.stmt_line}")
         elif hit.fixable:
             fix_hint = f"; reset {noun} {rows} to {shown} before line {hit.stmt_line}"
         elif len(hit.stale_chains) > 1:  # no single statement at the sink covers every path

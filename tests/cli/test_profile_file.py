@@ -55,6 +55,13 @@ def test_any_one_kind_of_sink_is_enough(sinks):
     ({**SINKS, "buffers": {"wrapper_allocators": {"Buf": "flat"}}},
      "my.toml: buffers.wrapper_allocators.Buf: expected a literal, a constant or \"empty\", got 'flat'"),
     ({**SINKS, "buffers": {"wrapper_allocators": {"Buf": "garbage"}}}, "my.toml: buffers.wrapper_allocators.Buf: "),
+    # read_when: a Python expression, and only with the consumer code that tests it named
+    ({**SINKS, "fields": {"m": {"neutral": "True", "consumer": "moe", "read_when": "envs.X and"}}},
+     "my.toml: fields.m.read_when: expected a Python expression, got 'envs.X and'"),
+    ({**SINKS, "fields": {"m": {"neutral": "True", "read_when": "envs.X"}}},
+     "my.toml: fields.m.read_when: name the consumer code that tests it in consumer"),
+    ({**SINKS, "fields": {"m": {"neutral": "True", "consumer": "moe", "read_when": 1}}},
+     "my.toml: fields.m.read_when: expected"),
 ])
 
 def test_bad_value_types(data, message):
