@@ -157,6 +157,7 @@ class CallGraph:
                 params[p.arg] = names
         if mod is not None:
             called: set[int] = set()
+            local = self._local_classes(fn, mod, owner, params)
             for sub in ast.walk(fn.node):
                 if isinstance(sub, ast.Call):
                     called.add(id(sub.func))
@@ -165,7 +166,7 @@ class CallGraph:
                     # a public method stays the entry point it is
                     called.update(id(a) for a in sub.args)
                     called.update(id(k.value) for k in sub.keywords)
-                    for t in self.resolve_call(sub.func, mod, owner, params):
+                    for t in self.resolve_call(sub.func, mod, owner, params, local):
                         out.setdefault(t.key, t)
             if owner is not None:
                 # a method taken as a value and called later in this function (`fn = self._a if c
@@ -179,8 +180,77 @@ class CallGraph:
         v = self._callees[fn.key] = list(out.values())
         return v
 
+    def _local_classes(self, fn: FunctionInfo, mod: ModuleInfo, owner: ClassInfo | None,
+                       params: dict[str, list[str]]) -> dict[str, list[ClassInfo]]:
+        """Classes of the local names a function binds to typed expressions (one binding each:
+        a name bound twice to different things is left out): ``g = self.attn_groups[i][j]``,
+        ``b = g.get_metadata_builder()`` (a return annotation)."""
+        out: dict[str, list[ClassInfo]] = {}
+        seen: set[str] = set()
+        for sub in ast.walk(fn.node):
+            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
+                name = sub.targets[0].id
+                if name in seen:
+                    out.pop(name, None)
+                    continue
+                seen.add(name)
+                classes = self.expr_classes(sub.value, mod, owner, params, out)
+                if classes:
+                    out[name] = classes
+        return out
+
+    def expr_classes(self, expr: ast.AST, mod: ModuleInfo, owner: ClassInfo | None,
+                     params: dict[str, list[str]], local: dict[str, list[ClassInfo]] | None = None,
+                     depth: int = 0) -> list[ClassInfo]:
+        """Classes an expression's value may be an object of, as far as annotations say:
+        ``self.a.b``, a parameter, a local bound to one, an element of a typed container
+        (``self.attn_groups[i][j]``), the result of a method or function with a return
+        annotation (``g.get_metadata_builder()``)."""
+        if depth > 4:
+            return []
+        if isinstance(expr, ast.Name):
+            if expr.id == "self":
+                return [owner] if owner is not None else []
+            if local and expr.id in local:
+                return local[expr.id]
+            if expr.id in params:
+                return [c for c in (self.project.resolve(mod, t) for t in params[expr.id]) if isinstance(c, ClassInfo)]
+            return []
+        if isinstance(expr, ast.Attribute):
+            base = self.expr_classes(expr.value, mod, owner, params, local, depth + 1)
+            out: dict[str, ClassInfo] = {}
+            for c in base:
+                for t in self.project.attr_classes(c, expr.attr):
+                    out.setdefault(t.key, t)
+            return list(out.values())
+        if isinstance(expr, ast.Subscript):
+            # an element: of a typed container attribute, at any depth
+            node = expr.value
+            while isinstance(node, ast.Subscript):
+                node = node.value
+            if isinstance(node, ast.Attribute):
+                base = self.expr_classes(node.value, mod, owner, params, local, depth + 1)
+                out = {}
+                for c in base:
+                    for t in self.project.attr_elem_classes(c, node.attr):
+                        out.setdefault(t.key, t)
+                return list(out.values())
+            return []
+        if isinstance(expr, ast.Call):
+            out = {}
+            for t in self.resolve_call(expr.func, mod, owner, params, local, depth + 1):
+                if t.node.returns is not None:
+                    tmod = self.project.module(t.module)
+                    for name in _type_names(t.node.returns):
+                        c = self.project.resolve(tmod, name) if tmod is not None else None
+                        if isinstance(c, ClassInfo):
+                            out.setdefault(c.key, c)
+            return list(out.values())
+        return []
+
     def resolve_call(self, func: ast.AST, mod: ModuleInfo, owner: ClassInfo | None,
-                     params: dict[str, list[str]]) -> list[FunctionInfo]:
+                     params: dict[str, list[str]], local: dict[str, list[ClassInfo]] | None = None,
+                     depth: int = 0) -> list[FunctionInfo]:
         if isinstance(func, ast.Subscript):  # a kernel launch `kernel[grid](...)`
             func = func.value
         if isinstance(func, ast.Name):
@@ -190,6 +260,12 @@ class CallGraph:
             return []
         name = func.attr
         recv = func.value
+        if isinstance(recv, (ast.Call, ast.Subscript)) or (isinstance(recv, ast.Name) and local and recv.id in local):
+            # `self.get_builder(i).build(...)`, `self.groups[i].build(...)`, `g.build(...)`
+            if isinstance(recv, ast.Call) and isinstance(recv.func, ast.Name) and recv.func.id == "super":
+                pass
+            else:
+                return self.methods_of(self.expr_classes(recv, mod, owner, params, local, depth), name)
         if isinstance(recv, ast.Call) and isinstance(recv.func, ast.Name) and recv.func.id == "super":
             if owner is None:
                 return []

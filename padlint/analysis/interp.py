@@ -294,6 +294,7 @@ class SinkHit:
     lines: list = field(default_factory=list)  # that file's lines
     stale_chains: tuple = ()       # every distinct call path on which the value is stale here
     container: bool = False        # the argument is a dict or list holding the stale views
+    at_test: bool = False          # the sink is in an `elif`/`while` test: nothing can go right before it
 
 
 @dataclass(frozen=True)
@@ -384,6 +385,7 @@ class Interpreter:
         self._summaries: dict = {}  # (callee, self class, arguments, known counts) -> [(reads, writes, value)]
         self._reads: list[set] = []  # read logs of the callees being interpreted (innermost last)
         self._attr_type_cache: dict = {}
+        self._returned: dict[str, AVal] = {}
         self._param_cache: dict = {}
         self._member_nodes: dict = {}
         self._kwkeys: dict = {}  # (id of a `**` argument, key) -> _KwargsKey (hits are keyed by node id)
@@ -619,7 +621,7 @@ class Interpreter:
         # an `elif` test: a reset cannot be inserted right before it
         frame.stmt, frame.fixable = stmt, not elif_
         self._eval(stmt.test, frame, state)
-        guard = self._is_padding_guard(stmt.test, frame, state)
+        guard = self._is_padding_guard(stmt.test, frame, state, stmt.body)
         known = self._none_test(stmt.test, state)
         if known is True:  # `if out is not None:` with `out` a tensor on every path here
             return self._exec_block(stmt.body, frame, state)
@@ -699,7 +701,7 @@ class Interpreter:
         if isinstance(test.left, cst.Name):
             none_state.env[test.left.value] = CountVal(None)
 
-    def _is_padding_guard(self, test: cst.BaseExpression, frame: Frame, state: State) -> bool:
+    def _is_padding_guard(self, test: cst.BaseExpression, frame: Frame, state: State, body=None) -> bool:
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
             return False
         op = test.comparisons[0].operator
@@ -709,6 +711,13 @@ class Interpreter:
             return False
         def paired(real: Count, padded: Count) -> bool:
             if self._real_for(real.canon, padded.canon):
+                return True
+            if self.p.is_padded_name(padded.canon) and real.canon and real.written \
+                    and not self._known_count(real.canon) and body is not None \
+                    and re.search(rf"\[\s*{re.escape(real.written)}\s*(\+\s*\d+\s*)?:", self._text(body)):
+                # `if num_tokens > num_actual: buf[num_actual:num_tokens].fill_(-1)` with `num_actual`
+                # no count the profile names: the body resets rows from it, so it is the real
+                # count of the padded range (:meth:`_reset` names it so)
                 return True
             return (not self.p.is_padded_name(real.canon)) and self._real_for(real.written, padded.written)
         if isinstance(op, (cst.GreaterThan, cst.NotEqual)) and paired(right, left):
@@ -931,7 +940,7 @@ class Interpreter:
                     return
             if low is not None and low.canon:
                 keys = {Reset(low.canon, low.offset, value_text, line, sites)}
-                view = ref.count
+                view = ref.count if upper is None else up  # `v[x:]` of `v = buf[:P]`, or `buf[x:P]`
                 if view is not None and view.canon and not self._known_count(low.canon) \
                         and not self.p.is_real_for(low.canon, view.canon):
                     pair = self.p.pair_for_padded(view.canon)
@@ -978,18 +987,19 @@ class Interpreter:
         if key not in st.extents:
             state.heap[ref.loc] = replace(st, extents=st.extents | {key})
 
-    def _inferred_real(self, c: Count, st: LocState) -> tuple[str, ...]:
+    def _inferred_real(self, c: Count, st: LocState, more: frozenset = frozenset()) -> tuple[str, ...]:
         """The real counts of a slice ``[:c]`` whose count the profile does not pair, inferred
         from the prefixes this step wrote into the buffer: ``buf[:k].copy_(x)`` then
         ``buf[:n]`` has rows ``[k:n]`` no write of this step reached (the code says so by
         writing ``k`` rows and handing out ``n``).  Empty when a write reached row ``n`` (or
         ``n`` is the same count as every ``k``), when the counts are on different axes
         (PAD004's question), or when nothing was written."""
-        if not st.extents or c.dim or c.unpadded or not c.canon or self.p.is_padded_name(c.canon):
+        extents = st.extents | more  # `more`: what the path that took the view wrote (Ref.extents_at)
+        if not extents or c.dim or c.unpadded or not c.canon or self.p.is_padded_name(c.canon):
             return ()
         axis = self.p.count_axis(c.canon)
         out = []
-        for k, off in sorted(st.extents):
+        for k, off in sorted(extents):
             if k == c.canon:
                 if off >= c.offset:
                     return ()  # rows [:n] written
@@ -1126,11 +1136,16 @@ class Interpreter:
             v = state.heap.get(self._field_key(r.loc, attr))
             if v is not None:
                 joined = join_vals(joined, v)
+            elif r.types and self._int_field(r.types, attr):
+                # `m.num_reqs` of a metadata object whose class says `num_reqs: int`: a count, named
+                # as written (the builder's `batch_size = m.num_reqs` slices and resets in its terms)
+                joined = join_vals(joined, self._cv(CountVal(self._text(node))))
             elif not r.loc.startswith("new:"):
                 loc = self._attr_loc(r.loc, attr)
                 self._note_owner(loc, r, attr)
                 out.add(Ref(loc, None, node, line or r.line, r.persistent,
-                            types=self._attr_types(r.types, attr), path=path))
+                            types=self._attr_types(r.types, attr), path=path,
+                            elem_types=self._attr_types(r.types, attr, elems=True)))
         if out:
             joined = join_vals(joined, Refs(frozenset(out)))
         return joined if joined is not None else UNKNOWN
@@ -1380,18 +1395,28 @@ class Interpreter:
             self._store_field(obj, name, self._cv(v), state)
         return obj
 
-    def _attr_types(self, types: frozenset, attr: str) -> frozenset:
-        """Class keys an attribute of an object of ``types`` may hold (memoised)."""
+    def _int_field(self, types: frozenset, attr: str) -> bool:
+        key = (types, attr, "int")
+        out = self._attr_type_cache.get(key)
+        if out is None:
+            out = self._attr_type_cache[key] = any(
+                (c := self.project.class_info(t)) is not None and self.project.is_int_field(c, attr) for t in types)
+        return out
+
+    def _attr_types(self, types: frozenset, attr: str, *, elems: bool = False) -> frozenset:
+        """Class keys an attribute of an object of ``types`` may hold (``elems``: the elements
+        of the container it holds), memoised."""
         if not types:
             return frozenset()
-        key = (types, attr)
+        key = (types, attr, elems)
         out = self._attr_type_cache.get(key)
         if out is None:
             found: set[str] = set()
             for t in types:
                 c = self.project.class_info(t)
                 if c is not None:
-                    found.update(x.key for x in self.project.attr_classes(c, attr))
+                    classes = self.project.attr_elem_classes(c, attr) if elems else self.project.attr_classes(c, attr)
+                    found.update(x.key for x in classes)
             out = self._attr_type_cache[key] = frozenset(found)
         return out
 
@@ -1515,7 +1540,8 @@ class Interpreter:
         """``v`` with each view stamped with the resets ``state`` holds on its rows
         (:attr:`Ref.clean_at`), so they travel with the value out of that state."""
         if isinstance(v, Refs):
-            return Refs(frozenset(replace(r, clean_at=r.clean_at | state.loc(r.loc).clean) for r in v.refs),
+            return Refs(frozenset(replace(r, clean_at=r.clean_at | (st := state.loc(r.loc)).clean,
+                                          extents_at=r.extents_at | st.extents) for r in v.refs),
                         v.maybe_none)
         if isinstance(v, MapVal):
             return MapVal(Interpreter._stamped(v.item, state), v.keyed)
@@ -1566,7 +1592,10 @@ class Interpreter:
             idx = node.slice[0].slice
             for r in base.refs:
                 if r.count is None and isinstance(idx, cst.Index):
-                    out.add(Ref(f"{r.loc}[*]", None, text, line, r.persistent, path=frame.path))
+                    # the element of a typed container (`self.attn_groups[g][a]`) is an object of
+                    # its element class (at any depth)
+                    out.add(Ref(f"{r.loc}[*]", None, text, line, r.persistent, path=frame.path,
+                                types=r.elem_types, elem_types=r.elem_types))
             return Refs(frozenset(out)) if out else UNKNOWN
         lower, upper = sl
         if lower is not None and not self._is_zero(lower):
@@ -1612,7 +1641,7 @@ class Interpreter:
             if c is not None:
                 inferred = ()
                 if not c.canon or c.unpadded or not self.p.is_padded_name(c.canon):
-                    inferred = self._inferred_real(c, st) if st.entry_stale and r.persistent else ()
+                    inferred = self._inferred_real(c, st, r.extents_at) if st.entry_stale and r.persistent else ()
                     if not inferred:
                         continue  # sliced to a real (or unknown) count: no padding rows
                     rtext = self._t(r.text)
@@ -2247,10 +2276,13 @@ class Interpreter:
         # `self.m()` dispatches on self's class only; an attribute's declared class on its
         # project subclasses too (MRV2 `self.model_state`: several ModelState classes)
         is_self = isinstance(recv_node, cst.Name) and recv_node.value == "self"
-        targets = self.graph.methods_of(list(classes.values()), name, subclasses=not is_self)
-        targets = [t for t in targets if self.graph.relevant(t)]
+        found = self.graph.methods_of(list(classes.values()), name, subclasses=not is_self)
+        targets = [t for t in found if self.graph.relevant(t)]
         if not targets:
-            return None
+            # nothing to follow, but the result's class may be known: `self.get_builder(i)` with
+            # `-> AttentionMetadataBuilder` gives an object whose methods are followed
+            typed = [t for t in found if t.node.returns is not None]
+            return ("returns", typed) if typed else None
         return ("funcs", [(t, recv) for t in targets])
 
     def _narrow(self, recv, fn: FunctionInfo):
@@ -2272,6 +2304,9 @@ class Interpreter:
     def _inline(self, target, node: cst.Call, frame: Frame, state: State) -> AVal:
         kind, key = target
         arg_vals = [self._eval(a.value, frame, state) for a in node.args]
+        if kind == "returns":  # not followed (no sink or reset below): only the result's class
+            self._opaque(arg_vals, state)
+            return join_all(self._returned_object(fn) for fn in key) or UNKNOWN
         if kind == "nested":
             return self._call(None, frame.nested[key], node, arg_vals, None, frame, state)
         if len(key) == 1:
@@ -2345,7 +2380,26 @@ class Interpreter:
             else:
                 env[p.name.value] = self._param_default(p, fn)
         pos_i = 0
+        names = {p.name.value for p in all_params}
+        extra: dict[str, AVal] = {}  # keywords for the callee's `**kwargs`
+        given: list = []
         for a, v in zip(node.args, arg_vals):
+            if a.star == "**" and isinstance(v, DictVal):
+                # `f(**extra)` with the keys known: each key is a keyword argument
+                for k, x in v.items:
+                    if k in names:
+                        env[k] = self._cv(x)
+                    else:
+                        extra[k] = x
+                continue
+            if a.keyword is not None and a.keyword.value not in names:
+                extra[a.keyword.value] = v
+                continue
+            given.append((a, v))
+        star_kwarg = ps.star_kwarg if isinstance(ps.star_kwarg, cst.Param) else None
+        if star_kwarg is not None:
+            env[star_kwarg.name.value] = DictVal(tuple(sorted(extra.items())))
+        for a, v in given:
             if a.star:
                 continue
             pname = None
@@ -2402,6 +2456,8 @@ class Interpreter:
             if self._reads:
                 self._reads[-1].update(read)  # what the callee read, its caller read too
         state.heap = exit_state.heap
+        if fn is not None and isinstance(value, UnknownVal) and fn.node.returns is not None:
+            value = self._returned_object(fn)
         if base_key is not None:
             entries = self._summaries.setdefault(base_key, [])
             if len(entries) < self.MAX_SUMMARIES_PER_CALLEE:
@@ -2409,6 +2465,17 @@ class Interpreter:
                 writes = tuple((k, v) for k, v in out.items() if entry.get(k, _GONE) is not v)
                 entries.append((tuple((k, entry.get(k, _GONE)) for k in read), writes, value))
         return value
+
+    def _returned_object(self, fn: FunctionInfo) -> AVal:
+        """What a call of ``fn`` gives when its body gives nothing known: an object of the class its
+        return annotation names (``-> AttentionMetadataBuilder``; dispatch widens it to the
+        subclasses), one per function, whose buffers persist across steps like any object's."""
+        v = self._returned.get(fn.key)
+        if v is None:
+            classes = frozenset(c.key for c in self.project.returned_classes(fn))
+            v = self._returned[fn.key] = Refs(frozenset({Ref(f"ret:{fn.key}", None, "", 0, True, types=classes)})) \
+                if classes else UNKNOWN
+        return v
 
     def _param_default(self, p: cst.Param, fn: FunctionInfo | None) -> AVal:
         """An unbound parameter: an object of its annotated project class, if any."""
@@ -2505,7 +2572,7 @@ class Interpreter:
             dims=frozenset(r.count.dim for r in value.refs if r.count is not None and r.count.canon)
             if isinstance(value, Refs) else frozenset(),
             maybe_none=isinstance(value, Refs) and value.maybe_none,
-            container=isinstance(value, MapVal))
+            container=isinstance(value, MapVal), at_test=not frame.fixable)
 
     def _covers(self, value: AVal, state: State) -> set[PadCover]:
         """The writes that put the padding rows of each padded view of ``value`` where they are:

@@ -65,6 +65,9 @@ class ClassInfo:
     # attribute -> the sibling attributes it holds when every assignment is one fixed tuple or
     # list of `self.X` (``self.spec_buffers = (self.a, self.b)``); None: assigned anything else
     attr_tuples: dict[str, tuple[str, ...] | None] = field(default_factory=dict)
+    # attribute -> dotted class names of the elements of the container it holds, at any depth
+    # (``metadata_builders: list[AttentionMetadataBuilder]``, ``list[list[AttentionGroup]]``)
+    elem_types: dict[str, set[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -113,6 +116,41 @@ def _type_names(ann: ast.AST | None) -> list[str]:
     return []
 
 
+_CONTAINERS = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "MutableSequence", "dict", "Dict",
+                         "Mapping", "MutableMapping", "set", "Set", "frozenset", "FrozenSet", "Iterable",
+                         "Collection", "deque", "defaultdict", "OrderedDict"})
+
+
+def _elem_type_names(ann: ast.AST | None) -> list[str]:
+    """Class names of a container annotation's elements (a dict's values), at any depth:
+    ``list[X]``, ``dict[int, X]``, ``list[list[X]]``, ``tuple[X, ...]``, ``Optional[list[X]]``."""
+    if ann is None:
+        return []
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return []
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        return _elem_type_names(ann.left) + _elem_type_names(ann.right)
+    if not isinstance(ann, ast.Subscript):
+        return []
+    head = (_dotted(ann.value) or "").rsplit(".", 1)[-1]
+    elts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+    if head in ("Optional", "Union"):
+        return [n for e in elts for n in _elem_type_names(e)]
+    if head not in _CONTAINERS:
+        return []
+    if head in ("dict", "Dict", "Mapping", "MutableMapping", "defaultdict", "OrderedDict"):
+        elts = elts[-1:]  # the values
+    out: list[str] = []
+    for e in elts:
+        if isinstance(e, ast.Constant) and e.value is Ellipsis:
+            continue
+        out.extend(_elem_type_names(e) or _type_names(e))
+    return out
+
+
 def _is_dataclass(node: ast.ClassDef) -> bool:
     for d in node.decorator_list:
         target = d.func if isinstance(d, ast.Call) else d
@@ -125,7 +163,9 @@ def _is_dataclass(node: ast.ClassDef) -> bool:
 def _index_class(mod: str, node: ast.ClassDef, col: int) -> ClassInfo:
     key = f"{mod}:{node.name}"
     info = ClassInfo(key=key, module=mod, name=node.name, node=node,
-                     bases=[b for b in (_dotted(x) for x in node.bases) if b],
+                     # a generic base `AttentionMetadataBuilder[GDNAttentionMetadata]` is its class
+                     bases=[b for b in (_dotted(x.value if isinstance(x, ast.Subscript) else x)
+                                        for x in node.bases) if b],
                      is_dataclass=_is_dataclass(node))
     for item in node.body:
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -135,6 +175,9 @@ def _index_class(mod: str, node: ast.ClassDef, col: int) -> ClassInfo:
             names = _type_names(item.annotation)
             if names:
                 info.attr_types.setdefault(item.target.id, set()).update(names)
+            elems = _elem_type_names(item.annotation)
+            if elems:
+                info.elem_types.setdefault(item.target.id, set()).update(elems)
     return info
 
 
@@ -163,12 +206,15 @@ def scan_method_attr_types(info: ClassInfo) -> None:
                 if not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"):
                     continue
                 members = None
-                if isinstance(value, (ast.Tuple, ast.List)) and all(
+                if isinstance(value, (ast.Tuple, ast.List)) and value.elts and all(
                         isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self"
                         for e in value.elts):
                     members = tuple(e.attr for e in value.elts)
                 prev = info.attr_tuples.get(t.attr, members)
                 info.attr_tuples[t.attr] = members if prev == members else None
+                elems = _elem_type_names(ann)
+                if elems:
+                    info.elem_types.setdefault(t.attr, set()).update(elems)
                 names = _type_names(ann)
                 if isinstance(value, ast.Call):
                     callee = _dotted(value.func)
@@ -496,6 +542,32 @@ class Project:
                     for r in self.returned_classes(t):
                         out.setdefault(r.key, r)
         return list(out.values())
+
+    def attr_elem_classes(self, cls: ClassInfo, attr: str) -> list[ClassInfo]:
+        """Classes of the elements of the container ``self.<attr>`` of ``cls`` holds (by its
+        annotations: ``list[AttentionGroup]``); a base class stands for its subclasses too."""
+        out: dict[str, ClassInfo] = {}
+        for c in self.mro(cls):
+            mod = self.module(c.module)
+            if mod is None:
+                continue
+            scan_method_attr_types(c)
+            for name in c.elem_types.get(attr, ()):
+                t = self.resolve(mod, name)
+                if isinstance(t, ClassInfo):
+                    out.setdefault(t.key, t)
+        return list(out.values())
+
+    def is_int_field(self, cls: ClassInfo, attr: str) -> bool:
+        """Whether ``cls`` (or a base) annotates its field ``attr`` as ``int`` (``num_reqs: int``
+        on a metadata dataclass): a count, not a buffer."""
+        for c in self.mro(cls):
+            for item in c.node.body:
+                if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) \
+                        and item.target.id == attr:
+                    ann = item.annotation
+                    return isinstance(ann, ast.Name) and ann.id == "int"
+        return False
 
     def attr_tuple(self, cls: ClassInfo, attr: str) -> tuple[str, ...] | None:
         """The sibling attributes ``self.<attr>`` always holds (see ``ClassInfo.attr_tuples``)."""

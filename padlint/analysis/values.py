@@ -99,6 +99,10 @@ class Ref:
     clean_at: frozenset = frozenset()
     types: frozenset = frozenset()  # class keys of the object this view holds (``pkg.mod:Cls``), if known
     path: str = ""                  # file where the view was taken
+    elem_types: frozenset = frozenset()  # class keys of the elements of a container it holds
+    # write extents seen on the branch this view came from (like ``clean_at``): a prefix written on
+    # the path that took the view still names its real count after the paths join
+    extents_at: frozenset = frozenset()
 
 
 class AVal:
@@ -398,7 +402,8 @@ def _join_stamped(live: list["State"], vals: list) -> "AVal | None":
     joined: AVal | None = None
     for s, v in zip(live, vals):
         if isinstance(v, Refs):
-            v = Refs(frozenset(replace(r, clean_at=r.clean_at | s.loc(r.loc).clean) for r in v.refs),
+            v = Refs(frozenset(replace(r, clean_at=r.clean_at | (st := s.loc(r.loc)).clean,
+                                       extents_at=r.extents_at | st.extents) for r in v.refs),
                      v.maybe_none)
         joined = join_vals(joined, v)
     return joined

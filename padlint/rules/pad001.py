@@ -225,8 +225,11 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
         elif len(hit.stale_chains) > 1:  # no single statement at the sink covers every path
             fix_hint = (f"; reset {noun} {rows} to {shown} on each of these paths before the sink "
                         f"(one reset before line {hit.stmt_line} does not cover them all)")
-        else:  # an `elif`/`while` test: no single statement to insert before
+        elif hit.at_test:  # an `elif`/`while` test: no single statement to insert before
             fix_hint = f"; reset {noun} {rows} to {shown} on every path before this test"
+        else:  # the counts are not named at the sink (the slice was made in a caller or another class)
+            fix_hint = (f"; reset {noun} {rows} to {shown} on every path to line {hit.stmt_line} (the counts "
+                        f"are not in scope here: reset where the padded slice is made)")
         message = f"{what}{more}; {noun} {rows} {state} {where}{via}{fix_hint}"
 
         trace = sink_trace(hit, hit.taints, path)

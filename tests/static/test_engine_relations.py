@@ -369,3 +369,51 @@ def test_a_sink_in_a_module_not_checked_is_reported_at_the_padded_slice(tmp_path
     utils = runner.parent / "attn_utils.py"
     both = check_project(src + [Source(str(utils), utils.read_text(encoding="utf-8"))], load_profile("vllm"))
     assert both[str(runner)] == [] and sorted(f.field for f in both[str(utils)]) == ["seq_lens", "slot_mapping"]
+
+
+PROPOSER = """\
+import torch
+from vllm.forward_context import set_forward_context
+
+
+class Proposer:
+    def __init__(self, n):
+        self._slot_mapping_buffer = torch.zeros(n, dtype=torch.int64)
+        self.scheduled_slots = torch.zeros(n, dtype=torch.int64)
+
+    def _get_slot_mapping(self, num_tokens, slot_mapping=None):
+        if slot_mapping is not None:
+            num_actual = slot_mapping.shape[0]
+            self._slot_mapping_buffer[:num_actual].copy_(slot_mapping)
+            if num_tokens > num_actual:
+                self._slot_mapping_buffer[num_actual:num_tokens].fill_(-1)
+        view = self._slot_mapping_buffer[:num_tokens]
+        return {name: view for name in self.layer_names}
+
+    def propose(self, num_tokens, num_tokens_padded):
+        sm = self._get_slot_mapping(num_tokens_padded, self.scheduled_slots[:num_tokens])
+        with set_forward_context(None, None, slot_mapping=sm):  # PROPOSE
+            return self.model(num_tokens_padded)
+"""
+
+
+def test_a_ranged_reset_from_an_unnamed_count_names_the_real_count(tmp_path):
+    # vLLM 0.33.0 EAGLE proposers (`_get_slot_mapping`, written from scratch): the callee's
+    # `num_tokens` is the caller's padded count; `[num_actual:num_tokens].fill_(-1)` resets rows
+    # from a count no profile names up to that padded count, so `num_actual` is the real count of
+    # the padded range (as for `v[x:]` on a padded view `v`): quiet
+    assert _run(tmp_path, {"pkg/__init__.py": "", "pkg/proposer.py": PROPOSER}) == []
+
+
+def test_a_call_that_writes_no_row_leaves_the_padded_range_stale(tmp_path):
+    # a dummy run asks for the view without a slot mapping: nothing is written this step, so
+    # every row up to the padded count keeps the last step's slots (KV written into live slots)
+    runner = PROPOSER + """
+    def dummy_run(self, num_tokens, num_tokens_padded):
+        sm = self._get_slot_mapping(num_tokens_padded)
+        with set_forward_context(None, None, slot_mapping=sm):  # DUMMY
+            return self.model(num_tokens_padded)
+"""
+    found = _run(tmp_path, {"pkg/__init__.py": "", "pkg/proposer.py": runner})
+    line = next(i + 1 for i, t in enumerate(runner.splitlines()) if t.endswith("# DUMMY"))
+    assert [(f.line, f.field, f.sink) for f in found] == [(line, "slot_mapping", "set_forward_context")]

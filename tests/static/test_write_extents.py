@@ -167,3 +167,19 @@ def test_write_in_a_callee_counts_in_the_callers_terms(tmp_path):
         return GDNAttentionMetadata(state_indices=self.state_indices[:batch_size])
 """)
     assert [(f.field, f.real, f.padded) for f in found] == [("state_indices", "num_decodes", "batch_size")]
+
+
+def test_prefix_written_on_the_branch_that_took_the_view_counts_after_the_join(tmp_path):
+    # vLLM's GDN builder stages, slices and resets under `if self._stage_spec_decode(...)`, the
+    # other path hands out None: after the join the view still knows what its own path wrote
+    found = _run(tmp_path, HEAD + """
+    def build(self, m, src, stage):
+        num_decodes = src.shape[0]
+        batch_size = m.num_reqs
+        view = None
+        if stage:
+            self.state_indices[:num_decodes].copy_(src)
+            view = self.state_indices[:batch_size]
+        return GDNAttentionMetadata(state_indices=view)
+""")
+    assert [(f.field, f.real) for f in found] == [("state_indices", "num_decodes")]
