@@ -798,6 +798,8 @@ class Interpreter:
             if isinstance(base, MetaVal):
                 self._check_sink(base.sink, target.attr.value, "attribute", value_node, value,
                                  frame, state, "error", node=frame.stmt)
+                if isinstance(target.value, cst.Name):  # `meta.f = v`: later reads of `meta.f` see v
+                    state.env[target.value.value] = MetaVal(base.sink, base.fields.set(target.attr.value, value))
                 return
             if isinstance(base, Refs):
                 sink = self._sink_type(base)
@@ -1442,6 +1444,8 @@ class Interpreter:
             if method is not None:
                 return method
             base = self._eval(node.value, frame, state)
+            if isinstance(base, MetaVal):  # a field of a metadata object built here
+                return base.fields.get(node.attr.value) or UNKNOWN
             if isinstance(base, Refs):
                 if self._fields_of(base, node.attr.value, state) is None:
                     members = self._attr_members(base, node.attr.value)
@@ -1820,15 +1824,17 @@ class Interpreter:
 
         # metadata constructors
         if name and self.p.is_sink_constructor(name) and self._looks_like_class(last):
-            self._check_call_args(name, node, frame, state, skip_first=False)
-            return MetaVal(name)
+            return MetaVal(name, self._check_call_args(name, node, frame, state, skip_first=False))
 
         # dataclasses.replace(meta, field=...) on a metadata object
         if last == "replace" and node.args:
             first = self._eval(node.args[0].value, frame, state)
             if isinstance(first, MetaVal):
-                self._check_call_args(first.sink, node, frame, state, skip_first=True)
-                return first
+                given = self._check_call_args(first.sink, node, frame, state, skip_first=True)
+                fields = first.fields
+                for k, v in given.items:
+                    fields = fields.set(k, v)
+                return MetaVal(first.sink, fields)
             if isinstance(first, Refs) and any(r.types for r in first.refs):
                 return self._replace_object(first, node, frame, state)
 
@@ -2503,7 +2509,11 @@ class Interpreter:
                                    persistent=False)}))
 
     # ----------------------------------------------------------------- sinks
-    def _check_call_args(self, sink: str, node: cst.Call, frame: Frame, state: State, *, skip_first: bool) -> None:
+    def _check_call_args(self, sink: str, node: cst.Call, frame: Frame, state: State, *,
+                         skip_first: bool) -> DictVal:
+        """Check every argument of a sink call; the keyword arguments' values (the fields of a
+        metadata object it builds)."""
+        fields = DictVal()
         for i, arg in enumerate(node.args):
             v = self._eval(arg.value, frame, state)
             if arg.star == "**" and isinstance(v, DictVal):
@@ -2511,12 +2521,16 @@ class Interpreter:
                 for key, item in v.items:
                     self._check_sink(sink, key, "keyword", arg.value, item, frame, state, "error",
                                      node=self._kw_node(arg, key))
+                    fields = fields.set(key, item)
                 continue
             if arg.star or (skip_first and i == 0):
                 continue
             fld = arg.keyword.value if arg.keyword else str(i)
+            if arg.keyword:
+                fields = fields.set(fld, v)
             self._check_sink(sink, fld, "keyword" if arg.keyword else "positional", arg.value, v,
                              frame, state, "error", node=arg)
+        return fields
 
     def _kw_node(self, arg, key: str) -> "_KwargsKey":
         """One stand-in node per (``**`` argument, key): hits are keyed by node identity."""

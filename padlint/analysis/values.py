@@ -155,9 +155,12 @@ class MapVal(AVal):
 
 @dataclass(frozen=True)
 class MetaVal(AVal):
-    """An object built by a sink constructor; attribute stores on it are sinks."""
+    """An object built by a sink constructor; attribute stores on it are sinks.  ``fields``:
+    the values its keyword arguments (and later stores) gave its fields, read back by
+    ``meta.field``."""
 
     sink: str
+    fields: DictVal = DictVal()
 
 
 @dataclass(frozen=True)
@@ -228,6 +231,8 @@ def join_vals(a: AVal | None, b: AVal | None) -> AVal:
     if isinstance(a, DictVal) and isinstance(b, DictVal):
         keys = sorted({k for k, _ in a.items} | {k for k, _ in b.items})
         return DictVal(tuple((k, join_vals(a.get(k), b.get(k))) for k in keys))
+    if isinstance(a, MetaVal) and isinstance(b, MetaVal) and a.sink == b.sink:
+        return MetaVal(a.sink, join_vals(a.fields, b.fields))
     if isinstance(a, MetaVal):
         return a
     if isinstance(b, MetaVal):
