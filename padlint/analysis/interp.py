@@ -2599,10 +2599,15 @@ class Interpreter:
             return out
         for r in value.refs:
             c = r.count
+            st = state.loc(r.loc) if r.persistent else state.heap.get(r.loc, LocState(False))
             padded = c is not None and bool(c.canon) and not c.unpadded and self.p.is_padded_name(c.canon)
+            inferred: tuple[str, ...] = ()
+            if c is not None and not padded and r.persistent and st.entry_stale:
+                # rows the step did not write (write extents): their reset is judged too
+                inferred = self._inferred_real(c, st, r.extents_at)
+                padded = bool(inferred)
             if c is not None and not padded:
                 continue  # sliced to a real (or unknown) count: no padding rows
-            st = state.loc(r.loc) if r.persistent else state.heap.get(r.loc, LocState(False))
             clean = st.clean | r.clean_at if r.clean_at else st.clean
             if not any(x.sites for x in clean):
                 continue  # no literal written: nothing to judge
@@ -2611,7 +2616,7 @@ class Interpreter:
             cands = list(st.taints)
             if padded and ((st.entry_stale and r.persistent) or not cands):
                 cands.append(Taint(buffer=text, padded=c.canon, offset=c.offset, reason="stale", dim=c.dim,
-                                   padded_written=c.written))
+                                   padded_written=c.written, real=inferred))
             for t in cands:
                 cov = covering(clean, t, self._real_for)
                 writes = frozenset(x.sites for x in cov)

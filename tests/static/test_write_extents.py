@@ -34,8 +34,8 @@ NULL_BLOCK_ID = 0
 
 
 class GDNAttentionMetadata:
-    def __init__(self, state_indices):
-        self.state_indices = state_indices
+    def __init__(self, state_indices_tensor):
+        self.state_indices_tensor = state_indices_tensor
 
 
 @triton.jit
@@ -45,7 +45,7 @@ def _pad_kernel(out_ptr, n):
 
 class Builder:
     def __init__(self, max_bs):
-        self.state_indices = torch.empty(max_bs, dtype=torch.int32)
+        self.state_indices_tensor = torch.empty(max_bs, dtype=torch.int32)
 """
 
 
@@ -55,14 +55,14 @@ def test_prefix_write_then_wider_slice_is_reported_with_the_written_count(tmp_pa
     def build(self, m, src):
         num_decodes = src.shape[0]
         batch_size = m.num_reqs
-        self.state_indices[:num_decodes].copy_(src)
-        view = self.state_indices[:batch_size]
-        return GDNAttentionMetadata(state_indices=view)
+        self.state_indices_tensor[:num_decodes].copy_(src)
+        view = self.state_indices_tensor[:batch_size]
+        return GDNAttentionMetadata(state_indices_tensor=view)
 """)
     assert [(f.code, f.field, f.real, f.padded) for f in found] == [
-        ("PAD001", "state_indices", "num_decodes", "batch_size")]
+        ("PAD001", "state_indices_tensor", "num_decodes", "batch_size")]
     # the fix resets the rows the step did not write, in the names at the sink
-    assert found[0].fix is not None and found[0].fix.text == "view[num_decodes:] = 0"
+    assert found[0].fix is not None and found[0].fix.text == "view[num_decodes:] = NULL_BLOCK_ID"
 
 
 def test_reset_of_the_unwritten_rows_makes_it_quiet(tmp_path):
@@ -70,10 +70,10 @@ def test_reset_of_the_unwritten_rows_makes_it_quiet(tmp_path):
     def build(self, m, src):
         num_decodes = src.shape[0]
         batch_size = m.num_reqs
-        self.state_indices[:num_decodes].copy_(src)
-        view = self.state_indices[:batch_size]
+        self.state_indices_tensor[:num_decodes].copy_(src)
+        view = self.state_indices_tensor[:batch_size]
         view[num_decodes:].fill_(NULL_BLOCK_ID)
-        return GDNAttentionMetadata(state_indices=view)
+        return GDNAttentionMetadata(state_indices_tensor=view)
 """)
     assert found == []
 
@@ -84,13 +84,13 @@ def test_reset_on_one_branch_only_is_reported(tmp_path):
     def build(self, m, src, spec):
         num_decodes = src.shape[0]
         batch_size = m.num_reqs
-        self.state_indices[:num_decodes].copy_(src)
-        view = self.state_indices[:batch_size]
+        self.state_indices_tensor[:num_decodes].copy_(src)
+        view = self.state_indices_tensor[:batch_size]
         if spec:
             view[num_decodes:].fill_(NULL_BLOCK_ID)
-        return GDNAttentionMetadata(state_indices=view)
+        return GDNAttentionMetadata(state_indices_tensor=view)
 """)
-    assert [f.field for f in found] == ["state_indices"]
+    assert [f.field for f in found] == ["state_indices_tensor"]
 
 
 def test_second_write_up_to_the_slice_makes_it_quiet(tmp_path):
@@ -99,9 +99,9 @@ def test_second_write_up_to_the_slice_makes_it_quiet(tmp_path):
     def build(self, m, src):
         num_decodes = src.shape[0]
         batch_size = m.num_reqs
-        self.state_indices[:num_decodes].copy_(src)
-        self.state_indices[num_decodes:batch_size] = 7
-        return GDNAttentionMetadata(state_indices=self.state_indices[:batch_size])
+        self.state_indices_tensor[:num_decodes].copy_(src)
+        self.state_indices_tensor[num_decodes:batch_size] = 7
+        return GDNAttentionMetadata(state_indices_tensor=self.state_indices_tensor[:batch_size])
 """)
     assert found == []
 
@@ -110,8 +110,8 @@ def test_slice_to_the_written_count_is_quiet(tmp_path):
     found = _run(tmp_path, HEAD + """
     def build(self, m, src):
         num_decodes = src.shape[0]
-        self.state_indices[:num_decodes].copy_(src)
-        return GDNAttentionMetadata(state_indices=self.state_indices[:num_decodes])
+        self.state_indices_tensor[:num_decodes].copy_(src)
+        return GDNAttentionMetadata(state_indices_tensor=self.state_indices_tensor[:num_decodes])
 """)
     assert found == []
 
@@ -123,8 +123,8 @@ def test_counts_on_different_axes_are_not_paired(tmp_path):
     def build(self, m, src):
         num_decode_tokens = src.shape[0]
         num_decodes = m.num_decodes
-        self.state_indices[:num_decode_tokens].copy_(src)
-        return GDNAttentionMetadata(state_indices=self.state_indices[:num_decodes])
+        self.state_indices_tensor[:num_decode_tokens].copy_(src)
+        return GDNAttentionMetadata(state_indices_tensor=self.state_indices_tensor[:num_decodes])
 """)
     assert found == []
 
@@ -135,9 +135,9 @@ def test_kernel_given_the_buffer_makes_the_extent_unknown(tmp_path):
     def build(self, m, src):
         num_decodes = src.shape[0]
         batch_size = m.num_reqs
-        self.state_indices[:num_decodes].copy_(src)
-        _pad_kernel[(1,)](self.state_indices, batch_size)
-        return GDNAttentionMetadata(state_indices=self.state_indices[:batch_size])
+        self.state_indices_tensor[:num_decodes].copy_(src)
+        _pad_kernel[(1,)](self.state_indices_tensor, batch_size)
+        return GDNAttentionMetadata(state_indices_tensor=self.state_indices_tensor[:batch_size])
 """)
     assert found == []
 
@@ -147,9 +147,9 @@ def test_library_out_argument_makes_the_extent_unknown(tmp_path):
     def build(self, m, src):
         num_decodes = src.shape[0]
         batch_size = m.num_reqs
-        self.state_indices[:num_decodes].copy_(src)
-        torch.cumsum(src, 0, out=self.state_indices)
-        return GDNAttentionMetadata(state_indices=self.state_indices[:batch_size])
+        self.state_indices_tensor[:num_decodes].copy_(src)
+        torch.cumsum(src, 0, out=self.state_indices_tensor)
+        return GDNAttentionMetadata(state_indices_tensor=self.state_indices_tensor[:batch_size])
 """)
     assert found == []
 
@@ -158,15 +158,15 @@ def test_write_in_a_callee_counts_in_the_callers_terms(tmp_path):
     # the callee writes [:n] with n bound to the caller's num_decodes
     found = _run(tmp_path, HEAD + """
     def _stage(self, src, n):
-        self.state_indices[:n].copy_(src)
+        self.state_indices_tensor[:n].copy_(src)
 
     def build(self, m, src):
         num_decodes = src.shape[0]
         batch_size = m.num_reqs
         self._stage(src, num_decodes)
-        return GDNAttentionMetadata(state_indices=self.state_indices[:batch_size])
+        return GDNAttentionMetadata(state_indices_tensor=self.state_indices_tensor[:batch_size])
 """)
-    assert [(f.field, f.real, f.padded) for f in found] == [("state_indices", "num_decodes", "batch_size")]
+    assert [(f.field, f.real, f.padded) for f in found] == [("state_indices_tensor", "num_decodes", "batch_size")]
 
 
 def test_prefix_written_on_the_branch_that_took_the_view_counts_after_the_join(tmp_path):
@@ -178,8 +178,24 @@ def test_prefix_written_on_the_branch_that_took_the_view_counts_after_the_join(t
         batch_size = m.num_reqs
         view = None
         if stage:
-            self.state_indices[:num_decodes].copy_(src)
-            view = self.state_indices[:batch_size]
-        return GDNAttentionMetadata(state_indices=view)
+            self.state_indices_tensor[:num_decodes].copy_(src)
+            view = self.state_indices_tensor[:batch_size]
+        return GDNAttentionMetadata(state_indices_tensor=view)
 """)
-    assert [(f.field, f.real) for f in found] == [("state_indices", "num_decodes")]
+    assert [(f.field, f.real) for f in found] == [("state_indices_tensor", "num_decodes")]
+
+
+def test_the_reset_of_rows_the_step_did_not_write_is_judged_against_the_contract(tmp_path):
+    # vLLM 0.19.1 padded GDN/Mamba state indices with PAD_SLOT_ID (-1), a slot sentinel, where
+    # the kernels take block ids (the null block is 0): the reset covers the rows (PAD001 quiet)
+    # but writes a value the field's consumer does not treat as padding (PAD002)
+    found = _run(tmp_path, HEAD + """
+    def build(self, m, src):
+        num_decodes = src.shape[0]
+        batch_size = m.num_reqs
+        self.state_indices_tensor[:num_decodes].copy_(src)
+        view = self.state_indices_tensor[:batch_size]
+        view[num_decodes:].fill_(-1)
+        return GDNAttentionMetadata(state_indices_tensor=view)
+""")
+    assert [(f.code, f.field) for f in found] == [("PAD002", "state_indices_tensor")]
