@@ -21,7 +21,7 @@ import libcst as cst
 from padlint.analysis.kernels import tail_stores
 from padlint.analysis.values import (
     ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, Ref, Refs, Reset,
-    State, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, with_step,
+    State, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, stamp, with_step,
 )
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
 from padlint.analysis.literals import same_literal
@@ -1541,17 +1541,8 @@ class Interpreter:
 
     @staticmethod
     def _stamped(v: AVal, state: State) -> AVal:
-        """``v`` with each view stamped with the resets ``state`` holds on its rows
-        (:attr:`Ref.clean_at`), so they travel with the value out of that state."""
-        if isinstance(v, Refs):
-            return Refs(frozenset(replace(r, clean_at=r.clean_at | (st := state.loc(r.loc)).clean,
-                                          extents_at=r.extents_at | st.extents) for r in v.refs),
-                        v.maybe_none)
-        if isinstance(v, MapVal):
-            return MapVal(Interpreter._stamped(v.item, state), v.keyed)
-        if isinstance(v, TupleVal):
-            return TupleVal(tuple(Interpreter._stamped(x, state) for x in v.items))
-        return v
+        """``v`` with each view stamped with the resets ``state`` holds on its rows (:func:`stamp`)."""
+        return stamp(v, state)
 
     @staticmethod
     def _elements(v: AVal) -> AVal | None:

@@ -406,12 +406,27 @@ def _join_stamped(live: list["State"], vals: list) -> "AVal | None":
     stamped with the resets its own path saw on its location (``Ref.clean_at``)."""
     joined: AVal | None = None
     for s, v in zip(live, vals):
-        if isinstance(v, Refs):
-            v = Refs(frozenset(replace(r, clean_at=r.clean_at | (st := s.loc(r.loc)).clean,
-                                       extents_at=r.extents_at | st.extents) for r in v.refs),
-                     v.maybe_none)
-        joined = join_vals(joined, v)
+        joined = join_vals(joined, stamp(v, s))
     return joined
+
+
+def stamp(v: AVal | None, state: "State") -> AVal | None:
+    """``v`` with each view in it (also inside tuples, dicts and containers) stamped with the
+    resets and write extents ``state`` holds on its location (:attr:`Ref.clean_at`,
+    :attr:`Ref.extents_at`), so they travel with the value out of that path."""
+    if isinstance(v, Refs):
+        return Refs(frozenset(replace(r, clean_at=r.clean_at | (st := state.loc(r.loc)).clean,
+                                      extents_at=r.extents_at | st.extents) for r in v.refs),
+                    v.maybe_none)
+    if isinstance(v, MapVal):
+        return MapVal(stamp(v.item, state), v.keyed)
+    if isinstance(v, TupleVal):
+        return TupleVal(tuple(stamp(x, state) for x in v.items))
+    if isinstance(v, DictVal):
+        return DictVal(tuple((k, stamp(x, state)) for k, x in v.items))
+    if isinstance(v, MetaVal):
+        return MetaVal(v.sink, stamp(v.fields, state))
+    return v
 
 
 def meet_resets(a: frozenset, b: frozenset) -> frozenset:

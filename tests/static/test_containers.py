@@ -99,3 +99,38 @@ def test_loop_over_the_values_resets_each_element(tmp_path):
     # without the runner's reset and without the dummy run's loop, the dummy metadata is stale too
     found, marks = _run(tmp_path, _drop(_drop(RUNNER, "RESET"), "DUMMY_RESET"))
     assert (marks["DUMMY_META"], "slot_mapping") in {(f.line, f.field) for f in found}
+
+
+def test_views_in_a_container_keep_their_paths_resets_at_a_join(tmp_path):
+    # SGLang 0.5.23 `PrefillCudaGraphRunner.capture_prepare` (written from scratch): under
+    # `if self.static is not None:` every row of the static buffer is written and its views are
+    # filed in the dict by a loop over names; the other path fills the dict with fresh tensors.
+    # After the join the dict's views still carry the write of their own path: quiet.
+    text = """\
+import torch
+
+NAMES = ("seq_lens",)
+
+
+class CommonAttentionMetadata:
+    def __init__(self, seq_lens):
+        self.seq_lens = seq_lens
+
+
+class Runner:
+    def __init__(self, n):
+        self.static = torch.zeros(n, dtype=torch.int32)
+
+    def capture_prepare(self, num_reqs, num_reqs_padded, fresh):
+        inputs = {"seq_lens": torch.ones(num_reqs_padded, dtype=torch.int32)}
+        if self.static is not None:
+            self.static[:num_reqs_padded].copy_(fresh)  # WRITE
+            for name in NAMES:
+                inputs[name] = self.static[:num_reqs_padded]
+        return CommonAttentionMetadata(seq_lens=inputs["seq_lens"])
+"""
+    found, _ = _run(tmp_path, text)
+    assert found == []
+    # without the write, the static buffer's padding rows reach the sink stale
+    found, _ = _run(tmp_path, _drop(text, "WRITE"))
+    assert [f.field for f in found] == ["seq_lens"]
