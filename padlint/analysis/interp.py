@@ -799,7 +799,8 @@ class Interpreter:
                 self._check_sink(base.sink, target.attr.value, "attribute", value_node, value,
                                  frame, state, "error", node=frame.stmt)
                 if isinstance(target.value, cst.Name):  # `meta.f = v`: later reads of `meta.f` see v
-                    state.env[target.value.value] = MetaVal(base.sink, base.fields.set(target.attr.value, value))
+                    state.env[target.value.value] = MetaVal(base.sink, base.fields.set(target.attr.value, value),
+                                                            base.cls)
                 return
             if isinstance(base, Refs):
                 sink = self._sink_type(base)
@@ -1445,7 +1446,16 @@ class Interpreter:
                 return method
             base = self._eval(node.value, frame, state)
             if isinstance(base, MetaVal):  # a field of a metadata object built here
-                return base.fields.get(node.attr.value) or UNKNOWN
+                v = base.fields.get(node.attr.value)
+                if v is None and base.cls and (c := self.project.class_info(base.cls)) is not None \
+                        and self.project.is_required_tensor_field(c, node.attr.value):
+                    # not given here, but declared a tensor that is never None: a tensor of
+                    # unknown rows (not stale: nothing here says what it holds)
+                    loc = f"meta:{base.cls}.{node.attr.value}"
+                    state.heap[loc] = LocState(False)
+                    return Refs(frozenset({Ref(loc, None, node, frame.seg.line(node, frame.stmt), False,
+                                               path=frame.path)}))
+                return v or UNKNOWN
             if isinstance(base, Refs):
                 if self._fields_of(base, node.attr.value, state) is None:
                     members = self._attr_members(base, node.attr.value)
@@ -1815,7 +1825,9 @@ class Interpreter:
 
         # metadata constructors
         if name and self.p.is_sink_constructor(name) and self._looks_like_class(last):
-            return MetaVal(name, self._check_call_args(name, node, frame, state, skip_first=False))
+            cls = self._class_named(name, frame)
+            return MetaVal(name, self._check_call_args(name, node, frame, state, skip_first=False),
+                           cls.key if cls is not None else "")
 
         # dataclasses.replace(meta, field=...) on a metadata object
         if last == "replace" and node.args:
@@ -1825,7 +1837,7 @@ class Interpreter:
                 fields = first.fields
                 for k, v in given.items:
                     fields = fields.set(k, v)
-                return MetaVal(first.sink, fields)
+                return MetaVal(first.sink, fields, first.cls)
             if isinstance(first, Refs) and any(r.types for r in first.refs):
                 return self._replace_object(first, node, frame, state)
 

@@ -558,6 +558,19 @@ class Project:
                     out.setdefault(t.key, t)
         return list(out.values())
 
+    def is_required_tensor_field(self, cls: ClassInfo, attr: str) -> bool:
+        """Whether ``cls`` (or a base) declares its field ``attr`` as a tensor that is never None
+        (``slot_mapping: torch.Tensor`` with no ``| None``, ``Optional`` or ``= None``)."""
+        for c in self.mro(cls):
+            for item in c.node.body:
+                if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) \
+                        and item.target.id == attr:
+                    ann = item.annotation
+                    if isinstance(item.value, ast.Constant) and item.value.value is None:
+                        return False
+                    return (_dotted(ann) or "").rsplit(".", 1)[-1] == "Tensor"
+        return False
+
     def is_int_field(self, cls: ClassInfo, attr: str) -> bool:
         """Whether ``cls`` (or a base) annotates its field ``attr`` as ``int`` (``num_reqs: int``
         on a metadata dataclass): a count, not a buffer."""

@@ -161,6 +161,7 @@ class MetaVal(AVal):
 
     sink: str
     fields: DictVal = DictVal()
+    cls: str = ""  # the class key, when the project defines it
 
 
 @dataclass(frozen=True)
@@ -232,7 +233,7 @@ def join_vals(a: AVal | None, b: AVal | None) -> AVal:
         keys = sorted({k for k, _ in a.items} | {k for k, _ in b.items})
         return DictVal(tuple((k, join_vals(a.get(k), b.get(k))) for k in keys))
     if isinstance(a, MetaVal) and isinstance(b, MetaVal) and a.sink == b.sink:
-        return MetaVal(a.sink, join_vals(a.fields, b.fields))
+        return MetaVal(a.sink, join_vals(a.fields, b.fields), a.cls or b.cls)
     if isinstance(a, MetaVal):
         return a
     if isinstance(b, MetaVal):
@@ -425,7 +426,7 @@ def stamp(v: AVal | None, state: "State") -> AVal | None:
     if isinstance(v, DictVal):
         return DictVal(tuple((k, stamp(x, state)) for k, x in v.items))
     if isinstance(v, MetaVal):
-        return MetaVal(v.sink, stamp(v.fields, state))
+        return MetaVal(v.sink, stamp(v.fields, state), v.cls)
     return v
 
 
