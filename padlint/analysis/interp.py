@@ -1535,7 +1535,7 @@ class Interpreter:
                     elt = self._eval(node.elt, frame, inner)
                 # `{gid: _get_slot_mapping(gid) for gid in ...}`: a container of such elements, each
                 # with the resets its making did on its own rows (the other effects stay on the copy)
-                elt = self._stamped(elt, inner)
+                elt = stamp(elt, inner)
                 if isinstance(elt, (Refs, MapVal, TupleVal)):
                     return MapVal(elt, keyed=isinstance(node, cst.DictComp))
             return UNKNOWN
@@ -1548,11 +1548,6 @@ class Interpreter:
         if isinstance(node, cst.StarredElement):
             return self._eval(node.value, frame, state)
         return UNKNOWN
-
-    @staticmethod
-    def _stamped(v: AVal, state: State) -> AVal:
-        """``v`` with each view stamped with the resets ``state`` holds on its rows (:func:`stamp`)."""
-        return stamp(v, state)
 
     @staticmethod
     def _elements(v: AVal) -> AVal | None:
