@@ -260,17 +260,14 @@ class CallGraph:
             return []
         name = func.attr
         recv = func.value
-        if isinstance(recv, (ast.Call, ast.Subscript)) or (isinstance(recv, ast.Name) and local and recv.id in local):
-            # `self.get_builder(i).build(...)`, `self.groups[i].build(...)`, `g.build(...)`
-            if isinstance(recv, ast.Call) and isinstance(recv.func, ast.Name) and recv.func.id == "super":
-                pass
-            else:
-                return self.methods_of(self.expr_classes(recv, mod, owner, params, local, depth), name)
         if isinstance(recv, ast.Call) and isinstance(recv.func, ast.Name) and recv.func.id == "super":
             if owner is None:
                 return []
             m = self.project.find_method(owner, name, after=owner.key)
             return [m] if m is not None else []
+        if isinstance(recv, (ast.Call, ast.Subscript)) or (isinstance(recv, ast.Name) and local and recv.id in local):
+            # `self.get_builder(i).build(...)`, `self.groups[i].build(...)`, `g.build(...)`
+            return self.methods_of(self.expr_classes(recv, mod, owner, params, local, depth), name)
         chain: list[str] = []
         node = recv
         while isinstance(node, ast.Attribute):
