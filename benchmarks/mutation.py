@@ -171,7 +171,9 @@ class EngineReport:
             "engine": self.engine.key, "profile": self.engine.profile, "padlint": self.padlint_version,
             "mode": self.mode, "targets": [{"group": g, "path": p} for g, p in self.targets],
             "baseline": {"findings": self.baseline, "errors": self.baseline_errors,
-                         "seconds": {k: round(v, 2) for k, v in self.baseline_seconds.items()}},
+                         # at the precision the report shows (`engine_markdown`: one decimal): a
+                         # second rounding of a two-decimal value could show another digit
+                         "seconds": {k: round(v, 1) for k, v in self.baseline_seconds.items()}},
             "resets": len(self.mutants), "run": len(self.run), "noticed": self.noticed,
             "more_paths": self.more_paths,
             "wall_s": round(self.wall_s, 1), "group_seconds": {k: round(v, 1) for k, v in self.group_seconds().items()},

@@ -320,3 +320,18 @@ def test_import_neighbours(tmp_path):
     assert mutation.import_neighbours(tmp_path, targets, "p/a.py") == ["p/__init__.py", "p/b.py", "p/c.py", "p/d.py"]
     assert mutation.import_neighbours(tmp_path, targets, "p/b.py") == ["p/a.py"]
     assert mutation.import_neighbours(tmp_path, targets, "p/e.py") == []
+
+
+def test_baseline_times_survive_the_json_round_trip_as_shown(tree):
+    # 0.6451 s is shown as "0.6 s"; stored with two decimals (0.65) it would come back as "0.7 s"
+    # (the flaky failure of test_json_round_trip_and_merge): JSON keeps the shown precision
+    report = mutation.run_engine(MINI, tree, log=lambda msg: None)
+    report.baseline_seconds = {k: 0.6451 for k in report.baseline_seconds}
+    mutation.ENGINES["mini"] = MINI
+    try:
+        back = mutation.report_from_dict(report.to_dict())
+        assert report.baseline_seconds and all(f"{v:.1f}" == "0.6" for v in back.baseline_seconds.values())
+        assert mutation.engine_markdown(back).split("## Missed")[1] == \
+            mutation.engine_markdown(report).split("## Missed")[1]
+    finally:
+        mutation.ENGINES.pop("mini", None)
