@@ -528,59 +528,54 @@ class Project:
     def attr_classes(self, cls: ClassInfo, attr: str) -> list[ClassInfo]:
         """Classes the attribute ``self.<attr>`` of ``cls`` may hold (by the MRO's assignments
         and annotations); a base class stands for itself and its project subclasses."""
-        out: dict[str, ClassInfo] = {}
-        for c in self.mro(cls):
-            mod = self.module(c.module)
-            if mod is None:
-                continue
-            scan_method_attr_types(c)
-            for name in c.attr_types.get(attr, ()):
-                t = self.resolve(mod, name)
-                if isinstance(t, ClassInfo):
-                    out.setdefault(t.key, t)
-                elif isinstance(t, FunctionInfo):  # a factory: the classes it returns
-                    for r in self.returned_classes(t):
-                        out.setdefault(r.key, r)
-        return list(out.values())
+        return self._named_classes(cls, attr, elems=False)
 
     def attr_elem_classes(self, cls: ClassInfo, attr: str) -> list[ClassInfo]:
         """Classes of the elements of the container ``self.<attr>`` of ``cls`` holds (by its
         annotations: ``list[AttentionGroup]``); a base class stands for its subclasses too."""
+        return self._named_classes(cls, attr, elems=True)
+
+    def _named_classes(self, cls: ClassInfo, attr: str, *, elems: bool) -> list[ClassInfo]:
+        """The classes the MRO's type names for ``attr`` resolve to (``attr_types``, or
+        ``elem_types`` for a container's elements); a factory function stands for the classes
+        it returns."""
         out: dict[str, ClassInfo] = {}
         for c in self.mro(cls):
             mod = self.module(c.module)
             if mod is None:
                 continue
             scan_method_attr_types(c)
-            for name in c.elem_types.get(attr, ()):
+            for name in (c.elem_types if elems else c.attr_types).get(attr, ()):
                 t = self.resolve(mod, name)
                 if isinstance(t, ClassInfo):
                     out.setdefault(t.key, t)
+                elif isinstance(t, FunctionInfo) and not elems:  # a factory: the classes it returns
+                    for r in self.returned_classes(t):
+                        out.setdefault(r.key, r)
         return list(out.values())
+
+    def _field_declaration(self, cls: ClassInfo, attr: str) -> ast.AnnAssign | None:
+        """The class-level annotation of field ``attr`` in ``cls`` or the first base declaring it."""
+        for c in self.mro(cls):
+            for item in c.node.body:
+                if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) \
+                        and item.target.id == attr:
+                    return item
+        return None
 
     def is_required_tensor_field(self, cls: ClassInfo, attr: str) -> bool:
         """Whether ``cls`` (or a base) declares its field ``attr`` as a tensor that is never None
         (``slot_mapping: torch.Tensor`` with no ``| None``, ``Optional`` or ``= None``)."""
-        for c in self.mro(cls):
-            for item in c.node.body:
-                if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) \
-                        and item.target.id == attr:
-                    ann = item.annotation
-                    if isinstance(item.value, ast.Constant) and item.value.value is None:
-                        return False
-                    return (_dotted(ann) or "").rsplit(".", 1)[-1] == "Tensor"
-        return False
+        item = self._field_declaration(cls, attr)
+        if item is None or (isinstance(item.value, ast.Constant) and item.value.value is None):
+            return False
+        return (_dotted(item.annotation) or "").rsplit(".", 1)[-1] == "Tensor"
 
     def is_int_field(self, cls: ClassInfo, attr: str) -> bool:
         """Whether ``cls`` (or a base) annotates its field ``attr`` as ``int`` (``num_reqs: int``
         on a metadata dataclass): a count, not a buffer."""
-        for c in self.mro(cls):
-            for item in c.node.body:
-                if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) \
-                        and item.target.id == attr:
-                    ann = item.annotation
-                    return isinstance(ann, ast.Name) and ann.id == "int"
-        return False
+        item = self._field_declaration(cls, attr)
+        return item is not None and isinstance(item.annotation, ast.Name) and item.annotation.id == "int"
 
     def attr_tuple(self, cls: ClassInfo, attr: str) -> tuple[str, ...] | None:
         """The sibling attributes ``self.<attr>`` always holds (see ``ClassInfo.attr_tuples``)."""
