@@ -37,6 +37,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from padlint.analysis.project import Project
 from padlint.profile import Profile
@@ -302,15 +303,17 @@ class BufferIndex:
         path = self._paths.get(key)
         return self.project.text_of(key, Path(path)) if path else ""
 
-    def _modules_with(self, attr: str) -> list[_Module]:
-        """Modules whose text has ``.attr`` (one pass over the project's texts, then a lookup)."""
+    def _modules_with(self, attr: str) -> Iterator[_Module]:
+        """Modules whose text has ``.attr`` (one pass over the project's texts, then a lookup),
+        each parsed when the caller gets to it.  The modules the analysis already reached come
+        first (the runner and what it calls): where a buffer is written, if anywhere, and the
+        facts stop at the first write."""
         self._index_texts()
-        out = []
-        for key in self._words.get(attr, ()):
+        loaded = self.project.loaded_modules()
+        for key in sorted(self._words.get(attr, ()), key=lambda k: k not in loaded):
             m = self._module(key)
             if m is not None:
-                out.append(m)
-        return out
+                yield m
 
     def _modules_with_param(self, name: str) -> list[_Module]:
         """Modules with a function that has a parameter ``name`` (text prefilter, then parsed)."""
@@ -319,7 +322,7 @@ class BufferIndex:
         out = []
         for key in self._paths:
             text = self._text(key)
-            if "def " in text and pat.search(text):
+            if name in text and "def " in text and pat.search(text):
                 m = self._module(key)
                 if m is not None and name in m.params:
                     out.append(m)
@@ -380,11 +383,45 @@ class BufferIndex:
 
     # ------------------------------------------------------------ facts
     def _compute(self, attr: str) -> BufferFacts:
+        """The buffer's facts.  Only whether it is written matters to :meth:`initial`, so the
+        search stops at the first write: first a scan of the texts for writes that need no
+        parse (``.attr[i] = v``, ``.attr.np[:n] += v``, ``.attr.gpu[a:b].fill_(v)``), then every
+        use, parsed, module by module."""
         f = BufferFacts(attr)
+        w = self._text_write(attr)
+        if w is not None:
+            f.writes.append(w)
+            return f
         for m in self._modules_with(attr):
             for node in m.attrs.get(attr, ()):
                 self._classify_attr(m, node, f)
+                if f.writes:
+                    return f  # written: nothing later changes the answer
         return f
+
+    def _text_write(self, attr: str) -> Site | None:
+        """A line of the project's text that writes rows of ``.attr`` on its own: a store into a
+        subscript, an augmented assignment, or an in-place method (``name_``) on the buffer or a
+        slice or view of it.  Each is a write by the same rules as :meth:`_use_writes`; a match in
+        a comment or a string claims a write that is not there (the safe direction: the buffer's
+        padding rows are then judged stale, not holding their allocation value)."""
+        self._index_texts()
+        views = "|".join(re.escape(v) for v in sorted({*_ALIAS_ATTRS, *self._views}))
+        head = rf"\.\s*{re.escape(attr)}\b(?:\.(?:{views})\b)*"
+        sub = r"(?:\[[^\]\n]*\])"
+        pat = re.compile(
+            rf"{head}(?:{sub}+\s*=(?!=)"  # x.attr[i] = v
+            rf"|{sub}*\s*(?:\*\*|//|>>|<<|[-+*/%&|^@])=" # x.attr[i] += v
+            rf"|{sub}*\.(?!_)\w+_\()")  # x.attr[:n].fill_(v)
+        for key in self._words.get(attr, ()):
+            text = self._text(key)
+            for mt in pat.finditer(text):
+                start = text.rfind("\n", 0, mt.start()) + 1
+                if "#" in text[start:mt.start()]:
+                    continue  # in a comment (or after a `#` in a string: left to the parsed uses below)
+                line = text.count("\n", 0, mt.start()) + 1
+                return Site(self._paths.get(key, key), line, f"write of `.{attr}`'s rows")
+        return None
 
     def _classify_attr(self, m: _Module, node: ast.Attribute, f: BufferFacts) -> None:
         p = m.up(node)

@@ -334,6 +334,7 @@ class Project:
         self._texts: dict[str, str] = {}
         self._file_of: dict[str, str] = {}
         self._bases: dict[str, list[str]] | None = None
+        self._subclass_memo: dict[tuple[str, str], list[ClassInfo]] = {}
         self._located: dict[str, tuple[str, bool] | None] = {}
         self._mro: dict[str, list[ClassInfo]] = {}
         # modules whose text cannot matter (see :meth:`set_text_filter`) are not parsed to resolve names
@@ -452,6 +453,10 @@ class Project:
         return key in self._modules and self._modules[key] is not None or key in self._sources \
             or self._locate(key) is not None
 
+    def loaded_modules(self) -> set[str]:
+        """Keys of the modules parsed so far (checked files and those the analysis reached)."""
+        return {k for k, m in self._modules.items() if m is not None} | set(self._sources)
+
     def set_text_filter(self, may_matter: Callable[[str], bool],
                         strict: Callable[[str], bool] | None = None) -> None:
         """``may_matter(text)``: False when nothing in a module's text can matter to the
@@ -460,6 +465,7 @@ class Project:
         overrides of a method are not dispatch targets."""
         self._may_matter = may_matter
         self._strict = strict
+        self._subclass_memo.clear()
 
     def text_may_matter(self, key: str) -> bool:
         if self._may_matter is None or key in self._modules or key in self._sources:
@@ -684,7 +690,15 @@ class Project:
     def subclass_candidates(self, cls: ClassInfo, method: str) -> list[ClassInfo]:
         """Project subclasses of ``cls`` that define ``method``, found by the text of the
         class lines (transitively, by name) and parsed only where the module's text
-        defines that method; each confirmed by its MRO."""
+        defines that method; each confirmed by its MRO (memoised: the project's files and
+        filters do not change during a run)."""
+        key = (cls.key, method)
+        got = self._subclass_memo.get(key)
+        if got is None:
+            got = self._subclass_memo[key] = self._subclass_candidates(cls, method)
+        return list(got)
+
+    def _subclass_candidates(self, cls: ClassInfo, method: str) -> list[ClassInfo]:
         names = {cls.name}
         todo = [cls.name]
         found: list[tuple[str, str]] = []

@@ -387,7 +387,7 @@ class State:
         for k in set().union(*(s.env for s in live)):
             vals = [s.env.get(k) for s in live]
             first = vals[0]
-            if all(v == first for v in vals[1:]):
+            if all(v is first or v == first for v in vals[1:]):
                 out.env[k] = first
                 continue
             out.env[k] = _join_stamped(live, vals)
@@ -416,17 +416,28 @@ def stamp(v: AVal | None, state: "State") -> AVal | None:
     resets and write extents ``state`` holds on its location (:attr:`Ref.clean_at`,
     :attr:`Ref.extents_at`), so they travel with the value out of that path."""
     if isinstance(v, Refs):
-        return Refs(frozenset(replace(r, clean_at=r.clean_at | (st := state.loc(r.loc)).clean,
-                                      extents_at=r.extents_at | st.extents) for r in v.refs),
-                    v.maybe_none)
+        refs = []
+        changed = False
+        for r in v.refs:
+            st = state.loc(r.loc)
+            if st.clean <= r.clean_at and st.extents <= r.extents_at:
+                refs.append(r)  # nothing to add: the same view (no copy, and joins compare by identity)
+            else:
+                refs.append(replace(r, clean_at=r.clean_at | st.clean, extents_at=r.extents_at | st.extents))
+                changed = True
+        return Refs(frozenset(refs), v.maybe_none) if changed else v
     if isinstance(v, MapVal):
-        return MapVal(stamp(v.item, state), v.keyed)
+        item = stamp(v.item, state)
+        return v if item is v.item else MapVal(item, v.keyed)
     if isinstance(v, TupleVal):
-        return TupleVal(tuple(stamp(x, state) for x in v.items))
+        items = tuple(stamp(x, state) for x in v.items)
+        return v if all(a is b for a, b in zip(items, v.items)) else TupleVal(items)
     if isinstance(v, DictVal):
-        return DictVal(tuple((k, stamp(x, state)) for k, x in v.items))
+        items = tuple((k, stamp(x, state)) for k, x in v.items)
+        return v if all(a[1] is b[1] for a, b in zip(items, v.items)) else DictVal(items)
     if isinstance(v, MetaVal):
-        return MetaVal(v.sink, stamp(v.fields, state), v.cls)
+        fields = stamp(v.fields, state)
+        return v if fields is v.fields else MetaVal(v.sink, fields, v.cls)
     return v
 
 
