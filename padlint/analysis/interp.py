@@ -406,6 +406,7 @@ class Interpreter:
         self._keep: list = []
         # persistent buffers: allocations and writes across the project (the never-written fact)
         self.buffers = BufferIndex(project, profile)
+        self._used_names: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}  # id -> (node kept alive, names)
         self._loc_owners: dict[str, set] = {}  # loc -> {attribute name | None}
 
     # ---------------------------------------------------------------- code
@@ -2357,7 +2358,10 @@ class Interpreter:
                        chain=frame.chain + ((line, f"calls `{name}`", frame.path),), known=set(frame.known))
         if fn is None:
             callee.nested = dict(frame.nested)
-            env = dict(state.env)  # closure: sees the enclosing locals
+            # closure: the enclosing locals the nested function names (only those: its summary
+            # is keyed on them, and the others change from one loop round to the next)
+            free = self._names_used(func)
+            env = {k: v for k, v in state.env.items() if k in free}
         else:
             env = {}
         ps = func.params
@@ -2431,9 +2435,10 @@ class Interpreter:
                     v = CountVal(a.value.value)
             env[pname] = self._cv(v)
         # a summary: the same callee, with the same arguments, on a heap that agrees on every
-        # location the callee read, has the same effect (its writes) and result
+        # location the callee read, has the same effect (its writes) and result; a nested
+        # function's environment holds the enclosing locals it sees (its closure)
         base_key = None
-        if fn is not None:
+        if True:
             try:
                 base_key = (qual, callee.cls, frozenset(env.items()), frozenset(callee.known))
                 hash(base_key)
@@ -2469,6 +2474,20 @@ class Interpreter:
                 writes = tuple((k, v) for k, v in out.items() if entry.get(k, _GONE) is not v)
                 entries.append((tuple((k, entry.get(k, _GONE)) for k in read), writes, value))
         return value
+
+    def _names_used(self, func: cst.FunctionDef) -> frozenset[str]:
+        """Every name that ``func``'s body (nested functions included) mentions."""
+        got = self._used_names.get(id(func))
+        if got is None:
+            names: set[str] = set()
+
+            class _V(cst.CSTVisitor):
+                def visit_Name(self, node: cst.Name) -> None:
+                    names.add(node.value)
+
+            func.visit(_V())
+            got = self._used_names[id(func)] = (func, frozenset(names))
+        return got[1]
 
     def _returned_object(self, fn: FunctionInfo) -> AVal:
         """What a call of ``fn`` gives when its body gives nothing known: an object of the class its
