@@ -82,6 +82,7 @@ class CountAxis:
     padded: bool | None = None
     via: tuple[str, ...] = ()   # the locals followed, outermost first
     definition: tuple[str, int, int, int, int] | None = None
+    uses: int = 0  # with a definition: how often the function reads the local it assigns
 
 
 @dataclass(frozen=True)
@@ -214,13 +215,16 @@ class _Locals:
         args = getattr(fn, "args", None)
         self.params: set[str] = set()
         self.annotations: dict[str, ast.AST] = {}
+        self.loads: dict[str, int] = {}  # name -> how often the function reads it
         if args is not None:
             for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
                 self.params.add(a.arg)
                 if a.annotation is not None:
                     self.annotations[a.arg] = a.annotation
         for n in (nodes if nodes is not None else _own_nodes(fn)):
-            if isinstance(n, ast.Assign):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                self.loads[n.id] = self.loads.get(n.id, 0) + 1
+            elif isinstance(n, ast.Assign):
                 for t in n.targets:
                     self._target(t, n.value)
             elif isinstance(n, ast.AnnAssign) and n.value is not None:
@@ -305,7 +309,7 @@ class AxisAnalysis:
                     if inner is None:
                         return None
                     return CountAxis(text, inner.name, inner.axis, inner.offset + b.value, inner.padded,
-                                     inner.via, inner.definition)
+                                     inner.via, inner.definition, inner.uses)
             return None
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in ("min", "max") \
                 and expr.args and not expr.keywords:
@@ -352,7 +356,8 @@ class AxisAnalysis:
             v = values[0]
             definition = (_text(v), v.lineno, v.col_offset + 1, v.end_lineno or v.lineno,
                           (v.end_col_offset or v.col_offset) + 1)
-            return CountAxis(text, inner.name, axis, 0, inner.padded, (name, *inner.via), definition)
+            return CountAxis(text, inner.name, axis, 0, inner.padded, (name, *inner.via), definition,
+                             loc.loads.get(name, 0))
         if own is not None:
             return CountAxis(text, name, axis, 0, self.profile.is_padded_count(name))
         return CountAxis(text, inner.name, axis, 0, None, (name,))

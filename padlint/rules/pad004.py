@@ -18,7 +18,9 @@ from padlint.analysis.axes import (
     WholeHandout,
     axis_facts,
 )
-from padlint.model import Finding, TraceStep
+import re
+
+from padlint.model import Finding, Fix, TraceStep, split_lines
 from padlint.profile import Profile
 from padlint.rules.base import Facts, Rule
 
@@ -56,29 +58,81 @@ def _replacement(profile: Profile, c: CountAxis) -> tuple[str, str] | None:
     return old, (f"{last[0]}.{other}" if len(last) == 2 else other)
 
 
+def _char_span(source: str, line: int, col: int, end_line: int, end_col: int) -> tuple[int, int, str] | None:
+    """(start column, end column, text) in characters of a one-line span given in ``ast``'s
+    UTF-8 byte columns (1-based, end exclusive); None for a span over several lines."""
+    lines = split_lines(source)
+    if line != end_line or not 0 < line <= len(lines):
+        return None
+    raw = lines[line - 1].encode("utf-8")
+    try:
+        start = len(raw[:col - 1].decode("utf-8")) + 1
+        end = len(raw[:end_col - 1].decode("utf-8")) + 1
+    except UnicodeDecodeError:
+        return None
+    return start, end, lines[line - 1][start - 1:end - 1]
+
+
+def _slice_fix(profile: Profile, s: SliceSite, source: str, reported: list[SliceSite]) -> Fix | None:
+    """The count put on the request axis: at the local's definition when every read of that
+    local in the function is a reported slice (``batch_size = m.num_actual_tokens`` ->
+    ``m.num_reqs``, vLLM 0.24.0's fix), else in the slice itself when the count is written
+    there (``[:m.num_actual_tokens]``).  Unsafe: the rows the consumer gets change."""
+    rep = _replacement(profile, s.count)
+    if rep is None or not source:
+        return None
+    old, new = rep
+    c = s.count
+    if c.definition is not None:
+        local = c.via[0]
+        same = [r for r in reported if r.path == s.path and r.function == s.function
+                and r.count.via[:1] == (local,)]
+        if len(same) != c.uses:
+            return None  # the local is read elsewhere too: changing it would change those reads
+        _text, line, col, end_line, end_col = c.definition
+        span = _char_span(source, line, col, end_line, end_col)
+        if span is None or span[2] != old:
+            return None
+        return Fix(path=s.path, line=line, indent="", text=new, safe=False, column=span[0], end_line=line,
+                   end_column=span[1], old=old,
+                   description=f"count `{local}` on the request axis: `{old}` -> `{new}`")
+    span = _char_span(source, s.line, s.column, s.end_line, s.end_column)
+    if span is None:
+        return None
+    hits = list(re.finditer(rf"(?<![\w.]){re.escape(old)}(?!\w)", span[2]))
+    if len(hits) != 1:
+        return None
+    h = hits[0]
+    text = span[2][:h.start()] + new + span[2][h.end():]
+    return Fix(path=s.path, line=s.line, indent="", text=text, safe=False, column=span[0], end_line=s.line,
+               end_column=span[1], old=span[2], description=f"slice with the request count `{new}`")
+
+
 def slice_findings(facts: Facts, ax: AxisFacts) -> list[Finding]:
     out: list[Finding] = []
     profile = facts.profile
-    for s in ax.slices:
-        if s.path not in facts.texts:
-            continue
-        axis = s.buffer.axis(skip=(s.path, s.line))
-        if not any(e.kind == "write" and e.axis == axis and (e.path, e.line) != (s.path, s.line)
-                   for e in s.buffer.evidence):
-            # the allocation alone is a name (`max_bs`, `max_batch_size`); SGLang sizes token
-            # buffers and flashinfer decode rows (one per query token) with such names: the code
-            # must also write the buffer with a count of that axis somewhere else
-            continue
-        if axis != "reqs" or s.count.axis != "tokens":
-            # the reverse (a token buffer sliced or written with a request count) stays inside
-            # the live tokens (every request has at least one): decode steps and drafters reuse
-            # token buffers with one row per request on purpose (see the rule page)
-            continue
-        out.append(_slice_finding(profile, s, axis))
+    reported = [s for s in ax.slices if s.path in facts.texts and _reported(s)]
+    for s in reported:
+        out.append(_slice_finding(profile, s, "reqs", _slice_fix(profile, s, facts.texts[s.path], reported)))
     return out
 
 
-def _slice_finding(profile: Profile, s: SliceSite, axis: str) -> Finding:
+def _reported(s: SliceSite) -> bool:
+    """A request buffer sliced or written with a token count."""
+    axis = s.buffer.axis(skip=(s.path, s.line))
+    if not any(e.kind == "write" and e.axis == axis and (e.path, e.line) != (s.path, s.line)
+               for e in s.buffer.evidence):
+        # the allocation alone is a name (`max_bs`, `max_batch_size`); SGLang sizes token
+        # buffers and flashinfer decode rows (one per query token) with such names: the code
+        # must also write the buffer with a count of that axis somewhere else
+        return False
+    # the reverse (a token buffer sliced or written with a request count) stays inside
+    # the live tokens (every request has at least one): decode steps and drafters reuse
+    # token buffers with one row per request on purpose (see the rule page)
+    return axis == "reqs" and s.count.axis == "tokens"
+
+
+def _slice_finding(profile: Profile, s: SliceSite, axis: str, fix: Fix | None = None) -> Finding:
     alloc = s.buffer.allocation()
     writes = [e for e in s.buffer.evidence if e.kind == "write" and (e.path, e.line) != (s.path, s.line)]
     why = alloc.text if alloc else ""
@@ -106,7 +160,7 @@ def _slice_finding(profile: Profile, s: SliceSite, axis: str) -> Finding:
     return Finding(code=CODE, path=s.path, line=s.line, column=s.column, end_line=s.end_line,
                    end_column=s.end_column, message=message, severity="error", sink="",
                    field=s.buffer.attr, buffer=s.text, padded=s.count.text, real=rep[1] if rep else "",
-                   trace=tuple(trace), fix=None, statement=s.stmt_text, function=s.function)
+                   trace=tuple(trace), fix=fix, statement=s.stmt_text, function=s.function)
 
 
 def width_findings(facts: Facts, ax: AxisFacts) -> list[Finding]:

@@ -84,7 +84,7 @@ def test_gdn_message_names_the_replacement() -> None:
     assert "allocated with first dimension `self.decode_cudagraph_max_bs`" in msg
     assert "`batch_size = m.num_actual_tokens`, line 39" in msg
     assert "replace `m.num_actual_tokens` with `m.num_reqs` at line 39" in msg
-    assert first["fix"] is None  # the replacement is given in the message only
+    assert first["fix"]["text"] == "m.num_reqs"  # the replacement, as an unsafe fix (tests/static/test_pad004_fix.py)
     notes = [s["note"] for s in first["trace"]]
     assert any("one row per request" in n for n in notes) and any("a token count" in n for n in notes)
 
