@@ -362,6 +362,12 @@ class Frame:
     nested: dict[str, cst.FunctionDef] = field(default_factory=dict)
 
 
+# attributes that describe a tensor (its shape, type, placement) rather than hold rows: never a
+# buffer, whatever object they are read from (`num_actual = slot_mapping.shape[0]` is a number)
+_TENSOR_META = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "is_cpu", "layout", "itemsize",
+                          "nbytes", "requires_grad", "is_sparse", "is_quantized"})
+
+
 class Interpreter:
     """Interprets functions of the whole project from entry points; collects :class:`SinkHit`.
 
@@ -1132,6 +1138,8 @@ class Interpreter:
         """``base.attr``: per alternative of ``base``, the value stored in that field (an object
         built or written here) or the field's own location (a persistent buffer); joined."""
         attr = node.attr.value
+        if attr in _TENSOR_META:
+            return UNKNOWN  # `x.shape`, `x.device`: what the tensor is, not rows of a buffer
         out = set()
         joined: AVal | None = None
         for r in base.refs:
