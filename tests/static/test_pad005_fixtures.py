@@ -50,3 +50,41 @@ def test_pad005_fixture(fixture: Path) -> None:
 def test_both_variants_present() -> None:
     names = {p.name for p in DIRS}
     assert {"init_value_buggy", "init_value_fixed", "never_written_buggy", "never_written_fixed"} <= names
+
+
+def _variant(tmp_path: Path, extra: str) -> dict:
+    """``never_written_fixed`` with ``extra`` appended to ``pkg/prefill.py``."""
+    import shutil
+
+    dst = tmp_path / "variant"
+    shutil.copytree(FIXTURES / "never_written_fixed", dst)
+    p = dst / "pkg" / "prefill.py"
+    p.write_text(p.read_text(encoding="utf-8") + extra, encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "padlint", "check", ".", "--format", "json", "--profile", "vllm", "--no-cache"],
+        cwd=dst, env=_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_a_commented_out_write_is_no_write(tmp_path: Path) -> None:
+    # the text scan that finds writes without parsing skips comments: still never written
+    doc = _variant(tmp_path, "\n\ndef later(speculator, n):\n"
+                             "    # speculator.draft_is_prefilling[:n] = True  (not yet)\n"
+                             "    return n\n")
+    assert doc["findings"] == []
+
+
+def test_the_same_write_in_code_is_one(tmp_path: Path) -> None:
+    # the same line as code: a store into the buffer's rows, found by the text scan alone;
+    # the buffer may now hold an earlier step's True in its padding rows
+    doc = _variant(tmp_path, "\n\ndef later(speculator, n):\n"
+                             "    speculator.draft_is_prefilling[:n] = True\n")
+    assert [(f["code"], f["field"]) for f in doc["findings"]] == [("PAD001", "is_prefilling")]
+
+
+def test_a_write_through_a_view_method_is_one(tmp_path: Path) -> None:
+    # `.fill_` on a slice of a view of the buffer (`x.buf.gpu[a:b].fill_(v)` shape)
+    doc = _variant(tmp_path, "\n\ndef later(speculator, n):\n"
+                             "    speculator.draft_is_prefilling.data[n:].fill_(True)\n")
+    assert [(f["code"], f["field"]) for f in doc["findings"]] == [("PAD001", "is_prefilling")]
