@@ -402,9 +402,10 @@ class BufferIndex:
     def _text_write(self, attr: str) -> Site | None:
         """A line of the project's text that writes rows of ``.attr`` on its own: a store into a
         subscript, an augmented assignment, or an in-place method (``name_``) on the buffer or a
-        slice or view of it.  Each is a write by the same rules as :meth:`_use_writes`; a match in
-        a comment or a string claims a write that is not there (the safe direction: the buffer's
-        padding rows are then judged stale, not holding their allocation value)."""
+        slice or view of it.  Each is a write by the same rules as :meth:`_use_writes`.  A line
+        with a ``#`` before the match is left to the parsed uses (a comment); a match inside a
+        string (a docstring's example) claims a write that is not there: the safe direction,
+        the buffer's padding rows are then judged stale, not holding their allocation value."""
         self._index_texts()
         views = "|".join(re.escape(v) for v in sorted({*_ALIAS_ATTRS, *self._views}))
         head = rf"\.\s*{re.escape(attr)}\b(?:\.(?:{views})\b)*"

@@ -2446,12 +2446,11 @@ class Interpreter:
         # location the callee read, has the same effect (its writes) and result; a nested
         # function's environment holds the enclosing locals it sees (its closure)
         base_key = None
-        if True:
-            try:
-                base_key = (qual, callee.cls, frozenset(env.items()), frozenset(callee.known))
-                hash(base_key)
-            except TypeError:
-                base_key = None
+        try:
+            base_key = (qual, callee.cls, frozenset(env.items()), frozenset(callee.known))
+            hash(base_key)
+        except TypeError:
+            base_key = None
         heap = state.heap
         if heap.reads is None:
             heap.reads = self._reads
