@@ -71,8 +71,9 @@ DEFAULT_MAX_FILE_SIZE = 1024 * 1024
 
 #: Default of ``file-timeout`` / ``--file-timeout`` in seconds.  With the
 #: whole-program engine, vLLM 0.33.0's gpu_model_runner.py checked alone takes
-#: about 10 s of CPU (the modules its paths reach included), up to about 60 s
-#: of wall time on a loaded 2-core machine: the default leaves room for that.
+#: about 28 s of CPU (the modules its paths reach included; an attention-builder
+#: file alone as long, it interprets the runner above it), more wall time on a
+#: loaded 2-core machine: the default leaves room for that.
 DEFAULT_FILE_TIMEOUT = 180.0
 
 _SELECTOR = re.compile(r"PAD[0-9]{0,3}")
