@@ -55,10 +55,10 @@ def build_prefilter(profile: Profile) -> Prefilter:
     """A :class:`Prefilter` for ``profile``'s count names and getters."""
     names = {n for pair in profile.counts for n in pair.padded} | set(profile.padded_getters)
     names = {n for n in names if "_padded" not in n}
-    from padlint.analysis.index import _literals
+    from padlint.analysis.index import _class_literals, _literals
 
     sink_lits, _pad = _literals(profile)
-    return Prefilter(("_padded", *sorted(names), *sorted(set(sink_lits))), profile)
+    return Prefilter(("_padded", *sorted(names), *sorted(set(sink_lits) | set(_class_literals(profile)))), profile)
 
 
 def has_directives(text: str) -> bool:

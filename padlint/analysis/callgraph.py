@@ -110,11 +110,27 @@ class CallGraph:
             v = any(x in text for x in self._sink_lits) and self._sink_re.search(text) is not None
             if not v:  # a store on a parameter typed as a metadata class (`forward_batch: ForwardBatch`)
                 v = self._stores_on_sink_param(fn)
+            if not v and fn.owner:  # `self.metadata_cls(...)`: a class-level attribute naming sink classes
+                v = self._calls_sink_class_attr(fn, text)
             if not v and ".replay(" in text and fn.owner:  # a CUDA graph replay reads its bound buffers
                 cls = self.project.class_info(fn.owner)
                 v = cls is not None and bool(self.graph_bound(cls))
             self._sink[fn.key] = v
         return v
+
+    def _calls_sink_class_attr(self, fn: FunctionInfo, text: str) -> bool:
+        """``self.X(...)`` in ``fn`` where ``X`` is no method of its class but a class-level
+        attribute that names sink classes only (see :meth:`Project.class_valued_attr`)."""
+        cls = self.project.class_info(fn.owner)
+        if cls is None:
+            return False
+        for attr in set(re.findall(r"\bself\.([a-z_]\w*)\s*\(", text)):
+            if self.project.find_method(cls, attr) is not None:
+                continue
+            found = self.project.class_valued_attr(cls, attr)
+            if found and all(self.profile.is_sink_constructor(c.name) for c in found):
+                return True
+        return False
 
     # ----------------------------------------------------------- resolution
     def methods_of(self, classes: list[ClassInfo], name: str, *, subclasses: bool = True) -> list[FunctionInfo]:

@@ -79,8 +79,16 @@ def may_matter(text: str, profile: Profile, patterns=None) -> bool:
     """
     sink_lits, pad_lits = _literals(profile)
     # Substring tests only: an over-match (a `class XAttentionMetadata(` line) costs
-    # an `ast` parse, never a finding; regexes over whole files cost more.
-    return any(x in text for x in pad_lits) or any(x in text for x in sink_lits)
+    # an `ast` parse, never a finding; regexes over whole files cost more.  A constructor's
+    # class named without a call counts too: the module may build it through a class-level
+    # attribute (`self.metadata_cls(...)`, `metadata_cls: type[M]`, M bound to a metadata class)
+    return any(x in text for x in pad_lits) or any(x in text for x in sink_lits) \
+        or any(x in text for x in _class_literals(profile))
+
+
+def _class_literals(profile: Profile) -> tuple[str, ...]:
+    """The fixed pieces of the constructor patterns, without the call's ``(``."""
+    return tuple(x for x in (max(re.split(r"[*?]|\[[^\]]*\]", p), key=len) for p in profile.sink_constructors) if x)
 
 
 def _relevance_literals(profile: Profile) -> tuple[str, ...]:

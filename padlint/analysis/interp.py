@@ -1122,6 +1122,15 @@ class Interpreter:
             v = self._fields_of(base, node.attr.value, state)
             if isinstance(v, CountVal):
                 return v
+        if isinstance(base, MetaVal):  # a metadata object built here: what its constructor got
+            v = base.fields.get(node.attr.value)
+            if isinstance(v, CountVal):
+                return v
+            if not isinstance(v, Refs) and base.cls and (c := self.project.class_info(base.cls)) is not None \
+                    and self.project.is_int_field(c, node.attr.value):
+                # an `int` field given nothing known (`num_decodes` from a split helper): a count,
+                # named as written (`metadata.num_decodes`)
+                return CountVal(self._text(node))
         return None
 
     def _eval_quiet(self, node, state: State) -> AVal:
@@ -1132,6 +1141,8 @@ class Interpreter:
             base = self._eval_quiet(node.value, state)
             if isinstance(base, Refs):
                 return self._attribute(base, node, state, 0, "")
+            if isinstance(base, MetaVal):
+                return base.fields.get(node.attr.value) or UNKNOWN
         return UNKNOWN
 
     def _attribute(self, base: Refs, node: cst.Attribute, state: State, line: int, path: str) -> AVal:
@@ -1827,6 +1838,14 @@ class Interpreter:
                                  frame, state, self.p.forward_severity, node=arg)
             return UNKNOWN
 
+        # a class held in a class-level attribute (`self.metadata_cls(...)` with
+        # `metadata_cls = Mamba2AttentionMetadata` in the subclasses): a constructor of those classes
+        if isinstance(func, cst.Attribute) and not self._looks_like_class(last):
+            classes = self._attr_classes_called(func, frame, state)
+            if classes and all(self.p.is_sink_constructor(c.name) for c in classes):
+                return MetaVal(name, self._check_call_args(name, node, frame, state, skip_first=False),
+                               self._common_class(classes))
+
         # metadata constructors
         if name and self.p.is_sink_constructor(name) and self._looks_like_class(last):
             cls = self._class_named(name, frame)
@@ -2070,6 +2089,35 @@ class Interpreter:
         if method == "copy_":
             return ""  # from a clean tensor: value unknown
         return self._literal(node.args[0].value) if node.args else ""
+
+    def _attr_classes_called(self, func: cst.Attribute, frame: Frame, state: State) -> list[ClassInfo]:
+        """The classes ``obj.attr`` names when ``attr`` is a class-level attribute holding a class
+        in every class ``obj`` may be (none when one of them has a method ``attr`` or nothing)."""
+        recv = self._eval_quiet(func.value, state)
+        if not isinstance(recv, Refs) or not recv.refs:
+            return []
+        types = {t for r in recv.refs for t in r.types}
+        if not types and isinstance(func.value, cst.Name) and func.value.value == "self" and frame.cls:
+            types = {frame.cls}
+        out: dict[str, ClassInfo] = {}
+        for t in sorted(types):
+            c = self.project.class_info(t)
+            if c is None or self.project.find_method(c, func.attr.value) is not None:
+                return []
+            found = self.project.class_valued_attr(c, func.attr.value)
+            if not found:
+                return []
+            out.update((k.key, k) for k in found)
+        return list(out.values())
+
+    def _common_class(self, classes: list[ClassInfo]) -> str:
+        """The nearest project class every one of ``classes`` is (itself or a subclass of), by
+        key; "" when they share none (their fields' declarations are then not consulted)."""
+        common = None
+        for c in classes:
+            keys = [b.key for b in self.project.mro(c)]
+            common = keys if common is None else [k for k in common if k in keys]
+        return common[0] if common else ""
 
     @staticmethod
     def _looks_like_class(last: str) -> bool:

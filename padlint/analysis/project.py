@@ -724,6 +724,50 @@ class Project:
                 out.append(c)
         return out
 
+    def class_valued_attr(self, cls: ClassInfo, attr: str) -> list[ClassInfo]:
+        """The classes a class-level attribute names: ``metadata_cls = Mamba2AttentionMetadata``
+        in the body of ``cls``, a base of it, or a project subclass of it (the subclasses count:
+        a method of the base calls ``self.metadata_cls(...)`` on objects of every subclass).
+        Memoised per (class, attribute)."""
+        key = (cls.key, f"={attr}")
+        got = self._subclass_memo.get(key)
+        if got is not None:
+            return list(got)
+        holders = list(self.mro(cls))
+        names = {cls.name}
+        todo = [cls.name]
+        seen: set[tuple[str, str]] = set()
+        needle = f"{attr} ="
+        while todo and len(seen) < 400:
+            base = todo.pop()
+            for mkey, cname in self._base_index().get(base, ()):
+                if (mkey, cname) in seen:
+                    continue
+                seen.add((mkey, cname))
+                if cname not in names:
+                    names.add(cname)
+                    todo.append(cname)
+                text = self._sources[mkey][1] if mkey in self._sources else self._texts.get(mkey, "")
+                if needle not in text:
+                    continue
+                mod = self.module(mkey)
+                c = mod.classes.get(cname) if mod is not None else None
+                if c is not None and any(b.key == cls.key for b in self.mro(c)[1:]):
+                    holders.append(c)
+        out: dict[str, ClassInfo] = {}
+        for c in holders:
+            mod = self.module(c.module)
+            for item in c.node.body:
+                targets = item.targets if isinstance(item, ast.Assign) else \
+                    [item.target] if isinstance(item, ast.AnnAssign) and item.value is not None else []
+                if mod is None or not any(isinstance(t, ast.Name) and t.id == attr for t in targets):
+                    continue
+                t = self.resolve(mod, _dotted(item.value) or "")
+                if isinstance(t, ClassInfo):
+                    out.setdefault(t.key, t)
+        self._subclass_memo[key] = list(out.values())
+        return list(out.values())
+
     def _base_index(self) -> dict[str, list[tuple[str, str]]]:
         """Base-class name (last dotted part) -> (module, class) with a ``class X(... Base ...)``
         line: one regex pass over the project's text, made on first use."""
