@@ -784,7 +784,10 @@ class Interpreter:
     def _assign(self, target: cst.BaseExpression, value_node: cst.BaseExpression, value: AVal,
                 frame: Frame, state: State) -> None:
         if isinstance(target, cst.Name):
-            lookup = None if self._known_count(target.value) else self._padding_lookup(value_node, state)
+            # a padding helper's result is a count only where nothing better is known of it: a
+            # followed call that returns a view (`self._prepare_padding_mask(...)`) is that view
+            followed = isinstance(value_node, cst.Call) and not isinstance(value, (UnknownVal, CountVal))
+            lookup = None if self._known_count(target.value) or followed else self._padding_lookup(value_node, state)
             if lookup is not None:
                 value = lookup
             elif isinstance(value, (UnknownVal, CountVal)) or self._known_count(target.value):

@@ -82,3 +82,34 @@ def test_another_condition_does_not_excuse_the_other_path(tmp_path):
             is_padding[num_tokens:].fill_(True)
     """)
     assert [f.field for f in _check(tmp_path, text)] == ["is_padding"]
+
+
+_HELPER = textwrap.dedent("""\
+    import torch
+    from vllm.forward_context import set_forward_context
+
+
+    class Runner:
+        def __init__(self, max_num_tokens):
+            self.is_padding = torch.zeros(max_num_tokens, dtype=torch.bool)
+
+        def _prepare_padding_mask(self, num_tokens_unpadded, num_tokens_padded):
+            padding_mask = self.is_padding[:num_tokens_padded]
+            padding_mask[:num_tokens_unpadded].fill_(False)
+    {TAIL}
+            return padding_mask
+
+        def execute(self, num_tokens_unpadded, num_tokens_padded):
+            is_padding = self._prepare_padding_mask(num_tokens_unpadded, num_tokens_padded)
+            with set_forward_context(None, None, num_tokens=num_tokens_padded, is_padding=is_padding):
+                return self.model(num_tokens_padded)
+    """)
+
+
+def test_a_helper_named_for_padding_returns_its_view(tmp_path):
+    # vLLM 0.33.0 `_prepare_padding_mask` (gpu_model_runner.py): a method whose name says
+    # "padding" and that takes a real count was taken for a padding helper returning a padded
+    # count, so the mask it returns was a number and never checked at the sink
+    assert _check(tmp_path, _HELPER.replace("{TAIL}", "        padding_mask[num_tokens_unpadded:].fill_(True)")) == []
+    found = _check(tmp_path, _HELPER.replace("{TAIL}\n", ""))
+    assert [(f.code, f.field, f.sink) for f in found] == [("PAD001", "is_padding", "set_forward_context")]
