@@ -335,6 +335,7 @@ class Project:
         self._file_of: dict[str, str] = {}
         self._bases: dict[str, list[str]] | None = None
         self._subclass_memo: dict[tuple[str, str], list[ClassInfo]] = {}
+        self._class_attr_memo: dict[tuple[str, str], list[ClassInfo]] = {}
         self._located: dict[str, tuple[str, bool] | None] = {}
         self._mro: dict[str, list[ClassInfo]] = {}
         # modules whose text cannot matter (see :meth:`set_text_filter`) are not parsed to resolve names
@@ -699,6 +700,13 @@ class Project:
         return list(got)
 
     def _subclass_candidates(self, cls: ClassInfo, method: str) -> list[ClassInfo]:
+        return [c for c in self._subclasses_whose_text(cls, f"def {method}(", strict=True) if method in c.methods]
+
+    def _subclasses_whose_text(self, cls: ClassInfo, needle: str, *, strict: bool = False) -> list[ClassInfo]:
+        """Project subclasses of ``cls`` (found by the text of the class lines, transitively, by
+        name) whose module's text has ``needle`` (and, with ``strict``, passes the strict text
+        filter: mentions a padded count or a sink); only those modules are parsed, and each
+        class is confirmed by its MRO."""
         names = {cls.name}
         todo = [cls.name]
         found: list[tuple[str, str]] = []
@@ -712,15 +720,13 @@ class Project:
                     names.add(cname)
                     todo.append(cname)
         out: list[ClassInfo] = []
-        needle = f"def {method}("
         for key, cname in found:
             text = self._sources[key][1] if key in self._sources else self._texts.get(key, "")
-            if needle not in text or (self._strict is not None and not self._strict(text)):
-                continue  # does not override it, or mentions no padded count and no sink
+            if needle not in text or (strict and self._strict is not None and not self._strict(text)):
+                continue  # does not have it, or mentions no padded count and no sink
             mod = self.module(key)
             c = mod.classes.get(cname) if mod is not None else None
-            if c is not None and c.key != cls.key and method in c.methods and \
-                    any(b.key == cls.key for b in self.mro(c)[1:]):
+            if c is not None and c.key != cls.key and any(b.key == cls.key for b in self.mro(c)[1:]):
                 out.append(c)
         return out
 
@@ -729,33 +735,12 @@ class Project:
         in the body of ``cls``, a base of it, or a project subclass of it (the subclasses count:
         a method of the base calls ``self.metadata_cls(...)`` on objects of every subclass).
         Memoised per (class, attribute)."""
-        key = (cls.key, f"={attr}")
-        got = self._subclass_memo.get(key)
+        key = (cls.key, attr)
+        got = self._class_attr_memo.get(key)
         if got is not None:
             return list(got)
-        holders = list(self.mro(cls))
-        names = {cls.name}
-        todo = [cls.name]
-        seen: set[tuple[str, str]] = set()
-        needle = f"{attr} ="
-        while todo and len(seen) < 400:
-            base = todo.pop()
-            for mkey, cname in self._base_index().get(base, ()):
-                if (mkey, cname) in seen:
-                    continue
-                seen.add((mkey, cname))
-                if cname not in names:
-                    names.add(cname)
-                    todo.append(cname)
-                text = self._sources[mkey][1] if mkey in self._sources else self._texts.get(mkey, "")
-                if needle not in text:
-                    continue
-                mod = self.module(mkey)
-                c = mod.classes.get(cname) if mod is not None else None
-                if c is not None and any(b.key == cls.key for b in self.mro(c)[1:]):
-                    holders.append(c)
         out: dict[str, ClassInfo] = {}
-        for c in holders:
+        for c in [*self.mro(cls), *self._subclasses_whose_text(cls, f"{attr} =")]:
             mod = self.module(c.module)
             for item in c.node.body:
                 targets = item.targets if isinstance(item, ast.Assign) else \
@@ -765,7 +750,7 @@ class Project:
                 t = self.resolve(mod, _dotted(item.value) or "")
                 if isinstance(t, ClassInfo):
                     out.setdefault(t.key, t)
-        self._subclass_memo[key] = list(out.values())
+        self._class_attr_memo[key] = list(out.values())
         return list(out.values())
 
     def _base_index(self) -> dict[str, list[tuple[str, str]]]:
