@@ -249,7 +249,10 @@ def padlint_version(cmd: list[str]) -> str:
 
 
 def finding_key(f: dict) -> tuple:
-    return (f.get("path"), f.get("line"), f.get("code"), f.get("field"))
+    """A finding's identity: where, which rule and field, and the padded slice it names (its
+    origin: PAD001 reports one finding per sink argument and origin, and the baseline's
+    fingerprint includes it too)."""
+    return (f.get("path"), f.get("line"), f.get("code"), f.get("field"), f.get("buffer"))
 
 
 def run_padlint(cmd: list[str], options: list[str], cwd: Path, profile: str,

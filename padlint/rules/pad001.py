@@ -149,104 +149,125 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
         stale = tuple(t for t in hit.taints if t.reason != "init")
         if not stale:
             continue  # only never-written buffers' allocation values reach it: PAD005's
-        if len(stale) != len(hit.taints):
-            hit = replace(hit, taints=stale)
-        taint = hit.taints[0]
-        pair = profile.pair_for_padded(taint.padded)
-        reals = taint.real or (pair.real if pair else ())  # inferred from the step's writes, or the profile's
-        real_canon = next((r for r in reals if r in hit.real_names), reals[0] if reals else None)
-        real_name = hit.real_names.get(real_canon) if real_canon else None
-        # counts as the sink's code names them; entry-point names only where none is in scope
-        real_shown = real_name or real_canon or "?"
-        padded_shown = hit.padded_names.get(taint.padded) or taint.padded
-        if real_shown == padded_shown:
-            # the sink's code names the padded count like the real one (a callee's `num_reqs`
-            # bound to the caller's padded count): show the counts in the entry point's terms
-            real_shown = real_canon or "?"
-            padded_shown = taint.padded if taint.padded_written in ("", real_shown) else taint.padded_written
-        neutral = _neutral(profile, hit.field, source)
-        # a reset statement names the buffer as written where it was sliced: only valid at the
-        # sink when that is the same file (a `self.x` of another class's method is not this `self.x`)
-        local = all(not t.steps or t.steps[0][2] in ("", path) for t in hit.taints)
-        fix_text = _fix_text(hit, taint, real_name, neutral) if hit.fixable and local else None
-        lead = ":, " * taint.dim
-        noun = "rows" if taint.dim == 0 else "entries"
-        rows = (f"[{lead}{real_shown} + {taint.offset}:{padded_shown} + {taint.offset}]" if taint.offset
-                else f"[{lead}{real_shown}:{padded_shown}]")
-        short = _short(taint.buffer)
-        if hit.container:
-            what = f"`{hit.arg_name or hit.arg_text}` holds the padded slice `{short}`"
-        elif hit.arg_name and taint.derived_from:
-            what = f"`{hit.arg_name}` is derived from `{_short(taint.derived_from)}`"
-        elif hit.arg_name and taint.reason == "uninit":
-            what = f"`{hit.arg_name}` is allocated with `{taint.buffer}`"
-        elif hit.arg_name:
-            what = f"`{hit.arg_name}` is the padded slice `{short}`"
-        elif taint.reason == "uninit":
-            what = f"`{hit.arg_text}` is allocated with `{taint.buffer}`"
-        elif taint.derived_from:
-            what = f"`{hit.arg_text}` is derived from `{_short(taint.derived_from)}`"
-        else:
-            what = f"`{short}` is a padded slice of a persistent buffer"
-        state = "are uninitialised" if taint.reason == "uninit" else "may be stale"
-        if hit.kind == "attribute":
-            where = f"when stored as `.{hit.field}` on a {hit.sink}"
-        elif hit.kind == "replay":
-            where = f"when the CUDA graph replayed here reads them (bound at capture as `{hit.field}`)"
-        elif hit.kind == "keyword":
-            where = f"when passed as `{hit.field}=` to {hit.sink}"
-        else:
-            where = f"when passed as argument {hit.field} to {hit.sink}"
-        more = f" (and {len(hit.taints) - 1} more source{'s' if len(hit.taints) > 2 else ''})" \
-            if len(hit.taints) > 1 else ""
-        via = ""
-        if len(hit.stale_chains) > 1:
-            via = f" on {len(hit.stale_chains)} paths, e.g. " + " -> ".join(
-                n.split("`")[1] for _, n, _p in hit.chain if "`" in n)
-        elif key in interp.clean_hits:
-            via = " on the path " + " -> ".join(
-                n.split("`")[1] for _, n, _p in hit.chain if "`" in n) + \
-                " (other paths to this sink reset these rows or have none)"
-        shown = "the last real value" if neutral == "flat" else neutral
-        shared = _shared_owner(hit, taint, profile) if fix_text else None
-        shared_note = (f" (it writes into `{shared[0]}`, a buffer of `{shared[1]}` that other code reads too)"
-                       if shared else "")
-        if fix_text:
-            fix_hint = f"; add `{fix_text}` before line {hit.stmt_line}{shared_note}"
-        elif hit.fixable and hit.arg_name is None and any(t.derived_from for t in hit.taints):
-            fix_hint = (f"; assign it to a variable before line {hit.stmt_line}, reset that variable's {noun} "
-                        f"{rows} to {shown} and pass the variable (resetting the inputs does not reset "
-                        f"the derived value)")
-        elif hit.container:
-            fix_hint = (f"; reset {noun} {rows} of `{short}` to {shown} on every path before line "
-                        f"{hit.stmt_line}")
-        elif hit.fixable:
-            fix_hint = f"; reset {noun} {rows} to {shown} before line {hit.stmt_line}"
-        elif len(hit.stale_chains) > 1:  # no single statement at the sink covers every path
-            fix_hint = (f"; reset {noun} {rows} to {shown} on each of these paths before the sink "
-                        f"(one reset before line {hit.stmt_line} does not cover them all)")
-        elif hit.at_test:  # an `elif`/`while` test: no single statement to insert before
-            fix_hint = f"; reset {noun} {rows} to {shown} on every path before this test"
-        else:  # the counts are not named at the sink (the slice was made in a caller or another class)
-            fix_hint = (f"; reset {noun} {rows} to {shown} on every path to line {hit.stmt_line} (the counts "
-                        f"are not in scope here: reset where the padded slice is made)")
-        message = f"{what}{more}; {noun} {rows} {state} {where}{via}{fix_hint}"
-
-        trace = sink_trace(hit, hit.taints, path)
-        indent = re.match(r"[ \t]*", hit.lines[hit.stmt_line - 1]).group(0) \
-            if 0 < hit.stmt_line <= len(hit.lines) else ""
-        fix = Fix(path=path, line=hit.stmt_line, indent=indent, text=fix_text,
-                  description=f"reset the padding {noun} {rows} of `{hit.arg_name or short}` to {shown}"
-                              + (f", writing into `{shared[0]}`, a buffer of `{shared[1]}`" if shared else ""),
-                  safe=False) if fix_text else None
-        out.append(Finding(
-            code=CODE, path=path, line=hit.span[0], column=hit.span[1], end_line=hit.span[2],
-            end_column=hit.span[3], message=message, severity=hit.severity, sink=hit.sink,
-            field=hit.field, buffer=taint.buffer, padded=padded_shown, real=real_shown,
-            trace=trace, fix=fix, statement=hit.stmt_text, function=hit.function))
+        # one finding per sink argument and buffer the stale rows come from: a second buffer
+        # reaching the same argument is a second bug, with its own reset (and baseline entry)
+        for group in _origins(stale):
+            out.append(_finding(interp, key, replace(hit, taints=group) if group != hit.taints else hit,
+                                profile, source, path))
     out.extend(outside.values())
     out.sort(key=Finding.sort_key)
     return out
+
+
+def _origins(taints: tuple[Taint, ...]) -> list[tuple[Taint, ...]]:
+    """``taints`` grouped by origin, in order of first appearance: a padded slice handed to the
+    sink as it is, by the buffer it was taken from (``self.seq_lens`` of
+    ``self.seq_lens[:num_reqs_padded]``: each needs its own reset); a tensor derived from stale
+    inputs (``torch.where(live, self.seq_lens[:P], 0)``) is one origin, however many inputs
+    it has (one reset of the derived value fixes it)."""
+    groups: dict[str, list[Taint]] = {}
+    for t in taints:
+        i = t.buffer.find("[")
+        key = "" if t.derived_from else (t.buffer[:i] if i > 0 else t.buffer)
+        groups.setdefault(key, []).append(t)
+    return [tuple(g) for g in groups.values()]
+
+
+def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: str, path: str) -> Finding:
+    """The finding of one sink argument for the stale taints of one origin (``hit.taints``)."""
+    taint = hit.taints[0]
+    pair = profile.pair_for_padded(taint.padded)
+    reals = taint.real or (pair.real if pair else ())  # inferred from the step's writes, or the profile's
+    real_canon = next((r for r in reals if r in hit.real_names), reals[0] if reals else None)
+    real_name = hit.real_names.get(real_canon) if real_canon else None
+    # counts as the sink's code names them; entry-point names only where none is in scope
+    real_shown = real_name or real_canon or "?"
+    padded_shown = hit.padded_names.get(taint.padded) or taint.padded
+    if real_shown == padded_shown:
+        # the sink's code names the padded count like the real one (a callee's `num_reqs`
+        # bound to the caller's padded count): show the counts in the entry point's terms
+        real_shown = real_canon or "?"
+        padded_shown = taint.padded if taint.padded_written in ("", real_shown) else taint.padded_written
+    neutral = _neutral(profile, hit.field, source)
+    # a reset statement names the buffer as written where it was sliced: only valid at the
+    # sink when that is the same file (a `self.x` of another class's method is not this `self.x`)
+    local = all(not t.steps or t.steps[0][2] in ("", path) for t in hit.taints)
+    fix_text = _fix_text(hit, taint, real_name, neutral) if hit.fixable and local else None
+    lead = ":, " * taint.dim
+    noun = "rows" if taint.dim == 0 else "entries"
+    rows = (f"[{lead}{real_shown} + {taint.offset}:{padded_shown} + {taint.offset}]" if taint.offset
+            else f"[{lead}{real_shown}:{padded_shown}]")
+    short = _short(taint.buffer)
+    if hit.container:
+        what = f"`{hit.arg_name or hit.arg_text}` holds the padded slice `{short}`"
+    elif hit.arg_name and taint.derived_from:
+        what = f"`{hit.arg_name}` is derived from `{_short(taint.derived_from)}`"
+    elif hit.arg_name and taint.reason == "uninit":
+        what = f"`{hit.arg_name}` is allocated with `{taint.buffer}`"
+    elif hit.arg_name:
+        what = f"`{hit.arg_name}` is the padded slice `{short}`"
+    elif taint.reason == "uninit":
+        what = f"`{hit.arg_text}` is allocated with `{taint.buffer}`"
+    elif taint.derived_from:
+        what = f"`{hit.arg_text}` is derived from `{_short(taint.derived_from)}`"
+    else:
+        what = f"`{short}` is a padded slice of a persistent buffer"
+    state = "are uninitialised" if taint.reason == "uninit" else "may be stale"
+    if hit.kind == "attribute":
+        where = f"when stored as `.{hit.field}` on a {hit.sink}"
+    elif hit.kind == "replay":
+        where = f"when the CUDA graph replayed here reads them (bound at capture as `{hit.field}`)"
+    elif hit.kind == "keyword":
+        where = f"when passed as `{hit.field}=` to {hit.sink}"
+    else:
+        where = f"when passed as argument {hit.field} to {hit.sink}"
+    more = f" (and {len(hit.taints) - 1} more source{'s' if len(hit.taints) > 2 else ''})" \
+        if len(hit.taints) > 1 else ""
+    via = ""
+    if len(hit.stale_chains) > 1:
+        via = f" on {len(hit.stale_chains)} paths, e.g. " + " -> ".join(
+            n.split("`")[1] for _, n, _p in hit.chain if "`" in n)
+    elif key in interp.clean_hits:
+        via = " on the path " + " -> ".join(
+            n.split("`")[1] for _, n, _p in hit.chain if "`" in n) + \
+            " (other paths to this sink reset these rows or have none)"
+    shown = "the last real value" if neutral == "flat" else neutral
+    shared = _shared_owner(hit, taint, profile) if fix_text else None
+    shared_note = (f" (it writes into `{shared[0]}`, a buffer of `{shared[1]}` that other code reads too)"
+                   if shared else "")
+    if fix_text:
+        fix_hint = f"; add `{fix_text}` before line {hit.stmt_line}{shared_note}"
+    elif hit.fixable and hit.arg_name is None and any(t.derived_from for t in hit.taints):
+        fix_hint = (f"; assign it to a variable before line {hit.stmt_line}, reset that variable's {noun} "
+                    f"{rows} to {shown} and pass the variable (resetting the inputs does not reset "
+                    f"the derived value)")
+    elif hit.container:
+        fix_hint = (f"; reset {noun} {rows} of `{short}` to {shown} on every path before line "
+                    f"{hit.stmt_line}")
+    elif hit.fixable:
+        fix_hint = f"; reset {noun} {rows} to {shown} before line {hit.stmt_line}"
+    elif len(hit.stale_chains) > 1:  # no single statement at the sink covers every path
+        fix_hint = (f"; reset {noun} {rows} to {shown} on each of these paths before the sink "
+                    f"(one reset before line {hit.stmt_line} does not cover them all)")
+    elif hit.at_test:  # an `elif`/`while` test: no single statement to insert before
+        fix_hint = f"; reset {noun} {rows} to {shown} on every path before this test"
+    else:  # the counts are not named at the sink (the slice was made in a caller or another class)
+        fix_hint = (f"; reset {noun} {rows} to {shown} on every path to line {hit.stmt_line} (the counts "
+                    f"are not in scope here: reset where the padded slice is made)")
+    message = f"{what}{more}; {noun} {rows} {state} {where}{via}{fix_hint}"
+
+    trace = sink_trace(hit, hit.taints, path)
+    indent = re.match(r"[ \t]*", hit.lines[hit.stmt_line - 1]).group(0) \
+        if 0 < hit.stmt_line <= len(hit.lines) else ""
+    fix = Fix(path=path, line=hit.stmt_line, indent=indent, text=fix_text,
+              description=f"reset the padding {noun} {rows} of `{hit.arg_name or short}` to {shown}"
+                          + (f", writing into `{shared[0]}`, a buffer of `{shared[1]}`" if shared else ""),
+              safe=False) if fix_text else None
+    return Finding(
+        code=CODE, path=path, line=hit.span[0], column=hit.span[1], end_line=hit.span[2],
+        end_column=hit.span[3], message=message, severity=hit.severity, sink=hit.sink,
+        field=hit.field, buffer=taint.buffer, padded=padded_shown, real=real_shown,
+        trace=trace, fix=fix, statement=hit.stmt_text, function=hit.function)
 
 
 def _outside_findings(hit: SinkHit, texts: dict[str, str]) -> list[Finding]:

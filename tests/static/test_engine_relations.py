@@ -417,3 +417,36 @@ def test_a_call_that_writes_no_row_leaves_the_padded_range_stale(tmp_path):
     found = _run(tmp_path, {"pkg/__init__.py": "", "pkg/proposer.py": runner})
     line = next(i + 1 for i, t in enumerate(runner.splitlines()) if t.endswith("# DUMMY"))
     assert [(f.line, f.field, f.sink) for f in found] == [(line, "slot_mapping", "set_forward_context")]
+
+
+TWO_ORIGINS = """\
+import torch
+
+
+class Runner:
+    def __init__(self):
+        self.seq_lens = torch.zeros(256, dtype=torch.int32)
+        self.spare_lens = torch.zeros(256, dtype=torch.int32)
+
+    def execute_model(self, lens, use_spare, num_reqs, num_reqs_padded):
+        self.seq_lens[:num_reqs] = lens
+        self.spare_lens[:num_reqs] = lens
+        seq_lens = self.spare_lens[:num_reqs_padded] if use_spare else self.seq_lens[:num_reqs_padded]
+        DERIVED
+        return CommonAttentionMetadata(seq_lens=seq_lens)
+"""
+
+
+def test_one_finding_per_buffer_that_reaches_a_sink_argument(tmp_path):
+    # two persistent buffers, each sliced to the padded count without a reset, reach the same
+    # argument: two bugs, each with its own reset (and its own baseline fingerprint)
+    found = _run(tmp_path, {"pkg/__init__.py": "", "pkg/runner.py": TWO_ORIGINS.replace("DERIVED", "pass")})
+    assert sorted((f.field, f.buffer) for f in found) == [
+        ("seq_lens", "self.seq_lens[:num_reqs_padded]"), ("seq_lens", "self.spare_lens[:num_reqs_padded]")]
+    assert all("more source" not in f.message for f in found)
+
+
+def test_a_derived_value_is_one_origin(tmp_path):
+    # `seq_lens + 1` of either buffer: one reset of the derived value fixes both, one finding
+    found = _run(tmp_path, {"pkg/__init__.py": "", "pkg/runner.py": TWO_ORIGINS.replace("DERIVED", "seq_lens = seq_lens + 1")})
+    assert [f.field for f in found] == ["seq_lens"]
