@@ -124,13 +124,16 @@ class CallGraph:
         cls = self.project.class_info(fn.owner)
         if cls is None:
             return False
-        for attr in set(re.findall(r"\bself\.([a-z_]\w*)\s*\(", text)):
-            if self.project.find_method(cls, attr) is not None:
-                continue
-            found = self.project.class_valued_attr(cls, attr)
-            if found and all(self.profile.is_sink_constructor(c.name) for c in found):
-                return True
-        return False
+        return any(self.sink_class_attr(cls, attr) for attr in set(re.findall(r"\bself\.([a-z_]\w*)\s*\(", text)))
+
+    def sink_class_attr(self, cls: ClassInfo, attr: str) -> list[ClassInfo]:
+        """The classes ``obj.attr(...)`` constructs on an object of ``cls`` when ``attr`` is no
+        method of it but a class-level attribute naming only sink classes (see
+        :meth:`Project.class_valued_attr`); empty otherwise."""
+        if self.project.find_method(cls, attr) is not None:
+            return []
+        found = self.project.class_valued_attr(cls, attr)
+        return found if found and all(self.profile.is_sink_constructor(c.name) for c in found) else []
 
     # ----------------------------------------------------------- resolution
     def methods_of(self, classes: list[ClassInfo], name: str, *, subclasses: bool = True) -> list[FunctionInfo]:

@@ -1845,7 +1845,7 @@ class Interpreter:
         # `metadata_cls = Mamba2AttentionMetadata` in the subclasses): a constructor of those classes
         if isinstance(func, cst.Attribute) and not self._looks_like_class(last):
             classes = self._attr_classes_called(func, frame, state)
-            if classes and all(self.p.is_sink_constructor(c.name) for c in classes):
+            if classes:
                 return MetaVal(name, self._check_call_args(name, node, frame, state, skip_first=False),
                                self._common_class(classes))
 
@@ -2094,8 +2094,9 @@ class Interpreter:
         return self._literal(node.args[0].value) if node.args else ""
 
     def _attr_classes_called(self, func: cst.Attribute, frame: Frame, state: State) -> list[ClassInfo]:
-        """The classes ``obj.attr`` names when ``attr`` is a class-level attribute holding a class
-        in every class ``obj`` may be (none when one of them has a method ``attr`` or nothing)."""
+        """The sink classes ``obj.attr(...)`` constructs when, in every class ``obj`` may be,
+        ``attr`` is a class-level attribute naming only sink classes
+        (:meth:`CallGraph.sink_class_attr`); empty when one of them does not."""
         recv = self._eval_quiet(func.value, state)
         if not isinstance(recv, Refs) or not recv.refs:
             return []
@@ -2105,9 +2106,7 @@ class Interpreter:
         out: dict[str, ClassInfo] = {}
         for t in sorted(types):
             c = self.project.class_info(t)
-            if c is None or self.project.find_method(c, func.attr.value) is not None:
-                return []
-            found = self.project.class_valued_attr(c, func.attr.value)
+            found = self.graph.sink_class_attr(c, func.attr.value) if c is not None else []
             if not found:
                 return []
             out.update((k.key, k) for k in found)
