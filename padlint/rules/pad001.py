@@ -173,6 +173,18 @@ def _origins(taints: tuple[Taint, ...]) -> list[tuple[Taint, ...]]:
     return [tuple(g) for g in groups.values()]
 
 
+def sink_phrase(hit: SinkHit) -> str:
+    """How the padding rows reach the sink, as a message says it
+    (``when passed as `seq_lens=` to CommonAttentionMetadata``)."""
+    if hit.kind == "attribute":
+        return f"when stored as `.{hit.field}` on a {hit.sink}"
+    if hit.kind == "replay":
+        return f"when the CUDA graph replayed here reads them (bound at capture as `{hit.field}`)"
+    if hit.kind == "keyword":
+        return f"when passed as `{hit.field}=` to {hit.sink}"
+    return f"when passed as argument {hit.field} to {hit.sink}"
+
+
 def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: str, path: str) -> Finding:
     """The finding of one sink argument for the stale taints of one origin (``hit.taints``)."""
     taint = hit.taints[0]
@@ -213,14 +225,7 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     else:
         what = f"`{short}` is a padded slice of a persistent buffer"
     state = "are uninitialised" if taint.reason == "uninit" else "may be stale"
-    if hit.kind == "attribute":
-        where = f"when stored as `.{hit.field}` on a {hit.sink}"
-    elif hit.kind == "replay":
-        where = f"when the CUDA graph replayed here reads them (bound at capture as `{hit.field}`)"
-    elif hit.kind == "keyword":
-        where = f"when passed as `{hit.field}=` to {hit.sink}"
-    else:
-        where = f"when passed as argument {hit.field} to {hit.sink}"
+    where = sink_phrase(hit)
     more = f" (and {len(hit.taints) - 1} more source{'s' if len(hit.taints) > 2 else ''})" \
         if len(hit.taints) > 1 else ""
     via = ""

@@ -20,7 +20,7 @@ from padlint.analysis.interp import Interpreter
 from padlint.model import Finding
 from padlint.profile import Profile
 from padlint.rules.base import Facts, Rule
-from padlint.rules.pad001 import _short, _shown, sink_trace
+from padlint.rules.pad001 import _short, _shown, sink_phrase, sink_trace
 
 CODE = "PAD005"
 
@@ -57,14 +57,7 @@ def init_findings(interp: Interpreter, profile: Profile, texts: dict[str, str]) 
         if spec is not None:
             want = (", not the last real offset (cumulative offsets)" if spec.neutral == "flat"
                     else f", not the neutral value {spec.neutral} of `{hit.field}`")
-        if hit.kind == "attribute":
-            sink = f"when stored as `.{hit.field}` on a {hit.sink}"
-        elif hit.kind == "replay":
-            sink = f"when the CUDA graph replayed here reads them (bound at capture as `{hit.field}`)"
-        elif hit.kind == "keyword":
-            sink = f"when passed as `{hit.field}=` to {hit.sink}"
-        else:
-            sink = f"when passed as argument {hit.field} to {hit.sink}"
+        sink = sink_phrase(hit)
         more = f" (and {len(taints) - 1} more)" if len(taints) > 1 else ""
         base = t.buffer.split("[", 1)[0]
         fix = (f"; allocate `{_short(base)}` with the neutral value"
