@@ -9,96 +9,54 @@ hands it out.  Without the fill, rows ``[num_decodes:num_reqs]`` keep an earlier
 state indices (the kernel would update live requests' Mamba state at them).  Before
 this, ``self.metadata_cls(...)`` was not seen as a constructor at all: the deletion of
 that fill went unnoticed (docs/mutation.md, ``mamba_attn.py:656``).
+
+The package is fixture 16 (``fixtures/project/class_attr_metadata_{buggy,fixed}``,
+whose docstrings say why each expectation holds), checked here in process and
+edited for the variants.
 """
 
 from __future__ import annotations
 
-import textwrap
+import shutil
+from pathlib import Path
 
 from padlint.analysis.engine import Source, check_project
 from padlint.profile import load_profile
 
-_MODULE = textwrap.dedent('''\
-    from dataclasses import dataclass, replace
-    from typing import ClassVar, Generic, TypeVar
-
-    import torch
-
-    NULL_BLOCK_ID = 0
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "project"
 
 
-    @dataclass
-    class CommonAttentionMetadata:
-        num_reqs: int
-        num_decodes: int
-
-
-    @dataclass
-    class BaseMambaAttentionMetadata:
-        num_reqs: int
-        num_decodes: int
-        state_indices_tensor_d: torch.Tensor
-
-
-    @dataclass
-    class Mamba2AttentionMetadata(BaseMambaAttentionMetadata):
-        pass
-
-
-    M = TypeVar("M", bound=BaseMambaAttentionMetadata)
-
-
-    class BaseMambaBuilder(Generic[M]):
-        metadata_cls: type[M]
-
-        def __init__(self, max_bs: int):
-            self.state_indices_tensor_d = torch.zeros(max_bs, dtype=torch.int32)
-
-        def build(self, common: CommonAttentionMetadata, state_indices: torch.Tensor) -> M:
-            metadata = self.metadata_cls(
-                num_reqs=common.num_reqs,
-                num_decodes=common.num_decodes,
-                state_indices_tensor_d=state_indices,
-            )
-            return self._for_cudagraph(metadata)
-
-        def _for_cudagraph(self, metadata: M) -> M:
-            padded_bs = metadata.num_reqs
-            self.state_indices_tensor_d[: metadata.num_decodes].copy_(metadata.state_indices_tensor_d)
-            state_indices_tensor_d = self.state_indices_tensor_d[:padded_bs]
-    {FILL}
-            return replace(metadata, state_indices_tensor_d=state_indices_tensor_d)
-
-
-    class Mamba2Builder(BaseMambaBuilder[Mamba2AttentionMetadata]):
-        metadata_cls = Mamba2AttentionMetadata
-    ''')
-
-_FILL = "        state_indices_tensor_d[metadata.num_decodes :] = NULL_BLOCK_ID"
-
-
-def _check(tmp_path, text: str):
-    p = tmp_path / "mamba_builder.py"
-    p.write_text(text, encoding="utf-8")
-    res = check_project([Source(str(p), text)], load_profile("vllm"))
+def _check(tmp_path: Path, variant: str, edit=None):
+    """Findings of fixture 16's ``variant`` package, ``edit`` applied to ``pkg/mamba_base.py``."""
+    dst = tmp_path / variant
+    shutil.copytree(FIXTURES / f"class_attr_metadata_{variant}", dst)
+    if edit is not None:
+        p = dst / "pkg" / "mamba_base.py"
+        p.write_text(edit(p.read_text(encoding="utf-8")), encoding="utf-8")
+    srcs = [Source(str(p), p.read_text(encoding="utf-8")) for p in sorted((dst / "pkg").glob("*.py"))]
+    res = check_project(srcs, load_profile("vllm"))
     return [f for fs in res.values() if isinstance(fs, list) for f in fs]
 
 
 def test_padding_rows_filled_with_the_null_block_are_quiet(tmp_path):
-    assert _check(tmp_path, _MODULE.replace("{FILL}", _FILL)) == []
+    assert _check(tmp_path, "fixed") == []
 
 
 def test_without_the_fill_the_padding_rows_are_stale(tmp_path):
-    found = _check(tmp_path, _MODULE.replace("{FILL}\n", ""))
-    assert [(f.code, f.field) for f in found] == [("PAD001", "state_indices_tensor_d")]
-    assert "self.metadata_cls" in found[0].message or "replace" in found[0].message
+    found = _check(tmp_path, "buggy")
+    assert [(f.code, f.field, Path(f.path).name) for f in found] == [
+        ("PAD001", "state_indices_tensor_d", "mamba_base.py")]
+    assert "to self.metadata_cls" in found[0].message
 
 
 def test_a_method_of_that_name_is_not_a_constructor(tmp_path):
-    # `self.make(...)` where `make` is a method: followed as a call, not taken for a class
-    text = _MODULE.replace("{FILL}\n", "").replace("metadata = self.metadata_cls(", "metadata = self.make(")
-    text = text.replace("    def _for_cudagraph(", "    def make(self, **kw):\n        return None\n\n    def _for_cudagraph(")
-    assert _check(tmp_path, text) == []
+    # `self.make(...)` where `make` is a method: followed as a call (it returns None), not
+    # taken for a class; no metadata object, so nothing reaches a sink
+    def edit(text: str) -> str:
+        text = text.replace("metadata = self.metadata_cls(", "metadata = self.make(")
+        return text.replace("    def _for_cudagraph(", "    def make(self, **kw):\n        return None\n\n    def _for_cudagraph(")
+
+    assert _check(tmp_path, "buggy", edit) == []
 
 
 def test_the_prefilter_keeps_a_module_that_only_names_a_metadata_class():
