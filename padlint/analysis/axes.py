@@ -670,7 +670,10 @@ class AxisAnalysis:
                        out: AxisFacts) -> None:
         refreshed: dict[str, tuple[int, str, CountAxis]] = {}   # attr -> first refresh
         spoiled: set[str] = set()   # reset, rebound, written wider, or passed to another call
-        sinks: list[tuple[str, str, ast.AST, ast.stmt]] = []    # (sink, field, value, statement)
+        # (sink, field, value, statement, axes): ``axes`` those of the padded counts the sink call
+        # declares its consumer's width with (`num_reqs=num_reqs_padded`): a buffer of such an
+        # axis handed whole is read to that padded width, which PAD001 judges
+        sinks: list[tuple[str, str, ast.AST, ast.stmt, frozenset]] = []
         sink_calls: set[int] = set()
         for st in self.stmts(fn):
             if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
@@ -726,10 +729,14 @@ class AxisAnalysis:
                 if id(n) in sink_calls or (isinstance(f, (ast.Name, ast.Attribute))
                                            and self.profile.is_sink_constructor(_dotted(f) or "")):
                     name = _dotted(f) or ""
+                    widths = frozenset(
+                        w.axis for kw in n.keywords
+                        if kw.arg is not None and isinstance(kw.value, (ast.Name, ast.Attribute))
+                        and (w := self.count(kw.value, loc)) is not None and w.padded and not w.offset)
                     for kw in n.keywords:
                         if kw.arg is not None and self._self_attr_name(kw.value) is not None \
                                 and not isinstance(kw.value, ast.Subscript):
-                            sinks.append((name, kw.arg, kw.value, stmt_of.get(id(n))))
+                            sinks.append((name, kw.arg, kw.value, stmt_of.get(id(n)), widths))
                     continue
                 for a in (*n.args, *(k.value for k in n.keywords)):
                     attr = self._self_attr_name(a.value if isinstance(a, ast.Subscript) else a)
@@ -740,12 +747,14 @@ class AxisAnalysis:
                 t = st.targets[0]
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in built \
                         and self._self_attr_name(st.value) is not None:
-                    sinks.append((built[t.value.id], t.attr, st.value, st))
-        for sink, fld, value, st in sinks:
+                    sinks.append((built[t.value.id], t.attr, st.value, st, frozenset()))
+        for sink, fld, value, st, widths in sinks:
             attr = self._self_attr_name(value)
             if attr is None or attr in spoiled or attr not in refreshed:
                 continue
             line, text, c = refreshed[attr]
+            if c.axis in widths:
+                continue  # read to a padded width the sink declares: PAD001's stale rows
             if line >= value.lineno:
                 continue
             out.handouts.append(WholeHandout(

@@ -368,8 +368,8 @@ class CallGraph:
         for sub in ast.walk(fn.node):
             if isinstance(sub, (ast.Assign, ast.AnnAssign)):
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
-                if any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in typed
-                       for t in targets):
+                # `forward_batch.x = v`, or a store on an object it holds (`forward_batch.spec_info.x = v`)
+                if any(isinstance(t, ast.Attribute) and _root_name(t.value) in typed for t in targets):
                     return True
         return False
 
@@ -537,3 +537,10 @@ def _functions(mod: ModuleInfo):
 
 def module_functions(mod: ModuleInfo) -> list[FunctionInfo]:
     return list(_functions(mod))
+
+
+def _root_name(node: ast.AST) -> str | None:
+    """``a`` for ``a``, ``a.b``, ``a.b.c``; None for anything else."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None

@@ -20,8 +20,8 @@ import libcst as cst
 
 from padlint.analysis.kernels import tail_stores
 from padlint.analysis.values import (
-    ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, Ref, Refs, Reset,
-    State, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, stamp, with_step,
+    ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, Ref, Refs,
+    Reset, State, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, stamp, with_step,
 )
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
 from padlint.analysis.literals import same_literal
@@ -360,6 +360,11 @@ class Frame:
     # the code, e.g. a graph-capture helper that only knows the captured size)
     known: set[str] = field(default_factory=set)
     nested: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    # how often each name (or dotted attribute) was assigned so far: a path condition names the
+    # versions it tested, so a test after a reassignment is another condition
+    epochs: dict[str, int] = field(default_factory=dict)
+    # name -> locations holding resets kept under a test of that name (dropped when it is assigned)
+    cond_locs: dict[str, set] = field(default_factory=dict)
 
 
 # attributes that describe a tensor (its shape, type, placement) rather than hold rows: never a
@@ -414,6 +419,12 @@ class Interpreter:
         self.buffers = BufferIndex(project, profile)
         self._used_names: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}  # id -> (node kept alive, names)
         self._loc_owners: dict[str, set] = {}  # loc -> {attribute name | None}
+        # path conditions that hold where the interpreter is now (``(key, polarity)`` facts of the
+        # enclosing `if` tests of the current function): resets made under them count here
+        self._active: frozenset = frozenset()
+        self._self_stored: dict[int, tuple] = {}  # id(function) -> (function, `self.` texts it stores)
+        self._stores_by_class: dict[str, dict[str, frozenset]] = {}
+        self._atoms: dict[int, tuple] = {}  # id(test node) -> (node, its fact or None), see _cond_atom
 
     # ---------------------------------------------------------------- code
     def segment(self, fn: FunctionInfo) -> Segment | None:
@@ -454,6 +465,7 @@ class Interpreter:
         frame = Frame(qual=fn.key, owner=fn.owner, seg=seg, module=fn.module, path=path, cls=fn.owner,
                       chain=((line, f"entry point `{fn.name}`", path),))
         state = State()
+        self._active = frozenset()
         params = self._params(seg.func)
         if fn.owner and params and params[0] == "self":
             state.env["self"] = self._self_ref(fn.owner)
@@ -490,11 +502,17 @@ class Interpreter:
             body = list(block.body)
         else:
             body = list(block)
-        for stmt in body:
-            if state is None:
-                return None
-            state = self._exec_stmt(stmt, frame, state)
-        return state
+        # a test that returns early (`if x is None: return`) holds its negation for the rest of
+        # this block only
+        saved = self._active
+        try:
+            for stmt in body:
+                if state is None:
+                    return None
+                state = self._exec_stmt(stmt, frame, state)
+            return state
+        finally:
+            self._active = saved
 
     def _exec_stmt(self, stmt: cst.CSTNode, frame: Frame, state: State) -> State | None:
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
@@ -638,21 +656,235 @@ class Interpreter:
             if isinstance(stmt.orelse, cst.If):
                 return self._exec_if(stmt.orelse, frame, state, elif_=True)
             return self._exec_block(stmt.orelse.body, frame, state)
+        if not guard and stmt.orelse is None:
+            guard = self._reset_guard(stmt, state)
+        then_keys, else_keys = self._cond_keys(stmt.test, frame, state)
+        saved = self._active
         then_start, else_start = state.copy(), state.copy()
         self._refine_none(stmt.test, then_start, else_start)
+        self._active = saved | then_keys
         then_end = self._exec_block(stmt.body, frame, then_start)
+        self._active = saved
         if stmt.orelse is None:
             if guard:
                 # `if P > R:` only skips when there are no padding rows: the reset counts.
                 return then_end if then_end is not None else state
             self._unread_when_false(stmt.test, then_end, else_start)
-            return State.join([then_end, else_start])
+            if then_end is None:
+                self._active = saved | else_keys
+            out = State.join([then_end, else_start])
+            self._keep_conditional(out, then_end, else_start, then_keys, else_keys, frame)
+            return out
+        self._active = saved | else_keys
         if isinstance(stmt.orelse, cst.If):
             else_end = self._exec_if(stmt.orelse, frame, else_start, elif_=True)
         else:
             else_end = self._exec_block(stmt.orelse.body, frame, else_start)
+        self._active = saved | (then_keys if else_end is None else else_keys if then_end is None
+                                else frozenset())
         self._unread_when_false(stmt.test, then_end, else_end)
-        return State.join([then_end, else_end])
+        out = State.join([then_end, else_end])
+        self._keep_conditional(out, then_end, else_end, then_keys, else_keys, frame)
+        return out
+
+    # ------------------------------------------------------- path conditions
+    _UNSTABLE = (cst.Call, cst.Await, cst.Lambda, cst.NamedExpr, cst.Yield, cst.ListComp,
+                 cst.GeneratorExp, cst.DictComp, cst.SetComp)
+
+    def _cond_keys(self, test, frame: Frame, state: State) -> tuple[frozenset, frozenset]:
+        """The facts ``(key, polarity)`` that hold on the two branches of ``if test:``.
+
+        A fact is a test of names, attributes and constants (no call): ``x is None``,
+        ``a == b``, ``flag``, ``n > m``; ``not``, ``and`` and ``or`` combine them.  Its key
+        names the versions of the names it reads (a test after a reassignment is another
+        fact) and, for names of this call, the call; a test of ``self``'s attributes only is
+        keyed on the object ``self`` is, unless this function stores one of them.  A reset
+        made under a fact and read under the same fact covers that read, where paths joined
+        in between (path correlation of repeated tests)."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            t, e = self._cond_keys(test.expression, frame, state)
+            return e, t
+        if isinstance(test, cst.BooleanOperation):
+            lt, le = self._cond_keys(test.left, frame, state)
+            rt, re_ = self._cond_keys(test.right, frame, state)
+            if isinstance(test.operator, cst.And):
+                return lt | rt, frozenset()
+            return frozenset(), le | re_
+        none = frozenset(), frozenset()
+        fact = self._cond_atom(test)
+        if fact is None:
+            return none
+        atom, pol, chains = fact
+        if all(c.startswith("self.") for c in chains):
+            me = state.env.get("self")
+            if not isinstance(me, Refs) or not me.refs or self._stores_self(frame, chains):
+                return none
+            key = ("self", tuple(sorted(r.loc for r in me.refs)), atom)
+        else:
+            names = sorted({".".join(c.split(".")[:i]) for c in chains for i in range(1, c.count(".") + 2)})
+            key = (frame.qual, atom, tuple((n, frame.epochs.get(n, 0)) for n in names))
+        return frozenset({(key, pol)}), frozenset({(key, not pol)})
+
+    def _cond_atom(self, test) -> tuple[str, bool, tuple[str, ...]] | None:
+        """``(atom, polarity, dotted names read)`` of a test that is one fact (``x is None``,
+        ``a == b``, ``flag``, ``n > m``: names, attributes and constants, no call), else None;
+        memoised per node."""
+        got = self._atoms.get(id(test))
+        if got is not None:
+            return got[1]
+        fact = None
+        pol = True
+        atom = None
+        if isinstance(test, cst.Comparison):
+            if len(test.comparisons) == 1:
+                comp = test.comparisons[0]
+                op = comp.operator
+                if isinstance(op, (cst.Is, cst.IsNot)) and isinstance(comp.comparator, cst.Name) \
+                        and comp.comparator.value == "None":
+                    atom, pol = f"{self._text(test.left)} is None", isinstance(op, cst.Is)
+                elif isinstance(op, (cst.Equal, cst.NotEqual)):
+                    atom, pol = f"{self._text(test.left)} == {self._text(comp.comparator)}", isinstance(op, cst.Equal)
+                else:
+                    atom = self._text(test)
+        elif isinstance(test, (cst.Name, cst.Attribute)):
+            atom = self._text(test)
+        if atom is not None:
+            chains: list[str] = []
+            stable = True
+
+            class _V(cst.CSTVisitor):
+                def on_visit(self, node) -> bool:
+                    nonlocal stable
+                    if isinstance(node, Interpreter._UNSTABLE):
+                        stable = False
+                        return False
+                    if isinstance(node, (cst.Name, cst.Attribute)):
+                        d = dotted(node)
+                        if d is None:
+                            stable = False
+                            return False
+                        if d not in ("None", "True", "False"):
+                            chains.append(d)
+                        return False
+                    return True
+
+            test.visit(_V())
+            if stable and chains:
+                fact = (atom, pol, tuple(chains))
+        self._atoms[id(test)] = (test, fact)
+        return fact
+
+    def _stores_self(self, frame: Frame, chains: list[str]) -> bool:
+        """Whether the function of ``frame`` stores one of the ``self.`` attributes ``chains``."""
+        func = frame.seg.func
+        got = self._self_stored.get(id(func))
+        if got is None:
+            stored: set[str] = set()
+
+            class _V(cst.CSTVisitor):
+                def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+                    for t in ([e.value for e in node.target.elements]
+                              if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]):
+                        d = dotted(t)
+                        if d:
+                            stored.add(d)
+
+                def visit_AugAssign(self, node: cst.AugAssign) -> None:
+                    d = dotted(node.target)
+                    if d:
+                        stored.add(d)
+
+            func.visit(_V())
+            got = self._self_stored[id(func)] = (func, frozenset(stored))
+        return any(c == s or c.startswith(s + ".") or s.startswith(c + ".") for c in chains for s in got[1])
+
+    def _bump(self, target, frame: Frame, state: State) -> None:
+        """A name or attribute is assigned: tests of it made before are other facts now, and the
+        resets kept under them are dropped (no later test can hold them)."""
+        d = dotted(target)
+        if not d:
+            return
+        frame.epochs[d] = frame.epochs.get(d, 0) + 1
+        locs = frame.cond_locs.pop(d, None)
+        for loc in locs or ():
+            st = dict.get(state.heap, loc)
+            if st is None:
+                continue
+            keep = frozenset(r for r in st.clean if not any(
+                k[0][0] == frame.qual and any(n == d for n, _ in k[0][2]) for k in r.when))
+            if keep != st.clean:
+                state.heap[loc] = replace(st, clean=keep)
+
+    def _keep_conditional(self, out: State | None, a: State | None, b: State | None,
+                          ka: frozenset, kb: frozenset, frame: Frame) -> None:
+        """After ``if test:`` joins: a reset one branch made and the other did not holds where
+        that branch's test holds (kept as a conditional reset, :attr:`Reset.when`)."""
+        if out is None or a is None or b is None or not (ka or kb):
+            return
+        local = {n for (k, _) in ka | kb if k[0] == frame.qual for n, _ in k[2]}
+        for loc in a.heap.dirty | b.heap.dirty:
+            if loc.startswith("@"):
+                continue
+            ca = dict.get(a.heap, loc, PERSISTENT).clean
+            cb = dict.get(b.heap, loc, PERSISTENT).clean
+            if ca == cb:
+                continue
+            extra = set()
+            if ka:
+                extra.update(replace(r, when=r.when | ka) for r in ca - cb)
+            if kb:
+                extra.update(replace(r, when=r.when | kb) for r in cb - ca)
+            if extra:
+                j = dict.get(out.heap, loc, PERSISTENT)
+                out.heap[loc] = replace(j, clean=j.clean | extra)
+                for n in local:
+                    frame.cond_locs.setdefault(n, set()).add(loc)
+
+    @staticmethod
+    def _drop_local_conditions(state: State, qual: str) -> None:
+        """A call returns: its resets made under tests of its own locals hold under facts no
+        other code can test again (and would make every call's heap differ): drop them."""
+        for loc in list(state.heap.dirty):
+            if loc.startswith("@"):
+                continue
+            st = dict.get(state.heap, loc)
+            if st is None or not any(r.when for r in st.clean):
+                continue
+            keep = frozenset(r for r in st.clean if not any(k[0][0] == qual for k in r.when))
+            if keep != st.clean:
+                state.heap[loc] = replace(st, clean=keep)
+
+    def _reset_guard(self, stmt: cst.If, state: State) -> bool:
+        """``if P != X:`` (``>``, ``<``) with ``P`` a padded count, over a body that only resets
+        buffers (fills, stores of literals): the reset runs whenever there are padding rows (when
+        the test fails the counts are equal), so the path that skips it has none."""
+        test = stmt.test
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, (cst.NotEqual, cst.GreaterThan, cst.LessThan))):
+            return False
+        sides = [self._count(test.left, state), self._count(test.comparisons[0].comparator, state)]
+        if not any(c is not None and c.canon and self.p.is_padded_name(c.canon) for c in sides):
+            return False
+        body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
+        smalls = []
+        for st in body:
+            if not isinstance(st, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+                return False
+            smalls.extend(st.body)
+        if not smalls:
+            return False
+        for sm in smalls:
+            if isinstance(sm, cst.Expr) and isinstance(sm.value, cst.Call) \
+                    and isinstance(sm.value.func, cst.Attribute) \
+                    and sm.value.func.attr.value in self.p.fill_methods:
+                continue
+            if isinstance(sm, cst.Assign) and all(isinstance(t.target, cst.Subscript) for t in sm.targets) \
+                    and self._literal(sm.value):
+                continue
+            if isinstance(sm, cst.Pass):
+                continue
+            return False
+        return True
 
     def _unread_when_false(self, test, then_end: State | None, else_end: State | None) -> None:
         """``if C:`` where the profile says a field's consumer reads it only when ``C`` holds
@@ -770,6 +1002,7 @@ class Interpreter:
     # ------------------------------------------------------------ assignment
     def _bind(self, target: cst.BaseExpression, value: AVal, frame: Frame, state: State) -> None:
         if isinstance(target, cst.Name):
+            self._bump(target, frame, state)
             state.env[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             elems = [e.value for e in target.elements]
@@ -783,6 +1016,8 @@ class Interpreter:
 
     def _assign(self, target: cst.BaseExpression, value_node: cst.BaseExpression, value: AVal,
                 frame: Frame, state: State) -> None:
+        if isinstance(target, (cst.Name, cst.Attribute)):
+            self._bump(target, frame, state)
         if isinstance(target, cst.Name):
             # a padding helper's result is a count only where nothing better is known of it: a
             # followed call that returns a view (`self._prepare_padding_mask(...)`) is that view
@@ -1169,12 +1404,64 @@ class Interpreter:
             elif not r.loc.startswith("new:"):
                 loc = self._attr_loc(r.loc, attr)
                 self._note_owner(loc, r, attr)
+                # an object reached from a sink object is read by that sink's consumer too
+                within = self._sink_type(Refs(frozenset({r}))) or ""
+                held = (r.loc == "self" or r.held) and self._set_at_construction(r.types, attr)
                 out.add(Ref(loc, None, node, line or r.line, r.persistent,
                             types=self._attr_types(r.types, attr), path=path,
-                            elem_types=self._attr_types(r.types, attr, elems=True)))
+                            elem_types=self._attr_types(r.types, attr, elems=True), within=within,
+                            held=held))
         if out:
             joined = join_vals(joined, Refs(frozenset(out)))
         return joined if joined is not None else UNKNOWN
+
+    _CONSTRUCTORS = frozenset({"__init__", "__post_init__"})
+
+    def _set_at_construction(self, types: frozenset, attr: str) -> bool:
+        """Whether every class of ``types`` sets its attribute ``attr`` only when an object is
+        built: a declared (class-level annotated) field, or stores of ``self.<attr>`` in
+        ``__init__``/``__post_init__`` only (the MRO's methods).  Unknown classes: False."""
+        if not types:
+            return False
+        key = (types, attr, "held")
+        out = self._attr_type_cache.get(key)
+        if out is None:
+            out = True
+            for t in types:
+                cls = self.project.class_info(t)
+                if cls is None:
+                    out = False
+                    break
+                stored = False
+                for c in self.project.mro(cls):
+                    if attr in c.fields:
+                        stored = True
+                        continue
+                    where = self._self_stores(c).get(attr)
+                    if where:
+                        stored = True
+                        if not where <= self._CONSTRUCTORS:
+                            out = False
+                if not stored or not out:
+                    out = False
+                    break
+            self._attr_type_cache[key] = out
+        return out
+
+    def _self_stores(self, cls: ClassInfo) -> dict[str, frozenset]:
+        """``attr -> names of the methods of cls that store self.<attr>``, one walk per class."""
+        got = self._stores_by_class.get(cls.key)
+        if got is None:
+            found: dict[str, set] = {}
+            for name, meth in cls.methods.items():
+                for sub in ast.walk(meth.node):
+                    targets = sub.targets if isinstance(sub, ast.Assign) else \
+                        [sub.target] if isinstance(sub, (ast.AnnAssign, ast.AugAssign)) else ()
+                    for x in targets:
+                        if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id == "self":
+                            found.setdefault(x.attr, set()).add(name)
+            got = self._stores_by_class[cls.key] = {k: frozenset(v) for k, v in found.items()}
+        return got
 
     def _known_count(self, name: str) -> bool:
         return self.p.is_padded_name(name) or any(name in pair.real for pair in self.p.counts)
@@ -1359,6 +1646,9 @@ class Interpreter:
                 name = t.rpartition(":")[2]
                 if self.p.is_sink_constructor(name):
                     return name
+        for r in base.refs:
+            if r.within:
+                return r.within
         return None
 
     def _know_partners(self, canon: str, frame: Frame) -> None:
@@ -1508,7 +1798,20 @@ class Interpreter:
             return join_vals(left, right)
         if isinstance(node, cst.IfExp):
             self._eval(node.test, frame, state)
-            return join_vals(self._eval(node.body, frame, state), self._eval(node.orelse, frame, state))
+            t, e = self._cond_keys(node.test, frame, state)
+            saved = self._active
+            try:
+                self._active = saved | t
+                a = self._eval(node.body, frame, state)
+                if t:
+                    a = stamp(a, state, self._active)
+                self._active = saved | e
+                b = self._eval(node.orelse, frame, state)
+                if e:
+                    b = stamp(b, state, self._active)
+            finally:
+                self._active = saved
+            return join_vals(a, b)
         if isinstance(node, cst.Tuple):
             return TupleVal(tuple(self._eval(e.value, frame, state) for e in node.elements))
         if isinstance(node, cst.List):
@@ -1676,7 +1979,7 @@ class Interpreter:
                                         f"this step wrote only rows {written}, so rows up to "
                                         f"{c.written or c.canon} may be stale", r.path),)))
                     clean = st.clean | r.clean_at if r.clean_at else st.clean
-                    out.update(t for t in cands if not covers(clean, t, self._real_for, accepts))
+                    out.update(t for t in cands if not covers(clean, t, self._real_for, accepts, self._active))
                     continue
                 init = self._initial_value(r.loc) if st.entry_stale and r.persistent else None
                 if init is not None:
@@ -1693,6 +1996,14 @@ class Interpreter:
                                     + " and nothing in the project writes it after", init.site.path),
                                    (r.line, f"padded slice `{rtext}`: its padding rows hold that initial value",
                                     r.path))))
+                elif st.entry_stale and r.persistent and r.width:
+                    whole = self._t(r.text)
+                    cands.add(Taint(
+                        buffer=f"{whole}[:{c.written}]", padded=c.canon, offset=c.offset, reason="stale",
+                        dim=c.dim, padded_written=c.written, width=r.width,
+                        steps=((r.line, f"persistent buffer `{whole}` handed whole to a sink whose "
+                                        f"`{r.width}` says its consumer reads rows up to {c.written}: "
+                                        f"those padding rows may be stale", r.path),)))
                 elif st.entry_stale and r.persistent:
                     rtext = self._t(r.text)
                     cands.add(Taint(
@@ -1702,7 +2013,7 @@ class Interpreter:
                                         f"`{self._base_text(rtext)}`: its padding rows (up to "
                                         f"{c.written or c.canon}) may be stale", r.path),)))
             clean = st.clean | r.clean_at if r.clean_at else st.clean
-            out.update(t for t in cands if not covers(clean, t, self._real_for, accepts))
+            out.update(t for t in cands if not covers(clean, t, self._real_for, accepts, self._active))
         return out
 
     def _init_accepts(self, fld: str, frame: Frame):
@@ -1766,7 +2077,7 @@ class Interpreter:
             if c is not None and c.canon and self.p.is_padded_name(c.canon) and not c.unpadded:
                 probe = Taint(buffer="", padded=c.canon, offset=c.offset, reason="stale",
                               padded_written=c.written)
-                resets = covering(clean, probe, self._real_for)
+                resets = covering(clean, probe, self._real_for, self._active)
             else:
                 resets = [x for x in clean if x.real == ALL]
                 if st.taints or (r.persistent and st.entry_stale):
@@ -2514,13 +2825,17 @@ class Interpreter:
         self._reads.append(set())
         callee_state = State(env, heap)
         self._stack.append(qual)
+        active, self._active = self._active, frozenset()  # a callee's tests are its own
         try:
             exit_state, value = self._exec_function(func, callee, callee_state)
         finally:
+            self._active = active
             self._stack.pop()
             read = self._reads.pop()
             if self._reads:
                 self._reads[-1].update(read)  # what the callee read, its caller read too
+        if callee.cond_locs or callee.epochs:
+            self._drop_local_conditions(exit_state, callee.qual)
         state.heap = exit_state.heap
         if fn is not None and isinstance(value, UnknownVal) and fn.node.returns is not None:
             value = self._returned_object(fn)
@@ -2588,8 +2903,9 @@ class Interpreter:
         """Check every argument of a sink call; the keyword arguments' values (the fields of a
         metadata object it builds)."""
         fields = DictVal()
-        for i, arg in enumerate(node.args):
-            v = self._eval(arg.value, frame, state)
+        vals = [self._eval(arg.value, frame, state) for arg in node.args]
+        widths = self._sink_widths(node, frame, state)
+        for i, (arg, v) in enumerate(zip(node.args, vals)):
             if arg.star == "**" and isinstance(v, DictVal):
                 # `Meta(**kwargs)`: each key of the dict is a field, reported on the `**` argument
                 for key, item in v.items:
@@ -2602,9 +2918,61 @@ class Interpreter:
             fld = arg.keyword.value if arg.keyword else str(i)
             if arg.keyword:
                 fields = fields.set(fld, v)
+                if widths:
+                    v = self._widen(fld, v, widths)
             self._check_sink(sink, fld, "keyword" if arg.keyword else "positional", arg.value, v,
                              frame, state, "error", node=arg)
         return fields
+
+    def _sink_widths(self, node: cst.Call, frame: Frame, state: State) -> dict[str, tuple[Count, str]]:
+        """The padded counts a sink call declares its consumer's row width with, by axis
+        (``batch_size=bs``, ``num_reqs=num_reqs_padded``): the keyword arguments whose value is a
+        padded count of a known axis, one per axis (none where two disagree).  The consumer reads
+        that many rows of every tensor of that axis it is handed, a whole buffer too."""
+        found: dict[str, set] = {}
+        for arg in node.args:
+            if arg.keyword is None or arg.star or not isinstance(arg.value, (cst.Name, cst.Attribute)):
+                continue
+            c = self._count(arg.value, state)
+            if c is None or not c.canon or c.offset or not self.p.is_padded_name(c.canon):
+                continue
+            axis = self.p.count_axis(c.canon)
+            if axis:
+                c = replace(c, unpadded=self._no_padding(c.canon, state, frame))
+                found.setdefault(axis, set()).add((c, f"{arg.keyword.value}={c.written}"))
+        return {a: next(iter(v)) for a, v in found.items() if len({c.canon for c, _ in v}) == 1}
+
+    def _widen(self, fld: str, value: AVal, widths: dict[str, tuple[Count, str]]) -> AVal:
+        """``value`` as its sink's consumer reads it: a whole persistent tensor handed to a sink
+        that declares a padded width for the field's axis (the profile's ``[fields]`` axis of the
+        field, else of the buffer's attribute name) is read up to that width."""
+        if not isinstance(value, Refs):
+            return value
+        out, changed = set(), False
+        for r in value.refs:
+            if r.count is None and r.persistent and r.held and not r.elem_types \
+                    and not r.loc.startswith(("@", "new:")):
+                axis = self._field_axis(fld, r.loc)
+                w = widths.get("reqs" if axis == "reqs+1" else axis) if axis else None
+                if w is not None:
+                    c, declared = w
+                    if axis == "reqs+1":
+                        c = replace(c, offset=c.offset + 1)
+                    r = replace(r, count=c, width=declared)
+                    changed = True
+            out.add(r)
+        return Refs(frozenset(out), value.maybe_none) if changed else value
+
+    def _field_axis(self, fld: str, loc: str) -> str | None:
+        """The axis of sink field ``fld`` holding the buffer at ``loc``: the profile's
+        ``[fields.<fld>]``, else the ``[fields]`` entry of the attribute the buffer was read as
+        (when every such name agrees)."""
+        spec = self.p.field_spec(fld)
+        if spec is not None:
+            return spec.axis
+        axes = {spec.axis for name in (self._loc_owners.get(loc) or {None})
+                if name is not None and (spec := self.p.field_spec(name)) is not None}
+        return axes.pop() if len(axes) == 1 else None
 
     def _kw_node(self, arg, key: str) -> "_KwargsKey":
         """One stand-in node per (``**`` argument, key): hits are keyed by node identity."""
@@ -2692,7 +3060,7 @@ class Interpreter:
                 cands.append(Taint(buffer=text, padded=c.canon, offset=c.offset, reason="stale", dim=c.dim,
                                    padded_written=c.written, real=inferred))
             for t in cands:
-                cov = covering(clean, t, self._real_for)
+                cov = covering(clean, t, self._real_for, self._active)
                 writes = frozenset(x.sites for x in cov)
                 if writes:
                     real = min((x.real for x in cov if x.real != ALL), default="")

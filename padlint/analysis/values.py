@@ -55,6 +55,10 @@ class Reset:
     value: str = ""
     line: int = 0
     sites: frozenset = frozenset()
+    # path conditions the reset holds under (``(key, polarity)`` facts, see
+    # ``Interpreter._cond_keys``): a reset made under ``if x is not None:`` is kept after the
+    # join as holding when that test holds, and covers only reads under the same test
+    when: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,9 @@ class Taint:
     # real counts inferred from the step's writes (``buf[:k].copy_(x)`` then ``buf[:n]``: rows
     # [k:n] were not written by this step); empty when the profile pairs ``padded`` by name
     real: tuple[str, ...] = ()
+    # the buffer reached the sink whole, and this sink argument says how many rows its consumer
+    # reads (``batch_size=bs``): ``buffer`` is then written as that prefix (``buf[:bs]``)
+    width: str = ""
 
 
 @dataclass(frozen=True)
@@ -103,6 +110,17 @@ class Ref:
     # write extents seen on the branch this view came from (like ``clean_at``): a prefix written on
     # the path that took the view still names its real count after the paths join
     extents_at: frozenset = frozenset()
+    # a whole buffer handed to a sink that declares how many rows its consumer reads
+    # (``SimpleNamespace(batch_size=bs, seq_lens=buf)``): ``count`` is that width and ``width``
+    # the declaring argument as written (``batch_size=bs``)
+    width: str = ""
+    # the sink class of an object this one is reached from (``forward_batch.spec_info`` of a
+    # ForwardBatch): its consumer reads this object's fields too, so stores on it are sinks
+    within: str = ""
+    # the view is of storage an object keeps from its construction on (every object on the way
+    # from the entry point's ``self`` is set only in ``__init__``, or is a declared field): a
+    # buffer that lives across steps, whose rows past what this step wrote hold older values
+    held: bool = False
 
 
 class AVal:
@@ -411,32 +429,38 @@ def _join_stamped(live: list["State"], vals: list) -> "AVal | None":
     return joined
 
 
-def stamp(v: AVal | None, state: "State") -> AVal | None:
+def stamp(v: AVal | None, state: "State", active: frozenset | None = None) -> AVal | None:
     """``v`` with each view in it (also inside tuples, dicts and containers) stamped with the
     resets and write extents ``state`` holds on its location (:attr:`Ref.clean_at`,
-    :attr:`Ref.extents_at`), so they travel with the value out of that path."""
+    :attr:`Ref.extents_at`), so they travel with the value out of that path.  ``active``: the
+    path conditions that hold where ``v`` was taken; a reset made under them holds for ``v``
+    wherever it goes (``None if x is None else buf`` after ``if x is not None: buf.zero_()``)."""
     if isinstance(v, Refs):
         refs = []
         changed = False
         for r in v.refs:
             st = state.loc(r.loc)
-            if st.clean <= r.clean_at and st.extents <= r.extents_at:
+            clean = st.clean
+            if active:
+                clean = frozenset(replace(x, when=frozenset()) if x.when and x.when <= active else x
+                                  for x in clean)
+            if clean <= r.clean_at and st.extents <= r.extents_at:
                 refs.append(r)  # nothing to add: the same view (no copy, and joins compare by identity)
             else:
-                refs.append(replace(r, clean_at=r.clean_at | st.clean, extents_at=r.extents_at | st.extents))
+                refs.append(replace(r, clean_at=r.clean_at | clean, extents_at=r.extents_at | st.extents))
                 changed = True
         return Refs(frozenset(refs), v.maybe_none) if changed else v
     if isinstance(v, MapVal):
-        item = stamp(v.item, state)
+        item = stamp(v.item, state, active)
         return v if item is v.item else MapVal(item, v.keyed)
     if isinstance(v, TupleVal):
-        items = tuple(stamp(x, state) for x in v.items)
+        items = tuple(stamp(x, state, active) for x in v.items)
         return v if all(a is b for a, b in zip(items, v.items)) else TupleVal(items)
     if isinstance(v, DictVal):
-        items = tuple((k, stamp(x, state)) for k, x in v.items)
+        items = tuple((k, stamp(x, state, active)) for k, x in v.items)
         return v if all(a[1] is b[1] for a, b in zip(items, v.items)) else DictVal(items)
     if isinstance(v, MetaVal):
-        fields = stamp(v.fields, state)
+        fields = stamp(v.fields, state, active)
         return v if fields is v.fields else MetaVal(v.sink, fields, v.cls)
     return v
 
@@ -460,14 +484,19 @@ def meet_resets(a: frozenset, b: frozenset) -> frozenset:
                 continue
             values = sorted({*ra.value.split("|"), *rb.value.split("|")})
             out.add(Reset(real, off, "|".join(values) if len(values) > 1 else values[0],
-                          min(ra.line, rb.line) or max(ra.line, rb.line), ra.sites | rb.sites))
+                          min(ra.line, rb.line) or max(ra.line, rb.line), ra.sites | rb.sites,
+                          ra.when | rb.when))
     return frozenset(out)
 
 
-def covering(clean: frozenset, taint: "Taint", is_real_for: Callable[[str, str], bool]) -> list["Reset"]:
-    """The resets in ``clean`` whose rows include the padding rows of the taint's slice."""
+def covering(clean: frozenset, taint: "Taint", is_real_for: Callable[[str, str], bool],
+             active: frozenset = frozenset()) -> list["Reset"]:
+    """The resets in ``clean`` whose rows include the padding rows of the taint's slice; a reset
+    made under path conditions counts only where they all hold (``active``)."""
     out = []
     for r in clean:
+        if r.when and not r.when <= active:
+            continue
         if r.real == ALL or (r.offset <= taint.offset and (
                 r.real in taint.real or is_real_for(r.real, taint.padded) or
                 (taint.padded_written and is_real_for(r.real, taint.padded_written)))):
@@ -476,9 +505,9 @@ def covering(clean: frozenset, taint: "Taint", is_real_for: Callable[[str, str],
 
 
 def covers(clean: frozenset, taint: "Taint", is_real_for: Callable[[str, str], bool],
-           accepts: Callable[[str], bool] | None = None) -> bool:
+           accepts: Callable[[str], bool] | None = None, active: frozenset = frozenset()) -> bool:
     """True if a reset in ``clean`` covers the taint's padding rows with an acceptable value."""
-    return any(accepts is None or accepts(r.value) for r in covering(clean, taint, is_real_for))
+    return any(accepts is None or accepts(r.value) for r in covering(clean, taint, is_real_for, active))
 
 
 def with_step(t: Taint, line: int, note: str, derived_from: str | None = None, path: str = "") -> Taint:

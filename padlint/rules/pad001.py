@@ -222,6 +222,10 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
         what = f"`{hit.arg_text}` is allocated with `{taint.buffer}`"
     elif taint.derived_from:
         what = f"`{hit.arg_text}` is derived from `{_short(taint.derived_from)}`"
+    elif taint.width:
+        whole = taint.buffer[:taint.buffer.rfind("[")] if taint.buffer.endswith("]") else taint.buffer
+        what = (f"`{_short(whole)}` is a persistent buffer handed whole to a sink whose "
+                f"`{taint.width}` makes its consumer read rows up to {padded_shown}")
     else:
         what = f"`{short}` is a padded slice of a persistent buffer"
     state = "are uninitialised" if taint.reason == "uninit" else "may be stale"
