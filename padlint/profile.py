@@ -69,6 +69,7 @@ PROFILE_SCHEMA: dict[str, Any] = {
     "constants": ANY_KEY,
     "axes": {"allocators": None, "reqs": {"sizes": None, "counts": None},
              "tokens": {"sizes": None, "counts": None}, "counterparts": ANY_KEY},
+    "graphs": {"capture": None, "replay": None, "host": None},
     "registry": {"slot_classes": None, "fill_methods": None, "buffer_position": None, "buffer_keyword": None,
                  "axis": None, "default_axis": None, "policy": None, "default_policy": None, "pad_value": None,
                  "resets": ANY_KEY, "declared_safe": None, "real_counts": ANY_KEY},
@@ -273,6 +274,15 @@ class Profile:
     forward_severity: str = "warning"
     forward_exempt: tuple[tuple[str, str], ...] = ()
     sink_calls: tuple[str, ...] = ()
+    #: ``[graphs] capture``: names (fnmatch) of methods that stage the inputs of the CUDA graph
+    #: captured for one shape; the persistent buffers they slice are bound to that graph
+    graph_capture: tuple[str, ...] = ()
+    #: ``[graphs] replay``: calls (fnmatch) that replay the graph of the current shape, which
+    #: reads every bound buffer up to the padded count of its axis
+    graph_replay: tuple[str, ...] = ()
+    #: ``[graphs] host``: attribute names (fnmatch) of host (CPU) buffers, which a captured
+    #: graph does not read
+    graph_host: tuple[str, ...] = ()
     fill_methods: tuple[str, ...] = ("fill_", "fill", "zero_")
     reset_helpers: tuple[tuple[str, int], ...] = ()
     fields: tuple[FieldSpec, ...] = ()
@@ -536,6 +546,7 @@ def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
     constructors = _names(sinks.get("constructors", []), f"{origin}: sinks.constructors")
     forward_calls = _names(sinks.get("forward_calls", []), f"{origin}: sinks.forward_calls")
     sink_calls = _names(sinks.get("calls", []), f"{origin}: sinks.calls")
+    graphs = _table(data.get("graphs", {}), f"{origin}: graphs")
     if not (constructors or forward_calls or sink_calls):
         raise ProfileError(f"{origin}: sinks: the profile has no sinks (set at least one of sinks.constructors, "
                            f"sinks.forward_calls, sinks.calls)")
@@ -559,6 +570,9 @@ def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
                                  nonempty=True),
         forward_exempt=_reasons(sinks.get("forward_exempt", {}), f"{origin}: sinks.forward_exempt"),
         sink_calls=sink_calls,
+        graph_capture=_names(graphs.get("capture", []), f"{origin}: graphs.capture"),
+        graph_replay=_names(graphs.get("replay", []), f"{origin}: graphs.replay"),
+        graph_host=_names(graphs.get("host", []), f"{origin}: graphs.host"),
         fill_methods=_names(resets.get("fill_methods", ["fill_", "fill", "zero_"]), f"{origin}: resets.fill_methods"),
         reset_helpers=_helpers(resets.get("helpers", {}), f"{origin}: resets.helpers"),
         fields=tuple(fields),

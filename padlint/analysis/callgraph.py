@@ -25,6 +25,7 @@ imported by name, ``mod.f()`` for an imported module.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import re
 
 from padlint.analysis.index import (
@@ -63,6 +64,8 @@ class CallGraph:
         self._sinkward: dict[str, bool] = {}
         self._callers: dict[str, list[FunctionInfo]] = {}
         self._graph_bound: dict[str, tuple[tuple[str, str], ...]] = {}
+        # the last names of the profile's replay calls (`_replay_graph` of `*._replay_graph`)
+        self._replay_names = tuple({p.rsplit(".", 1)[-1].strip("*") for p in profile.graph_replay} - {""})
         self._slots: dict[str, tuple[tuple[str, str, str, str], ...]] = {}
         # a module is parsed to resolve a name only if its text mentions a count (real or
         # padded), a sink, a device copy, a padded getter or a reset helper: a module that only
@@ -112,7 +115,9 @@ class CallGraph:
                 v = self._stores_on_sink_param(fn)
             if not v and fn.owner:  # `self.metadata_cls(...)`: a class-level attribute naming sink classes
                 v = self._calls_sink_class_attr(fn, text)
-            if not v and ".replay(" in text and fn.owner:  # a CUDA graph replay reads its bound buffers
+            if not v and fn.owner and (".replay(" in text or any(f"{r}(" in text for r in self._replay_names)):
+                # a CUDA graph replay (`graphs[bs].replay()`, a profile `[graphs] replay` call) reads
+                # its bound buffers
                 cls = self.project.class_info(fn.owner)
                 v = cls is not None and bool(self.graph_bound(cls))
             self._sink[fn.key] = v
@@ -375,30 +380,38 @@ class CallGraph:
 
     def graph_bound(self, cls: ClassInfo) -> tuple[tuple[str, str, str], ...]:
         """Persistent buffers a CUDA graph captured by this class reads at every replay:
-        ``(attribute, field, bound)`` for each slice ``self.X[:n]`` in a method that
-        captures (holds a ``with ...graph(...):`` block), ``field`` being the keyword it is
-        passed under (or the attribute name) and ``bound`` the name ``n`` when it is one
-        (the replay reads rows up to that count: a token buffer sliced ``[:num_tokens]``
-        is read up to the replay's ``num_tokens``)."""
+        ``(attribute path, field, bound)`` for each slice ``self.X[:n]`` (also through a local
+        alias, ``buffers = self.buffers; buffers.x[:n]``: path ``buffers.x``) in a method that
+        captures (holds a ``with ...graph(...):`` block, or is named by the profile's
+        ``[graphs] capture``), ``field`` being the keyword it is passed under (or the attribute
+        name) and ``bound`` the name ``n`` when it is one (the replay reads rows up to that
+        count: a token buffer sliced ``[:num_tokens]`` is read up to the replay's
+        ``num_tokens``)."""
         v = self._graph_bound.get(cls.key)
         if v is not None:
             return v
         out: dict[str, tuple[str, str]] = {}
+        capture = self.profile.graph_capture
         for c in self.project.mro(cls):
             for m in c.methods.values():
-                if not any(isinstance(w, ast.With) and any(
-                        isinstance(i.context_expr, ast.Call)
-                        and (_dotted(i.context_expr.func) or "").rsplit(".", 1)[-1] == "graph"
-                        for i in w.items) for w in ast.walk(m.node)):
+                if not any(fnmatch.fnmatchcase(m.name, pat) for pat in capture) and not any(
+                        isinstance(w, ast.With) and any(
+                            isinstance(i.context_expr, ast.Call)
+                            and (_dotted(i.context_expr.func) or "").rsplit(".", 1)[-1] == "graph"
+                            for i in w.items) for w in ast.walk(m.node)):
                     continue
+                aliases = _self_aliases(m.node)
                 for sub in ast.walk(m.node):
-                    if isinstance(sub, ast.keyword) and sub.arg and _self_slice(sub.value):
-                        out.setdefault(_self_slice(sub.value), (sub.arg, _bound_name(sub.value)))
+                    if isinstance(sub, ast.keyword) and sub.arg and _self_slice(sub.value, aliases):
+                        out.setdefault(_self_slice(sub.value, aliases), (sub.arg, _bound_name(sub.value)))
                 for sub in ast.walk(m.node):
-                    attr = _self_slice(sub) if isinstance(sub, ast.Subscript) else None
+                    attr = _self_slice(sub, aliases) if isinstance(sub, ast.Subscript) else None
                     if attr:
-                        out.setdefault(attr, (attr, _bound_name(sub)))
-        v = self._graph_bound[cls.key] = tuple(sorted((a, f, b) for a, (f, b) in out.items()))
+                        out.setdefault(attr, (attr.rsplit(".", 1)[-1], _bound_name(sub)))
+        host = self.profile.graph_host
+        v = self._graph_bound[cls.key] = tuple(sorted(
+            (a, f, b) for a, (f, b) in out.items()
+            if not any(fnmatch.fnmatchcase(a.rsplit(".", 1)[-1], pat) for pat in host)))
         return v
 
     def registry_slots(self, cls: ClassInfo) -> tuple[tuple[str, str, str, str], ...]:
@@ -515,13 +528,35 @@ class CallGraph:
         return v
 
 
-def _self_slice(node: ast.AST) -> str | None:
-    """``X`` for ``self.X[:n]`` (a slice from row 0), else None."""
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and node.slice.lower is None \
-            and node.slice.upper is not None and isinstance(node.value, ast.Attribute) \
-            and isinstance(node.value.value, ast.Name) and node.value.value.id == "self":
-        return node.value.attr
+def _self_slice(node: ast.AST, aliases: dict[str, str] | None = None) -> str | None:
+    """``X`` for ``self.X[:n]`` (a slice from row 0), ``a.x`` for ``self.a.x[:n]`` or for
+    ``b.x[:n]`` with ``b`` a local alias of ``self.a`` (``aliases``), else None."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and node.slice.lower is None
+            and node.slice.upper is not None and isinstance(node.value, ast.Attribute)):
+        return None
+    d = _dotted(node.value) or ""
+    head, _, rest = d.partition(".")
+    if head == "self" and rest:
+        return rest
+    if aliases and head in aliases and rest:
+        return f"{aliases[head]}.{rest}"
     return None
+
+
+def _self_aliases(fn: ast.AST) -> dict[str, str]:
+    """Locals assigned once, an attribute path of ``self`` (``buffers = self.buffers``)."""
+    seen: dict[str, list] = {}
+    for sub in ast.walk(fn):
+        if isinstance(sub, ast.Assign):
+            for t in sub.targets:
+                if isinstance(t, ast.Name):
+                    seen.setdefault(t.id, []).append(sub.value)
+    out = {}
+    for name, values in seen.items():
+        d = _dotted(values[0]) if len(values) == 1 else None
+        if d and d.startswith("self.") and isinstance(values[0], ast.Attribute):
+            out[name] = d[len("self."):]
+    return out
 
 
 def _bound_name(node: ast.Subscript) -> str:

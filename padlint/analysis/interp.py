@@ -413,6 +413,8 @@ class Interpreter:
             if spec.read_when:
                 self._read_when.setdefault(norm(spec.read_when), set()).add(spec.name)
         self._sink_call = re.compile("|".join(_glob(p) for p in profile.sink_calls)) if profile.sink_calls else None
+        self._graph_replay = re.compile("|".join(_glob(p) for p in profile.graph_replay)) \
+            if profile.graph_replay else None
         self._texts: dict[int, str] = {}
         self._keep: list = []
         # persistent buffers: allocations and writes across the project (the never-written fact)
@@ -1031,7 +1033,10 @@ class Interpreter:
                     value = c
             if isinstance(value, CountVal) and value.canon is not None:
                 frame.known.add(value.canon)
-                if isinstance(value_node, cst.Attribute):
+                if isinstance(value_node, cst.Attribute) and self.p.is_padded_name(value_node.attr.value):
+                    # `n = batch.num_reqs_after_padding`: the field is a padded count, so the object
+                    # holds its real partner too (`bs = forward_batch.batch_size` reads a count the
+                    # profile does not call padded: the local's name alone says nothing of a partner)
                     self._know_partners(value.canon, frame)
             state.env[target.value] = self._cv(value)
             return
@@ -1614,30 +1619,60 @@ class Interpreter:
                         PadWrite(frame.path, line, value, "registry") if value else None)
         return True
 
-    def _check_replay(self, node: cst.Call, graphs: cst.Subscript, frame: Frame, state: State) -> None:
-        """A graph replay indexed by a padded count reads rows [:count] of each graph-bound buffer."""
-        idx = graphs.slice[0].slice if len(graphs.slice) == 1 else None
-        if not isinstance(idx, cst.Index):
-            return
-        count = self._count(idx.value, state)
+    def _check_replay(self, node: cst.Call, graphs: cst.Subscript | None, frame: Frame, state: State) -> None:
+        """A graph replay reads rows ``[:count]`` of each graph-bound buffer: ``count`` is the
+        graph's index (``self.graphs[bs].replay()``), or, for a replay call the profile names
+        (``[graphs] replay``), the padded count in scope of the axis of the count the capture
+        sliced the buffer with (none in scope: that buffer is not judged here)."""
+        count = None
+        if graphs is not None:
+            idx = graphs.slice[0].slice if len(graphs.slice) == 1 else None
+            if not isinstance(idx, cst.Index):
+                return
+            count = self._count(idx.value, state)
+            if count is None or not count.canon:
+                return
         cls = self.project.class_info(frame.cls or frame.owner)
-        if count is None or not count.canon or cls is None:
+        if cls is None:
             return
+        bound_all = self.graph.graph_bound(cls)
+        if not bound_all:
+            return
+        by_axis: dict[str, set] = {}
+        if count is None:
+            for canon, name in self._names_in_scope(frame, state)[1].items():
+                axis = self.p.count_axis(canon)
+                if axis:
+                    by_axis.setdefault(axis, set()).add((canon, name))
         line = frame.seg.line(node, frame.stmt)
-        for attr, fld, bound in self.graph.graph_bound(cls):
-            # rows up to the count the capture sliced with, as the replay's code names it
-            # (`[:num_tokens]` for a token buffer), else up to the graph's own index
-            named = self._count(cst.Name(bound), state) if bound and isinstance(
-                state.env.get(bound), CountVal) else None
-            c = named if named is not None and named.canon else count
+        for attr, fld, bound in bound_all:
+            if count is not None:
+                # rows up to the count the capture sliced with, as the replay's code names it
+                # (`[:num_tokens]` for a token buffer), else up to the graph's own index
+                named = self._count(cst.Name(bound), state) if bound and isinstance(
+                    state.env.get(bound), CountVal) else None
+                c = named if named is not None and named.canon else count
+            else:
+                axis = self.p.count_axis(bound) if bound else None
+                cands = by_axis.get(axis, set()) if axis else set()
+                if len(cands) != 1:
+                    continue
+                canon, name = next(iter(cands))
+                c = Count(canon, 0, name)
             c = replace(c, unpadded=self._no_padding(c.canon, state, frame))
-            ref = Ref(self._attr_loc("self", attr), c, f"self.{attr}[:{c.written}]", line, True,
-                      path=frame.path)
-            key = self._kwkeys.get((id(node), "replay:" + fld))
+            loc = "self"
+            for part in attr.split("."):
+                loc = self._attr_loc(loc, part)
+            ref = Ref(loc, c, f"self.{attr}[:{c.written}]", line, True, path=frame.path)
+            key = self._kwkeys.get((id(node), "replay:" + attr))
             if key is None:
-                key = self._kwkeys[(id(node), "replay:" + fld)] = _KwargsKey(node, fld)
+                key = self._kwkeys[(id(node), "replay:" + attr)] = _KwargsKey(node, fld)
+            # a field the profile gives a contract is attention metadata (error); any other buffer
+            # the graph reads is an input of the captured model forward (the forward severity)
+            severity = "error" if graphs is not None or self.p.field_spec(fld) is not None \
+                else self.p.forward_severity
             self._check_sink("CUDA graph replay", fld, "replay", node, Refs(frozenset({ref})), frame, state,
-                             "error", node=key)
+                             severity, node=key)
 
     def _sink_type(self, base: Refs) -> str | None:
         """The class name of ``base`` when it is an object of a sink (metadata) class."""
@@ -2242,6 +2277,10 @@ class Interpreter:
                 and not node.args and frame.owner:
             self._check_replay(node, func.value, frame, state)
             return UNKNOWN
+        # a replay call the profile names (`self.backend.replay(shape_key, forward_batch)`): the
+        # graph of the current shape reads its bound buffers; the call is followed as any other
+        if name and frame.owner and self._graph_replay is not None and self._graph_replay.fullmatch(name):
+            self._check_replay(node, None, frame, state)
 
         # Cls(...) of a project dataclass: an object whose fields hold the arguments
         if name and self._looks_like_class(last):

@@ -62,3 +62,24 @@ def test_shipped_profiles_name_both_axes(name):
     # every counterpart maps a count of one axis to a count of the other
     for a, b in p.axes.counterparts:
         assert {p.count_axis(a), p.count_axis(b)} == {"reqs", "tokens"}, (a, b)
+
+
+# ----------------------------------------------------------------- [graphs]
+
+@pytest.mark.parametrize("graphs, message", [
+    ({"captures": ["capture_one_shape"]}, "my.toml: unknown key 'graphs.captures' (did you mean 'capture'?)"),
+    ({"replay": "*._replay_graph"}, "my.toml: graphs.replay: expected a list of non-empty strings"),
+    ({"host": [""]}, "my.toml: graphs.host: expected a list of non-empty strings"),
+])
+def test_bad_graphs_are_one_line_errors_naming_the_key(graphs, message):
+    with pytest.raises(ProfileError) as info:
+        profile_from_dict({**SINKS, "graphs": graphs}, "my.toml")
+    assert str(info.value).startswith(message) and "\n" not in str(info.value)
+
+
+def test_graphs_table_is_read():
+    p = profile_from_dict({**SINKS, "graphs": {"capture": ["capture_one_shape"], "replay": ["*.backend.replay"],
+                                               "host": ["*_cpu"]}}, "my.toml")
+    assert p.graph_capture == ("capture_one_shape",) and p.graph_replay == ("*.backend.replay",)
+    assert p.graph_host == ("*_cpu",)
+    assert profile_from_dict(SINKS, "my.toml").graph_replay == ()

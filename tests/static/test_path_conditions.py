@@ -259,3 +259,42 @@ def test_a_store_on_an_object_of_no_sink_is_not_a_sink(tmp_path):
 buffers.seq_lens[:raw_bs].copy_(forward_batch.seq_lens)
 self.scratch.seq_lens = buffers.seq_lens[:bs]'''
     assert _findings(tmp_path, body) == []
+
+
+_BACKEND = '''\
+import torch
+
+
+class ForwardBatch:
+    batch_size: int
+    padded_bs: int
+    spec_info: object
+
+
+class Backend:
+    def __init__(self, max_bs):
+        self.kv_indptr = torch.zeros(max_bs + 1, dtype=torch.int32)
+
+    def init_forward_metadata_out_graph(self, forward_batch: ForwardBatch):
+        bs = forward_batch.{FIELD}
+        forward_batch.spec_info.kv_indptr = self.kv_indptr[: bs + 1]
+'''
+
+
+def test_a_count_field_the_profile_does_not_call_padded_brings_no_real_partner(tmp_path):
+    # inside an attention backend, `bs = forward_batch.batch_size` is the size of the (padded)
+    # view it was handed; no real count is in scope, so the slice has no padding rows here
+    text = _BACKEND.replace("{FIELD}", "batch_size")
+    p = tmp_path / "backend.py"
+    p.write_text(text, encoding="utf-8")
+    assert check_source(text, str(p), load_profile("sglang")) == []
+
+
+def test_a_padded_count_field_holds_its_real_partner(tmp_path):
+    # `padded_bs` is a padded count of the profile: the object it is read from holds `raw_bs`
+    # too, so rows [raw_bs + 1:bs + 1] are padding rows nothing here reset
+    text = _BACKEND.replace("{FIELD}", "padded_bs")
+    p = tmp_path / "backend.py"
+    p.write_text(text, encoding="utf-8")
+    assert [(f.code, f.field) for f in check_source(text, str(p), load_profile("sglang"))] == \
+        [("PAD001", "kv_indptr")]
