@@ -21,7 +21,7 @@ import libcst as cst
 from padlint.analysis.kernels import tail_stores
 from padlint.analysis.values import (
     ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, Ref, Refs,
-    Reset, State, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, stamp, with_step,
+    Reset, State, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, origin_key, stamp, with_step,
 )
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
 from padlint.analysis.literals import same_literal
@@ -295,6 +295,9 @@ class SinkHit:
     stale_chains: tuple = ()       # every distinct call path on which the value is stale here
     container: bool = False        # the argument is a dict or list holding the stale views
     at_test: bool = False          # the sink is in an `elif`/`while` test: nothing can go right before it
+    # origin (:func:`origin_key`) -> the hit of the most direct path that brought it, for the
+    # origins this hit's own (most direct) path does not bring: each is its own finding
+    others: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -3043,31 +3046,50 @@ class Interpreter:
         named = not isinstance(value, MapVal) and all(
             any(r in real_names for r in (t.real or (self.p.pair_for_padded(t.padded) or _NOPAIR).real))
             for t in taints)
+        def make(ts, stale_chains: tuple, fixable: bool) -> SinkHit:
+            span = frame.seg.span(node.arg if isinstance(node, _KwargsKey) else node, frame.stmt)
+            stmt = frame.stmt if frame.stmt is not None else node
+            return SinkHit(
+                key=key, sink=sink, field=fld, kind=kind, severity=severity,
+                arg_text=f"{self._text(value_node)}[{fld!r}]" if isinstance(node, _KwargsKey)
+                else self._text(value_node),
+                arg_name=value_node.value if isinstance(value_node, cst.Name) and not isinstance(node, _KwargsKey)
+                else None,
+                span=span, stmt_line=frame.seg.line(stmt, stmt), stmt_text=self._stmt_text(stmt),
+                function=frame.qual.rpartition(":")[2],
+                chain=frame.chain, taints=tuple(sorted(ts, key=lambda t: (t.steps[0][0], t.buffer))),
+                real_names=real_names, padded_names=padded_names, fixable=fixable, path=frame.path,
+                lines=frame.seg.lines, stale_chains=stale_chains,
+                dims=frozenset(r.count.dim for r in value.refs if r.count is not None and r.count.canon)
+                if isinstance(value, Refs) else frozenset(),
+                maybe_none=isinstance(value, Refs) and value.maybe_none,
+                container=isinstance(value, MapVal), at_test=not frame.fixable)
+
         if old is not None:
             chains = old.stale_chains + (frame.chain,) if frame.chain not in old.stale_chains else old.stale_chains
             if len(old.chain) <= len(frame.chain):
                 old.stale_chains = chains
                 old.fixable = old.fixable and named and frame.fixable
+                # an origin this longer path brings and the most direct one does not is another bug
+                # (another buffer to reset): keep it with the most direct path that brings it
+                mine = {origin_key(t) for t in old.taints}
+                for o in {origin_key(t) for t in taints} - mine:
+                    other = old.others.get(o)
+                    if other is None or len(other.chain) > len(frame.chain):
+                        old.others[o] = make([t for t in taints if origin_key(t) == o], (frame.chain,),
+                                             frame.fixable and named)
+                    elif frame.chain not in other.stale_chains:
+                        other.stale_chains = other.stale_chains + (frame.chain,)
                 return  # keep the most direct stale path
-        span = frame.seg.span(node.arg if isinstance(node, _KwargsKey) else node, frame.stmt)
-        stmt = frame.stmt if frame.stmt is not None else node
-        stmt_line = frame.seg.line(stmt, stmt)
-        stmt_text = self._stmt_text(stmt)
-        self.hits[key] = SinkHit(
-            key=key, sink=sink, field=fld, kind=kind, severity=severity,
-            arg_text=f"{self._text(value_node)}[{fld!r}]" if isinstance(node, _KwargsKey) else self._text(value_node),
-            arg_name=value_node.value if isinstance(value_node, cst.Name) and not isinstance(node, _KwargsKey)
-            else None,
-            span=span, stmt_line=stmt_line, stmt_text=stmt_text, function=frame.qual.rpartition(":")[2],
-            chain=frame.chain, taints=tuple(sorted(taints, key=lambda t: (t.steps[0][0], t.buffer))),
-            real_names=real_names, padded_names=padded_names,
-            fixable=frame.fixable and named and (old is None or old.fixable), path=frame.path,
-            lines=frame.seg.lines,
-            stale_chains=(old.stale_chains if old is not None else ()) + (frame.chain,),
-            dims=frozenset(r.count.dim for r in value.refs if r.count is not None and r.count.canon)
-            if isinstance(value, Refs) else frozenset(),
-            maybe_none=isinstance(value, Refs) and value.maybe_none,
-            container=isinstance(value, MapVal), at_test=not frame.fixable)
+        new = self.hits[key] = make(taints, (old.stale_chains if old is not None else ()) + (frame.chain,),
+                                    frame.fixable and named and (old is None or old.fixable))
+        if old is not None:
+            # the path it replaces may have brought origins this one does not
+            mine = {origin_key(t) for t in taints}
+            new.others = {o: h for o, h in old.others.items() if o not in mine}
+            for o in {origin_key(t) for t in old.taints} - mine:
+                new.others.setdefault(o, replace(old, taints=tuple(t for t in old.taints if origin_key(t) == o),
+                                                  others={}))
 
     def _covers(self, value: AVal, state: State) -> set[PadCover]:
         """The writes that put the padding rows of each padded view of ``value`` where they are:

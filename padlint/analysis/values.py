@@ -510,6 +510,14 @@ def covers(clean: frozenset, taint: "Taint", is_real_for: Callable[[str, str], b
     return any(accepts is None or accepts(r.value) for r in covering(clean, taint, is_real_for, active))
 
 
+def origin_key(t: Taint) -> str:
+    """The origin of a stale taint: the buffer its padded slice was taken from (``self.seq_lens``
+    of ``self.seq_lens[:num_reqs_padded]``: each needs its own reset), or "" for a tensor
+    derived from stale inputs (one origin, however many inputs: one reset of it fixes all)."""
+    i = t.buffer.find("[")
+    return "" if t.derived_from else (t.buffer[:i] if i > 0 else t.buffer)
+
+
 def with_step(t: Taint, line: int, note: str, derived_from: str | None = None, path: str = "") -> Taint:
     return replace(t, steps=t.steps + ((line, note, path),),
                    derived_from=t.derived_from if derived_from is None else derived_from)

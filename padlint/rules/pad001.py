@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 
 from padlint.analysis.interp import Interpreter, SinkHit
-from padlint.analysis.values import Taint
+from padlint.analysis.values import Taint, origin_key
 from padlint.model import Finding, Fix, TraceStep
 from padlint.profile import Profile
 from padlint.rules.base import Facts, Rule
@@ -143,17 +143,23 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
         if source is None:
             # the sink is in a module read but not checked (pre-commit passes the file that
             # changed): report where a checked file makes the padded slice that flows there
-            for f in _outside_findings(hit, texts):
-                outside.setdefault((f.path, f.line, f.sink, f.field), f)
+            for h in (hit, *hit.others.values()):
+                for f in _outside_findings(h, texts):
+                    outside.setdefault((f.path, f.line, f.sink, f.field, f.buffer), f)
             continue
-        stale = tuple(t for t in hit.taints if t.reason != "init")
-        if not stale:
-            continue  # only never-written buffers' allocation values reach it: PAD005's
         # one finding per sink argument and buffer the stale rows come from: a second buffer
-        # reaching the same argument is a second bug, with its own reset (and baseline entry)
-        for group in _origins(stale):
-            out.append(_finding(interp, key, replace(hit, taints=group) if group != hit.taints else hit,
-                                profile, source, path))
+        # reaching the same argument is a second bug, with its own reset (and baseline entry),
+        # reported with the most direct path that brings it
+        seen: set[int] = set()
+        for h in (hit, *hit.others.values()):
+            if id(h) in seen:
+                continue
+            seen.add(id(h))
+            stale = tuple(t for t in h.taints if t.reason != "init")
+            # (only never-written buffers' allocation values reach it: PAD005's)
+            for group in _origins(stale):
+                out.append(_finding(interp, key, replace(h, taints=group) if group != h.taints else h,
+                                    profile, source, path))
     out.extend(outside.values())
     out.sort(key=Finding.sort_key)
     return out
@@ -167,9 +173,7 @@ def _origins(taints: tuple[Taint, ...]) -> list[tuple[Taint, ...]]:
     it has (one reset of the derived value fixes it)."""
     groups: dict[str, list[Taint]] = {}
     for t in taints:
-        i = t.buffer.find("[")
-        key = "" if t.derived_from else (t.buffer[:i] if i > 0 else t.buffer)
-        groups.setdefault(key, []).append(t)
+        groups.setdefault(origin_key(t), []).append(t)
     return [tuple(g) for g in groups.values()]
 
 

@@ -450,3 +450,46 @@ def test_a_derived_value_is_one_origin(tmp_path):
     # `seq_lens + 1` of either buffer: one reset of the derived value fixes both, one finding
     found = _run(tmp_path, {"pkg/__init__.py": "", "pkg/runner.py": TWO_ORIGINS.replace("DERIVED", "seq_lens = seq_lens + 1")})
     assert [f.field for f in found] == ["seq_lens"]
+
+
+ORIGIN_ON_A_LONGER_PATH = """\
+import torch
+
+
+class Runner:
+    def __init__(self):
+        self.seq_lens = torch.zeros(256, dtype=torch.int32)
+        self.spare_lens = torch.zeros(256, dtype=torch.int32)
+
+    def execute_model(self, lens, use_spare, num_reqs, num_reqs_padded):
+        self.seq_lens[:num_reqs] = lens
+        self.spare_lens[:num_reqs] = lens
+        if use_spare:
+            FIRST
+        else:
+            SECOND
+
+    def _via(self, num_reqs, num_reqs_padded):
+        self._build(self.spare_lens[:num_reqs_padded])
+
+    def _build(self, seq_lens):
+        return CommonAttentionMetadata(seq_lens=seq_lens)
+"""
+
+
+def test_an_origin_met_only_on_a_longer_path_is_its_own_finding(tmp_path):
+    # `self.seq_lens[:P]` reaches the sink directly (execute_model -> _build); `self.spare_lens[:P]`
+    # only through `_via` (one call longer). Each is a bug with its own reset, whichever path the
+    # analysis meets first; the longer one is reported with its own path.
+    direct = "self._build(self.seq_lens[:num_reqs_padded])"
+    longer = "self._via(num_reqs, num_reqs_padded)"
+    for first, second in ((direct, longer), (longer, direct)):
+        text = ORIGIN_ON_A_LONGER_PATH.replace("FIRST", first).replace("SECOND", second)
+        found = _run(tmp_path, {"pkg/__init__.py": "", "pkg/runner.py": text})
+        by_buffer = {f.buffer: f for f in found}
+        assert sorted(by_buffer) == ["self.seq_lens[:num_reqs_padded]", "self.spare_lens[:num_reqs_padded]"]
+        assert [f.field for f in found] == ["seq_lens", "seq_lens"]
+        # each finding's trace is the path that brings its own buffer
+        spare = " ".join(step.note for step in by_buffer["self.spare_lens[:num_reqs_padded]"].trace)
+        direct_trace = " ".join(step.note for step in by_buffer["self.seq_lens[:num_reqs_padded]"].trace)
+        assert "`_via`" in spare and "`_via`" not in direct_trace
