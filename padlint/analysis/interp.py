@@ -2992,8 +2992,8 @@ class Interpreter:
             return value
         out, changed = set(), False
         for r in value.refs:
-            if r.count is None and r.persistent and r.held and not r.elem_types \
-                    and not r.loc.startswith(("@", "new:")):
+            if r.count is None and r.persistent and r.held and not r.types and not r.elem_types \
+                    and not r.loc.startswith(("@", "new:")):  # a tensor (an object of a project class has no rows)
                 axis = self._field_axis(fld, r.loc)
                 w = widths.get("reqs" if axis == "reqs+1" else axis) if axis else None
                 if w is not None:

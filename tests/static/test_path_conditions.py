@@ -298,3 +298,13 @@ def test_a_padded_count_field_holds_its_real_partner(tmp_path):
     p.write_text(text, encoding="utf-8")
     assert [(f.code, f.field) for f in check_source(text, str(p), load_profile("sglang"))] == \
         [("PAD001", "kv_indptr")]
+
+
+def test_an_object_handed_whole_is_not_a_buffer_read_to_the_width(tmp_path):
+    # `seq_lens=self.helper`: an object of a project class (no rows of its own), not a tensor,
+    # whatever the profile says of the field `seq_lens`
+    head = _HEAD.replace("class Runner:", "class Helper:\n    pass\n\n\nclass Runner:").replace(
+        "        self.buffers = Buffers()\n", "        self.buffers = Buffers()\n        self.helper = Helper()\n")
+    body = '''\
+self.backend.init_forward_metadata_out_graph(SimpleNamespace(batch_size=bs, seq_lens=self.helper))'''
+    assert _findings(tmp_path, body, head) == []
