@@ -402,8 +402,8 @@ class CallGraph:
                     continue
                 aliases = _self_aliases(m.node)
                 for sub in ast.walk(m.node):
-                    if isinstance(sub, ast.keyword) and sub.arg and _self_slice(sub.value, aliases):
-                        out.setdefault(_self_slice(sub.value, aliases), (sub.arg, _bound_name(sub.value)))
+                    if isinstance(sub, ast.keyword) and sub.arg and (attr := _self_slice(sub.value, aliases)):
+                        out.setdefault(attr, (sub.arg, _bound_name(sub.value)))
                 for sub in ast.walk(m.node):
                     attr = _self_slice(sub, aliases) if isinstance(sub, ast.Subscript) else None
                     if attr:

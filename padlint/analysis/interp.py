@@ -26,7 +26,7 @@ from padlint.analysis.values import (
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
 from padlint.analysis.literals import same_literal
 from padlint.analysis.callgraph import CallGraph
-from padlint.analysis.project import ClassInfo, FunctionInfo, Project, _type_names
+from padlint.analysis.project import ClassInfo, FunctionInfo, Project, _type_names, scan_method_attr_types
 from padlint.profile import Profile
 
 
@@ -428,7 +428,6 @@ class Interpreter:
         # enclosing `if` tests of the current function): resets made under them count here
         self._active: frozenset = frozenset()
         self._self_stored: dict[int, tuple] = {}  # id(function) -> (function, `self.` texts it stores)
-        self._stores_by_class: dict[str, dict[str, frozenset]] = {}
         self._atoms: dict[int, tuple] = {}  # id(test node) -> (node, its fact or None), see _cond_atom
 
     # ---------------------------------------------------------------- code
@@ -1445,7 +1444,8 @@ class Interpreter:
                     if attr in c.fields:
                         stored = True
                         continue
-                    where = self._self_stores(c).get(attr)
+                    scan_method_attr_types(c)
+                    where = c.stored_in.get(attr)
                     if where:
                         stored = True
                         if not where <= self._CONSTRUCTORS:
@@ -1455,21 +1455,6 @@ class Interpreter:
                     break
             self._attr_type_cache[key] = out
         return out
-
-    def _self_stores(self, cls: ClassInfo) -> dict[str, frozenset]:
-        """``attr -> names of the methods of cls that store self.<attr>``, one walk per class."""
-        got = self._stores_by_class.get(cls.key)
-        if got is None:
-            found: dict[str, set] = {}
-            for name, meth in cls.methods.items():
-                for sub in ast.walk(meth.node):
-                    targets = sub.targets if isinstance(sub, ast.Assign) else \
-                        [sub.target] if isinstance(sub, (ast.AnnAssign, ast.AugAssign)) else ()
-                    for x in targets:
-                        if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id == "self":
-                            found.setdefault(x.attr, set()).add(name)
-            got = self._stores_by_class[cls.key] = {k: frozenset(v) for k, v in found.items()}
-        return got
 
     def _known_count(self, name: str) -> bool:
         return self.p.is_padded_name(name) or any(name in pair.real for pair in self.p.counts)

@@ -68,6 +68,9 @@ class ClassInfo:
     # attribute -> dotted class names of the elements of the container it holds, at any depth
     # (``metadata_builders: list[AttentionMetadataBuilder]``, ``list[list[AttentionGroup]]``)
     elem_types: dict[str, set[str]] = field(default_factory=dict)
+    # attribute -> names of the methods that store ``self.<attr>`` (assignment, annotated or
+    # augmented assignment)
+    stored_in: dict[str, set[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -196,6 +199,11 @@ def scan_method_attr_types(info: ClassInfo) -> None:
             if names:
                 params[a.arg] = names
         for sub in ast.walk(fn):
+            if isinstance(sub, ast.AugAssign):
+                t = sub.target
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    info.stored_in.setdefault(t.attr, set()).add(meth.name)
+                continue
             if isinstance(sub, ast.AnnAssign):
                 targets, value, ann = [sub.target], sub.value, sub.annotation
             elif isinstance(sub, ast.Assign):
@@ -205,6 +213,7 @@ def scan_method_attr_types(info: ClassInfo) -> None:
             for t in targets:
                 if not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"):
                     continue
+                info.stored_in.setdefault(t.attr, set()).add(meth.name)
                 members = None
                 if isinstance(value, (ast.Tuple, ast.List)) and value.elts and all(
                         isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self"
