@@ -58,8 +58,8 @@ PROFILE_SCHEMA: dict[str, Any] = {
     "counts": {"axis": None, "real": None, "padded": None},
     "buffers": {"shared_views": None, "device_view": None, "copy_to_device": None, "padded_getters": None,
                 "uninitialized_allocators": None, "initialized_allocators": None, "wrapper_allocators": ANY_KEY},
-    "sinks": {"constructors": None, "forward_calls": None, "forward_severity": None, "calls": None,
-              "forward_exempt": ANY_KEY},
+    "sinks": {"constructors": None, "builders": None, "forward_calls": None, "forward_severity": None,
+              "calls": None, "forward_exempt": ANY_KEY},
     "resets": {"fill_methods": None, "helpers": ANY_KEY},
     "fields": {ANY_KEY: {"axis": None, "neutral": None, "why": None, "kind": None, "wraps_negative": None,
                          "consumer": None, "assumed_backend": None, "read_when": None,
@@ -270,6 +270,12 @@ class Profile:
     # buffer wrappers (CpuGpuBuffer) allocated by a call: name -> value of every row ("0", "empty")
     wrapper_allocators: tuple[tuple[str, str], ...] = ()
     sink_constructors: tuple[str, ...] = ()
+    #: ``[sinks] builders``: names (fnmatch) of metadata-builder base classes.  What a builder
+    #: returns is read by the attention kernels: the project classes its methods' return
+    #: annotations name (``def build(...) -> FlashMLAMetadata``), and the classes of their
+    #: annotated fields (``decode: FlashMLADecodeMetadata | None``), are metadata classes there,
+    #: and constructing one in a method of the builder is a sink constructor call
+    sink_builders: tuple[str, ...] = ()
     forward_calls: tuple[str, ...] = ()
     forward_severity: str = "warning"
     forward_exempt: tuple[tuple[str, str], ...] = ()
@@ -565,6 +571,7 @@ def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
         wrapper_allocators=_wrappers(buffers.get("wrapper_allocators", {}), f"{origin}: buffers.wrapper_allocators",
                                      dict(constants)),
         sink_constructors=constructors,
+        sink_builders=_names(sinks.get("builders", []), f"{origin}: sinks.builders"),
         forward_calls=forward_calls,
         forward_severity=_string(sinks.get("forward_severity", "warning"), f"{origin}: sinks.forward_severity",
                                  nonempty=True),

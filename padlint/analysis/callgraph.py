@@ -46,6 +46,10 @@ from padlint.analysis.project import (
 from padlint.profile import Profile
 
 
+# a slice of an attribute of `self` with a named bound: `self.buf[:n]`, `self.a.b[k:n]`, `self.buf[n:]`
+_COUNT_SLICE = re.compile(r"\bself\.[\w.]+\[\s*(?:[\w.]*\s*:\s*[A-Za-z_]|[A-Za-z_][\w.]*\s*(?:[+-]\s*\d+\s*)?:)")
+
+
 class CallGraph:
     MAX_DEPTH = 6  # calls searched below a function for relevance (deeper: not relevant)
 
@@ -64,6 +68,7 @@ class CallGraph:
         self._sinkward: dict[str, bool] = {}
         self._callers: dict[str, list[FunctionInfo]] = {}
         self._graph_bound: dict[str, tuple[tuple[str, str], ...]] = {}
+        self._builder_out: dict[str, dict[str, ClassInfo]] = {}
         # the last names of the profile's replay calls (`_replay_graph` of `*._replay_graph`)
         self._replay_names = tuple({p.rsplit(".", 1)[-1].strip("*") for p in profile.graph_replay} - {""})
         self._slots: dict[str, tuple[tuple[str, str, str, str], ...]] = {}
@@ -101,8 +106,15 @@ class CallGraph:
             v = any(x in text for x in self._rel_lits) and (
                 self._pattern.search(text) is not None
                 or any(x in text for x in self._extra))
+            if not v and "self." in text and _COUNT_SLICE.search(text):
+                # a slice of an attribute bounded by a count (`self.buf[:n]`, `self.buf[k:n] = 0`):
+                # the function takes views of a persistent buffer (and may return them) or resets
+                # its rows, whatever the counts are called
+                v = True
             if not v and "store(" in text:  # a kernel that pads the tail rows of a pointer argument
                 v = bool(tail_stores(fn.node))
+            if not v:  # a metadata builder constructs its output (a sink)
+                v = self._builds_output(fn, text)
             self._core[fn.key] = v
         return v
 
@@ -115,6 +127,8 @@ class CallGraph:
                 v = self._stores_on_sink_param(fn)
             if not v and fn.owner:  # `self.metadata_cls(...)`: a class-level attribute naming sink classes
                 v = self._calls_sink_class_attr(fn, text)
+            if not v:  # a metadata builder constructs its output
+                v = self._builds_output(fn, text)
             if not v and fn.owner and (".replay(" in text or any(f"{r}(" in text for r in self._replay_names)):
                 # a CUDA graph replay (`graphs[bs].replay()`, a profile `[graphs] replay` call) reads
                 # its bound buffers
@@ -139,6 +153,61 @@ class CallGraph:
             return []
         found = self.project.class_valued_attr(cls, attr)
         return found if found and all(self.profile.is_sink_constructor(c.name) for c in found) else []
+
+    def builder_outputs(self, cls_key: str) -> dict[str, ClassInfo]:
+        """The metadata classes of a metadata builder (a class deriving from a ``[sinks] builders``
+        base): the project classes with fields that its methods' return annotations name, or
+        that they return constructed (``def build(...) -> FlashMLAMetadata``, ``def
+        _build_decode(...) -> FlashMLADecodeMetadata``), and the classes of those classes'
+        annotated fields, two levels down (``decode: DecodeMetadata | None``).  The builder's
+        output is what the attention kernels read, so constructing one of them in a method of
+        the builder is a sink constructor call.  Empty for any other class.  Memoised."""
+        got = self._builder_out.get(cls_key)
+        if got is not None:
+            return got
+        out: dict[str, ClassInfo] = {}
+        self._builder_out[cls_key] = out
+        cls = self.project.class_info(cls_key)
+        pats = self.profile.sink_builders
+        if cls is None or not pats:
+            return out
+        mro = self.project.mro(cls)
+        if not self._is_builder(mro):
+            return out
+        todo: list[tuple[ClassInfo, int]] = []
+        for c in mro:
+            for m in c.methods.values():
+                todo.extend((t, 0) for t in self.project.returned_classes(m))
+        while todo:
+            t, depth = todo.pop()
+            if t.key in out:
+                continue
+            tmro = self.project.mro(t)
+            if not any(c.fields for c in tmro) or self._is_builder(tmro):
+                continue  # no fields to read (an enum, a plain class), or a builder factory
+            out[t.key] = t
+            if depth >= 2:
+                continue
+            for c in tmro:
+                mod = self.project.module(c.module)
+                for item in c.node.body if mod is not None else ():
+                    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                        for n in _type_names(item.annotation):
+                            r = self.project.resolve(mod, n)
+                            if isinstance(r, ClassInfo):
+                                todo.append((r, depth + 1))
+        return out
+
+    def _builds_output(self, fn: FunctionInfo, text: str) -> bool:
+        """``fn``, a method of a metadata builder, constructs one of its metadata classes."""
+        if not fn.owner or not self.profile.sink_builders:
+            return False
+        return any(re.search(rf"\b{re.escape(c.name)}\s*\(", text) for c in self.builder_outputs(fn.owner).values())
+
+    def _is_builder(self, mro: list[ClassInfo]) -> bool:
+        pats = self.profile.sink_builders
+        return any(fnmatch.fnmatchcase(name, p) for c in mro
+                   for name in (c.name, *(b.rsplit(".", 1)[-1] for b in c.bases)) for p in pats)
 
     # ----------------------------------------------------------- resolution
     def methods_of(self, classes: list[ClassInfo], name: str, *, subclasses: bool = True) -> list[FunctionInfo]:

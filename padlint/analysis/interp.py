@@ -493,8 +493,10 @@ class Interpreter:
         end = self._exec_block(func.body, frame, state)
         states = [s for s, _ in frame.returns] + ([end] if end is not None else [])
         value: AVal | None = None
-        for _, v in frame.returns:
-            value = join_vals(value, v)
+        for s, v in frame.returns:
+            # each returned view keeps the resets and write extents of its own return path
+            # (`buf[:k] = x; return buf[:n]` on one path, another return elsewhere)
+            value = join_vals(value, stamp(v, s) if len(states) > 1 else v)
         exit_state = State.join(states) or state
         return exit_state, value if value is not None else UNKNOWN
 
@@ -666,6 +668,7 @@ class Interpreter:
         saved = self._active
         then_start, else_start = state.copy(), state.copy()
         self._refine_none(stmt.test, then_start, else_start)
+        self._refine_extents(stmt.test, then_start, else_start)
         self._active = saved | then_keys
         then_end = self._exec_block(stmt.body, frame, then_start)
         self._active = saved
@@ -943,6 +946,35 @@ class Interpreter:
                     none_state.heap[r.loc] = LocState(False, frozenset(), frozenset({Reset(ALL)}))
         if isinstance(test.left, cst.Name):
             none_state.env[test.left.value] = CountVal(None)
+
+    def _refine_extents(self, test, then_state: State, else_state: State) -> None:
+        """A comparison of two counts orders them on each branch: where ``a >= b`` holds, a
+        buffer whose rows ``[:a]`` this step wrote has rows ``[:b]`` written too (the segment
+        ``[a:b]`` is empty).  ``if actual < padded: buf[actual:padded, 0] = 0`` then leaves no
+        unwritten rows on the path that skips the reset."""
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return
+        op = test.comparisons[0].operator
+        a = self._count(test.left, then_state)
+        b = self._count(test.comparisons[0].comparator, then_state)
+        if a is None or b is None or not a.canon or not b.canon or a.dim or b.dim:
+            return
+        ge = {cst.LessThan: ((b, a), (a, b)), cst.LessThanEqual: ((b, a), (a, b)),
+              cst.GreaterThan: ((a, b), (b, a)), cst.GreaterThanEqual: ((a, b), (b, a)),
+              cst.Equal: (((a, b), (b, a)), ()), cst.NotEqual: ((), ((a, b), (b, a)))}.get(type(op))
+        if ge is None:
+            return
+        then_ge, else_ge = ge
+        if then_ge and isinstance(then_ge[0], Count):
+            then_ge = (then_ge,)
+        if else_ge and isinstance(else_ge[0], Count):
+            else_ge = (else_ge,)
+        for st, facts in ((then_state, then_ge), (else_state, else_ge)):
+            for big, small in facts:
+                key, implied = (big.canon, big.offset), (small.canon, small.offset)
+                for loc, ls in list(st.heap.items()):
+                    if isinstance(ls, LocState) and key in ls.extents and implied not in ls.extents:
+                        st.heap[loc] = replace(ls, extents=ls.extents | {implied})
 
     def _is_padding_guard(self, test: cst.BaseExpression, frame: Frame, state: State, body=None) -> bool:
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
@@ -1224,6 +1256,8 @@ class Interpreter:
             return  # writes only real rows [:R]: padding untouched
         if upper is not None and up is None:
             return  # unknown bound
+        if bound is not None and not bound.canon:
+            return  # all rows of a view of unknown extent: which rows of the buffer is not known
         taints = self._taints(value, state) if value is not None else set()
         if taints:
             state.heap[ref.loc] = LocState(False, frozenset(taints), frozenset())
@@ -1398,6 +1432,7 @@ class Interpreter:
             return UNKNOWN  # `x.shape`, `x.device`: what the tensor is, not rows of a buffer
         out = set()
         joined: AVal | None = None
+        optional = False
         for r in base.refs:
             if r.count is not None:
                 continue
@@ -1418,9 +1453,21 @@ class Interpreter:
                             types=self._attr_types(r.types, attr), path=path,
                             elem_types=self._attr_types(r.types, attr, elems=True), within=within,
                             held=held))
+                # a field its class declares Optional (`dcp_local_seq_lens: Tensor | None = None`)
+                # may be None: `if x is not None:` on it has two paths
+                optional = optional or self._optional_field(r.types, attr)
         if out:
-            joined = join_vals(joined, Refs(frozenset(out)))
+            joined = join_vals(joined, Refs(frozenset(out), optional))
         return joined if joined is not None else UNKNOWN
+
+    def _optional_field(self, types: frozenset, attr: str) -> bool:
+        key = (types, attr, "optional")
+        out = self._attr_type_cache.get(key)
+        if out is None:
+            out = self._attr_type_cache[key] = any(
+                (c := self.project.class_info(t)) is not None and self.project.is_optional_field(c, attr)
+                for t in types)
+        return out
 
     _CONSTRUCTORS = frozenset({"__init__", "__post_init__"})
 
@@ -2183,6 +2230,17 @@ class Interpreter:
                 return MetaVal(name, self._check_call_args(name, node, frame, state, skip_first=False),
                                self._common_class(classes))
 
+        # the output of a metadata builder (`return FlashMLAMetadata(...)` in a subclass of a
+        # `[sinks] builders` base, whose `build` is annotated `-> FlashMLAMetadata`)
+        if name and frame.owner and self.p.sink_builders and self._looks_like_class(last) \
+                and not self.p.is_sink_constructor(name):
+            outs = self.graph.builder_outputs(frame.owner)
+            if frame.cls and frame.cls != frame.owner:
+                outs = {**outs, **self.graph.builder_outputs(frame.cls)}
+            cls = self._class_named(name, frame) if outs else None
+            if cls is not None and cls.key in outs:
+                return MetaVal(name, self._check_call_args(name, node, frame, state, skip_first=False), cls.key)
+
         # metadata constructors
         if name and self.p.is_sink_constructor(name) and self._looks_like_class(last):
             cls = self._class_named(name, frame)
@@ -2494,6 +2552,8 @@ class Interpreter:
                 if c is not None and c.canon and not p.is_padded_name(c.canon):
                     self._extend(r, c, state)
                     continue
+                if c is not None and not c.canon:
+                    continue  # a view of unknown extent: which rows it wrote is not known
                 if isinstance(src, Refs) and len(src.refs) == 1 and not taints:
                     s = next(iter(src.refs))
                     if s.count is None:

@@ -95,6 +95,27 @@ def _dotted(node: ast.AST | None) -> str | None:
     return None
 
 
+def _mentions_none(ann: ast.AST | None) -> bool:
+    """An annotation that admits None: ``T | None``, ``Optional[T]``, ``Union[T, None]``, ``"T | None"``."""
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return False
+    if isinstance(ann, ast.Constant) and ann.value is None:
+        return True
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        return _mentions_none(ann.left) or _mentions_none(ann.right)
+    if isinstance(ann, ast.Subscript):
+        head = (_dotted(ann.value) or "").rsplit(".", 1)[-1]
+        if head == "Optional":
+            return True
+        if head == "Union":
+            elts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+            return any(_mentions_none(e) for e in elts)
+    return False
+
+
 def _type_names(ann: ast.AST | None) -> list[str]:
     """Dotted class names an annotation may denote: ``X``, ``X | None``, ``Optional[X]``, ``"X"``."""
     if ann is None:
@@ -586,6 +607,16 @@ class Project:
         if item is None or (isinstance(item.value, ast.Constant) and item.value.value is None):
             return False
         return (_dotted(item.annotation) or "").rsplit(".", 1)[-1] == "Tensor"
+
+    def is_optional_field(self, cls: ClassInfo, attr: str) -> bool:
+        """Whether ``cls`` (or a base) declares its field ``attr`` as possibly None
+        (``x: T | None``, ``Optional[T]``, ``Union[T, None]``, or a default of None)."""
+        item = self._field_declaration(cls, attr)
+        if item is None:
+            return False
+        if isinstance(item.value, ast.Constant) and item.value.value is None:
+            return True
+        return _mentions_none(item.annotation)
 
     def is_int_field(self, cls: ClassInfo, attr: str) -> bool:
         """Whether ``cls`` (or a base) annotates its field ``attr`` as ``int`` (``num_reqs: int``
