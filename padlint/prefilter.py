@@ -58,7 +58,11 @@ def build_prefilter(profile: Profile) -> Prefilter:
     from padlint.analysis.index import _class_literals, _literals
 
     sink_lits, _pad = _literals(profile)
-    return Prefilter(("_padded", *sorted(names), *sorted(set(sink_lits) | set(_class_literals(profile)))), profile)
+    # with metadata builders named, a module that constructs what it is annotated to return may
+    # be one (`-> FlashMLADecodeMetadata`): stage 2 decides
+    builders = ("Builder",) if profile.sink_builders else ()
+    return Prefilter(("_padded", *sorted(names), *sorted(set(sink_lits) | set(_class_literals(profile))), *builders),
+                     profile)
 
 
 def has_directives(text: str) -> bool:

@@ -62,7 +62,7 @@ PROFILE_SCHEMA: dict[str, Any] = {
               "calls": None, "forward_exempt": ANY_KEY},
     "resets": {"fill_methods": None, "helpers": ANY_KEY},
     "fields": {ANY_KEY: {"axis": None, "neutral": None, "why": None, "kind": None, "wraps_negative": None,
-                         "consumer": None, "assumed_backend": None, "read_when": None,
+                         "consumer": None, "assumed_backend": None, "read_when": None, "reads": None,
                          "backends": {ANY_KEY: {"neutral": None, "modules": None, "why": None}}}},
     "index_fields": None,
     "exempt": ANY_KEY,
@@ -244,6 +244,11 @@ class FieldSpec:
     #: analysed code tests it, ``envs.VLLM_MOE_SKIP_PADDING``): on the path where an ``if`` of
     #: it is false the field's padding rows are not read, so a reset under it counts
     read_when: str = ""
+    #: "buffer": the consumer reads the whole persistent buffer a view of it is taken from, not
+    #: only the view (a kernel captured in a CUDA graph at a larger size reads the capture-time
+    #: extent at every replay); rows past the view handed to the sink must hold the neutral
+    #: value.  ``consumer`` must name that code.  "" (default): the consumer reads the view.
+    reads: str = ""
 
     def neutral_in(self, module: str) -> tuple[str, "BackendNeutral | None"]:
         """The neutral value for code in ``module`` and the backend it was taken from
@@ -638,10 +643,15 @@ def _field(name: str, spec: Any, where: str, constants: dict[str, Any]) -> Field
             raise ProfileError(f"{where}.read_when: expected a Python expression, got {read_when!r}") from None
         if not spec.get("consumer"):
             raise ProfileError(f"{where}.read_when: name the consumer code that tests it in consumer = \"...\"")
+    reads = _string(spec.get("reads", ""), f"{where}.reads")
+    if reads not in ("", "buffer"):
+        raise ProfileError(f"{where}.reads: expected \"buffer\" (the consumer reads the whole buffer), got {reads!r}")
+    if reads and not spec.get("consumer"):
+        raise ProfileError(f"{where}.reads: name the consumer code that reads past the view in consumer = \"...\"")
     return FieldSpec(name, axis, _neutral_text(spec["neutral"], f"{where}.neutral", constants),
                      _string(spec.get("why", ""), f"{where}.why"), kind, wraps,
                      _string(spec.get("consumer", ""), f"{where}.consumer"), tuple(backends), assumed,
-                     read_when)
+                     read_when, reads)
 
 
 def _registry(value: Any, where: str) -> RegistrySpec:

@@ -83,7 +83,30 @@ def may_matter(text: str, profile: Profile, patterns=None) -> bool:
     # class named without a call counts too: the module may build it through a class-level
     # attribute (`self.metadata_cls(...)`, `metadata_cls: type[M]`, M bound to a metadata class)
     return any(x in text for x in pad_lits) or any(x in text for x in sink_lits) \
-        or any(x in text for x in _class_literals(profile))
+        or any(x in text for x in _class_literals(profile)) \
+        or bool(profile.sink_builders) and builds_annotated(text)
+
+
+_RETURNS = re.compile(r"->\s*[\"']?([A-Za-z_]\w*)[\"']?\s*:")
+
+
+def builds_annotated(text: str) -> bool:
+    """Whether ``text`` names a builder class (``Builder``) and constructs a class a function of
+    it is annotated to return (``def _build_decode(...) -> FlashMLADecodeMetadata:`` and
+    ``FlashMLADecodeMetadata(...)``): the shape of a metadata builder's method, whatever its
+    classes are called.  A text test only (it decides what is parsed): whether the class is a
+    builder of the profile's ``[sinks] builders`` is the analysis's question
+    (:meth:`padlint.analysis.callgraph.CallGraph.builder_outputs`)."""
+    if "->" not in text or "Builder" not in text:
+        return False
+    for name in set(_RETURNS.findall(text)):
+        if name not in _NOT_CLASSES and re.search(rf"\b{name}\s*\(", text):
+            return True
+    return False
+
+
+_NOT_CLASSES = frozenset({"None", "int", "float", "bool", "str", "bytes", "list", "dict", "tuple", "set",
+                          "object", "Any", "Optional", "Union", "torch", "np", "Tensor"})
 
 
 def _class_literals(profile: Profile) -> tuple[str, ...]:

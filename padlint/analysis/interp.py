@@ -2086,6 +2086,33 @@ class Interpreter:
             out.update(t for t in cands if not covers(clean, t, self._real_for, accepts, self._active))
         return out
 
+    def _beyond_view(self, value: AVal, state: State, spec) -> set[Taint]:
+        """A field whose consumer reads the whole persistent buffer (``[fields.X] reads =
+        "buffer"``: a kernel captured in a CUDA graph at a larger size reads the capture-time
+        extent at every replay): rows past each view ``buf[:n]`` of a persistent buffer reach it
+        too, and must have been reset since the step began (``buf[n:] = 0``)."""
+        if not isinstance(value, Refs):
+            return set()
+        out: set[Taint] = set()
+        for r in value.refs:
+            c = r.count
+            if c is None or not c.canon or c.dim or not r.persistent:
+                continue
+            st = state.loc(r.loc)
+            if not st.entry_stale:
+                continue
+            base = self._base_text(self._t(r.text))
+            t = Taint(buffer=f"{base}[:]", padded=f"{base}.shape[0]", offset=c.offset, reason="stale",
+                      padded_written=f"{base}.shape[0]", real=(c.canon,), beyond=spec.consumer,
+                      steps=((r.line, f"slice `{self._t(r.text)}` of persistent buffer `{base}`: the consumer "
+                                      f"of `{spec.name}` reads the whole buffer ({spec.consumer}), so its rows "
+                                      f"past {c.written or c.canon} must hold {spec.neutral} and may be stale",
+                              r.path),))
+            clean = st.clean | r.clean_at if r.clean_at else st.clean
+            if not covers(clean, t, self._real_for, None, self._active):
+                out.add(t)
+        return out
+
     def _init_accepts(self, fld: str, frame: Frame):
         """Whether an allocation value is the sink field's neutral value (in the sink's module,
         for per-backend values); None when the profile names no neutral value for the field."""
@@ -3081,6 +3108,9 @@ class Interpreter:
                           value_node.value if isinstance(value_node, cst.Name) and not isinstance(node, _KwargsKey)
                           else None)
         taints = self._taints(value, state, init_accepts=self._init_accepts(fld, frame))
+        spec = self.p.field_spec(fld)
+        if spec is not None and spec.reads == "buffer":
+            taints |= self._beyond_view(value, state, spec)
         if not taints:
             self.clean_hits.setdefault(key, []).append(frame.chain)
             return

@@ -90,6 +90,10 @@ class Taint:
     # the buffer reached the sink whole, and this sink argument says how many rows its consumer
     # reads (``batch_size=bs``): ``buffer`` is then written as that prefix (``buf[:bs]``)
     width: str = ""
+    # the sink field's consumer reads the whole buffer, not the view handed to it (profile
+    # ``[fields.X] reads = "buffer"``): the consumer as the profile names it; ``buffer`` is then
+    # the whole buffer written as ``base[:]`` and ``real`` the view's count
+    beyond: str = ""
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ def _fix_text(hit: SinkHit, taint: Taint, real: str | None, neutral: str) -> str
     if len({t.dim for t in hit.taints} | set(hit.dims)) > 1:
         return None  # alternatives disagree on the padded dimension: no single reset fits all
     lead = ":, " * taint.dim
-    if hit.arg_name is not None:
+    if hit.arg_name is not None and not taint.beyond:
         target = hit.arg_name
         if neutral == "flat":
             text = f"{target}[{lead}{lo}:] = {target}[{lead}{_flat_source(real, off)}]"
@@ -216,6 +216,10 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     short = _short(taint.buffer)
     if hit.container:
         what = f"`{hit.arg_name or hit.arg_text}` holds the padded slice `{short}`"
+    elif taint.beyond:
+        whole = taint.buffer[:taint.buffer.rfind("[")]
+        what = (f"`{hit.arg_name or hit.arg_text}` is a slice of the persistent buffer `{_short(whole)}`, "
+                f"whose consumer reads the whole buffer, not the slice")
     elif hit.arg_name and taint.derived_from:
         what = f"`{hit.arg_name}` is derived from `{_short(taint.derived_from)}`"
     elif hit.arg_name and taint.reason == "uninit":

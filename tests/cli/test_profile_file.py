@@ -62,6 +62,13 @@ def test_any_one_kind_of_sink_is_enough(sinks):
      "my.toml: fields.m.read_when: name the consumer code that tests it in consumer"),
     ({**SINKS, "fields": {"m": {"neutral": "True", "consumer": "moe", "read_when": 1}}},
      "my.toml: fields.m.read_when: expected"),
+    # reads: "buffer" only, and only with the consumer that reads past the view named
+    ({**SINKS, "fields": {"m": {"neutral": "0", "consumer": "fa3", "reads": "all"}}},
+     "my.toml: fields.m.reads: expected \"buffer\""),
+    ({**SINKS, "fields": {"m": {"neutral": "0", "reads": "buffer"}}},
+     "my.toml: fields.m.reads: name the consumer code that reads past the view"),
+    ({**SINKS, "sinks": {**SINKS["sinks"], "builders": "AttentionMetadataBuilder"}},
+     "my.toml: sinks.builders: expected a list of non-empty strings"),
 ])
 
 def test_bad_value_types(data, message):
