@@ -63,6 +63,7 @@ PROFILE_SCHEMA: dict[str, Any] = {
     "resets": {"fill_methods": None, "helpers": ANY_KEY},
     "fields": {ANY_KEY: {"axis": None, "neutral": None, "why": None, "kind": None, "wraps_negative": None,
                          "consumer": None, "assumed_backend": None, "read_when": None, "reads": None,
+                         "table": None,
                          "backends": {ANY_KEY: {"neutral": None, "modules": None, "why": None}}}},
     "index_fields": None,
     "exempt": ANY_KEY,
@@ -249,6 +250,10 @@ class FieldSpec:
     #: extent at every replay); rows past the view handed to the sink must hold the neutral
     #: value.  ``consumer`` must name that code.  "" (default): the consumer reads the view.
     reads: str = ""
+    #: an index field's table: the attribute name of the persistent buffer whose rows its values
+    #: index (SGLang ``req_pool_indices`` -> ``req_to_token``).  Its padding rows hold the neutral
+    #: value, so they index that row of the table: the row must be initialised (PAD005)
+    table: str = ""
 
     def neutral_in(self, module: str) -> tuple[str, "BackendNeutral | None"]:
         """The neutral value for code in ``module`` and the backend it was taken from
@@ -648,10 +653,15 @@ def _field(name: str, spec: Any, where: str, constants: dict[str, Any]) -> Field
         raise ProfileError(f"{where}.reads: expected \"buffer\" (the consumer reads the whole buffer), got {reads!r}")
     if reads and not spec.get("consumer"):
         raise ProfileError(f"{where}.reads: name the consumer code that reads past the view in consumer = \"...\"")
+    table = _string(spec.get("table", ""), f"{where}.table")
+    if table and not re.fullmatch(r"[A-Za-z_]\w*", table):
+        raise ProfileError(f"{where}.table: expected the attribute name of the indexed buffer, got {table!r}")
+    if table and kind != "index":
+        raise ProfileError(f"{where}.table: only an index field (kind = \"index\") indexes a table")
     return FieldSpec(name, axis, _neutral_text(spec["neutral"], f"{where}.neutral", constants),
                      _string(spec.get("why", ""), f"{where}.why"), kind, wraps,
                      _string(spec.get("consumer", ""), f"{where}.consumer"), tuple(backends), assumed,
-                     read_when, reads)
+                     read_when, reads, table)
 
 
 def _registry(value: Any, where: str) -> RegistrySpec:

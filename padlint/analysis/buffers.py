@@ -239,6 +239,42 @@ class BufferIndex:
             return None
         return init
 
+    def row_written(self, attr: str, row: int) -> Site | None:
+        """A statement that writes row ``row`` of the buffers named ``attr`` (or every row):
+        ``x.attr[row] = v``, ``x.attr[row, :] = v``, ``x.attr[row:k] = v``, ``x.attr[:] = v``,
+        ``x.attr[row].fill_(v)``, ``x.attr.zero_()`` / ``fill_`` / ``copy_``.  A store through
+        computed indices (``x.attr[indices] = v``) does not prove that row written.  None when
+        nothing in the project does."""
+        fills = {*self.p.fill_methods, "copy_", "normal_", "uniform_", "random_"}
+
+        def first(sl: ast.AST) -> ast.AST:
+            return sl.elts[0] if isinstance(sl, ast.Tuple) and sl.elts else sl
+
+        def covers_row(sl: ast.AST) -> bool:
+            sl = first(sl)
+            if isinstance(sl, ast.Constant) and sl.value == row and isinstance(row, int):
+                return True
+            if isinstance(sl, ast.Slice) and sl.step is None:
+                lo = sl.lower
+                if lo is None or (isinstance(lo, ast.Constant) and isinstance(lo.value, int) and lo.value <= row):
+                    hi = sl.upper
+                    return hi is None or (isinstance(hi, ast.Constant) and isinstance(hi.value, int)
+                                          and hi.value > row)
+            return isinstance(sl, ast.Constant) and sl.value is Ellipsis
+        for m in self._modules_with(attr):
+            for node in m.attrs.get(attr, ()):
+                parent = m.up(node)
+                if isinstance(parent, ast.Subscript) and parent.value is node and covers_row(parent.slice):
+                    up = m.up(parent)
+                    if isinstance(parent.ctx, ast.Store) or isinstance(up, ast.AugAssign) or (
+                            isinstance(up, ast.Attribute) and up.attr in fills
+                            and isinstance(m.up(up), ast.Call)):
+                        return Site(m.path, parent.lineno, f"writes row {row} of `.{attr}`")
+                if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in fills \
+                        and isinstance(m.up(parent), ast.Call):
+                    return Site(m.path, parent.lineno, f"writes every row of `.{attr}`")
+        return None
+
     def _declared_elsewhere(self, attr: str) -> bool:
         """A class-level declaration of ``attr`` (``attr: T``, ``attr = v`` in a class body), a
         ``setattr``/``__dict__`` store naming it anywhere in the project, or its name quoted

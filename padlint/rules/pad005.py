@@ -16,8 +16,10 @@ never reported by both for the same source.
 
 from __future__ import annotations
 
+import ast
+
 from padlint.analysis.interp import Interpreter
-from padlint.model import Finding
+from padlint.model import Finding, TraceStep, split_lines
 from padlint.profile import Profile
 from padlint.rules.base import Facts, Rule
 from padlint.rules.pad001 import _short, _shown, sink_phrase, sink_trace
@@ -75,9 +77,85 @@ def init_findings(interp: Interpreter, profile: Profile, texts: dict[str, str]) 
     return out
 
 
+def _int_value(profile: Profile, text: str) -> int | None:
+    """The integer a neutral value denotes (a literal or a profile constant), else None."""
+    c = profile.constant(text)
+    if isinstance(c, int) and not isinstance(c, bool):
+        return c
+    try:
+        v = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def table_findings(facts: Facts) -> list[Finding]:
+    """Padding rows that index an uninitialised table row: an index field with a ``table`` in the
+    profile (``[fields.req_pool_indices] table = "req_to_token"``) pads with its neutral value v,
+    so every padding row indexes row v of that table; a table allocated uninitialised
+    (``torch.empty``) whose row v nothing in the project writes hands the consumer garbage
+    there.  Reported at the allocation, in checked files."""
+    profile = facts.profile
+    specs = [f for f in profile.fields if f.table]
+    out: list[Finding] = []
+    if not specs:
+        return out
+    uninit = set(profile.uninitialized_allocators)
+    for path, key in sorted(facts.keys.items()):
+        text = facts.texts.get(path, "")
+        for spec in specs:
+            if f".{spec.table}" not in text:
+                continue
+            row = _int_value(profile, spec.neutral)
+            mod = facts.project.module(key)
+            if row is None or row < 0 or mod is None:
+                continue  # a negative sentinel is skipped or wraps: PAD002's question
+            for node in ast.walk(mod.tree):
+                targets = node.targets if isinstance(node, ast.Assign) else \
+                    [node.target] if isinstance(node, ast.AnnAssign) and node.value is not None else []
+                if not any(isinstance(t, ast.Attribute) and t.attr == spec.table for t in targets):
+                    continue
+                call = node.value
+                name = _dotted(call.func) if isinstance(call, ast.Call) else None
+                if name not in uninit:
+                    continue
+                written = facts.interp.buffers.row_written(spec.table, row)
+                if written is not None:
+                    continue
+                target = next(t for t in targets if isinstance(t, ast.Attribute) and t.attr == spec.table)
+                tname = _dotted(target) or spec.table
+                message = (f"`{_short(tname)}` is allocated uninitialised (`{name}`) and nothing in the project "
+                           f"writes its row {row}, but the padding rows of `{spec.name}` hold {spec.neutral} "
+                           f"(its neutral value) and index that row"
+                           + (f" ({spec.consumer})" if spec.consumer else "")
+                           + f"; allocate it with `torch.zeros` or write row {row} before any step reads it")
+                trace = (TraceStep(path, node.lineno, f"`{_short(tname)}` allocated uninitialised"),)
+                out.append(Finding(
+                    code=CODE, path=path, line=node.lineno, column=call.col_offset + 1,
+                    end_line=call.end_lineno or node.lineno, end_column=(call.end_col_offset or 0) + 1,
+                    message=message, severity="error", sink=f"{spec.name} -> {spec.table}",
+                    field=spec.name, buffer=tname, padded="", real="", trace=trace, fix=None,
+                    statement=split_lines(text)[node.lineno - 1].strip(), function=""))
+    return out
+
+
+def _dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
 class InitialValue(Rule):
     code = CODE
     name = "initial-value"
 
+    def wants(self, text: str) -> bool:
+        # an uninitialised allocation may be an index field's table (its padding rows index it)
+        return "empty(" in text
+
     def check(self, facts: Facts) -> list[Finding]:
-        return init_findings(facts.interp, facts.profile, facts.texts)
+        return sorted(init_findings(facts.interp, facts.profile, facts.texts) + table_findings(facts),
+                      key=Finding.sort_key)
