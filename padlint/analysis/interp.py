@@ -677,6 +677,7 @@ class Interpreter:
                 # `if P > R:` only skips when there are no padding rows: the reset counts.
                 return then_end if then_end is not None else state
             self._unread_when_false(stmt.test, then_end, else_start)
+            self._empty_when_false(stmt.test, then_end, else_start)
             if then_end is None:
                 self._active = saved | else_keys
             out = State.join([then_end, else_start])
@@ -690,6 +691,7 @@ class Interpreter:
         self._active = saved | (then_keys if else_end is None else else_keys if then_end is None
                                 else frozenset())
         self._unread_when_false(stmt.test, then_end, else_end)
+        self._empty_when_false(stmt.test, then_end, else_end)
         out = State.join([then_end, else_end])
         self._keep_conditional(out, then_end, else_end, then_keys, else_keys, frame)
         return out
@@ -975,6 +977,36 @@ class Interpreter:
                 for loc, ls in list(st.heap.items()):
                     if isinstance(ls, LocState) and key in ls.extents and implied not in ls.extents:
                         st.heap[loc] = replace(ls, extents=ls.extents | {implied})
+
+    def _empty_when_false(self, test, then_end: State | None, else_end: State | None) -> None:
+        """``if k > 0:`` (``k >= 1``, ``0 < k``, ``k != 0``, ``k``) around a write of ``buf[:k]``:
+        where the test is false the prefix ``[:k]`` is empty, so "rows ``[:k]`` written" holds
+        there too, and the paths join with the prefix kept (a later ``buf[:n]`` has rows
+        ``[k:n]`` unwritten on both)."""
+        if then_end is None or else_end is None:
+            return
+        k = None
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            op, right, left = test.comparisons[0].operator, test.comparisons[0].comparator, test.left
+            if isinstance(right, cst.Integer) and (
+                    (isinstance(op, cst.GreaterThan) and right.value == "0")
+                    or (isinstance(op, cst.GreaterThanEqual) and right.value == "1")
+                    or (isinstance(op, cst.NotEqual) and right.value == "0")):
+                k = self._count(left, then_end)
+            elif isinstance(left, cst.Integer) and left.value == "0" and isinstance(op, cst.LessThan):
+                k = self._count(right, then_end)
+        elif isinstance(test, cst.Name):
+            k = self._count(test, then_end)
+        if k is None or not k.canon or k.offset or k.dim:
+            return
+        key = (k.canon, 0)
+        for loc in then_end.heap.dirty:
+            st = then_end.heap.get(loc)
+            if loc.startswith(("@", "new:")) or not isinstance(st, LocState) or key not in st.extents:
+                continue
+            other = else_end.loc(loc)
+            if isinstance(other, LocState) and other.entry_stale and key not in other.extents:
+                else_end.heap[loc] = replace(other, extents=other.extents | {key})
 
     def _is_padding_guard(self, test: cst.BaseExpression, frame: Frame, state: State, body=None) -> bool:
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):

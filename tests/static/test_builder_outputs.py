@@ -197,3 +197,39 @@ def test_a_view_returned_on_one_path_keeps_that_paths_extents(tmp_path):
     # the second return wrote [:n_real] only: rows [n_real:n_pad] of its view are stale
     # (the state after the call joins both paths and knows no prefix; the view keeps its own)
     assert _findings(_module(tmp_path, _TWO_RETURNS), load_profile("vllm")) == [("mod.py", 22, "seq_lens")]
+
+
+_GUARDED_PREFIX = '''\
+import torch
+from dataclasses import dataclass
+
+
+@dataclass
+class CommonAttentionMetadata:
+    seq_lens: torch.Tensor
+
+
+class Builder:
+    def __init__(self, n):
+        self.seq_lens = torch.zeros(n, dtype=torch.int32)
+
+    def build(self, lens, lens_cpu, n_pad):
+        n_real = int(lens_cpu.sum().item())
+        if {TEST}:
+            self.seq_lens[:n_real] = lens
+{RESET}        return CommonAttentionMetadata(seq_lens=self.seq_lens[:n_pad])
+'''
+
+
+def test_a_prefix_written_under_a_nonempty_test_is_known_on_both_paths(tmp_path):
+    # `if n_real > 0:` skips the write only when [:n_real] is empty, so both paths wrote [:n_real]:
+    # rows [n_real:n_pad] are unwritten on both, and stale without the reset
+    for test in ("n_real > 0", "n_real >= 1", "0 < n_real", "n_real != 0", "n_real"):
+        buggy = _GUARDED_PREFIX.replace("{TEST}", test).replace("{RESET}", "")
+        line = buggy.splitlines().index("        return CommonAttentionMetadata(seq_lens=self.seq_lens[:n_pad])") + 1
+        assert _findings(_module(tmp_path, buggy), load_profile("vllm")) == [("mod.py", line, "seq_lens")], test
+        fixed = _GUARDED_PREFIX.replace("{TEST}", test).replace("{RESET}", "        self.seq_lens[n_real:n_pad] = 0\n")
+        assert _findings(_module(tmp_path, fixed), load_profile("vllm")) == [], test
+    # another test says nothing about [:n_real] on its false path: no prefix is known there
+    other = _GUARDED_PREFIX.replace("{TEST}", "n_real > 4").replace("{RESET}", "")
+    assert _findings(_module(tmp_path, other), load_profile("vllm")) == []
