@@ -445,6 +445,11 @@ class CallGraph:
                 # `forward_batch.x = v`, or a store on an object it holds (`forward_batch.spec_info.x = v`)
                 if any(isinstance(t, ast.Attribute) and _root_name(t.value) in typed for t in targets):
                     return True
+            # `dataclasses.replace(m, field=v)` of such a parameter: a metadata object again
+            if isinstance(sub, ast.Call) and (_dotted(sub.func) or "").rsplit(".", 1)[-1] == "replace" \
+                    and sub.args and isinstance(sub.args[0], ast.Name) and sub.args[0].id in typed \
+                    and sub.keywords:
+                return True
         return False
 
     def graph_bound(self, cls: ClassInfo) -> tuple[tuple[str, str, str], ...]:

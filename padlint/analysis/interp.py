@@ -1765,14 +1765,30 @@ class Interpreter:
             return replace(v, padded=True)
         return v
 
-    def _replace_object(self, old: Refs, node: cst.Call, frame: Frame, state: State) -> AVal:
+    def _sink_class_name(self, obj: Refs, frame: Frame) -> str:
+        """The name of a metadata class among the classes of ``obj`` (a sink constructor of the
+        profile, or an output of the frame's metadata builder), else ""."""
+        outs: dict = {}
+        if self.p.sink_builders and frame.owner:
+            outs = self.graph.builder_outputs(frame.owner)
+        for r in obj.refs:
+            for t in sorted(r.types):
+                c = self.project.class_info(t)
+                if c is not None and (self.p.is_sink_constructor(c.name) or t in outs):
+                    return c.name
+        return ""
+
+    def _replace_object(self, old: Refs, node: cst.Call, frame: Frame, state: State,
+                        checked: DictVal | None = None) -> AVal:
         """``dataclasses.replace(obj, f=v)``: a new object of the same class whose fields are the
-        old object's (where known) with the keywords' values instead."""
+        old object's (where known) with the keywords' values instead (``checked``: those values,
+        already evaluated at a sink check)."""
         line = frame.seg.line(node, frame.stmt)
         types = frozenset(t for r in old.refs for t in r.types)
         obj = Refs(frozenset({Ref(self._new_loc(line, node, frame), None, node, line, False, types=types,
                                   path=frame.path)}))
-        given = {a.keyword.value: self._eval(a.value, frame, state) for a in node.args[1:] if a.keyword}
+        given = dict(checked.items) if checked is not None else \
+            {a.keyword.value: self._eval(a.value, frame, state) for a in node.args[1:] if a.keyword}
         names = set(given)
         for t in types:
             c = self.project.class_info(t)
@@ -2316,7 +2332,11 @@ class Interpreter:
                     fields = fields.set(k, v)
                 return MetaVal(first.sink, fields, first.cls)
             if isinstance(first, Refs) and any(r.types for r in first.refs):
-                return self._replace_object(first, node, frame, state)
+                # `replace(m, field=v)` of an object its class makes a metadata object (a parameter
+                # typed `m: GDNAttentionMetadata`): the new fields reach that metadata's consumer
+                sink = self._sink_class_name(first, frame)
+                given = self._check_call_args(sink, node, frame, state, skip_first=True) if sink else None
+                return self._replace_object(first, node, frame, state, given)
 
         # setattr(meta, "field", value) on a metadata object
         if name == "setattr" and len(node.args) == 3 and isinstance(node.args[1].value, cst.SimpleString):

@@ -233,3 +233,35 @@ def test_a_prefix_written_under_a_nonempty_test_is_known_on_both_paths(tmp_path)
     # another test says nothing about [:n_real] on its false path: no prefix is known there
     other = _GUARDED_PREFIX.replace("{TEST}", "n_real > 4").replace("{RESET}", "")
     assert _findings(_module(tmp_path, other), load_profile("vllm")) == []
+
+
+_REPLACE_PARAM = '''\
+import dataclasses
+
+import torch
+from dataclasses import dataclass
+
+
+@dataclass
+class GDNAttentionMetadata:
+    state_indices: torch.Tensor
+    num_decodes: int
+
+
+class Builder:
+    def __init__(self, n):
+        self.state_indices = torch.zeros(n, dtype=torch.int32)
+
+    def update_block_table(self, m: GDNAttentionMetadata, blk, n_real, n_pad) -> GDNAttentionMetadata:
+        self.state_indices[:n_real].copy_(blk)
+        return dataclasses.replace(m, state_indices=self.state_indices[:n_pad])
+'''
+
+
+def test_replace_of_a_parameter_typed_as_metadata_is_a_sink(tmp_path):
+    # `m` is a parameter whose class is a sink constructor of the profile (`*AttentionMetadata`):
+    # the replaced field reaches the same consumer; rows [n_real:n_pad] were not written
+    assert _findings(_module(tmp_path, _REPLACE_PARAM), load_profile("vllm")) == [("mod.py", 19, "state_indices")]
+    # a class that is no metadata class: `replace` makes a plain object, no sink
+    plain = _REPLACE_PARAM.replace("GDNAttentionMetadata", "GDNState")
+    assert _findings(_module(tmp_path, plain), load_profile("vllm")) == []
