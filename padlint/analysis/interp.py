@@ -1433,6 +1433,11 @@ class Interpreter:
             v = self._fields_of(base, node.attr.value, state)
             if isinstance(v, CountVal):
                 return v
+            if v is None and any(r.count is None and r.types and self._int_field(r.types, node.attr.value)
+                                 for r in base.refs):
+                # `m.num_decodes` of an object whose class declares `num_decodes: int` (a parameter
+                # `m: GDNAttentionMetadata`): a count, named as written
+                return CountVal(self._text(node))
         if isinstance(base, MetaVal):  # a metadata object built here: what its constructor got
             v = base.fields.get(node.attr.value)
             if isinstance(v, CountVal):

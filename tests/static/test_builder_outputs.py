@@ -265,3 +265,15 @@ def test_replace_of_a_parameter_typed_as_metadata_is_a_sink(tmp_path):
     # a class that is no metadata class: `replace` makes a plain object, no sink
     plain = _REPLACE_PARAM.replace("GDNAttentionMetadata", "GDNState")
     assert _findings(_module(tmp_path, plain), load_profile("vllm")) == []
+
+
+def test_an_int_field_of_a_typed_parameter_is_a_count(tmp_path):
+    # `m.num_decodes` (declared `num_decodes: int`) bounds the copy: rows [:m.num_decodes] written,
+    # rows [m.num_decodes:n_pad] of the slice handed out are not (without the count the copy's
+    # extent was unknown and nothing was inferred)
+    text = _REPLACE_PARAM.replace("self.state_indices[:n_real].copy_(blk)",
+                                  "self.state_indices[:m.num_decodes].copy_(blk)")
+    assert _findings(_module(tmp_path, text), load_profile("vllm")) == [("mod.py", 19, "state_indices")]
+    fixed = text.replace("        return dataclasses.replace",
+                         "        self.state_indices[m.num_decodes:n_pad] = 0\n        return dataclasses.replace")
+    assert _findings(_module(tmp_path, fixed), load_profile("vllm")) == []
