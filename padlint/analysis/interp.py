@@ -1426,17 +1426,20 @@ class Interpreter:
         r = real_in(call.args)
         return CountVal(f"{r.canon}_padded", padded=True) if r is not None else None
 
-    def _field_count(self, node: cst.Attribute, state: State) -> CountVal | None:
-        """A count stored in an object's field (``input_batch.num_reqs_after_padding``)."""
+    def _field_count(self, node: cst.Attribute, state: State, *, typed: bool = False) -> CountVal | None:
+        """A count stored in an object's field (``input_batch.num_reqs_after_padding``);
+        ``typed``: also an ``int`` field of an object of a known class (a slice bound
+        ``[:m.num_decodes]``; a name bound to it keeps its own name)."""
         base = self._eval_quiet(node.value, state)
         if isinstance(base, Refs):
             v = self._fields_of(base, node.attr.value, state)
             if isinstance(v, CountVal):
                 return v
-            if v is None and any(r.count is None and r.types and self._int_field(r.types, node.attr.value)
-                                 for r in base.refs):
+            if typed and v is None and not self._known_count(node.attr.value) and any(
+                    r.count is None and r.types and self._int_field(r.types, node.attr.value) for r in base.refs):
                 # `m.num_decodes` of an object whose class declares `num_decodes: int` (a parameter
-                # `m: GDNAttentionMetadata`): a count, named as written
+                # `m: GDNAttentionMetadata`): a count, named as written (a count the profile names
+                # keeps its profile name, and so its partner)
                 return CountVal(self._text(node))
         if isinstance(base, MetaVal):  # a metadata object built here: what its constructor got
             v = base.fields.get(node.attr.value)
@@ -1563,7 +1566,7 @@ class Interpreter:
             return None
         if isinstance(node, cst.Attribute):
             name = node.attr.value
-            stored = self._field_count(node, state)
+            stored = self._field_count(node, state, typed=True)
             if stored is not None:
                 return None if stored.canon is None else Count(stored.canon, stored.offset, self._text(node))
             if self._known_count(name):
