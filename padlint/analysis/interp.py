@@ -493,10 +493,14 @@ class Interpreter:
         end = self._exec_block(func.body, frame, state)
         states = [s for s, _ in frame.returns] + ([end] if end is not None else [])
         value: AVal | None = None
+        # each returned view keeps the resets and write extents of its own return path
+        # (`buf[:k] = x; return buf[:n]` on one path, another view returned elsewhere); where every
+        # path returns the same value the joined exit state is what it holds (and stamping would
+        # make one variant of it per path: cost growing with the paths)
+        vals = [v for _, v in frame.returns]
+        own = len(states) > 1 and any(v != vals[0] for v in vals[1:])
         for s, v in frame.returns:
-            # each returned view keeps the resets and write extents of its own return path
-            # (`buf[:k] = x; return buf[:n]` on one path, another return elsewhere)
-            value = join_vals(value, stamp(v, s) if len(states) > 1 else v)
+            value = join_vals(value, stamp(v, s) if own else v)
         exit_state = State.join(states) or state
         return exit_state, value if value is not None else UNKNOWN
 
