@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 
 from padlint.analysis.interp import Interpreter
+from padlint.analysis.project import _dotted
 from padlint.model import Finding, TraceStep, split_lines
 from padlint.profile import Profile
 from padlint.rules.base import Facts, Rule
@@ -137,15 +138,6 @@ def table_findings(facts: Facts) -> list[Finding]:
                     field=spec.name, buffer=tname, padded="", real="", trace=trace, fix=None,
                     statement=split_lines(text)[node.lineno - 1].strip(), function=""))
     return out
-
-
-def _dotted(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None
 
 
 class InitialValue(Rule):
