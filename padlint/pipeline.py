@@ -160,7 +160,7 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
         if not prefilter.may_matter(source.text):
             # a rule that reports without a sink (PAD003) may still want it analysed: then the
             # analysis runs, but the file does not start an entry-point search
-            wanted = wanted or any(r.wants(source.text) for r in wanting)
+            wanted = wanted or any(r.wants(source.text, options.profile) for r in wanting)
         else:
             if 0 < options.max_file_size < len(source.raw):
                 out.result.errors.append(FileError(path, None, _too_large(len(source.raw), options.max_file_size)))

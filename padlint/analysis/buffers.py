@@ -247,11 +247,14 @@ class BufferIndex:
         nothing in the project does."""
         fills = {*self.p.fill_methods, "copy_", "normal_", "uniform_", "random_"}
 
-        def first(sl: ast.AST) -> ast.AST:
-            return sl.elts[0] if isinstance(sl, ast.Tuple) and sl.elts else sl
+        def whole(sl: ast.AST) -> bool:
+            return isinstance(sl, ast.Slice) and sl.lower is None and sl.upper is None and sl.step is None
 
         def covers_row(sl: ast.AST) -> bool:
-            sl = first(sl)
+            if isinstance(sl, ast.Tuple):
+                if not sl.elts or not all(whole(e) for e in sl.elts[1:]):
+                    return False  # `t[0, :k]`, `t[:, 0]`: part of the row, or a column
+                sl = sl.elts[0]
             if isinstance(sl, ast.Constant) and sl.value == row and isinstance(row, int):
                 return True
             if isinstance(sl, ast.Slice) and sl.step is None:
@@ -266,7 +269,7 @@ class BufferIndex:
                 parent = m.up(node)
                 if isinstance(parent, ast.Subscript) and parent.value is node and covers_row(parent.slice):
                     up = m.up(parent)
-                    if isinstance(parent.ctx, ast.Store) or isinstance(up, ast.AugAssign) or (
+                    if isinstance(parent.ctx, ast.Store) and not isinstance(up, ast.AugAssign) or (
                             isinstance(up, ast.Attribute) and up.attr in fills
                             and isinstance(m.up(up), ast.Call)):
                         return Site(m.path, parent.lineno, f"writes row {row} of `.{attr}`")

@@ -87,7 +87,8 @@ def may_matter(text: str, profile: Profile, patterns=None) -> bool:
         or bool(profile.sink_builders) and builds_annotated(text)
 
 
-_RETURNS = re.compile(r"->\s*[\"']?([A-Za-z_]\w*)[\"']?\s*:")
+_RETURNS = re.compile(r"->\s*([^:\n]+):")  # the return annotation's text (`X`, `"X"`, `X | None`, `Optional[X]`)
+_NAME = re.compile(r"[A-Za-z_][\w.]*")
 
 
 def builds_annotated(text: str) -> bool:
@@ -99,14 +100,15 @@ def builds_annotated(text: str) -> bool:
     (:meth:`padlint.analysis.callgraph.CallGraph.builder_outputs`)."""
     if "->" not in text or "Builder" not in text:
         return False
-    for name in set(_RETURNS.findall(text)):
-        if name not in _NOT_CLASSES and re.search(rf"\b{name}\s*\(", text):
-            return True
-    return False
+    names = {n.rsplit(".", 1)[-1] for ann in _RETURNS.findall(text) for n in _NAME.findall(ann)} - _NOT_CLASSES
+    if not names:
+        return False
+    return re.search(rf"\b(?:{'|'.join(sorted(map(re.escape, names)))})\s*\(", text) is not None
 
 
 _NOT_CLASSES = frozenset({"None", "int", "float", "bool", "str", "bytes", "list", "dict", "tuple", "set",
-                          "object", "Any", "Optional", "Union", "torch", "np", "Tensor"})
+                          "object", "Any", "Optional", "Union", "torch", "np", "Tensor", "List", "Dict",
+                          "Tuple", "Sequence", "Iterator", "Callable", "type"})
 
 
 def _class_literals(profile: Profile) -> tuple[str, ...]:

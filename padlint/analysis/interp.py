@@ -1262,8 +1262,9 @@ class Interpreter:
                         self._extend(ref, up, state)
                     return
             if low is not None and low.canon:
-                keys = {Reset(low.canon, low.offset, value_text, line, sites)}
                 view = ref.count if upper is None else up  # `v[x:]` of `v = buf[:P]`, or `buf[x:P]`
+                upto = view.canon if view is not None and view.canon else ("?" if view is not None else "")
+                keys = {Reset(low.canon, low.offset, value_text, line, sites, upto=upto)}
                 if view is not None and view.canon and not self._known_count(low.canon) \
                         and not self.p.is_real_for(low.canon, view.canon):
                     pair = self.p.pair_for_padded(view.canon)
@@ -1271,12 +1272,12 @@ class Interpreter:
                         # `v = buf[:P]; v[x:].zero_()` with `x` no count the analysis knows
                         # (`num_local_reqs = len(segments)`): the code resets the view's padding
                         # from `x` on, so `x` is the real count of that view here
-                        keys.add(Reset(pair.real[0], low.offset, value_text, line, sites))
+                        keys.add(Reset(pair.real[0], low.offset, value_text, line, sites, upto=upto))
                 if low.written and low.written != low.canon and not self.p.is_padded_name(low.canon) \
                         and self._known_count(low.written):
                     # `x[num_scheduled_tokens:]` pairs with `num_input_tokens` by name too,
                     # unless the caller bound the real name to a padded count
-                    keys.add(Reset(low.written, low.offset, value_text, line, sites))
+                    keys.add(Reset(low.written, low.offset, value_text, line, sites, upto=upto))
                 # the latest write of rows [R + k:] is what they hold: it replaces an earlier reset
                 # of the same rows (so states reached by different histories compare equal), and
                 # the value of an earlier whole-buffer write (an allocation fill) in those rows
@@ -1292,13 +1293,19 @@ class Interpreter:
             return  # writes only real rows [:R]: padding untouched
         if upper is not None and up is None:
             return  # unknown bound
-        if bound is not None and not bound.canon:
-            return  # all rows of a view of unknown extent: which rows of the buffer is not known
         taints = self._taints(value, state) if value is not None else set()
+        if bound is not None and not bound.canon:
+            # all rows of a view of unknown extent: which rows of the buffer is not known; stale
+            # values written there still reach whatever reads the buffer
+            if taints:
+                state.heap[ref.loc] = replace(st, taints=st.taints | frozenset(taints))
+            return
         if taints:
             state.heap[ref.loc] = LocState(False, frozenset(taints), frozenset())
         else:
-            state.heap[ref.loc] = LocState(False, frozenset(), frozenset({Reset(ALL, 0, value_text, line, sites)}))
+            upto = bound.canon if bound is not None else ""
+            state.heap[ref.loc] = LocState(False, frozenset(), frozenset({Reset(ALL, 0, value_text, line, sites,
+                                                                                 upto=upto)}))
 
     def _extend(self, ref: Ref, bound: Count, state: State) -> None:
         """This step wrote rows ``[:bound]`` of a persistent buffer: remember the prefix (the
@@ -1783,6 +1790,8 @@ class Interpreter:
         outs: dict = {}
         if self.p.sink_builders and frame.owner:
             outs = self.graph.builder_outputs(frame.owner)
+            if frame.cls and frame.cls != frame.owner:
+                outs = {**outs, **self.graph.builder_outputs(frame.cls)}
         for r in obj.refs:
             for t in sorted(r.types):
                 c = self.project.class_info(t)
@@ -2155,22 +2164,33 @@ class Interpreter:
             return set()
         out: set[Taint] = set()
         for r in value.refs:
-            c = r.count
-            if c is None or not c.canon or c.dim or not r.persistent:
+            if not r.persistent or r.types or r.elem_types:
                 continue
             st = state.loc(r.loc)
             if not st.entry_stale:
                 continue
-            base = self._base_text(self._t(r.text))
-            t = Taint(buffer=f"{base}[:]", padded=f"{base}.shape[0]", offset=c.offset, reason="stale",
-                      padded_written=f"{base}.shape[0]", real=(c.canon,), beyond=spec.consumer,
-                      steps=((r.line, f"slice `{self._t(r.text)}` of persistent buffer `{base}`: the consumer "
-                                      f"of `{spec.name}` reads the whole buffer ({spec.consumer}), so its rows "
-                                      f"past {c.written or c.canon} must hold {spec.neutral} and may be stale",
-                              r.path),))
-            clean = st.clean | r.clean_at if r.clean_at else st.clean
-            if not covers(clean, t, self._real_for, None, self._active):
-                out.add(t)
+            text = self._t(r.text)
+            c = r.count
+            if c is not None and (not c.canon or c.dim):
+                continue
+            if c is None:
+                # the whole buffer: rows past what this step wrote (its write extents)
+                views = [(k, off, k) for k, off in sorted(st.extents | r.extents_at)]
+                base = text
+            else:
+                views = [(c.canon, c.offset, c.written or c.canon)]
+                base = text[:text.rfind("[")] if text.endswith("]") else text
+            for real, off, shown in views:
+                t = Taint(buffer=f"{base}[:]", padded=f"{base}.shape[0]", offset=off, reason="stale",
+                          padded_written=f"{base}.shape[0]", real=(real,), beyond=spec.consumer,
+                          steps=((r.line, f"`{text}` of persistent buffer `{base}`: the consumer of "
+                                          f"`{spec.name}` reads the whole buffer ({spec.consumer}), so its "
+                                          f"rows past {shown}{f' + {off}' if off else ''} must hold "
+                                          f"{spec.neutral} and may be stale", r.path),))
+                clean = st.clean | r.clean_at if r.clean_at else st.clean
+                # only a reset to the end of the buffer covers rows a whole-buffer reader reads
+                if not any(not x.upto for x in covering(clean, t, self._real_for, self._active)):
+                    out.add(t)
         return out
 
     def _init_accepts(self, fld: str, frame: Frame):
@@ -2644,7 +2664,12 @@ class Interpreter:
                     self._extend(r, c, state)
                     continue
                 if c is not None and not c.canon:
-                    continue  # a view of unknown extent: which rows it wrote is not known
+                    # a view of unknown extent: which rows it wrote is not known (a stale source's
+                    # values are in the buffer now, somewhere)
+                    if taints:
+                        st = state.loc(r.loc) if r.persistent else state.heap.get(r.loc, LocState(False))
+                        state.heap[r.loc] = replace(st, taints=st.taints | frozenset(taints))
+                    continue
                 if isinstance(src, Refs) and len(src.refs) == 1 and not taints:
                     s = next(iter(src.refs))
                     if s.count is None:

@@ -59,6 +59,10 @@ class Reset:
     # ``Interpreter._cond_keys``): a reset made under ``if x is not None:`` is kept after the
     # join as holding when that test holds, and covers only reads under the same test
     when: frozenset = frozenset()
+    # the rows end at this count (``x[R:P] = v``, ``v[R:]`` of ``v = x[:P]``): rows past it were not
+    # written; "" for a reset to the end of the buffer.  Only a consumer that reads the whole
+    # buffer (``[fields.X] reads = "buffer"``) tells the two apart
+    upto: str = ""
 
 
 @dataclass(frozen=True)
@@ -489,7 +493,7 @@ def meet_resets(a: frozenset, b: frozenset) -> frozenset:
             values = sorted({*ra.value.split("|"), *rb.value.split("|")})
             out.add(Reset(real, off, "|".join(values) if len(values) > 1 else values[0],
                           min(ra.line, rb.line) or max(ra.line, rb.line), ra.sites | rb.sites,
-                          ra.when | rb.when))
+                          ra.when | rb.when, ra.upto or rb.upto))
     return frozenset(out)
 
 

@@ -69,9 +69,10 @@ class Rule:
     #: The profile the page's examples are checked with (``vllm`` or ``sglang``).
     example_profile: ClassVar[str] = "vllm"
 
-    def wants(self, text: str) -> bool:
+    def wants(self, text: str, profile: Profile | None = None) -> bool:
         """Whether a file's text may hold something this rule reports although it has no sink or
-        padded count (the prefilter's test): such a file is analysed too.  Cheap text tests only."""
+        padded count (the prefilter's test): such a file is analysed too.  Cheap text tests only;
+        ``profile``: the engine profile of the run, when the test depends on it."""
         return False
 
     def check(self, facts: Facts) -> list[Finding]:

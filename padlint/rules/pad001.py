@@ -213,6 +213,8 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     noun = "rows" if taint.dim == 0 else "entries"
     rows = (f"[{lead}{real_shown} + {taint.offset}:{padded_shown} + {taint.offset}]" if taint.offset
             else f"[{lead}{real_shown}:{padded_shown}]")
+    if taint.beyond:  # to the end of the buffer
+        rows = f"[{real_shown} + {taint.offset}:]" if taint.offset else f"[{real_shown}:]"
     short = _short(taint.buffer)
     if hit.container:
         what = f"`{hit.arg_name or hit.arg_text}` holds the padded slice `{short}`"

@@ -123,7 +123,7 @@ class VacatedRowKeepsData(Rule):
     code = CODE
     name = "vacated-row-keeps-data"
 
-    def wants(self, text: str) -> bool:
+    def wants(self, text: str, profile=None) -> bool:
         return _NEEDLE.search(text) is not None
 
     def check(self, facts: Facts) -> list[Finding]:

@@ -85,7 +85,7 @@ def _int_value(profile: Profile, text: str) -> int | None:
         return c
     try:
         v = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
@@ -144,9 +144,12 @@ class InitialValue(Rule):
     code = CODE
     name = "initial-value"
 
-    def wants(self, text: str) -> bool:
-        # an uninitialised allocation may be an index field's table (its padding rows index it)
-        return "empty(" in text
+    def wants(self, text: str, profile: Profile | None = None) -> bool:
+        # an uninitialised allocation of a table the profile names for an index field (its padding
+        # rows index that table's row at the neutral value)
+        if profile is None or "empty" not in text:
+            return False
+        return any(f".{f.table}" in text for f in profile.fields if f.table)
 
     def check(self, facts: Facts) -> list[Finding]:
         return sorted(init_findings(facts.interp, facts.profile, facts.texts) + table_findings(facts),

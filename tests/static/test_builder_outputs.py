@@ -277,3 +277,52 @@ def test_an_int_field_of_a_typed_parameter_is_a_count(tmp_path):
     fixed = text.replace("        return dataclasses.replace",
                          "        self.state_indices[m.num_decodes:n_pad] = 0\n        return dataclasses.replace")
     assert _findings(_module(tmp_path, fixed), load_profile("vllm")) == []
+
+
+_WHOLE_READER = '''\
+import torch
+from dataclasses import dataclass
+
+
+class AttentionMetadataBuilder:
+    pass
+
+
+@dataclass
+class FaDecodeMetadata:
+    scheduler_metadata: torch.Tensor
+
+
+class FaBuilder(AttentionMetadataBuilder):
+    def __init__(self, n):
+        self.scheduler_metadata = torch.zeros(n, dtype=torch.int32)
+
+    def build(self, schedule, n_pad) -> FaDecodeMetadata:
+        n = schedule.shape[0]
+        self.scheduler_metadata[:n] = schedule
+{RESET}        return FaDecodeMetadata(scheduler_metadata={ARG})
+'''
+
+
+def _whole(tmp_path, reset: str, arg: str = "self.scheduler_metadata[:n]") -> list:
+    text = _WHOLE_READER.replace("{RESET}", reset).replace("{ARG}", arg)
+    p = tmp_path / "fa.py"
+    p.write_text(text, encoding="utf-8")
+    res = check_project([Source(str(p), text)], load_profile("vllm"))
+    return [(f.field, f.message) for fs in res.values() if isinstance(fs, list) for f in fs]
+
+
+def test_a_whole_buffer_reader_needs_the_rows_to_the_end_reset(tmp_path):
+    # `scheduler_metadata` has `reads = "buffer"` in the vLLM profile: its consumer reads every row
+    assert [f for f, _ in _whole(tmp_path, "")] == ["scheduler_metadata"]
+    assert _whole(tmp_path, "        self.scheduler_metadata[n:] = 0\n") == []
+    # a reset that stops at a padded count leaves the rows past it: not enough for this consumer
+    assert [f for f, _ in _whole(tmp_path, "        self.scheduler_metadata[n:n_pad] = 0\n")] == ["scheduler_metadata"]
+    # the whole buffer handed over: rows past what this step wrote ([:n]) are read too
+    assert [f for f, _ in _whole(tmp_path, "", arg="self.scheduler_metadata")] == ["scheduler_metadata"]
+    assert _whole(tmp_path, "        self.scheduler_metadata[n:] = 0\n", arg="self.scheduler_metadata") == []
+
+
+def test_a_whole_buffer_reader_message_names_the_rows_to_the_end(tmp_path):
+    ((_, message),) = _whole(tmp_path, "", arg="self.scheduler_metadata[:n + 1]")
+    assert "rows [n + 1:] may be stale" in message and "shape[0] + 1" not in message

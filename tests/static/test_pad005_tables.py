@@ -74,3 +74,20 @@ def test_the_table_key_is_validated():
                           "my.toml")
     p = profile_from_dict({**sinks, "fields": {"idx": {"neutral": "0", "kind": "index", "table": "t"}}}, "my.toml")
     assert p.field_spec("idx").table == "t"
+
+
+@pytest.mark.parametrize("more", [
+    "def clear(self):\n    self.req_to_token[:, 0] = 0\n",       # a column, not row 0
+    "def clear(self):\n    self.req_to_token[0, :4] = 0\n",      # part of row 0
+    "def clear(self):\n    self.req_to_token[0] += 1\n",         # reads the uninitialised row
+])
+def test_partial_or_reading_writes_do_not_initialise_the_row(tmp_path, more):
+    assert _pad005(tmp_path, more=more) == [(6, "req_pool_indices")]
+
+
+def test_the_rule_wants_files_allocating_a_named_table():
+    from padlint.rules.pad005 import InitialValue
+    rule, sglang = InitialValue(), load_profile("sglang")
+    assert rule.wants("self.req_to_token = torch.empty(n)", sglang)
+    assert not rule.wants("self.other = torch.empty(n)", sglang)        # not a table the profile names
+    assert not rule.wants("self.req_to_token = torch.empty(n)", load_profile("vllm"))  # names none
