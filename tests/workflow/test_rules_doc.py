@@ -36,7 +36,8 @@ def test_list_rules():
          "sliced to different widths, or a buffer refreshed up to a count is handed out whole"),
         ("PAD005", "initial-value",
          "A persistent buffer that nothing writes after allocation reaches a sink with a non-neutral or "
-         "uninitialised value in its padding rows"),
+         "uninitialised value in its padding rows, or padding rows of an index field select an "
+         "uninitialised row of its table"),
         ("PAD100", "unused-suppression", "A padlint suppression comment suppresses no finding"),
         ("PAD101", "invalid-directive", "A padlint comment directive cannot be understood"),
     ]
