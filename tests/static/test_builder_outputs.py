@@ -318,6 +318,11 @@ def test_a_whole_buffer_reader_needs_the_rows_to_the_end_reset(tmp_path):
     assert _whole(tmp_path, "        self.scheduler_metadata[n:] = 0\n") == []
     # a reset that stops at a padded count leaves the rows past it: not enough for this consumer
     assert [f for f, _ in _whole(tmp_path, "        self.scheduler_metadata[n:n_pad] = 0\n")] == ["scheduler_metadata"]
+    assert [f for f, _ in _whole(tmp_path, "        self.scheduler_metadata[n:n_pad].fill_(0)\n")] == ["scheduler_metadata"]
+    assert _whole(tmp_path, "        self.scheduler_metadata[n:].fill_(0)\n") == []
+    # a reset through a view bounded at the padded count stops there too
+    assert [f for f, _ in _whole(tmp_path, "        v = self.scheduler_metadata[:n_pad]\n        v[n:] = 0\n")] \
+        == ["scheduler_metadata"]
     # the whole buffer handed over: rows past what this step wrote ([:n]) are read too
     assert [f for f, _ in _whole(tmp_path, "", arg="self.scheduler_metadata")] == ["scheduler_metadata"]
     assert _whole(tmp_path, "        self.scheduler_metadata[n:] = 0\n", arg="self.scheduler_metadata") == []
