@@ -965,17 +965,13 @@ class Interpreter:
         b = self._count(test.comparisons[0].comparator, then_state)
         if a is None or b is None or not a.canon or not b.canon or a.dim or b.dim:
             return
-        ge = {cst.LessThan: ((b, a), (a, b)), cst.LessThanEqual: ((b, a), (a, b)),
-              cst.GreaterThan: ((a, b), (b, a)), cst.GreaterThanEqual: ((a, b), (b, a)),
-              cst.Equal: (((a, b), (b, a)), ()), cst.NotEqual: ((), ((a, b), (b, a)))}.get(type(op))
+        # (big, small) pairs that hold on the then / else branch: big >= small
+        ge = {cst.LessThan: ([(b, a)], [(a, b)]), cst.LessThanEqual: ([(b, a)], [(a, b)]),
+              cst.GreaterThan: ([(a, b)], [(b, a)]), cst.GreaterThanEqual: ([(a, b)], [(b, a)]),
+              cst.Equal: ([(a, b), (b, a)], []), cst.NotEqual: ([], [(a, b), (b, a)])}.get(type(op))
         if ge is None:
             return
-        then_ge, else_ge = ge
-        if then_ge and isinstance(then_ge[0], Count):
-            then_ge = (then_ge,)
-        if else_ge and isinstance(else_ge[0], Count):
-            else_ge = (else_ge,)
-        for st, facts in ((then_state, then_ge), (else_state, else_ge)):
+        for st, facts in zip((then_state, else_state), ge):
             for big, small in facts:
                 key, implied = (big.canon, big.offset), (small.canon, small.offset)
                 for loc, ls in list(st.heap.items()):
@@ -1784,14 +1780,20 @@ class Interpreter:
             return replace(v, padded=True)
         return v
 
+    def _builder_outputs(self, frame: Frame) -> dict:
+        """The metadata classes of the frame's builder: of the class defining the method and of
+        the class of `self` it runs for (a subclass, under dispatch); empty outside builders."""
+        if not self.p.sink_builders or not frame.owner:
+            return {}
+        outs = self.graph.builder_outputs(frame.owner)
+        if frame.cls and frame.cls != frame.owner:
+            outs = {**outs, **self.graph.builder_outputs(frame.cls)}
+        return outs
+
     def _sink_class_name(self, obj: Refs, frame: Frame) -> str:
         """The name of a metadata class among the classes of ``obj`` (a sink constructor of the
         profile, or an output of the frame's metadata builder), else ""."""
-        outs: dict = {}
-        if self.p.sink_builders and frame.owner:
-            outs = self.graph.builder_outputs(frame.owner)
-            if frame.cls and frame.cls != frame.owner:
-                outs = {**outs, **self.graph.builder_outputs(frame.cls)}
+        outs = self._builder_outputs(frame)
         for r in obj.refs:
             for t in sorted(r.types):
                 c = self.project.class_info(t)
@@ -2339,12 +2341,9 @@ class Interpreter:
 
         # the output of a metadata builder (`return FlashMLAMetadata(...)` in a subclass of a
         # `[sinks] builders` base, whose `build` is annotated `-> FlashMLAMetadata`)
-        if name and frame.owner and self.p.sink_builders and self._looks_like_class(last) \
-                and not self.p.is_sink_constructor(name):
-            outs = self.graph.builder_outputs(frame.owner)
-            if frame.cls and frame.cls != frame.owner:
-                outs = {**outs, **self.graph.builder_outputs(frame.cls)}
-            cls = self._class_named(name, frame) if outs else None
+        if name and self._looks_like_class(last) and not self.p.is_sink_constructor(name) \
+                and (outs := self._builder_outputs(frame)):
+            cls = self._class_named(name, frame)
             if cls is not None and cls.key in outs:
                 return MetaVal(name, self._check_call_args(name, node, frame, state, skip_first=False), cls.key)
 
