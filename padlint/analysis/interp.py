@@ -1394,6 +1394,11 @@ class Interpreter:
                     return b
                 return a
             return own
+        if isinstance(node, (cst.Subscript, cst.Call)):
+            shape = self._shape_count(node, state)
+            if shape is not None:
+                return self._cv(CountVal(shape.canon, shape.offset))
+            return own
         if isinstance(node, cst.Attribute):
             stored = self._field_count(node, state)
             if stored is not None:
@@ -1605,12 +1610,48 @@ class Interpreter:
                 if any(c.canon in p.real for p in self.p.counts) or "*" in c.canon:
                     return Count(f"{c.canon}*{k}", 0, self._text(node))
             return None
+        if isinstance(node, (cst.Subscript, cst.Call)):
+            return self._shape_count(node, state)
         if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
             left = state.env.get(node.left.value) if isinstance(node.left, cst.Name) else None
             if isinstance(left, CountVal) and left.canon is None:
                 return self._count(node.right, state)
             return self._count(node.left, state)
         return None
+
+    def _shape_count(self, node, state: State) -> Count | None:
+        """The extent of a view, read off the view: ``v.shape[d]``, ``v.size(d)``, ``len(v)``,
+        ``v.numel()`` (rows, dimension 0) of a view ``v`` whose rows along ``d`` are bounded
+        by a known count on every path (``idx = buf[:P]; rows = idx.shape[0]`` is P)."""
+        target, dim = None, 0
+        if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+                and isinstance(node.slice[0].slice.value, cst.Integer):
+            if isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
+                target, dim = node.value.value, int(node.slice[0].slice.value.value, 0)
+            elif isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Attribute) \
+                    and node.value.func.attr.value == "size" and not node.value.args:
+                target, dim = node.value.func.value, int(node.slice[0].slice.value.value, 0)
+        elif isinstance(node, cst.Call):
+            fn = node.func
+            if isinstance(fn, cst.Name) and fn.value == "len" and len(node.args) == 1:
+                target = node.args[0].value
+            elif isinstance(fn, cst.Attribute) and fn.attr.value == "numel" and not node.args:
+                target = fn.value
+            elif isinstance(fn, cst.Attribute) and fn.attr.value == "size" and len(node.args) == 1 \
+                    and isinstance(node.args[0].value, cst.Integer):
+                target, dim = fn.value, int(node.args[0].value.value, 0)
+        if target is None or not isinstance(target, (cst.Name, cst.Attribute)):
+            return None
+        v = self._eval_quiet(target, state)
+        if not isinstance(v, Refs) or not v.refs or v.maybe_none:
+            return None
+        counts = {r.count for r in v.refs}
+        if len(counts) != 1:
+            return None
+        c = next(iter(counts))
+        if c is None or not c.canon or c.dim != dim:
+            return None
+        return Count(c.canon, c.offset, self._text(node))
 
     def _text(self, node: cst.CSTNode) -> str:
         key = id(node)
@@ -2867,14 +2908,21 @@ class Interpreter:
         class's override through ``self``)."""
         if not isinstance(recv, Refs) or not fn.owner:
             return recv
+        owner = self.project.class_info(fn.owner)
+        bases = {c.key for c in self.project.mro(owner)[1:]} if owner is not None else set()
         out = set()
         for r in recv.refs:
-            if len(r.types) < 2:
-                out.add(r)
-                continue
             keep = frozenset(t for t in r.types if (c := self.project.class_info(t)) is not None
                              and (m := self.project.find_method(c, fn.name)) is not None and m.key == fn.key)
-            out.add(replace(r, types=keep or frozenset({fn.owner})))
+            if keep:
+                out.add(replace(r, types=keep) if keep != r.types else r)
+            elif len(r.types) >= 2 or (r.types and r.types <= bases):
+                # declared as a base of fn's class (`builder: AttentionMetadataBuilder`), dispatched
+                # to a subclass's override: inside it, `self` is of that subclass, so its own
+                # methods (`self._build_non_spec_metadata()`) resolve
+                out.add(replace(r, types=frozenset({fn.owner})))
+            else:
+                out.add(r)  # `super().m()`: `self` keeps its own class
         return Refs(frozenset(out), recv.maybe_none)
 
     def _inline(self, target, node: cst.Call, frame: Frame, state: State) -> AVal:

@@ -1,0 +1,121 @@
+"""Inside a method reached by dispatch on a declared base class, ``self`` is of the class that
+defines it (issue 8: "simple dispatch on an attribute whose possible classes are known").
+
+The shape is vLLM 0.33.0's builders: the runner holds ``builder: AttentionMetadataBuilder`` and
+calls ``builder.build(...)``; the call goes to every project subclass's ``build``, and a
+subclass's ``build`` calls its own helper (``self._build_non_spec_metadata(...)`` in
+``short_conv_attn.py``), which the base class does not define.  Before, ``self`` inside the
+override kept the declared base class, the helper did not resolve, and nothing it wrote or
+handed out was seen.  ``super().m()`` must still keep ``self``'s own class.  Written from
+scratch; expected findings reasoned in each test.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from padlint.analysis.engine import Source, check_project
+from padlint.profile import load_profile
+
+RUNNER = """\
+import torch
+from dataclasses import dataclass
+
+
+@dataclass
+class CommonAttentionMetadata:
+    seq_lens: torch.Tensor
+
+
+class Builder:
+    def build(self, n_real, n_pad):
+        raise NotImplementedError
+
+
+class ConvBuilder(Builder):
+    def __init__(self, n):
+        self.seq_lens = torch.zeros(n, dtype=torch.int32)
+
+    def _build_inner(self, n_real, n_pad):
+        self.seq_lens[:n_real] = 1
+        {RESET}
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:n_pad])
+
+    def build(self, n_real, n_pad):
+        return self._build_inner(n_real, n_pad)
+
+
+class Runner:
+    def __init__(self, builder: Builder):
+        self.builder = builder
+
+    def execute_model(self, num_reqs, num_reqs_padded):
+        return self.builder.build(num_reqs, num_reqs_padded)
+"""
+
+
+def _findings(tmp_path, text: str, profile: str = "vllm"):
+    p = tmp_path / "runner.py"
+    p.write_text(textwrap.dedent(text), encoding="utf-8")
+    res = check_project([Source(str(p), p.read_text(encoding="utf-8"))], load_profile(profile))
+    return [(f.line, f.field) for fs in res.values() if isinstance(fs, list) for f in fs]
+
+
+def test_a_subclass_override_reached_by_dispatch_calls_its_own_helper(tmp_path):
+    # Runner -> builder.build (declared Builder, dispatched to ConvBuilder.build) ->
+    # self._build_inner, a method only ConvBuilder has: rows [n_real:n_pad] of
+    # `seq_lens[:n_pad]` are never reset (line 22, the metadata constructor)
+    assert (22, "seq_lens") in _findings(tmp_path, RUNNER.replace("{RESET}", "pass"))
+
+
+def test_with_the_reset_in_the_helper_it_is_quiet(tmp_path):
+    assert _findings(tmp_path, RUNNER.replace("{RESET}", "self.seq_lens[n_real:n_pad] = 0")) == []
+
+
+SUPER = """\
+import torch
+from dataclasses import dataclass
+
+
+@dataclass
+class CommonAttentionMetadata:
+    seq_lens: torch.Tensor
+
+
+class Base:
+    def __init__(self, n):
+        self.seq_lens = torch.zeros(n, dtype=torch.int32)
+
+    def _reset(self, n_real, n_pad):
+        pass
+
+    def build(self, n_real, n_pad):
+        self.seq_lens[:n_real] = 1
+        self._reset(n_real, n_pad)
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:n_pad])
+
+
+class Child(Base):
+    def _reset(self, n_real, n_pad):
+        self.seq_lens[n_real:n_pad] = 0
+
+    def build(self, n_real, n_pad):
+        return super().build(n_real, n_pad)
+
+
+class Runner:
+    def __init__(self, builder: Child):
+        self.builder = builder
+
+    def execute_model(self, num_reqs, num_reqs_padded):
+        return self.builder.build(num_reqs, num_reqs_padded)
+"""
+
+
+def test_super_keeps_self_of_the_subclass(tmp_path):
+    # Child.build -> super().build (Base.build) -> self._reset: self is still a Child, so
+    # Child._reset runs and resets the padding rows: quiet.  Were `self` narrowed to Base
+    # inside Base.build, Base._reset (no reset) would run and line 20 would be reported.
+    assert _findings(tmp_path, SUPER) == []
+    # and the check is not vacuous: without Child's reset, line 20 is reported
+    assert (20, "seq_lens") in _findings(tmp_path, SUPER.replace("self.seq_lens[n_real:n_pad] = 0", "pass"))
