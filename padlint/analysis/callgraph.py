@@ -67,7 +67,7 @@ class CallGraph:
         self._relevant: dict[str, bool] = {}
         self._sinkward: dict[str, bool] = {}
         self._callers: dict[str, list[FunctionInfo]] = {}
-        self._graph_bound: dict[str, tuple[tuple[str, str, str, int], ...]] = {}
+        self._graph_bound: dict[str, tuple[tuple[str, str], ...]] = {}
         self._builder_out: dict[str, dict[str, ClassInfo]] = {}
         # the last names of the profile's replay calls (`_replay_graph` of `*._replay_graph`)
         self._replay_names = tuple({p.rsplit(".", 1)[-1].strip("*") for p in profile.graph_replay} - {""})
@@ -452,7 +452,7 @@ class CallGraph:
                 return True
         return False
 
-    def graph_bound(self, cls: ClassInfo) -> tuple[tuple[str, str, str, int], ...]:
+    def graph_bound(self, cls: ClassInfo) -> tuple[tuple[str, str, str], ...]:
         """Persistent buffers a CUDA graph captured by this class reads at every replay:
         ``(attribute path, field, bound)`` for each slice ``self.X[:n]`` (also through a local
         alias, ``buffers = self.buffers; buffers.x[:n]``: path ``buffers.x``) in a method that
@@ -460,11 +460,11 @@ class CallGraph:
         ``[graphs] capture``), ``field`` being the keyword it is passed under (or the attribute
         name) and ``bound`` the name ``n`` when it is one (the replay reads rows up to that
         count: a token buffer sliced ``[:num_tokens]`` is read up to the replay's
-        ``num_tokens``), and the dimension it bounds (1 for ``self.mrope_positions[:, :n]``)."""
+        ``num_tokens``)."""
         v = self._graph_bound.get(cls.key)
         if v is not None:
             return v
-        out: dict[str, tuple[str, str, int]] = {}
+        out: dict[str, tuple[str, str]] = {}
         capture = self.profile.graph_capture
         for c in self.project.mro(cls):
             for m in c.methods.values():
@@ -477,14 +477,14 @@ class CallGraph:
                 aliases = _self_aliases(m.node)
                 for sub in ast.walk(m.node):
                     if isinstance(sub, ast.keyword) and sub.arg and (attr := _self_slice(sub.value, aliases)):
-                        out.setdefault(attr, (sub.arg, *_bound_name(sub.value)))
+                        out.setdefault(attr, (sub.arg, _bound_name(sub.value)))
                 for sub in ast.walk(m.node):
                     attr = _self_slice(sub, aliases) if isinstance(sub, ast.Subscript) else None
                     if attr:
-                        out.setdefault(attr, (attr.rsplit(".", 1)[-1], *_bound_name(sub)))
+                        out.setdefault(attr, (attr.rsplit(".", 1)[-1], _bound_name(sub)))
         host = self.profile.graph_host
         v = self._graph_bound[cls.key] = tuple(sorted(
-            (a, f, b, d) for a, (f, b, d) in out.items()
+            (a, f, b) for a, (f, b) in out.items()
             if not any(fnmatch.fnmatchcase(a.rsplit(".", 1)[-1], pat) for pat in host)))
         return v
 
@@ -602,25 +602,11 @@ class CallGraph:
         return v
 
 
-def _row_slice(node: ast.Subscript) -> tuple[ast.AST, int] | None:
-    """``(n, d)`` for a slice from row 0 ``[:n]`` (d 0), or one along a later dimension after
-    whole ones, ``[:, :n]`` (d 1, the token dimension of M-RoPE positions), else None."""
-    sl = node.slice
-    dims = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
-    *lead, last = dims
-    if not all(isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None for e in lead):
-        return None
-    if isinstance(last, ast.Slice) and last.lower is None and last.upper is not None and last.step is None:
-        return last.upper, len(lead)
-    return None
-
-
 def _self_slice(node: ast.AST, aliases: dict[str, str] | None = None) -> str | None:
-    """``X`` for ``self.X[:n]`` (a slice from row 0; also ``self.X[:, :n]``), ``a.x`` for
-    ``self.a.x[:n]`` or for ``b.x[:n]`` with ``b`` a local alias of ``self.a`` (``aliases``),
-    else None."""
-    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
-            and _row_slice(node) is not None):
+    """``X`` for ``self.X[:n]`` (a slice from row 0), ``a.x`` for ``self.a.x[:n]`` or for
+    ``b.x[:n]`` with ``b`` a local alias of ``self.a`` (``aliases``), else None."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and node.slice.lower is None
+            and node.slice.upper is not None and isinstance(node.value, ast.Attribute)):
         return None
     d = _dotted(node.value) or ""
     head, _, rest = d.partition(".")
@@ -647,13 +633,9 @@ def _self_aliases(fn: ast.AST) -> dict[str, str]:
     return out
 
 
-def _bound_name(node: ast.Subscript) -> tuple[str, int]:
-    """The bound's name (when it is one) and the dimension it bounds."""
-    rs = _row_slice(node)
-    if rs is None:
-        return "", 0
-    upper, dim = rs
-    return (upper.id if isinstance(upper, ast.Name) else ""), dim
+def _bound_name(node: ast.Subscript) -> str:
+    upper = node.slice.upper if isinstance(node.slice, ast.Slice) else None
+    return upper.id if isinstance(upper, ast.Name) else ""
 
 
 def _functions(mod: ModuleInfo):

@@ -1764,13 +1764,11 @@ class Interpreter:
         by_axis: dict[str, set] = {}
         if count is None:
             for canon, name in self._names_in_scope(frame, state)[1].items():
-                # a derived count (`num_tokens = bs * self.width`: canon `raw_bs*self.width_padded`)
-                # is on the axis of the name the code gives it
-                axis = self.p.count_axis(canon) or self.p.count_axis(name)
+                axis = self.p.count_axis(canon)
                 if axis:
                     by_axis.setdefault(axis, set()).add((canon, name))
         line = frame.seg.line(node, frame.stmt)
-        for attr, fld, bound, dim in bound_all:
+        for attr, fld, bound in bound_all:
             if count is not None:
                 # rows up to the count the capture sliced with, as the replay's code names it
                 # (`[:num_tokens]` for a token buffer), else up to the graph's own index
@@ -1784,11 +1782,11 @@ class Interpreter:
                     continue
                 canon, name = next(iter(cands))
                 c = Count(canon, 0, name)
-            c = replace(c, unpadded=self._no_padding(c.canon, state, frame), dim=dim)
+            c = replace(c, unpadded=self._no_padding(c.canon, state, frame))
             loc = "self"
             for part in attr.split("."):
                 loc = self._attr_loc(loc, part)
-            ref = Ref(loc, c, f"self.{attr}[{':, ' * dim}:{c.written}]", line, True, path=frame.path)
+            ref = Ref(loc, c, f"self.{attr}[:{c.written}]", line, True, path=frame.path)
             key = self._kwkeys.get((id(node), "replay:" + attr))
             if key is None:
                 key = self._kwkeys[(id(node), "replay:" + attr)] = _KwargsKey(node, fld)
