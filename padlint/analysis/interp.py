@@ -2895,6 +2895,17 @@ class Interpreter:
         is_self = isinstance(recv_node, cst.Name) and recv_node.value == "self"
         found = self.graph.methods_of(list(classes.values()), name, subclasses=not is_self)
         targets = [t for t in found if self.graph.relevant(t)]
+        if len(targets) > 1 and any(t.key in self._stack for t in targets):
+            # a composite: an implementation of the interface dispatches on the same interface
+            # (`HybridAttnBackend.init_forward_metadata` calls
+            # `self.full_attn_backend.init_forward_metadata(...)`, declared `AttentionBackend`,
+            # whose implementations include itself).  Each implementation is interpreted where
+            # the outer dispatch reaches it; dispatching to all of them again from inside would
+            # nest every implementation in every composite (exponential in the number of
+            # composites).  Not followed here; a dispatch whose implementations are all
+            # inactive (`Worker.execute_model` to its runners) and a delegation to one
+            # implementation (`MultiGroupBlockTable.commit_block_table`) are.
+            return None
         if not targets:
             # nothing to follow, but the result's class may be known: `self.get_builder(i)` with
             # `-> AttentionMetadataBuilder` gives an object whose methods are followed

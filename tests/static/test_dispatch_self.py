@@ -119,3 +119,81 @@ def test_super_keeps_self_of_the_subclass(tmp_path):
     assert _findings(tmp_path, SUPER) == []
     # and the check is not vacuous: without Child's reset, line 20 is reported
     assert (20, "seq_lens") in _findings(tmp_path, SUPER.replace("self.seq_lens[n_real:n_pad] = 0", "pass"))
+
+
+def _composites(n: int, reset: bool) -> str:
+    """A runner dispatching on a declared backend base whose implementations are one leaf and
+    ``n`` composites, each holding two children declared as the base (SGLang's hybrid
+    attention backends)."""
+    reset_line = "self.seq_lens[n_real:n_pad] = 0" if reset else "pass"
+    parts = [f'''\
+import torch
+from dataclasses import dataclass
+
+
+@dataclass
+class CommonAttentionMetadata:
+    seq_lens: torch.Tensor
+
+
+class Backend:
+    def init_forward_metadata(self, n_real, n_pad):
+        raise NotImplementedError
+
+
+class Leaf(Backend):
+    def __init__(self, n):
+        self.seq_lens = torch.zeros(n, dtype=torch.int32)
+
+    def init_forward_metadata(self, n_real, n_pad):
+        self.seq_lens[:n_real] = 1
+        {reset_line}
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:n_pad])
+''']
+    for i in range(n):
+        parts.append(f'''
+
+class Composite{i}(Backend):
+    def __init__(self, a: Backend, b: Backend):
+        self.a = a
+        self.b = b
+
+    def init_forward_metadata(self, n_real, n_pad):
+        self.a.init_forward_metadata(n_real, n_pad)
+        return self.b.init_forward_metadata(n_real, n_pad)
+''')
+    parts.append('''
+
+class Runner:
+    def __init__(self, backend: Backend):
+        self.backend = backend
+
+    def replay(self, raw_bs, bs):
+        return self.backend.init_forward_metadata(raw_bs, bs)
+''')
+    return "".join(parts)
+
+
+def test_composites_are_not_nested_in_each_other(tmp_path, monkeypatch):
+    # 1 leaf and 6 composites, each with two children declared as the base.  Dispatching again
+    # from inside a composite would interpret every implementation under every composite, down
+    # to the depth limit (7 ** depth calls).  Each implementation is interpreted where the
+    # runner's dispatch reaches it: the composites' own dispatches are not followed, so the
+    # runner's one call reaches the 7 implementations once each.
+    import padlint.analysis.interp as interp
+
+    calls: list[str] = []
+    real_call = interp.Interpreter._call
+
+    def counting(self, fn, *a, **k):
+        if fn is not None:
+            calls.append(fn.name)
+        return real_call(self, fn, *a, **k)
+
+    monkeypatch.setattr(interp.Interpreter, "_call", counting)
+    found = _findings(tmp_path, _composites(6, reset=False))
+    # the leaf's unreset tail is still reported (line 22, its metadata constructor)
+    assert (22, "seq_lens") in found
+    assert calls.count("init_forward_metadata") <= 7 * 2  # once per implementation and entry
+    calls.clear()
+    assert _findings(tmp_path, _composites(6, reset=True)) == []
