@@ -2927,10 +2927,12 @@ class Interpreter:
                              and (m := self.project.find_method(c, fn.name)) is not None and m.key == fn.key)
             if keep:
                 out.add(replace(r, types=keep) if keep != r.types else r)
-            elif len(r.types) >= 2 or (r.types and r.types <= bases):
+            elif len(r.types) >= 2 or (r.types and r.types <= bases and self.graph.sinkward(fn)):
                 # declared as a base of fn's class (`builder: AttentionMetadataBuilder`), dispatched
-                # to a subclass's override: inside it, `self` is of that subclass, so its own
-                # methods (`self._build_non_spec_metadata()`) resolve
+                # to a subclass's override that reaches a sink: inside it, `self` is of that
+                # subclass, so its own methods (`self._build_non_spec_metadata()`) resolve.  An
+                # override that reaches no sink keeps the declared class (its helpers are not
+                # followed: SGLang's scheduler reached every prefix cache's eviction internals)
                 out.add(replace(r, types=frozenset({fn.owner})))
             else:
                 out.add(r)  # `super().m()`: `self` keeps its own class
