@@ -406,6 +406,9 @@ class Interpreter:
         self.hits: dict[tuple[int, str], SinkHit] = {}
         self.clean_hits: dict[tuple[int, str], list[tuple[tuple[int, str, str], ...]]] = {}
         self._stack: list[str] = []
+        # functions active on the stack that a dispatch over several implementations entered
+        # (a composite among them is not dispatched into again: see `_resolve_callee`)
+        self._via_dispatch: dict[str, int] = {}
         self._real_for = profile.is_real_for
         self._helpers = dict(profile.reset_helpers)
         self._kernel_stores: dict[str, tuple] = {}  # kernel key -> its tail stores
@@ -1633,7 +1636,7 @@ class Interpreter:
                 target, dim = node.value.func.value, int(node.slice[0].slice.value.value, 0)
         elif isinstance(node, cst.Call):
             fn = node.func
-            if isinstance(fn, cst.Name) and fn.value == "len" and len(node.args) == 1:
+            if isinstance(fn, cst.Name) and fn.value == "len" and len(node.args) == 1 and not node.args[0].star:
                 target = node.args[0].value
             elif isinstance(fn, cst.Attribute) and fn.attr.value == "numel" and not node.args:
                 target = fn.value
@@ -1645,13 +1648,15 @@ class Interpreter:
         v = self._eval_quiet(target, state)
         if not isinstance(v, Refs) or not v.refs or v.maybe_none:
             return None
+        if any(r.width for r in v.refs):
+            return None  # widened to a consumer's declared width: not the view's own length
         counts = {r.count for r in v.refs}
         if len(counts) != 1:
             return None
         c = next(iter(counts))
         if c is None or not c.canon or c.dim != dim:
             return None
-        return Count(c.canon, c.offset, self._text(node))
+        return replace(c, written=self._text(node))
 
     def _text(self, node: cst.CSTNode) -> str:
         key = id(node)
@@ -2895,16 +2900,17 @@ class Interpreter:
         is_self = isinstance(recv_node, cst.Name) and recv_node.value == "self"
         found = self.graph.methods_of(list(classes.values()), name, subclasses=not is_self)
         targets = [t for t in found if self.graph.relevant(t)]
-        if len(targets) > 1 and any(t.key in self._stack for t in targets):
+        if len(targets) > 1 and any(self._via_dispatch.get(t.key) for t in targets):
             # a composite: an implementation of the interface dispatches on the same interface
             # (`HybridAttnBackend.init_forward_metadata` calls
             # `self.full_attn_backend.init_forward_metadata(...)`, declared `AttentionBackend`,
             # whose implementations include itself).  Each implementation is interpreted where
             # the outer dispatch reaches it; dispatching to all of them again from inside would
             # nest every implementation in every composite (exponential in the number of
-            # composites).  Not followed here; a dispatch whose implementations are all
-            # inactive (`Worker.execute_model` to its runners) and a delegation to one
-            # implementation (`MultiGroupBlockTable.commit_block_table`) are.
+            # composites).  Not followed here; a dispatch whose implementations were not
+            # entered by a dispatch (`Worker.execute_model` to its runners, a wrapper the
+            # caller declares by its own class) and a delegation to one implementation
+            # (`MultiGroupBlockTable.commit_block_table`) are.
             return None
         if not targets:
             # nothing to follow, but the result's class may be known: `self.get_builder(i)` with
@@ -2954,7 +2960,11 @@ class Interpreter:
         value: AVal | None = None
         for fn, recv in key:
             branch = state.copy()
-            v = self._call(fn, None, node, arg_vals, self._narrow(recv, fn), frame, branch)
+            self._via_dispatch[fn.key] = self._via_dispatch.get(fn.key, 0) + 1
+            try:
+                v = self._call(fn, None, node, arg_vals, self._narrow(recv, fn), frame, branch)
+            finally:
+                self._via_dispatch[fn.key] -= 1
             ends.append(branch)
             value = join_vals(value, v)
         joined = State.join(ends)

@@ -87,7 +87,7 @@ class Base:
         self.seq_lens = torch.zeros(n, dtype=torch.int32)
 
     def _reset(self, n_real, n_pad):
-        pass
+        {BASE_RESET}
 
     def build(self, n_real, n_pad):
         self.seq_lens[:n_real] = 1
@@ -97,28 +97,34 @@ class Base:
 
 class Child(Base):
     def _reset(self, n_real, n_pad):
-        self.seq_lens[n_real:n_pad] = 0
+        {CHILD_RESET}
 
     def build(self, n_real, n_pad):
         return super().build(n_real, n_pad)
 
 
 class Runner:
-    def __init__(self, builder: Child):
+    def __init__(self, builder: Base):
         self.builder = builder
 
     def execute_model(self, num_reqs, num_reqs_padded):
         return self.builder.build(num_reqs, num_reqs_padded)
 """
 
+_RESET = "self.seq_lens[n_real:n_pad] = 0"
+
 
 def test_super_keeps_self_of_the_subclass(tmp_path):
-    # Child.build -> super().build (Base.build) -> self._reset: self is still a Child, so
-    # Child._reset runs and resets the padding rows: quiet.  Were `self` narrowed to Base
-    # inside Base.build, Base._reset (no reset) would run and line 20 would be reported.
-    assert _findings(tmp_path, SUPER) == []
-    # and the check is not vacuous: without Child's reset, line 20 is reported
-    assert (20, "seq_lens") in _findings(tmp_path, SUPER.replace("self.seq_lens[n_real:n_pad] = 0", "pass"))
+    # the runner declares `Base` and dispatches to `Child.build` too, whose `super().build`
+    # (Base.build) calls `self._reset`: there `self` is still a Child, so Child's `_reset` runs.
+    # Child's does nothing and Base's resets: Child's path leaves rows [n_real:n_pad] stale
+    # (line 20, the constructor in Base.build).  Were `self` narrowed to Base inside the
+    # `super()` call, Base's reset would run on that path too and nothing would be reported.
+    text = SUPER.replace("{BASE_RESET}", _RESET).replace("{CHILD_RESET}", "pass")
+    assert (20, "seq_lens") in _findings(tmp_path, text)
+    # both reset: quiet
+    text = SUPER.replace("{BASE_RESET}", _RESET).replace("{CHILD_RESET}", _RESET)
+    assert _findings(tmp_path, text) == []
 
 
 def _composites(n: int, reset: bool) -> str:
@@ -195,5 +201,52 @@ def test_composites_are_not_nested_in_each_other(tmp_path, monkeypatch):
     # the leaf's unreset tail is still reported (line 22, its metadata constructor)
     assert (22, "seq_lens") in found
     assert calls.count("init_forward_metadata") <= 7 * 2  # once per implementation and entry
-    calls.clear()
     assert _findings(tmp_path, _composites(6, reset=True)) == []
+
+
+WRAPPER = """\
+import torch
+from dataclasses import dataclass
+
+
+@dataclass
+class CommonAttentionMetadata:
+    seq_lens: torch.Tensor
+
+
+class Backend:
+    def init_forward_metadata(self, n_real, n_pad):
+        raise NotImplementedError
+
+
+class Leaf(Backend):
+    def __init__(self, n):
+        self.seq_lens = torch.zeros(n, dtype=torch.int32)
+
+    def init_forward_metadata(self, n_real, n_pad):
+        self.seq_lens[:n_real] = 1
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:n_pad])
+
+
+class Wrapper(Backend):
+    def __init__(self, inner: Backend):
+        self.inner = inner
+
+    def init_forward_metadata(self, n_real, n_pad):
+        return self.inner.init_forward_metadata(n_real, n_pad)
+
+
+class Runner:
+    def __init__(self, backend: Wrapper):
+        self.backend = backend
+
+    def replay(self, raw_bs, bs):
+        return self.backend.init_forward_metadata(raw_bs, bs)
+"""
+
+
+def test_a_wrapper_entered_directly_still_dispatches_to_its_inner_backend(tmp_path):
+    # the runner declares the wrapper by its own class: `Wrapper.init_forward_metadata` is
+    # entered by a plain call, not by a dispatch over implementations, so its dispatch on
+    # `self.inner: Backend` is followed and reaches the leaf's unreset tail (line 21)
+    assert (21, "seq_lens") in _findings(tmp_path, WRAPPER)
