@@ -127,12 +127,9 @@ def test_super_keeps_self_of_the_subclass(tmp_path):
     assert _findings(tmp_path, text) == []
 
 
-def _composites(n: int, reset: bool) -> str:
-    """A runner dispatching on a declared backend base whose implementations are one leaf and
-    ``n`` composites, each holding two children declared as the base (SGLang's hybrid
-    attention backends)."""
-    reset_line = "self.seq_lens[n_real:n_pad] = 0" if reset else "pass"
-    parts = [f'''\
+# a backend interface and one leaf implementation whose metadata slice is reset by {RESET}
+# (the leaf's metadata constructor is on line 22)
+_BACKENDS = """\
 import torch
 from dataclasses import dataclass
 
@@ -153,9 +150,17 @@ class Leaf(Backend):
 
     def init_forward_metadata(self, n_real, n_pad):
         self.seq_lens[:n_real] = 1
-        {reset_line}
+        {RESET}
         return CommonAttentionMetadata(seq_lens=self.seq_lens[:n_pad])
-''']
+"""
+
+
+def _composites(n: int, reset: bool) -> str:
+    """A runner dispatching on a declared backend base whose implementations are one leaf and
+    ``n`` composites, each holding two children declared as the base (SGLang's hybrid
+    attention backends)."""
+    reset_line = "self.seq_lens[n_real:n_pad] = 0" if reset else "pass"
+    parts = [_BACKENDS.replace("{RESET}", reset_line)]
     for i in range(n):
         parts.append(f'''
 
@@ -204,29 +209,7 @@ def test_composites_are_not_nested_in_each_other(tmp_path, monkeypatch):
     assert _findings(tmp_path, _composites(6, reset=True)) == []
 
 
-WRAPPER = """\
-import torch
-from dataclasses import dataclass
-
-
-@dataclass
-class CommonAttentionMetadata:
-    seq_lens: torch.Tensor
-
-
-class Backend:
-    def init_forward_metadata(self, n_real, n_pad):
-        raise NotImplementedError
-
-
-class Leaf(Backend):
-    def __init__(self, n):
-        self.seq_lens = torch.zeros(n, dtype=torch.int32)
-
-    def init_forward_metadata(self, n_real, n_pad):
-        self.seq_lens[:n_real] = 1
-        return CommonAttentionMetadata(seq_lens=self.seq_lens[:n_pad])
-
+WRAPPER = _BACKENDS.replace("{RESET}", "pass") + """
 
 class Wrapper(Backend):
     def __init__(self, inner: Backend):
@@ -248,5 +231,5 @@ class Runner:
 def test_a_wrapper_entered_directly_still_dispatches_to_its_inner_backend(tmp_path):
     # the runner declares the wrapper by its own class: `Wrapper.init_forward_metadata` is
     # entered by a plain call, not by a dispatch over implementations, so its dispatch on
-    # `self.inner: Backend` is followed and reaches the leaf's unreset tail (line 21)
-    assert (21, "seq_lens") in _findings(tmp_path, WRAPPER)
+    # `self.inner: Backend` is followed and reaches the leaf's unreset tail (line 22)
+    assert (22, "seq_lens") in _findings(tmp_path, WRAPPER)
