@@ -72,7 +72,7 @@ class CallGraph:
         # the last names of the profile's replay calls (`_replay_graph` of `*._replay_graph`)
         self._replay_names = tuple({p.rsplit(".", 1)[-1].strip("*") for p in profile.graph_replay} - {""})
         self._slots: dict[str, tuple[tuple[str, str, str, str], ...]] = {}
-        # a module is parsed to resolve a name only if its text mentions a count (real or
+        # a module is searched for callers only if its text mentions a count (real or
         # padded), a sink, a device copy, a padded getter or a reset helper: a module that only
         # fills tensors of its own (`torch.empty`, `.fill_`) cannot touch the padding rows of a
         # persistent buffer it is handed without a count to bound them

@@ -15,6 +15,7 @@ import warnings
 from dataclasses import dataclass
 
 from padlint.analysis.callgraph import CallGraph, module_functions
+from padlint.analysis.index import may_matter
 from padlint.analysis.interp import Interpreter
 from padlint.analysis.project import FunctionInfo, Project
 from padlint.model import Finding
@@ -48,6 +49,38 @@ def _syntax_error(path: str, text: str) -> AnalysisSyntaxError | None:
     except ValueError as e:  # null bytes
         return AnalysisSyntaxError(f"cannot parse: {e}")
     return None
+
+
+def _feeds_a_sink(graph: CallGraph, fn: FunctionInfo) -> bool:
+    """``fn`` reaches no sink itself but a caller does: what ``fn`` writes or returns (a padded
+    view in a batch object, a reset of a persistent buffer) reaches the sink through the
+    caller (MRV2 ``PCPManager.partition_batch`` builds the local batch the runner hands to
+    ``model_state.prepare_attn``).  Such a function is searched for entry points too, so
+    that checking its file alone sees what checking the whole tree sees."""
+    return any(graph.sinkward(c) for c in graph.callers(fn) if c.key != fn.key)
+
+
+def _some_module_unchecked(project: Project, profile: Profile, checked: set[str]) -> bool:
+    """Whether a module of the project that could start an entry-point search (its text
+    mentions a sink or a padded count: :func:`padlint.analysis.index.may_matter`, the
+    prefilter's own test) is not among the checked ones (pre-commit's few files, a file
+    checked alone)."""
+    return any(key not in checked and may_matter(project.text_of(key, path), profile)
+               for key, path in project.files())
+
+
+def _called_from(graph: CallGraph, roots: list[FunctionInfo]) -> set[str]:
+    """Keys of the relevant functions that ``roots`` reach by calls (the call graph's memoised
+    callees; irrelevant functions are not followed, as in the interpreter)."""
+    seen: set[str] = set()
+    stack = list(roots)
+    while stack:
+        f = stack.pop()
+        for c in graph.callees(f):
+            if c.key not in seen and graph.relevant(c):
+                seen.add(c.key)
+                stack.append(c)
+    return seen
 
 
 def find_entries(graph: CallGraph, seeds: list[FunctionInfo]) -> list[FunctionInfo]:
@@ -134,6 +167,7 @@ def check_project(sources: list[Source], profile: Profile, *, seeds: set[str] | 
     out: dict[str, list[Finding] | AnalysisSyntaxError] = {}
     graph = CallGraph(project, profile)
     candidates: list[FunctionInfo] = []
+    feeders: list[FunctionInfo] = []
     for s in seed_paths:
         mod = project.module(keys[s.path])
         if mod is None:
@@ -142,8 +176,15 @@ def check_project(sources: list[Source], profile: Profile, *, seeds: set[str] | 
                 out[s.path] = err
             continue
         for fn in module_functions(mod):
-            if graph.sinkward(fn) and graph.relevant(fn):
-                candidates.append(fn)
+            if graph.relevant(fn):
+                (candidates if graph.sinkward(fn) else feeders).append(fn)
+    if feeders and _some_module_unchecked(project, profile, set(keys.values())):
+        # a function the candidates call is reached from their entry points anyway; the others
+        # are searched for a caller that reaches a sink in a module not checked.  (When every
+        # module that could start a search is checked, such a caller's own sinkward callee is a
+        # candidate, so the caller is found upward from it: nothing to search.)
+        below = _called_from(graph, candidates)
+        candidates += [fn for fn in feeders if fn.key not in below and _feeds_a_sink(graph, fn)]
     interp = Interpreter(profile, project, graph)
     for entry in find_entries(graph, candidates):
         interp.run_entry(entry)

@@ -1100,6 +1100,8 @@ class Interpreter:
                 c = self._count_rhs(value_node, target.value, state)
                 if c is not None:
                     value = c
+                elif isinstance(value, UnknownVal) and self._paired_here(target.value, frame):
+                    value = CountVal(target.value)
             if isinstance(value, CountVal) and value.canon is not None:
                 frame.known.add(value.canon)
                 if isinstance(value_node, cst.Attribute) and self.p.is_padded_name(value_node.attr.value):
@@ -1560,6 +1562,13 @@ class Interpreter:
 
     def _known_count(self, name: str) -> bool:
         return self.p.is_padded_name(name) or any(name in pair.real for pair in self.p.counts)
+
+    def _paired_here(self, name: str, frame: Frame) -> bool:
+        """``name`` is a real count because the function also names its padded partner: a
+        number bound to ``num_logits`` in a function that slices ``[:num_logits_padded]`` is
+        the real count of that pair (the ``X``/``X_padded`` rule), whatever the profile lists."""
+        return bool(name) and not self.p.is_padded_name(name) \
+            and f"{name}_padded" in self._names_used(frame.seg.func)
 
     @staticmethod
     def _is_zero(node) -> bool:

@@ -368,7 +368,8 @@ class Project:
         self._class_attr_memo: dict[tuple[str, str], list[ClassInfo]] = {}
         self._located: dict[str, tuple[str, bool] | None] = {}
         self._mro: dict[str, list[ClassInfo]] = {}
-        # modules whose text cannot matter (see :meth:`set_text_filter`) are not parsed to resolve names
+        # modules whose text cannot matter (see :meth:`set_text_filter`) are not searched for callers
+        # nor parsed for the classes they define
         self._may_matter: Callable[[str], bool] | None = None
         self._strict: Callable[[str], bool] | None = None
 
@@ -459,7 +460,11 @@ class Project:
                 sub = self.module(f"{src}.{attr}") if self._exists(f"{src}.{attr}") else None
                 if sub is not None:
                     target = sub
-                elif self.text_may_matter(src):
+                elif self.text_may_matter(src) or not self._defines_class(src, attr):
+                    # a module that mentions nothing relevant is still read for a function or a
+                    # name it re-exports: a factory there (`init_model_state() -> ModelState` in a
+                    # package `__init__`) gives the classes of what it returns.  A class defined
+                    # there has no method that matters and is not parsed for
                     other = self.module(src)
                     if other is not None and other is not mod:
                         target = self.resolve(other, attr, depth + 1)
@@ -491,12 +496,20 @@ class Project:
     def set_text_filter(self, may_matter: Callable[[str], bool],
                         strict: Callable[[str], bool] | None = None) -> None:
         """``may_matter(text)``: False when nothing in a module's text can matter to the
-        analysis; such a module is not parsed just to resolve a name imported from it.
+        analysis; such a module is not searched for callers, nor parsed to resolve a class
+        it defines (a function or a re-exported name imported from it is still resolved: a
+        factory there gives the classes of what it returns).
         ``strict(text)``: False when a module mentions no padded count and no sink; its
         overrides of a method are not dispatch targets."""
         self._may_matter = may_matter
         self._strict = strict
         self._subclass_memo.clear()
+
+    def _defines_class(self, key: str, name: str) -> bool:
+        """Whether the text of module ``key`` (read by :meth:`text_may_matter`) defines a
+        top-level class ``name``."""
+        text = self._texts.get(key) or ""
+        return re.search(rf"^class\s+{re.escape(name)}\b", text, re.M) is not None
 
     def text_may_matter(self, key: str) -> bool:
         if self._may_matter is None or key in self._modules or key in self._sources:

@@ -1,0 +1,97 @@
+"""A function that reaches no sink itself but whose caller does is searched for entry points
+(issue 8: "pre-commit passes a few files"; the mutation test checks one file at a time).
+
+The shape is vLLM 0.33.0 Model Runner V2's ``PCPManager.partition_batch``
+(``v1/worker/gpu/pcp_manager.py``): it takes ``seq_lens = input_buffers.seq_lens[:num_reqs_after_padding]``,
+writes the local requests' rows, resets the rest (``seq_lens[num_local_reqs:].zero_()``) and
+returns a new batch; the runner hands that batch to the attention metadata.  Entry points were
+searched only from functions that reach a sink, so checking ``pcp_manager.py`` alone
+interpreted nothing there and deleting the reset went unnoticed, while a whole-tree run (which
+enters through the runner) saw it.  Written from scratch; expected findings reasoned in each
+test.
+"""
+
+from __future__ import annotations
+
+from padlint.analysis.engine import Source, check_project
+from padlint.profile import load_profile
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/runner.py": '''\
+import torch
+from dataclasses import dataclass
+
+from pkg.local import LocalManager
+
+
+@dataclass
+class CommonAttentionMetadata:
+    seq_lens: torch.Tensor
+    num_reqs: int
+
+
+class Runner:
+    def __init__(self, n):
+        self.local = LocalManager(n)
+
+    def execute_model(self, lens, num_reqs, num_reqs_after_padding):
+        seq_lens, n = self.local.partition_batch(lens, num_reqs, num_reqs_after_padding)
+        return CommonAttentionMetadata(seq_lens=seq_lens, num_reqs=n)
+''',
+    # no sink here: what partition_batch returns reaches one in the runner
+    "pkg/local.py": '''\
+import torch
+
+
+class LocalManager:
+    def __init__(self, n):
+        self.seq_lens = torch.zeros(n, dtype=torch.int32)
+
+    def partition_batch(self, lens, num_reqs, num_reqs_after_padding):
+        num_local_reqs = num_reqs // 2
+        seq_lens = self.seq_lens[:num_reqs_after_padding]
+        seq_lens[:num_local_reqs].copy_(lens[:num_local_reqs])
+        {RESET}
+        return seq_lens, num_reqs_after_padding
+''',
+}
+
+
+def _findings(tmp_path, reset: str = "pass"):
+    for rel, text in FILES.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text.replace("{RESET}", reset), encoding="utf-8")
+    local = tmp_path / "pkg" / "local.py"
+    # only local.py is checked; the runner is read as context
+    res = check_project([Source(str(local), local.read_text(encoding="utf-8"))], load_profile("vllm"))
+    return [(f.line, f.field, f.message) for fs in res.values() if isinstance(fs, list) for f in fs]
+
+
+def test_a_padded_view_returned_to_a_sinkward_caller_is_checked_from_its_own_file(tmp_path):
+    # Runner.execute_model -> partition_batch: rows [num_local_reqs:num_reqs_after_padding] of
+    # `seq_lens[:num_reqs_after_padding]` (local.py line 10) are not written on this step and
+    # reach CommonAttentionMetadata(seq_lens=) in runner.py: one finding, at the padded slice
+    got = _findings(tmp_path)
+    assert [(line, fld) for line, fld, _m in got] == [(10, "seq_lens")]
+    assert "runner.py" in got[0][2]
+
+
+def test_with_the_local_reset_it_is_quiet(tmp_path):
+    assert _findings(tmp_path, reset="seq_lens[num_local_reqs:].zero_()") == []
+
+
+def test_checked_together_the_runner_finds_it_from_its_own_entry(tmp_path):
+    # both files checked (a tree run): no module is left to search for callers; the runner's
+    # execute_model is an entry point of its own and reaches partition_batch: the same stale
+    # rows, reported at the sink (runner.py line 19) now that its file is checked
+    for rel, text in FILES.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text.replace("{RESET}", "pass"), encoding="utf-8")
+    srcs = [Source(str(tmp_path / "pkg" / n), (tmp_path / "pkg" / n).read_text(encoding="utf-8"))
+            for n in ("local.py", "runner.py", "__init__.py")]
+    res = check_project(srcs, load_profile("vllm"))
+    got = [(f.path.rsplit("/", 1)[-1], f.line, f.field) for fs in res.values() if isinstance(fs, list) for f in fs]
+    assert got == [("runner.py", 19, "seq_lens")]
