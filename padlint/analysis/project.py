@@ -369,7 +369,7 @@ class Project:
         self._located: dict[str, tuple[str, bool] | None] = {}
         self._mro: dict[str, list[ClassInfo]] = {}
         # modules whose text cannot matter (see :meth:`set_text_filter`) are not searched for callers
-        # nor parsed for the classes they define
+        # nor parsed to resolve names (except an attribute's factory)
         self._may_matter: Callable[[str], bool] | None = None
         self._strict: Callable[[str], bool] | None = None
 
@@ -441,9 +441,13 @@ class Project:
         return info
 
     # ---------------------------------------------------------- resolution
-    def resolve(self, mod: ModuleInfo, dotted: str, depth: int = 0):
+    def resolve(self, mod: ModuleInfo, dotted: str, depth: int = 0, *, factory: bool = False):
         """What a dotted name written in ``mod`` denotes at module level:
-        a :class:`ClassInfo`, a :class:`FunctionInfo`, a :class:`ModuleInfo`, or None."""
+        a :class:`ClassInfo`, a :class:`FunctionInfo`, a :class:`ModuleInfo`, or None.
+
+        ``factory``: the name gives an attribute its class (``self.x = make_x(...)``), so a
+        module that mentions nothing relevant is still read for a function or a name it
+        re-exports (a factory there gives the classes it returns)."""
         if depth > 8:
             return None
         head, _, rest = dotted.partition(".")
@@ -460,14 +464,14 @@ class Project:
                 sub = self.module(f"{src}.{attr}") if self._exists(f"{src}.{attr}") else None
                 if sub is not None:
                     target = sub
-                elif self.text_may_matter(src) or not self._defines_class(src, attr):
-                    # a module that mentions nothing relevant is still read for a function or a
-                    # name it re-exports: a factory there (`init_model_state() -> ModelState` in a
-                    # package `__init__`) gives the classes of what it returns.  A class defined
-                    # there has no method that matters and is not parsed for
+                elif self.text_may_matter(src) or (factory and not self._defines_class(src, attr)):
+                    # an attribute's factory in a module that mentions nothing relevant
+                    # (`init_model_state() -> ModelState` in a package `__init__`): read for it.
+                    # A class defined there has no method that matters; a function called there
+                    # cannot touch padding rows (the interpreter would not follow it)
                     other = self.module(src)
                     if other is not None and other is not mod:
-                        target = self.resolve(other, attr, depth + 1)
+                        target = self.resolve(other, attr, depth + 1, factory=factory)
         if target is None:
             return None
         for part in rest.split(".") if rest else []:
@@ -496,9 +500,8 @@ class Project:
     def set_text_filter(self, may_matter: Callable[[str], bool],
                         strict: Callable[[str], bool] | None = None) -> None:
         """``may_matter(text)``: False when nothing in a module's text can matter to the
-        analysis; such a module is not searched for callers, nor parsed to resolve a class
-        it defines (a function or a re-exported name imported from it is still resolved: a
-        factory there gives the classes of what it returns).
+        analysis; such a module is not searched for callers, nor parsed to resolve a name
+        imported from it, except an attribute's factory (``resolve(..., factory=True)``).
         ``strict(text)``: False when a module mentions no padded count and no sink; its
         overrides of a method are not dispatch targets."""
         self._may_matter = may_matter
@@ -596,7 +599,7 @@ class Project:
                 continue
             scan_method_attr_types(c)
             for name in (c.elem_types if elems else c.attr_types).get(attr, ()):
-                t = self.resolve(mod, name)
+                t = self.resolve(mod, name, factory=not elems)
                 if isinstance(t, ClassInfo):
                     out.setdefault(t.key, t)
                 elif isinstance(t, FunctionInfo) and not elems:  # a factory: the classes it returns
