@@ -2740,6 +2740,19 @@ class Interpreter:
             out = {Ref(r.loc + "#dev", count if count is not None else Count(""), node, line,
                        r.persistent, path=frame.path) for r in recv.refs if r.count is None}
             return Refs(frozenset(out)) if out else UNKNOWN
+        if method == "masked_fill_" and len(node.args) >= 2:
+            low = self._true_from(arg_vals[0], recv, state)
+            if low is not None:
+                # `x[:P].masked_fill_(m, v)` with `m` True on rows [R:P] and written elsewhere (a
+                # padding mask: `m[:R].fill_(False)`, `m[R:].fill_(True)`): rows [R:P] of x are v,
+                # as `x[R:P] = v` would write them
+                vnode = node.args[1].value
+                vtext = self._literal(vnode)
+                line = frame.seg.line(node, frame.stmt)
+                site = self._site(frame, line, vtext, vnode, "value")
+                for r in recv.refs:
+                    self._reset(r, cst.Name(low), None, state, None, vtext, line, site)
+                return recv
         if method in VIEW_METHODS:
             return recv
         if method in COPY_METHODS:
@@ -2750,6 +2763,25 @@ class Interpreter:
             self._opaque([recv], state)  # an in-place method: `buf.index_copy_(...)`, `buf.scatter_(...)`
         self._opaque(self._out_args(node, arg_vals), state)
         return UNKNOWN
+
+    def _true_from(self, mask: AVal, target: Refs, state: State) -> str | None:
+        """The count R when ``mask`` is a view of one persistent buffer whose rows from R to the
+        end of the view were last written True on every path (``m[R:].fill_(True)`` on
+        ``m = buf[:P]``) and ``target`` is a view to the same count P; else None."""
+        if not isinstance(mask, Refs) or len(mask.refs) != 1 or mask.maybe_none:
+            return None
+        m = next(iter(mask.refs))
+        if not m.persistent or m.count is None or not m.count.canon or m.count.offset:
+            return None
+        if any(r.count is None or (r.count.canon, r.count.offset) != (m.count.canon, 0) for r in target.refs):
+            return None
+        st = state.loc(m.loc)
+        found = {k.real for k in st.clean if k.value == "True" and k.real != ALL and not k.offset
+                 and not k.when and k.upto == m.count.canon}
+        if len(found) != 1:
+            return None
+        low = next(iter(found))
+        return low if low.isidentifier() else None
 
     #: allocators that write one value into every row: name -> the value (None: their fill argument)
     FILL_ALLOCATORS = {"full": None, "full_like": None, "zeros": "0", "zeros_like": "0", "ones": "1",
