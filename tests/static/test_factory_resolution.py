@@ -14,8 +14,7 @@ each test.
 
 from __future__ import annotations
 
-from padlint.analysis.engine import Source, check_project
-from padlint.profile import load_profile
+from .project_files import check_files
 
 FILES = {
     "pkg/__init__.py": "",
@@ -73,14 +72,9 @@ class Runner:
 
 
 def _findings(tmp_path, reset: str = "pass"):
-    for rel, text in FILES.items():
-        p = tmp_path / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text.replace("{RESET}", reset), encoding="utf-8")
-    runner = tmp_path / "pkg" / "runner.py"
     # only the runner is checked (as pre-commit would pass it); the package is read as context
-    res = check_project([Source(str(runner), runner.read_text(encoding="utf-8"))], load_profile("vllm"))
-    return [(f.line, f.field, f.message) for fs in res.values() if isinstance(fs, list) for f in fs]
+    found = check_files(tmp_path, FILES, ["pkg/runner.py"], {"RESET": reset})
+    return [(f.line, f.field, f.message) for f in found]
 
 
 def test_a_dispatch_through_a_factory_in_a_quiet_module_is_followed(tmp_path):

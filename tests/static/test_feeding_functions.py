@@ -13,8 +13,7 @@ test.
 
 from __future__ import annotations
 
-from padlint.analysis.engine import Source, check_project
-from padlint.profile import load_profile
+from .project_files import check_files
 
 FILES = {
     "pkg/__init__.py": "",
@@ -59,14 +58,9 @@ class LocalManager:
 
 
 def _findings(tmp_path, reset: str = "pass"):
-    for rel, text in FILES.items():
-        p = tmp_path / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text.replace("{RESET}", reset), encoding="utf-8")
-    local = tmp_path / "pkg" / "local.py"
     # only local.py is checked; the runner is read as context
-    res = check_project([Source(str(local), local.read_text(encoding="utf-8"))], load_profile("vllm"))
-    return [(f.line, f.field, f.message) for fs in res.values() if isinstance(fs, list) for f in fs]
+    found = check_files(tmp_path, FILES, ["pkg/local.py"], {"RESET": reset})
+    return [(f.line, f.field, f.message) for f in found]
 
 
 def test_a_padded_view_returned_to_a_sinkward_caller_is_checked_from_its_own_file(tmp_path):
@@ -86,12 +80,6 @@ def test_checked_together_the_runner_finds_it_from_its_own_entry(tmp_path):
     # both files checked (a tree run): no module is left to search for callers; the runner's
     # execute_model is an entry point of its own and reaches partition_batch: the same stale
     # rows, reported at the sink (runner.py line 19) now that its file is checked
-    for rel, text in FILES.items():
-        p = tmp_path / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text.replace("{RESET}", "pass"), encoding="utf-8")
-    srcs = [Source(str(tmp_path / "pkg" / n), (tmp_path / "pkg" / n).read_text(encoding="utf-8"))
-            for n in ("local.py", "runner.py", "__init__.py")]
-    res = check_project(srcs, load_profile("vllm"))
-    got = [(f.path.rsplit("/", 1)[-1], f.line, f.field) for fs in res.values() if isinstance(fs, list) for f in fs]
+    found = check_files(tmp_path, FILES, ["pkg/local.py", "pkg/runner.py", "pkg/__init__.py"], {"RESET": "pass"})
+    got = [(f.path.rsplit("/", 1)[-1], f.line, f.field) for f in found]
     assert got == [("runner.py", 19, "seq_lens")]

@@ -1,0 +1,25 @@
+"""Write a small package of modules into a temporary directory and check some of its files
+(the others are read as context, as when pre-commit passes a few files)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from padlint.analysis.engine import Source, check_project
+from padlint.model import Finding
+from padlint.profile import load_profile
+
+
+def check_files(root: Path, files: dict[str, str], checked: list[str], subst: dict[str, str] | None = None,
+                profile: str = "vllm") -> list[Finding]:
+    """Write ``files`` (relative path -> text, each ``{KEY}`` of ``subst`` replaced) under
+    ``root`` and return the findings of checking the ``checked`` paths together."""
+    for rel, text in files.items():
+        for k, v in (subst or {}).items():
+            text = text.replace("{" + k + "}", v)
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    srcs = [Source(str(root / rel), (root / rel).read_text(encoding="utf-8")) for rel in checked]
+    res = check_project(srcs, load_profile(profile))
+    return [f for fs in res.values() if isinstance(fs, list) for f in fs]
