@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from padlint.analysis.engine import Source, check_project
-from padlint.profile import load_profile
+from .project_files import check_files
 
 MODULE = '''\
 import torch
@@ -45,10 +44,8 @@ SET_TRUE = "is_padding[num_tokens:].fill_(True)"
 
 
 def _findings(tmp_path, masked: str, true: str = SET_TRUE):
-    p = tmp_path / "runner.py"
-    p.write_text(MODULE.replace("{MASKED}", masked).replace("{TRUE}", true), encoding="utf-8")
-    res = check_project([Source(str(p), p.read_text(encoding="utf-8"))], load_profile("vllm"))
-    return [(f.line, f.field) for fs in res.values() if isinstance(fs, list) for f in fs]
+    found = check_files(tmp_path, {"runner.py": MODULE}, ["runner.py"], {"MASKED": masked, "TRUE": true})
+    return [(f.line, f.field) for f in found]
 
 
 def test_without_the_masked_fill_the_padding_rows_are_stale(tmp_path):
