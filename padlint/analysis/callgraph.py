@@ -585,7 +585,7 @@ class CallGraph:
         words = [f".{name}(", f"{name}("] if not fn.owner else [f".{name}"]
         out: dict[str, FunctionInfo] = {}
         rx = re.compile(rf"\b{re.escape(name)}\s*\(" if not fn.owner else rf"\.{re.escape(name)}\b")
-        for key in self.project.modules_mentioning(words):
+        for key in self._caller_modules(fn, words):
             if not self.project.text_may_matter(key):
                 continue  # a module that mentions nothing relevant: its callers would add nothing
             mod = self.project.module(key)
@@ -600,6 +600,16 @@ class CallGraph:
                     out.setdefault(f.key, f)
         v = self._callers[fn.key] = list(out.values())
         return v
+
+    def _caller_modules(self, fn: FunctionInfo, words: list[str]) -> list[str]:
+        """Modules whose text may hold a call of ``fn``.  A constructor body is called by name
+        only from its own class's subclasses (``super().__init__(...)``, ``Base.__init__(self)``;
+        a construction ``Cls(...)`` is not a call of it here): their modules and its own, not
+        every module that says ``.__init__`` (most of a large package)."""
+        cls = self.project.class_info(fn.owner) if fn.owner and fn.name == "__init__" else None
+        if cls is None:
+            return self.project.modules_mentioning(words)
+        return [fn.module, *(k for k in self.project.subclass_modules(cls) if k != fn.module)]
 
 
 def _self_slice(node: ast.AST, aliases: dict[str, str] | None = None) -> str | None:

@@ -20,8 +20,8 @@ import libcst as cst
 
 from padlint.analysis.kernels import tail_stores
 from padlint.analysis.values import (
-    ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, Ref, Refs,
-    Reset, State, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, origin_key, stamp, with_step,
+    ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
+    Ref, Refs, Reset, State, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, origin_key, stamp, with_step,
 )
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
 from padlint.analysis.literals import same_literal
@@ -397,7 +397,7 @@ class Interpreter:
         self._segments: dict[str, Segment | None] = {}
         self.syntax_errors: dict[str, tuple[str, int | None, int | None]] = {}  # module -> error
         self._summaries: dict = {}  # (callee, self class, arguments, known counts) -> [(reads, writes, value)]
-        self._reads: list[set] = []  # read logs of the callees being interpreted (innermost last)
+        self._reads: list[ReadLog] = []  # read logs of the callees being interpreted (innermost last)
         self._attr_type_cache: dict = {}
         self._returned: dict[str, AVal] = {}
         self._param_cache: dict = {}
@@ -3130,13 +3130,16 @@ class Interpreter:
         if heap.reads is None:
             heap.reads = self._reads
         if base_key is not None:
+            look = dict.get  # not Heap.get: a summary that does not apply leaves no read behind
             for reads, writes, value in self._summaries.get(base_key, ()):
-                if all(heap.get(k, _GONE) == v for k, v in reads):
+                if all((x := look(heap, k, v if v is PERSISTENT else _GONE)) is v or x == v for k, v in reads):
+                    if heap.reads:  # what the callee read, its caller read (where it was given it)
+                        heap.reads[-1].keys.update(heap.reads[-1].given((k for k, _v in reads), heap))
                     for k, v in writes:
                         heap[k] = v
                     return value
-        entry = dict(heap) if base_key is not None else None
-        self._reads.append(set())
+        entry = dict(heap)
+        self._reads.append(ReadLog(entry))
         callee_state = State(env, heap)
         self._stack.append(qual)
         active, self._active = self._active, frozenset()  # a callee's tests are its own
@@ -3146,8 +3149,8 @@ class Interpreter:
             self._active = active
             self._stack.pop()
             read = self._reads.pop()
-            if self._reads:
-                self._reads[-1].update(read)  # what the callee read, its caller read too
+            if self._reads:  # what the callee read, its caller read too (where it was given it)
+                self._reads[-1].keys.update(self._reads[-1].given(read.keys, entry))
         if callee.cond_locs or callee.epochs:
             self._drop_local_conditions(exit_state, callee.qual)
         state.heap = exit_state.heap
@@ -3158,7 +3161,11 @@ class Interpreter:
             if len(entries) < self.MAX_SUMMARIES_PER_CALLEE:
                 out = exit_state.heap
                 writes = tuple((k, v) for k, v in out.items() if entry.get(k, _GONE) is not v)
-                entries.append((tuple((k, entry.get(k, _GONE)) for k in read), writes, value))
+                # the callee's own allocations (absent when it was called, written by it) are not
+                # inputs: at a later call on the same path the location holds what this call left
+                # there, and the summary's writes replace it as the callee's allocation would
+                own = {k for k, _v in writes if k.startswith(("new:", "@new:")) and k not in entry}
+                entries.append((tuple((k, _given(k, entry)) for k in read.keys if k not in own), writes, value))
         return value
 
     def _names_used(self, func: cst.FunctionDef) -> frozenset[str]:
@@ -3332,7 +3339,9 @@ class Interpreter:
                 else None,
                 span=span, stmt_line=frame.seg.line(stmt, stmt), stmt_text=self._stmt_text(stmt),
                 function=frame.qual.rpartition(":")[2],
-                chain=frame.chain, taints=tuple(sorted(ts, key=lambda t: (t.steps[0][0], t.buffer))),
+                chain=frame.chain, taints=tuple(sorted(ts, key=lambda t: (t.steps[0][0], t.buffer, len(t.steps), repr(t)))),
+                # a total order, the most direct first: the message names the first, whatever the
+                # run's string hashes
                 real_names=real_names, padded_names=padded_names, fixable=fixable, path=frame.path,
                 lines=frame.seg.lines, stale_chains=stale_chains,
                 dims=frozenset(r.count.dim for r in value.refs if r.count is not None and r.count.canon)
@@ -3444,6 +3453,19 @@ class Interpreter:
 
 _NOPAIR = type("NoPair", (), {"real": ()})()
 _GONE = object()
+
+
+def _given(key: str, heap: dict):
+    """What a callee was given at ``key``: its value in ``heap``; a persistent buffer's location
+    that is not there holds what any persistent buffer holds (:data:`PERSISTENT`, the value
+    ``State.loc`` reads), so a summary taken before some path wrote that value explicitly
+    still applies after (an object field, ``@...``, or an allocation, ``new:...``, that is not
+    there is absent: :data:`_GONE`).  A value equal to it is it, so that the lookup can
+    compare by identity first."""
+    v = heap.get(key, _GONE)
+    if key.startswith(("@", "new:")):
+        return v
+    return PERSISTENT if v is _GONE or v == PERSISTENT else v
 
 
 @dataclass(eq=False)

@@ -758,6 +758,20 @@ class Project:
     def _subclass_candidates(self, cls: ClassInfo, method: str) -> list[ClassInfo]:
         return [c for c in self._subclasses_whose_text(cls, f"def {method}(", strict=True) if method in c.methods]
 
+    def subclass_modules(self, cls: ClassInfo) -> list[str]:
+        """Keys of the modules whose class lines name ``cls`` or, transitively, a class that
+        does (by name, from the text: nothing is parsed, so the text filter still decides
+        what is read)."""
+        names, todo, keys = {cls.name}, [cls.name], []
+        while todo and len(keys) < 400:
+            for key, cname in self._base_index().get(todo.pop(), ()):
+                if key not in keys:
+                    keys.append(key)
+                if cname not in names:
+                    names.add(cname)
+                    todo.append(cname)
+        return keys
+
     def _subclasses_whose_text(self, cls: ClassInfo, needle: str, *, strict: bool = False) -> list[ClassInfo]:
         """Project subclasses of ``cls`` (found by the text of the class lines, transitively, by
         name) whose module's text has ``needle`` (and, with ``strict``, passes the strict text

@@ -228,9 +228,12 @@ def join_vals(a: AVal | None, b: AVal | None) -> AVal:
     # two counts: the padded one wins (its padding rows must be judged); `padded` is set by
     # the interpreter, which knows the profile
     if getattr(a, "padded", None) is not None and getattr(b, "padded", None) is not None:
-        if b.padded and not a.padded:
-            return b
-        return a
+        if a.padded != b.padded:
+            return a if a.padded else b
+        # two padded (or two real) counts: one of them, the same whatever the order of the join
+        # (the alternatives of an object's field come from a set: a message must not depend on
+        # the run's string hashes)
+        return min(a, b, key=lambda c: (c.canon is None, c.canon or "", c.offset))
     if isinstance(a, Refs) and isinstance(b, Refs):
         return Refs(a.refs | b.refs, a.maybe_none or b.maybe_none)
     if isinstance(a, MethodVal) and isinstance(b, MethodVal):
@@ -332,7 +335,7 @@ class Heap(dict):
         self.fingerprint: int = fingerprint
 
     def __setitem__(self, key, value) -> None:
-        old = self.get(key, _MISSING)
+        old = dict.get(self, key, _MISSING)  # not a read: what was there does not matter
         if old is value:
             return
         if old is not _MISSING:
@@ -347,12 +350,36 @@ class Heap(dict):
         return Heap(self, (), self.fingerprint, self.dirty, self.reads)
 
     def get(self, key, default=None):
+        v = dict.get(self, key, _MISSING)
         if self.reads:
-            self.reads[-1].add(key)
-        return super().get(key, default)
+            log = self.reads[-1]
+            if log.entry.get(key, _MISSING) is v:
+                log.keys.add(key)  # the value the callee was given: its summary depends on it
+        return default if v is _MISSING else v
 
 
 _MISSING = object()
+
+
+class ReadLog:
+    """What one callee being interpreted read of the heap it was given: the keys whose value,
+    when read, was still the one in ``entry`` (the heap at the call).  A key read after the
+    callee (or its callees) wrote it on that path is not an input: its value is the callee's
+    own, computed from what it read (an object the callee allocates, read again by the same
+    callee, would otherwise tie its summary to what the previous call left there).  A join
+    reads both sides of a key only one path wrote, so the side that kept the given value is
+    logged there."""
+
+    __slots__ = ("entry", "keys")
+
+    def __init__(self, entry: dict):
+        self.keys: set = set()
+        self.entry = entry
+
+    def given(self, keys, values: dict) -> list:
+        """Of ``keys``, those whose value in ``values`` is the one this log's callee was given."""
+        e = self.entry
+        return [k for k in keys if e.get(k, _MISSING) is values.get(k, _MISSING)]
 
 
 class State:
