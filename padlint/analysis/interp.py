@@ -3163,8 +3163,10 @@ class Interpreter:
                 writes = tuple((k, v) for k, v in out.items() if entry.get(k, _GONE) is not v)
                 # the callee's own allocations (absent when it was called, written by it) are not
                 # inputs: at a later call on the same path the location holds what this call left
-                # there, and the summary's writes replace it as the callee's allocation would
-                own = {k for k, _v in writes if k.startswith(("new:", "@new:")) and k not in entry}
+                # there, and the summary's writes replace it as the callee's allocation would; so
+                # are the fields it stored on a typed parameter's object (`@arg:`, one location
+                # per parameter, where each real call has its own object)
+                own = {k for k, _v in writes if k.startswith(("new:", "@new:", "@arg:")) and k not in entry}
                 entries.append((tuple((k, _given(k, entry)) for k in read.keys if k not in own), writes, value))
         return value
 
