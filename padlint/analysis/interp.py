@@ -111,10 +111,33 @@ class Segment:
         self.func = func
         self.lines = lines
         self.def_line = ast_func.lineno
+        self._ast = ast_func
+        self._names: frozenset[str] | None = None
         self._stmt: dict[int, tuple[int, int]] = {}
         self._pos: dict[int, dict] = {}
         self._line: dict[int, int] = {}  # node ids: nodes live as long as the segment
         _map_body(_suite_body(func.body), ast_func.body, self._stmt)
+
+    @property
+    def names(self) -> frozenset[str]:
+        """Every identifier the function mentions (names, attribute names, parameters, keyword
+        arguments), nested functions included: from its ``ast`` tree, a walk far cheaper than a
+        libcst visitor over the same function."""
+        if self._names is None:
+            out: set[str] = set()
+            for n in ast.walk(self._ast):
+                if isinstance(n, ast.Name):
+                    out.add(n.id)
+                elif isinstance(n, ast.Attribute):
+                    out.add(n.attr)
+                elif isinstance(n, ast.arg):
+                    out.add(n.arg)
+                elif isinstance(n, ast.keyword) and n.arg:
+                    out.add(n.arg)
+                elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    out.add(n.name)
+            self._names = frozenset(out)
+        return self._names
 
     def line(self, node, stmt) -> int:
         """1-based file line of ``node`` inside statement ``stmt``."""
@@ -1568,7 +1591,7 @@ class Interpreter:
         number bound to ``num_logits`` in a function that slices ``[:num_logits_padded]`` is
         the real count of that pair (the ``X``/``X_padded`` rule), whatever the profile lists."""
         return bool(name) and not self.p.is_padded_name(name) \
-            and f"{name}_padded" in self._names_used(frame.seg.func)
+            and f"{name}_padded" in frame.seg.names
 
     @staticmethod
     def _is_zero(node) -> bool:
