@@ -354,18 +354,18 @@ class BufferIndex:
             if m is not None:
                 yield m
 
-    def _modules_with_param(self, name: str) -> list[_Module]:
-        """Modules with a function that has a parameter ``name`` (text prefilter, then parsed)."""
+    def _modules_with_param(self, name: str) -> Iterator[_Module]:
+        """Modules with a function that has a parameter ``name`` (text prefilter, then parsed),
+        each parsed when the caller gets to it: the facts stop at the first write (``input_ids``
+        is a parameter of every model's ``forward``: hundreds of modules)."""
         self._index_texts()
         pat = re.compile(rf"\b{re.escape(name)}\b")
-        out = []
-        for key in self._paths:
+        for key in list(self._paths):
             text = self._text(key)
             if name in text and "def " in text and pat.search(text):
                 m = self._module(key)
                 if m is not None and name in m.params:
-                    out.append(m)
-        return out
+                    yield m
 
     def _modules_quoting(self, key: str) -> list[_Module]:
         """Modules whose text has the string ``"key"`` or ``'key'``."""

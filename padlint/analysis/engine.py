@@ -11,7 +11,10 @@ module wrapped in ``class _:`` lines so that lines and columns stay exact).
 from __future__ import annotations
 
 import ast
+import sys
+import threading
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from padlint.analysis.callgraph import CallGraph, module_functions
@@ -37,6 +40,29 @@ class Source:
 
 MAX_CALLER_LEVELS = 64  # how far up the call graph entry points are searched
 MAX_ENTRIES = 2000
+
+
+#: Python frames the interpreter may nest on an analysis thread: a call followed 64 levels deep
+#: (:attr:`Interpreter.MAX_DEPTH`) through functions whose ``elif`` chains nest ``if`` statements
+#: (three frames each) needs far more than CPython's default 1,000 (SGLang 0.5.23's runners
+#: reached it at 59 calls, and the whole-program run fell back to one file at a time).
+RECURSION_LIMIT = 20_000
+
+
+@contextmanager
+def _deep_recursion():
+    """Raise the recursion limit while the interpreter runs, on an analysis thread only (its C
+    stack is :data:`padlint.parse.PARSE_STACK_BYTES`; the main thread's 8 MiB keeps the
+    default)."""
+    if threading.current_thread() is threading.main_thread():
+        yield
+        return
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def _syntax_error(path: str, text: str) -> AnalysisSyntaxError | None:
@@ -186,8 +212,9 @@ def check_project(sources: list[Source], profile: Profile, *, seeds: set[str] | 
         below = _called_from(graph, candidates)
         candidates += [fn for fn in feeders if fn.key not in below and _feeds_a_sink(graph, fn)]
     interp = Interpreter(profile, project, graph)
-    for entry in find_entries(graph, candidates):
-        interp.run_entry(entry)
+    with _deep_recursion():
+        for entry in find_entries(graph, candidates):
+            interp.run_entry(entry)
     if facts is not None:
         facts.update(stale_paths(interp))
     if read is not None:

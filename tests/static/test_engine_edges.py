@@ -6,6 +6,8 @@ comment next to each case.  `run` returns {field: Finding}.
 
 from __future__ import annotations
 
+import sys
+
 import textwrap
 
 import pytest
@@ -223,3 +225,27 @@ def test_no_padding_rows_where_no_real_count_is_known():
         "        return CommonAttentionMetadata(positions=self.positions[:num_reqs_padded])\n"
     )
     assert {f.field for f in check_source(src, "r.py", PROFILE)} == {"positions"}
+
+
+def test_deep_calls_through_elif_chains_do_not_exhaust_the_recursion_limit():
+    # 50 calls deep, each call in the `else` of a 40-branch `elif` chain: over 40 Python frames
+    # of the interpreter per level (an `elif` is an `if` nested in the `else`), over 2,000 in
+    # all, past CPython's default limit of 1,000.  SGLang 0.5.23's runners reached it, and the
+    # whole-program run of `sglang/srt` fell back to checking one file at a time.  On an
+    # analysis thread (as the CLI runs it) the limit is raised while the interpreter runs.
+    from padlint.parse import with_big_stack
+
+    limit = sys.getrecursionlimit()
+
+    def method(i: int) -> str:
+        arms = "".join(f"        elif num_reqs == {k}:\n            pass\n" for k in range(1, 40))
+        call = (f"self.m{i + 1}(num_reqs, num_reqs_padded)" if i < 49
+                else "CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded])")
+        return (f"    def m{i}(self, num_reqs, num_reqs_padded):\n"
+                f"        if num_reqs == 0:\n            pass\n{arms}"
+                f"        else:\n            return {call}\n")
+    src = HEAD + "        return self.m0(num_reqs, num_reqs_padded)\n" + "".join(method(i) for i in range(50))
+    found = with_big_stack(lambda _t: {f.field: f for f in check_source(src, "r.py", PROFILE)}, "")
+    assert set(found) == {"seq_lens"}
+    assert len([t for t in found["seq_lens"].trace if "calls" in t.note]) == 50
+    assert sys.getrecursionlimit() == limit  # restored
