@@ -474,8 +474,12 @@ class Interpreter:
                 self.syntax_errors.setdefault(fn.module, (
                     f"syntax error (libcst): {e.message}",
                     e.raw_line + fn.start - 1 - len(fn.ancestors), e.raw_column))
-            except (ValueError, RecursionError):
+            except ValueError:
                 seg = None
+            except RecursionError:
+                # the stack was already deep where this function was first reached: not a fact of
+                # the function, so not kept (a later, shallower call parses it)
+                return None
         self._segments[fn.key] = seg
         return seg
 

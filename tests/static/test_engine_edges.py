@@ -7,7 +7,6 @@ comment next to each case.  `run` returns {field: Finding}.
 from __future__ import annotations
 
 import sys
-
 import textwrap
 
 import pytest
