@@ -83,3 +83,13 @@ def test_checked_together_the_runner_finds_it_from_its_own_entry(tmp_path):
     found = check_files(tmp_path, FILES, ["pkg/local.py", "pkg/runner.py", "pkg/__init__.py"], {"RESET": "pass"})
     got = [(f.path.rsplit("/", 1)[-1], f.line, f.field) for f in found]
     assert got == [("runner.py", 19, "seq_lens")]
+
+
+def test_not_searched_above_the_bound_on_checked_files(tmp_path, monkeypatch):
+    # the caller search is made for a few checked files only (it scans the project once per
+    # such function: quadratic on a tree); with the bound below the one checked file, the
+    # local view is not followed to the runner's sink and nothing is reported
+    from padlint.analysis import engine
+
+    monkeypatch.setattr(engine, "FEEDER_SEARCH_MAX_FILES", 0)
+    assert _findings(tmp_path) == []
