@@ -296,10 +296,16 @@ def _analyse_all(sources: list[SourceFile], seeds: set[str], options: RunOptions
                 notes.append(note)
         return out
     except AnalysisTimeout:
-        pass
-    except Exception:  # noqa: BLE001 - fall back to one file at a time
+        if notes is not None and len(seeds) > 1:
+            notes.append(f"the analysis of the {len(seeds)} files together ran past its budget; "
+                         "checking them one at a time (calls between them are not followed)")
+    except Exception as e:  # noqa: BLE001 - fall back to one file at a time
         if options.show_traceback:
             traceback.print_exc(file=sys.stderr)
+        if notes is not None and len(seeds) > 1:
+            notes.append(f"the analysis of the {len(seeds)} files together stopped ({type(e).__name__}); "
+                         "checking them one at a time (calls between them are not followed; "
+                         "--show-traceback prints where)")
     out: dict[str, list[Finding] | FileError] = {}
     seed_srcs = [s for s in srcs if s.path in seeds]
     for done, s in enumerate(seed_srcs):

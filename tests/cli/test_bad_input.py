@@ -205,7 +205,10 @@ def test_internal_error_in_one_file_goes_on(project, monkeypatch):
     assert r.rc == 1
     assert _errors(doc)["a.py"] == (None, "internal error: ValueError: boom")
     assert [f["path"] for f in doc["findings"]] == ["bug.py"]
-    assert r.err == ""
+    # one line says why the files were checked one at a time; no traceback
+    assert r.err.splitlines() == [
+        "padlint: warning: the analysis of the 2 files together stopped (ValueError); checking them "
+        "one at a time (calls between them are not followed; --show-traceback prints where)"]
 
 
 def test_show_traceback(project, monkeypatch):
@@ -238,3 +241,24 @@ def test_many_concatenated_strings_do_not_crash(project):
     _r, doc = _check(project)
     assert [f["path"] for f in doc["findings"]] == ["bug.py"]
     assert set(_errors(doc)) <= {"strings.py"}  # parsed, or a clean error: never a crash
+
+
+def test_whole_program_failure_says_it_checks_files_one_at_a_time(project, monkeypatch):
+    # the files checked together raise (SGLang's tree ran into the recursion limit); each file
+    # alone still works: the run goes on one file at a time and says so on stderr, once,
+    # instead of silently losing the calls between the files
+    orig = padlint.analysis.engine.check_project
+
+    def together_fails(sources, profile, **kw):
+        if len(sources) > 1:
+            raise RecursionError("maximum recursion depth exceeded")
+        return orig(sources, profile, **kw)
+
+    monkeypatch.setattr(padlint.analysis.engine, "check_project", together_fails)
+    project.write("bug.py", CANONICAL)
+    project.write("other.py", CANONICAL)
+    r, doc = _check(project)
+    assert r.rc == 1
+    assert sorted(f["path"] for f in doc["findings"]) == ["bug.py", "other.py"]  # each alone
+    assert r.err.count("checking them one at a time") == 1
+    assert "RecursionError" in r.err
