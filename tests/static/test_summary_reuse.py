@@ -71,7 +71,8 @@ class Runner:
 CALLEE = "pkg.runner:Runner._group_batch"
 
 
-def _run(tmp_path, reset: str, monkeypatch) -> tuple[list, Counter]:
+def _run(tmp_path, reset: str, monkeypatch, runner: str = RUNNER) -> tuple[list, Counter]:
+    """Check ``runner`` (as pkg/runner.py) and count the interpretations of each function body."""
     seen: Counter = Counter()
     orig = interp_mod.Interpreter._exec_function
 
@@ -80,7 +81,7 @@ def _run(tmp_path, reset: str, monkeypatch) -> tuple[list, Counter]:
         return orig(self, func, callee, state)
 
     monkeypatch.setattr(interp_mod.Interpreter, "_exec_function", counting)
-    files = {"pkg/__init__.py": "", "pkg/runner.py": RUNNER}
+    files = {"pkg/__init__.py": "", "pkg/runner.py": runner}
     found = check_files(tmp_path, files, ["pkg/runner.py"], {"RESET": reset})
     return found, seen
 
@@ -171,16 +172,7 @@ class Runner:
     ("self.seq_lens[num_reqs:num_reqs_padded] = 0", False),
 ])
 def test_stores_on_a_passed_in_object_are_not_inputs(tmp_path, monkeypatch, reset, stale):
-    seen: Counter = Counter()
-    orig = interp_mod.Interpreter._exec_function
-
-    def counting(self, func, callee, state):
-        seen[callee.qual] += 1
-        return orig(self, func, callee, state)
-
-    monkeypatch.setattr(interp_mod.Interpreter, "_exec_function", counting)
-    files = {"pkg/__init__.py": "", "pkg/runner.py": STAGED}
-    found = check_files(tmp_path, files, ["pkg/runner.py"], {"RESET": reset})
+    found, seen = _run(tmp_path, reset, monkeypatch, STAGED)
     # The object behind `staging` is one location per parameter (each real call has its own
     # object); what the first round stored there is not what the second round is given, so the
     # first call's summary applies to the second (before: 2 interpretations).
