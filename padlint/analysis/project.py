@@ -762,21 +762,11 @@ class Project:
         """Keys of the modules whose class lines name ``cls`` or, transitively, a class that
         does (by name, from the text: nothing is parsed, so the text filter still decides
         what is read)."""
-        names, todo, keys = {cls.name}, [cls.name], []
-        while todo and len(keys) < 400:
-            for key, cname in self._base_index().get(todo.pop(), ()):
-                if key not in keys:
-                    keys.append(key)
-                if cname not in names:
-                    names.add(cname)
-                    todo.append(cname)
-        return keys
+        return list(dict.fromkeys(key for key, _c in self._subclass_lines(cls)))
 
-    def _subclasses_whose_text(self, cls: ClassInfo, needle: str, *, strict: bool = False) -> list[ClassInfo]:
-        """Project subclasses of ``cls`` (found by the text of the class lines, transitively, by
-        name) whose module's text has ``needle`` (and, with ``strict``, passes the strict text
-        filter: mentions a padded count or a sink); only those modules are parsed, and each
-        class is confirmed by its MRO."""
+    def _subclass_lines(self, cls: ClassInfo) -> list[tuple[str, str]]:
+        """(module, class) of every class line that names ``cls`` or, transitively, a class
+        that does, by name (at most 400)."""
         names = {cls.name}
         todo = [cls.name]
         found: list[tuple[str, str]] = []
@@ -789,8 +779,15 @@ class Project:
                 if cname not in names:
                     names.add(cname)
                     todo.append(cname)
+        return found
+
+    def _subclasses_whose_text(self, cls: ClassInfo, needle: str, *, strict: bool = False) -> list[ClassInfo]:
+        """Project subclasses of ``cls`` (found by the text of the class lines, transitively, by
+        name) whose module's text has ``needle`` (and, with ``strict``, passes the strict text
+        filter: mentions a padded count or a sink); only those modules are parsed, and each
+        class is confirmed by its MRO."""
         out: list[ClassInfo] = []
-        for key, cname in found:
+        for key, cname in self._subclass_lines(cls):
             text = self._sources[key][1] if key in self._sources else self._texts.get(key, "")
             if needle not in text or (strict and self._strict is not None and not self._strict(text)):
                 continue  # does not have it, or mentions no padded count and no sink
