@@ -1778,10 +1778,26 @@ class Interpreter:
                 continue  # FOREACH_COPY and the like: the padding rows keep what they held
             value = resets.get(policy, "")
             value = pad if value == reg.pad_value else value
-            ref = Ref(self._attr_loc("self", attr), None, f"self.{attr}", line, True, path=frame.path)
-            self._reset(ref, real, None, state, None, value, line,
-                        PadWrite(frame.path, line, value, "registry") if value else None)
+            for base in self._self_locs(state):
+                ref = Ref(self._attr_loc(base, attr), None, f"self.{attr}", line, True, path=frame.path)
+                self._reset(ref, real, None, state, None, value, line,
+                            PadWrite(frame.path, line, value, "registry") if value else None)
         return True
+
+    @staticmethod
+    def _self_locs(state: State) -> tuple[str, ...]:
+        """The heap locations ``self`` stands for in this frame: ``self`` where the method is an
+        entry point, the receiver's location where a caller reached it
+        (``self.graph_runner.execute(...)`` in the model runner: ``self.graph_runner``).
+        Resets and reads the engine builds from the class's own attribute paths (registry
+        slots, graph-bound buffers) are taken relative to it, so that they meet the writes the
+        method's code makes through ``self``."""
+        me = state.env.get("self")
+        if isinstance(me, Refs):
+            locs = tuple(sorted({r.loc for r in me.refs if r.count is None}))
+            if locs:
+                return locs
+        return ("self",)
 
     def _check_replay(self, node: cst.Call, graphs: cst.Subscript | None, frame: Frame, state: State) -> None:
         """A graph replay reads rows ``[:count]`` of each graph-bound buffer: ``count`` is the
@@ -1824,10 +1840,11 @@ class Interpreter:
                 canon, name = next(iter(cands))
                 c = Count(canon, 0, name)
             c = replace(c, unpadded=self._no_padding(c.canon, state, frame))
-            loc = "self"
-            for part in attr.split("."):
-                loc = self._attr_loc(loc, part)
-            ref = Ref(loc, c, f"self.{attr}[:{c.written}]", line, True, path=frame.path)
+            refs = set()
+            for loc in self._self_locs(state):
+                for part in attr.split("."):
+                    loc = self._attr_loc(loc, part)
+                refs.add(Ref(loc, c, f"self.{attr}[:{c.written}]", line, True, path=frame.path))
             key = self._kwkeys.get((id(node), "replay:" + attr))
             if key is None:
                 key = self._kwkeys[(id(node), "replay:" + attr)] = _KwargsKey(node, fld)
@@ -1835,7 +1852,7 @@ class Interpreter:
             # the graph reads is an input of the captured model forward (the forward severity)
             severity = "error" if graphs is not None or self.p.field_spec(fld) is not None \
                 else self.p.forward_severity
-            self._check_sink("CUDA graph replay", fld, "replay", node, Refs(frozenset({ref})), frame, state,
+            self._check_sink("CUDA graph replay", fld, "replay", node, Refs(frozenset(refs)), frame, state,
                              severity, node=key)
 
     def _sink_type(self, base: Refs) -> str | None:
