@@ -160,3 +160,72 @@ def test_disagreeing_allocations_give_an_unknown_value(tmp_path):
     assert not idx.facts("buf").writes
     # two allocations of `.buf` write different values (0 and 1): never written, value not one literal
     assert idx.initial("buf").value == UNKNOWN_VALUE
+
+
+KERNELS = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def scatter_kernel(mask_ptr, idx_ptr, src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+        i = tl.program_id(0)
+        m = tl.load(mask_ptr + i)        # the mask is only read
+        j = tl.load(idx_ptr + i)         # a loaded index, used to address dst: data, not idx_ptr
+        v = tl.load(src_ptr + j, mask=m)
+        out = dst_ptr + j
+        tl.store(out, v, mask=m)         # writes through dst_ptr (via the local `out`)
+
+
+    @triton.jit
+    def helper_kernel(a_ptr, b_ptr):
+        helper(a_ptr)                    # handed on to a call not read here: may write
+        tl.atomic_add(b_ptr, 1)
+
+
+    class Backend:
+        def __init__(self, n):
+            self.mask = torch.zeros(n, dtype=torch.bool)
+            self.idx = torch.zeros(n, dtype=torch.int64)
+            self.dst = torch.zeros(n)
+            self.a = torch.zeros(n)
+            self.b = torch.zeros(n)
+            self.kept = torch.zeros(n, dtype=torch.int64)
+            self.leaked = torch.zeros(n, dtype=torch.int64)
+
+        def step(self, src, fb, rows):
+            scatter_kernel[(rows,)](self.mask, self.idx, src, self.dst, rows, BLOCK=128)
+            helper_kernel[(rows,)](self.a, self.b)
+            fb.kept_view = self.kept[:rows]      # another object's field, only read elsewhere
+            fb.leaked_view = self.leaked[:rows]  # another object's field, written elsewhere
+
+
+    def consumer(fb):
+        total = fb.kept_view.sum()
+        fb.leaked_view.zero_()
+        return total
+"""
+
+
+def test_triton_kernels_write_only_through_store_and_atomics(tmp_path):
+    # `kernel[grid](...)` binds each argument to the kernel's pointer parameter, and the
+    # kernel's body says whether it writes through it: `mask_ptr` and `idx_ptr` are only
+    # loaded (the loaded index addresses `dst`: data, not `idx_ptr`'s storage), so `mask` and
+    # `idx` keep their allocation value; `dst` is stored to through a local pointer, `b` by an
+    # atomic, and `a` is handed to a helper the kernel calls (not read: may write)
+    idx, _ = _index(tmp_path, {"backend.py": KERNELS})
+    assert idx.initial("mask").value == "0"  # torch.zeros: 0 (False as a bool)
+    assert idx.initial("idx").value == "0"
+    for attr, why in (("dst", "`tl.store`"), ("b", "`tl.atomic_add`"), ("a", "`helper`")):
+        assert idx.initial(attr) is None, attr
+        assert why in idx.facts(attr).writes[0].what, (attr, idx.facts(attr).writes)
+
+
+def test_a_buffer_stored_on_another_object_is_judged_by_that_field_s_uses(tmp_path):
+    # `fb.kept_view = self.kept[:rows]`: every use of `.kept_view` in the project only reads it
+    # (`.sum()`), so `kept` is never written; `.leaked_view` is zeroed in `consumer`
+    idx, _ = _index(tmp_path, {"backend.py": KERNELS})
+    assert idx.initial("kept").value == "0"
+    assert idx.initial("leaked") is None
+    assert "zero_" in idx.facts("leaked").writes[0].what
