@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from padlint.analysis.kernels import is_jit, pointer_write
 from padlint.analysis.project import Project
 from padlint.profile import Profile
 
@@ -195,68 +196,6 @@ def _dotted(node: ast.AST) -> str:
         base = _dotted(node.value)
         return f"{base}.{node.attr}" if base else ""
     return ""
-
-
-_TL_WRITES = frozenset({"store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",
-                        "atomic_and", "atomic_or", "atomic_xor"})
-
-
-def _is_jit(fn: ast.AST) -> bool:
-    """A Triton kernel: decorated ``@triton.jit`` / ``@jit`` (possibly under ``@triton.autotune``)."""
-    for d in getattr(fn, "decorator_list", ()):
-        name = _dotted(d.func if isinstance(d, ast.Call) else d) or ""
-        if name.rsplit(".", 1)[-1] == "jit":
-            return True
-    return False
-
-
-def _kernel_writes(path: str, fn: ast.AST, param: str) -> Site | None:
-    """May the Triton kernel ``fn`` write through its pointer parameter ``param``?  Pointer
-    arithmetic and loads read; a write is a ``tl.store`` / ``tl.atomic_*`` whose pointer names the
-    parameter or a local computed from it (transitively; what ``tl.load`` returns is data, not
-    the pointer), or the parameter (or such a local) handed to any call other than a
-    ``tl.``/``triton.`` function (a helper kernel: not followed, so it may write)."""
-    derived = {param}
-
-    def names(node: ast.AST) -> bool:
-        # the value a `tl.load(ptr)` returns is data, not the pointer's storage
-        if isinstance(node, ast.Call) and (_dotted(node.func) or "").rsplit(".", 1)[-1] == "load":
-            return False
-        if isinstance(node, ast.Name):
-            return node.id in derived
-        return any(names(c) for c in ast.iter_child_nodes(node))
-
-    assigns = [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-               and getattr(n, "value", None) is not None]
-    changed = True
-    while changed:
-        changed = False
-        for a in assigns:
-            if not names(a.value):
-                continue
-            for t in (a.targets if isinstance(a, ast.Assign) else [a.target]):
-                for x in ast.walk(t):
-                    if isinstance(x, ast.Name) and x.id not in derived:
-                        derived.add(x.id)
-                        changed = True
-
-    for n in ast.walk(fn):
-        if not isinstance(n, ast.Call):
-            continue
-        name = _dotted(n.func) or ""
-        head, _, last = name.rpartition(".")
-        args = [*n.args, *(k.value for k in n.keywords)]
-        if head.split(".", 1)[0] in ("tl", "triton") or name.startswith("triton.language."):
-            if last in _TL_WRITES:
-                ptr = n.args[0] if n.args else next((k.value for k in n.keywords if k.arg == "pointer"), None)
-                if ptr is not None and names(ptr):
-                    return Site(path, n.lineno, f"`{name}` in kernel `{fn.name}` writes through `{param}`")
-            continue
-        if name in _PURE_BUILTINS or name in ("range", "min", "max"):
-            continue
-        if any(names(a) for a in args):
-            return Site(path, n.lineno, f"passed on to `{name or 'a call'}` in kernel `{fn.name}`")
-    return None
 
 
 class BufferIndex:
@@ -805,14 +744,14 @@ class BufferIndex:
         if isinstance(func, ast.Subscript) and (kname := _dotted(func.value)):
             # `kernel[grid](buf, ...)`: a Triton kernel launch; the kernel writes a pointer
             # argument only through `tl.store` / `tl.atomic_*` (judged in its body)
-            kernels = [(fm, fn) for fm, fn in self._functions_named(kname.rsplit(".", 1)[-1]) if _is_jit(fn)]
+            kernels = [(fm, fn) for fm, fn in self._functions_named(kname.rsplit(".", 1)[-1]) if is_jit(fn)]
             bound = [(fm, fn, p) for fm, fn in kernels if (p := self._bind(fn, call, arg, False)) is not None]
             if not bound:
                 return site(call, f"passed to kernel `{kname}`, which may write it")
             for fm, fn, param in bound:
-                w = _kernel_writes(fm.path, fn, param)
+                w = pointer_write(fn, param)
                 if w is not None:
-                    return w
+                    return Site(fm.path, w[0], w[1])
             return None
         fns = self._functions_named(last) if last else []
         lam = self._local_lambda(m, call) if isinstance(func, ast.Name) else None

@@ -16,6 +16,10 @@ literal 0 (it starts at a count: the rows before it are the real ones), where
 ``V``.  Stores of loop-dependent values, and stores in loops from 0, are not
 resets: they write the real rows.
 
+And, for the never-written fact of :mod:`padlint.analysis.buffers`, whether a
+kernel may write through a pointer argument at all (:func:`pointer_write`): only
+through ``tl.store`` / ``tl.atomic_*`` (or a helper it hands the pointer to).
+
 This reads the kernel's ``ast`` only; nothing is imported or run.
 """
 
@@ -104,3 +108,74 @@ def tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[TailStore, 
                 isinstance(value, ast.UnaryOp) and isinstance(value.operand, ast.Constant)) else ""
             found.setdefault(ptr, TailStore(params[ptr], ptr, text, call.lineno))
     return tuple(sorted(found.values(), key=lambda t: t.index))
+
+
+def _dotted_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted_name(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+_TL_WRITES = frozenset({"store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",
+                        "atomic_and", "atomic_or", "atomic_xor"})
+
+
+def is_jit(fn: ast.AST) -> bool:
+    """A Triton kernel: decorated ``@triton.jit`` / ``@jit`` (possibly under ``@triton.autotune``)."""
+    for d in getattr(fn, "decorator_list", ()):
+        name = _dotted_name(d.func if isinstance(d, ast.Call) else d) or ""
+        if name.rsplit(".", 1)[-1] == "jit":
+            return True
+    return False
+
+
+def pointer_write(fn: ast.AST, param: str) -> tuple[int, str] | None:
+    """May the Triton kernel ``fn`` write through its pointer parameter ``param``?  (line, why)
+    of the first statement that may, else None.  Pointer arithmetic and loads read; a write is a ``tl.store`` / ``tl.atomic_*`` whose pointer names the
+    parameter or a local computed from it (transitively; what ``tl.load`` returns is data, not
+    the pointer), or the parameter (or such a local) handed to any call other than a
+    ``tl.``/``triton.`` function (a helper kernel: not followed, so it may write)."""
+    derived = {param}
+
+    def names(node: ast.AST) -> bool:
+        # the value a `tl.load(ptr)` returns is data, not the pointer's storage
+        if isinstance(node, ast.Call) and (_dotted_name(node.func) or "").rsplit(".", 1)[-1] == "load":
+            return False
+        if isinstance(node, ast.Name):
+            return node.id in derived
+        return any(names(c) for c in ast.iter_child_nodes(node))
+
+    assigns = [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+               and getattr(n, "value", None) is not None]
+    changed = True
+    while changed:
+        changed = False
+        for a in assigns:
+            if not names(a.value):
+                continue
+            for t in (a.targets if isinstance(a, ast.Assign) else [a.target]):
+                for x in ast.walk(t):
+                    if isinstance(x, ast.Name) and x.id not in derived:
+                        derived.add(x.id)
+                        changed = True
+
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.Call):
+            continue
+        name = _dotted_name(n.func) or ""
+        head, _, last = name.rpartition(".")
+        args = [*n.args, *(k.value for k in n.keywords)]
+        if head.split(".", 1)[0] in ("tl", "triton") or name.startswith("triton.language."):
+            if last in _TL_WRITES:
+                ptr = n.args[0] if n.args else next((k.value for k in n.keywords if k.arg == "pointer"), None)
+                if ptr is not None and names(ptr):
+                    return n.lineno, f"`{name}` in kernel `{fn.name}` writes through `{param}`"
+            continue
+        if name in ("range", "min", "max", "len", "int", "float", "print", "isinstance"):
+            continue
+        if any(names(a) for a in args):
+            return n.lineno, f"passed on to `{name or 'a call'}` in kernel `{fn.name}`"
+    return None
