@@ -134,9 +134,11 @@ def is_jit(fn: ast.AST) -> bool:
 
 def pointer_write(fn: ast.AST, param: str) -> tuple[int, str] | None:
     """May the Triton kernel ``fn`` write through its pointer parameter ``param``?  (line, why)
-    of the first statement that may, else None.  Pointer arithmetic and loads read; a write is a ``tl.store`` / ``tl.atomic_*`` whose pointer names the
-    parameter or a local computed from it (transitively; what ``tl.load`` returns is data, not
-    the pointer), or the parameter (or such a local) handed to any call other than a
+    of the first statement that may, else None.
+
+    Pointer arithmetic and loads read.  A write is a ``tl.store`` / ``tl.atomic_*`` whose pointer
+    names the parameter or a local computed from it (transitively; what ``tl.load`` returns is
+    data, not the pointer), or the parameter (or such a local) handed to any call other than a
     ``tl.``/``triton.`` function (a helper kernel: not followed, so it may write)."""
     derived = {param}
 
