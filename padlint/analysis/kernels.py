@@ -28,6 +28,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from padlint.analysis.project import _dotted as _dotted_name
+
 
 @dataclass(frozen=True)
 class TailStore:
@@ -108,15 +110,6 @@ def tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[TailStore, 
                 isinstance(value, ast.UnaryOp) and isinstance(value.operand, ast.Constant)) else ""
             found.setdefault(ptr, TailStore(params[ptr], ptr, text, call.lineno))
     return tuple(sorted(found.values(), key=lambda t: t.index))
-
-
-def _dotted_name(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted_name(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None
 
 
 _TL_WRITES = frozenset({"store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",
