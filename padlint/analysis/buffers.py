@@ -217,6 +217,7 @@ class BufferIndex:
         self._name_written: dict[tuple[str, int, int], Site | None] = {}
         self._returns_to: dict[int, tuple[_Module, ast.Call]] = {}  # followed callee -> (module, call)
         self._cycles = 0  # cycles met so far (see _memo)
+        self._cuts = 0  # searches stopped by MAX_DEPTH so far (see _memo)
         self._wrappers = dict(profile.wrapper_allocators)
         self._views = {*profile.shared_views, profile.device_view}
 
@@ -606,7 +607,7 @@ class BufferIndex:
                         # `fb.mamba_track_mask = buf[:n]`: another object's field holds the buffer;
                         # judged by every use of that field name in the project, as a dict key is
                         return self._field_writes(t.attr, depth + 1) if depth < MAX_DEPTH else \
-                            site(p, f"stored as `.{t.attr}` (not followed further)")
+                            self._cut(site(p, f"stored as `.{t.attr}` (not followed further)"))
                     else:
                         return site(p, "stored in another place")
                 return None
@@ -630,7 +631,7 @@ class BufferIndex:
                     # `{"is_prefilling": buf}`: a keyword dict (`**kwargs`) or a record: judged by every
                     # use of that name as a field, a keyword or a string key in the project
                     return self._field_writes(k.value, depth + 1) if depth < MAX_DEPTH else \
-                        site(p, f"stored under `{k.value!r}` (not followed further)")
+                        self._cut(site(p, f"stored under `{k.value!r}` (not followed further)"))
                 return site(p, "stored in a dict")
             if isinstance(p, ast.comprehension) and n in p.ifs:
                 return None  # a condition of a comprehension
@@ -659,7 +660,8 @@ class BufferIndex:
         """``compute()`` once per key.  A key met again while it is computed (a cycle: the value
         flows back where it came from) adds no use that the computation in progress does not
         judge: None there.  A "no write" that relied on such a cycle is not kept (it holds only
-        inside the computation that was in progress)."""
+        inside the computation that was in progress), nor a "may write" that only the depth
+        bound produced (a search of the same key from a shallower use may reach the end)."""
         if key in table:
             v = table[key]
             if v is _IN_PROGRESS:
@@ -667,7 +669,7 @@ class BufferIndex:
                 return None
             return v
         table[key] = _IN_PROGRESS
-        before = self._cycles
+        before, cuts = self._cycles, self._cuts
         try:
             w = compute()
         except BaseException:
@@ -675,9 +677,18 @@ class BufferIndex:
             raise
         if w is None and self._cycles > before:
             del table[key]
+        elif w is not None and self._cuts > cuts:
+            # a "may write" that the depth bound produced holds for a search started this deep;
+            # the same key asked from a shallower use may follow the use to its end
+            del table[key]
         else:
             table[key] = w
         return w
+
+    def _cut(self, site: Site) -> Site:
+        """A use not followed past :data:`MAX_DEPTH`: conservatively a write (see :meth:`_memo`)."""
+        self._cuts += 1
+        return site
 
     def _name_writes_now(self, m: _Module, target: ast.Name, depth: int) -> Site | None:
         fn = m.function_of(target)
@@ -735,7 +746,7 @@ class BufferIndex:
             if not self._functions_named(last):
                 return None
         if depth >= MAX_DEPTH:
-            return site(call, f"passed to `{name or last}` (not followed further)")
+            return self._cut(site(call, f"passed to `{name or last}` (not followed further)"))
         if self.p.is_sink_constructor(name or last) or self._is_dataclass_call(m, func):
             kw = arg.arg if isinstance(arg, ast.keyword) else None
             if kw is None:

@@ -229,3 +229,50 @@ def test_a_buffer_stored_on_another_object_is_judged_by_that_field_s_uses(tmp_pa
     assert idx.initial("kept").value == "0"
     assert idx.initial("leaked") is None
     assert "zero_" in idx.facts("leaked").writes[0].what
+
+
+DEPTH = """
+    import torch
+
+
+    def consume(v):
+        return v.sum()
+
+
+    def p1(fb, x):
+        p2(fb, x)
+
+
+    def p2(fb, x):
+        p3(fb, x)
+
+
+    def p3(fb, x):
+        fb.inert_view = x
+
+
+    class A:
+        def __init__(self, n):
+            self.inert = torch.zeros(n)
+            self.other = torch.zeros(n)
+
+        def step(self, fb, rows):
+            fb.inert_view = self.inert[:rows]
+            p1(fb, self.other[:rows])
+            consume(fb.inert_view)
+"""
+
+
+def test_an_answer_cut_by_the_depth_bound_does_not_stick_to_the_field(tmp_path):
+    # `other` reaches `fb.inert_view = x` three calls deep; the uses of `.inert_view` are then
+    # judged at the depth bound, and `consume(fb.inert_view)` is not followed: "may write", for
+    # that search.  `inert` is stored in the same field directly: from there `consume` is
+    # followed and only reads, so `inert` is never written, whichever buffer is asked first.
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    fresh, _ = _index(tmp_path / "a", {"a.py": DEPTH})
+    assert fresh.initial("inert").value == "0"
+    idx, _ = _index(tmp_path / "b", {"a.py": DEPTH})
+    assert idx.initial("other") is None
+    assert "not followed further" in idx.facts("other").writes[0].what
+    assert idx.initial("inert").value == "0"
