@@ -189,16 +189,23 @@ def test_analyse_deep_unit():
     assert err.message == DEEP_MESSAGE
 
 
-def test_internal_error_in_one_file_goes_on(project, monkeypatch):
-    # the whole-program run fails on a.py; the pipeline then analyses each file alone
+def _check_project_raising(monkeypatch, exc: Exception, when=lambda sources: True) -> None:
+    """The engine's ``check_project`` raising ``exc`` for the sources ``when`` accepts, the real
+    one for the others."""
     real = padlint.analysis.engine.check_project
 
-    def flaky(sources, profile, **kw):
-        if any(s.path == "a.py" for s in sources):
-            raise ValueError("boom")
+    def patched(sources, profile, **kw):
+        if when(sources):
+            raise exc
         return real(sources, profile, **kw)
 
-    monkeypatch.setattr(padlint.analysis.engine, "check_project", flaky)
+    monkeypatch.setattr(padlint.analysis.engine, "check_project", patched)
+
+
+def test_internal_error_in_one_file_goes_on(project, monkeypatch):
+    # the whole-program run fails on a.py; the pipeline then analyses each file alone
+    _check_project_raising(monkeypatch, ValueError("boom"),
+                           lambda sources: any(s.path == "a.py" for s in sources))
     project.write("a.py", LIVE)
     project.write("bug.py", CANONICAL)
     r, doc = _check(project)
@@ -212,10 +219,7 @@ def test_internal_error_in_one_file_goes_on(project, monkeypatch):
 
 
 def test_show_traceback(project, monkeypatch):
-    def bad(sources, profile, **kw):
-        raise ValueError("boom")
-
-    monkeypatch.setattr(padlint.analysis.engine, "check_project", bad)
+    _check_project_raising(monkeypatch, ValueError("boom"))
     project.write("a.py", LIVE)
     r = project.run("check", "--show-traceback")
     assert "Traceback" in r.err
@@ -247,14 +251,8 @@ def test_whole_program_failure_says_it_checks_files_one_at_a_time(project, monke
     # the files checked together raise (SGLang's tree ran into the recursion limit); each file
     # alone still works: the run goes on one file at a time and says so on stderr, once,
     # instead of silently losing the calls between the files
-    orig = padlint.analysis.engine.check_project
-
-    def together_fails(sources, profile, **kw):
-        if len(sources) > 1:
-            raise RecursionError("maximum recursion depth exceeded")
-        return orig(sources, profile, **kw)
-
-    monkeypatch.setattr(padlint.analysis.engine, "check_project", together_fails)
+    _check_project_raising(monkeypatch, RecursionError("maximum recursion depth exceeded"),
+                           lambda sources: len(sources) > 1)
     project.write("bug.py", CANONICAL)
     project.write("other.py", CANONICAL)
     r, doc = _check(project)
