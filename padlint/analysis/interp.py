@@ -391,6 +391,12 @@ class Frame:
     epochs: dict[str, int] = field(default_factory=dict)
     # name -> locations holding resets kept under a test of that name (dropped when it is assigned)
     cond_locs: dict[str, set] = field(default_factory=dict)
+    # object field key -> (joined value, ((facts, value), ...)): the field held a different value
+    # on each branch of a test of this function; the join holds ``joined`` (an object, compared
+    # by identity: a later store replaces it), and a later test of the same facts sees the value
+    # of its own branch (``if bs != raw_bs: fb.batch_size = bs`` ... ``if bs != raw_bs:
+    # fb.batch_size = raw_bs``: after both, the field never holds ``bs``)
+    cond_fields: dict[str, tuple] = field(default_factory=dict)
 
 
 # attributes that describe a tensor (its shape, type, placement) rather than hold rows: never a
@@ -419,7 +425,7 @@ class Interpreter:
         self.graph = graph
         self._segments: dict[str, Segment | None] = {}
         self.syntax_errors: dict[str, tuple[str, int | None, int | None]] = {}  # module -> error
-        self._summaries: dict = {}  # (callee, self class, arguments, known counts) -> [(reads, writes, value)]
+        self._summaries: dict = {}  # (callee, self class, arguments, known counts) -> [(reads, writes, value, fields stored)]
         self._reads: list[ReadLog] = []  # read logs of the callees being interpreted (innermost last)
         self._attr_type_cache: dict = {}
         self._returned: dict[str, AVal] = {}
@@ -455,6 +461,9 @@ class Interpreter:
         self._active: frozenset = frozenset()
         self._self_stored: dict[int, tuple] = {}  # id(function) -> (function, `self.` texts it stores)
         self._atoms: dict[int, tuple] = {}  # id(test node) -> (node, its fact or None), see _cond_atom
+        # object field key -> how often it was stored so far (see Frame.cond_fields)
+        self._field_stores: dict[str, int] = {}
+        self._store_log: list[set] = []  # per callee being interpreted: the field keys it stored
 
     # ---------------------------------------------------------------- code
     def segment(self, fn: FunctionInfo) -> Segment | None:
@@ -701,6 +710,9 @@ class Interpreter:
         then_keys, else_keys = self._cond_keys(stmt.test, frame, state)
         saved = self._active
         then_start, else_start = state.copy(), state.copy()
+        if frame.cond_fields:
+            self._refine_fields(frame, then_start, saved | then_keys)
+            self._refine_fields(frame, else_start, saved | else_keys)
         self._refine_none(stmt.test, then_start, else_start)
         self._refine_extents(stmt.test, then_start, else_start)
         self._active = saved | then_keys
@@ -867,6 +879,13 @@ class Interpreter:
         local = {n for (k, _) in ka | kb if k[0] == frame.qual for n, _ in k[2]}
         for loc in a.heap.dirty | b.heap.dirty:
             if loc.startswith("@"):
+                va, vb = dict.get(a.heap, loc), dict.get(b.heap, loc)
+                if ka and kb and va != vb:  # (None: no value stored on that path)
+                    joined = dict.get(out.heap, loc)
+                    if joined is not None:
+                        # with the count of stores of the field so far: a later store (of any
+                        # value, on any path, by any function) ends what the join says of it
+                        frame.cond_fields[loc] = (joined, self._field_stores.get(loc, 0), ((ka, va), (kb, vb)))
                 continue
             ca = dict.get(a.heap, loc, PERSISTENT).clean
             cb = dict.get(b.heap, loc, PERSISTENT).clean
@@ -882,6 +901,22 @@ class Interpreter:
                 out.heap[loc] = replace(j, clean=j.clean | extra)
                 for n in local:
                     frame.cond_locs.setdefault(n, set()).add(loc)
+
+    def _refine_fields(self, frame: Frame, state: State, facts: frozenset) -> None:
+        """On a branch where ``facts`` hold: an object field that still holds the join of an
+        earlier test's branches (:attr:`Frame.cond_fields`) holds the value of the branch whose
+        facts hold here."""
+        for key, (joined, stores, alts) in frame.cond_fields.items():
+            if self._field_stores.get(key, 0) != stores or dict.get(state.heap, key) != joined:
+                continue  # stored again since: the join no longer describes it
+            chosen = [v for when, v in alts if when <= facts]
+            if not chosen:
+                continue
+            if any(v is None for v in chosen):
+                if len(chosen) == 1:
+                    del state.heap[key]  # no value stored on that path: the field's own location
+                continue
+            state.heap[key] = join_all(chosen)
 
     @staticmethod
     def _drop_local_conditions(state: State, qual: str) -> None:
@@ -1733,7 +1768,16 @@ class Interpreter:
     def _store_field(self, base: Refs, attr: str, value: AVal, state: State) -> None:
         for r in base.refs:
             if r.count is None:
-                state.heap[self._field_key(r.loc, attr)] = value
+                key = self._field_key(r.loc, attr)
+                self._count_store(key)
+                state.heap[key] = value
+
+    def _count_store(self, key: str) -> None:
+        """An object field is stored (see :attr:`Frame.cond_fields`): count it, and log it for the
+        summary of every callee being interpreted (a summary applied again stores it again)."""
+        self._field_stores[key] = self._field_stores.get(key, 0) + 1
+        if self._store_log:
+            self._store_log[-1].add(key)
 
     def _class_named(self, name: str, frame: Frame) -> ClassInfo | None:
         mod = self.project.module(frame.module)
@@ -3175,23 +3219,29 @@ class Interpreter:
             heap.reads = self._reads
         if base_key is not None:
             look = dict.get  # not Heap.get: a summary that does not apply leaves no read behind
-            for reads, writes, value in self._summaries.get(base_key, ()):
+            for reads, writes, value, stored in self._summaries.get(base_key, ()):
                 if all((x := look(heap, k, v if v is PERSISTENT else _GONE)) is v or x == v for k, v in reads):
                     if heap.reads:  # what the callee read, its caller read (where it was given it)
                         heap.reads[-1].keys.update(heap.reads[-1].given((k for k, _v in reads), heap))
                     for k, v in writes:
                         heap[k] = v
+                    for k in stored:  # the object fields the callee stored, as if it ran again
+                        self._count_store(k)
                     return value
         entry = dict(heap)
         self._reads.append(ReadLog(entry))
         callee_state = State(env, heap)
         self._stack.append(qual)
+        self._store_log.append(set())
         active, self._active = self._active, frozenset()  # a callee's tests are its own
         try:
             exit_state, value = self._exec_function(func, callee, callee_state)
         finally:
             self._active = active
             self._stack.pop()
+            stored = frozenset(self._store_log.pop())
+            if self._store_log:
+                self._store_log[-1].update(stored)
             read = self._reads.pop()
             if self._reads:  # what the callee read, its caller read too (where it was given it)
                 self._reads[-1].keys.update(self._reads[-1].given(read.keys, entry))
@@ -3211,7 +3261,8 @@ class Interpreter:
                 # are the fields it stored on a typed parameter's object (`@arg:`, one location
                 # per parameter, where each real call has its own object)
                 own = {k for k, _v in writes if k.startswith(("new:", "@new:", "@arg:")) and k not in entry}
-                entries.append((tuple((k, _given(k, entry)) for k in read.keys if k not in own), writes, value))
+                entries.append((tuple((k, _given(k, entry)) for k in read.keys if k not in own), writes, value,
+                                stored))
         return value
 
     def _names_used(self, func: cst.FunctionDef) -> frozenset[str]:

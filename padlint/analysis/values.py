@@ -344,6 +344,14 @@ class Heap(dict):
         self.dirty.add(key)
         super().__setitem__(key, value)
 
+    def __delitem__(self, key) -> None:
+        old = dict.get(self, key, _MISSING)
+        if old is _MISSING:
+            return
+        self.fingerprint ^= hash((key, old))
+        self.dirty.add(key)
+        super().__delitem__(key)
+
     def fork(self) -> "Heap":
         """A copy for one branch: same items, nothing written yet (the parent's written keys
         are kept as ``base``, by reference: the parent is not written while its branches run)."""
