@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Iterator
 
 from padlint.analysis.kernels import is_jit, pointer_write
-from padlint.analysis.project import Project
+from padlint.analysis.project import ClassInfo, Project
 from padlint.profile import Profile
 
 EMPTY = "empty"  # InitialValue.value of an uninitialised allocation
@@ -212,7 +212,8 @@ class BufferIndex:
         self._quoted: dict[str, list[str]] = {}
         self._declared: dict[str, bool] = {}
         self._paths: dict[str, str] = {}
-        self._field_written: dict[str, Site | None] = {}
+        self._field_written: dict[tuple[str, str | None], Site | None] = {}
+        self._receivers: dict[tuple[str, int, str], str | None] = {}  # see _receiver_class
         self._param_written: dict[tuple[str, int, str], Site | None] = {}
         self._name_written: dict[tuple[str, int, int], Site | None] = {}
         self._returns_to: dict[int, tuple[_Module, ast.Call]] = {}  # followed callee -> (module, call)
@@ -592,6 +593,10 @@ class BufferIndex:
                 return None  # used as an index into another tensor
             if isinstance(p, (ast.Tuple, ast.List)) and isinstance(m.up(p), ast.Subscript) and m.up(p).slice is p:
                 return None  # part of an index
+            if isinstance(p, (ast.Tuple, ast.List)) and isinstance(m.up(p), ast.Call) \
+                    and any(a is p for a in m.up(p).args):
+                n = p  # `torch.cat([buf, pad])`: the callee gets the buffer in a list it is passed
+                continue
             if isinstance(p, ast.AugAssign):
                 return site(p, "augmented assignment") if p.target is n else None
             if isinstance(p, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
@@ -605,8 +610,10 @@ class BufferIndex:
                             return w
                     elif isinstance(t, ast.Attribute) and isinstance(p, ast.Assign) and len(targets) == 1:
                         # `fb.mamba_track_mask = buf[:n]`: another object's field holds the buffer;
-                        # judged by every use of that field name in the project, as a dict key is
-                        return self._field_writes(t.attr, depth + 1) if depth < MAX_DEPTH else \
+                        # judged by every use of that field name in the project, as a dict key is,
+                        # except on objects of a class the holder's class is not related to
+                        return self._field_writes(t.attr, depth + 1, self._receiver_class(m, t.value)) \
+                            if depth < MAX_DEPTH else \
                             self._cut(site(p, f"stored as `.{t.attr}` (not followed further)"))
                     else:
                         return site(p, "stored in another place")
@@ -831,11 +838,55 @@ class BufferIndex:
                     found = True
         return found
 
-    def _field_writes(self, fld: str, depth: int) -> Site | None:
-        """A write of any ``.fld`` in the project (the object's field holding the buffer)."""
-        return self._memo(self._field_written, fld, lambda: self._field_writes_now(fld, depth))
+    def _field_writes(self, fld: str, depth: int, owner: str | None = None) -> Site | None:
+        """A write of any ``.fld`` in the project (the object's field holding the buffer).
+        ``owner``: the class key of the object holding it, when known: a ``.fld`` read from an
+        object of a class neither a base nor a subclass of it is another object's field."""
+        return self._memo(self._field_written, (fld, owner), lambda: self._field_writes_now(fld, depth, owner))
 
-    def _field_writes_now(self, fld: str, depth: int) -> Site | None:
+    def _receiver_class(self, m: _Module, expr: ast.AST) -> str | None:
+        """The class key of the object ``expr`` names, where the code says it: ``self`` in a
+        method (its class), a parameter annotated with a project class and never rebound."""
+        if not isinstance(expr, ast.Name):
+            return None
+        fn = m.function_of(expr)
+        if fn is None or isinstance(fn, ast.Lambda):
+            return None
+        key = (m.key, id(fn), expr.id)
+        if key in self._receivers:
+            return self._receivers[key]
+        out = None
+        a = fn.args
+        params = (*a.posonlyargs, *a.args, *a.kwonlyargs)
+        rebound = any(isinstance(n, ast.Name) and n.id == expr.id and isinstance(n.ctx, ast.Store)
+                      for n in ast.walk(fn))
+        if not rebound and params and expr.id == params[0].arg == "self":
+            cls = m.up(fn)
+            if isinstance(cls, ast.ClassDef):
+                out = f"{m.key}:{self._qual(m, cls)}"
+        elif not rebound:
+            for arg in params:
+                if arg.arg == expr.id and arg.annotation is not None:
+                    ann = arg.annotation
+                    name = ann.value if isinstance(ann, ast.Constant) and isinstance(ann.value, str) \
+                        else _dotted(ann)
+                    mod = self.project.module(m.key) if name else None
+                    t = self.project.resolve(mod, name) if mod is not None else None
+                    out = t.key if isinstance(t, ClassInfo) else None
+        self._receivers[key] = out
+        return out
+
+    def _related(self, a: str, b: str) -> bool:
+        """Whether an object of class ``a`` may be one of class ``b``: the same class, or one is a
+        base of the other (unknown classes: yes)."""
+        if a == b:
+            return True
+        ca, cb = self.project.class_info(a), self.project.class_info(b)
+        if ca is None or cb is None:
+            return True
+        return any(c.key == b for c in self.project.mro(ca)) or any(c.key == a for c in self.project.mro(cb))
+
+    def _field_writes_now(self, fld: str, depth: int, owner: str | None = None) -> Site | None:
         found: Site | None = None
         for fm in self._modules_quoting(fld):
             for node in fm.keys.get(fld, ()):
@@ -856,6 +907,9 @@ class BufferIndex:
             for node in fm.attrs.get(fld, ()):
                 if isinstance(node.ctx, ast.Store):
                     continue  # the field rebound to another tensor: not a write into this one
+                if owner is not None and (other := self._receiver_class(fm, node.value)) is not None \
+                        and not self._related(owner, other):
+                    continue  # the field of an object of an unrelated class
                 w = self._use_writes(fm, node, depth) if not isinstance(node.ctx, ast.Del) else None
                 if w is not None:
                     found = w

@@ -276,3 +276,84 @@ def test_an_answer_cut_by_the_depth_bound_does_not_stick_to_the_field(tmp_path):
     assert idx.initial("other") is None
     assert "not followed further" in idx.facts("other").writes[0].what
     assert idx.initial("inert").value == "0"
+
+
+SHARED_FIELD_NAME = """
+    import torch
+    from dataclasses import dataclass
+
+
+    @dataclass
+    class StepBatch:
+        track_mask: torch.Tensor = None
+
+
+    class ScheduledBatch:
+        def __init__(self):
+            self.track_mask = None
+
+        def pack(self):
+            self.track_mask.zero_()
+            return (self.track_mask,)
+
+
+    def consume(fb: StepBatch):
+        return fb.track_mask.sum()
+
+
+    class Backend:
+        def __init__(self, n):
+            self.inert = torch.zeros(n, dtype=torch.bool)
+            self.shared = torch.zeros(n, dtype=torch.bool)
+
+        def prepare(self, fb: StepBatch, sb: ScheduledBatch, rows):
+            fb.track_mask = self.inert[:rows]
+            consume(fb)
+
+        def prepare_any(self, holder, rows):
+            holder.track_mask = self.shared[:rows]
+"""
+
+
+def test_a_field_of_an_unrelated_class_is_another_object_s_field(tmp_path):
+    # `inert` is stored as `.track_mask` on a `StepBatch` (an annotated parameter never rebound).
+    # `ScheduledBatch.pack` zeroes and packs `self.track_mask`, but its `self` is a ScheduledBatch,
+    # a class neither a base nor a subclass of StepBatch: another object.  The only use on a
+    # StepBatch, `consume`, reads it: `inert` is never written and holds its allocation value.
+    # `shared` is stored on an object of unknown class (`holder`): every `.track_mask` may be it,
+    # and `pack` may write it (its `zero_()` at line 16, or the tuple it escapes into at 17).
+    idx, _ = _index(tmp_path, {"backend.py": SHARED_FIELD_NAME})
+    assert idx.initial("inert").value == "0"  # torch.zeros, whatever the dtype
+    assert idx.initial("shared") is None
+    assert idx.facts("shared").writes[0].line in (16, 17)
+
+
+LIST_ARGUMENTS = """
+    import torch
+
+
+    def clear_all(tensors):
+        for i in range(len(tensors)):
+            tensors[i].zero_()
+
+
+    class Backend:
+        def __init__(self, n):
+            self.read_only = torch.zeros(n)
+            self.cleared = torch.zeros(n)
+
+        def step(self, rows, size):
+            padded = torch.cat([self.read_only[:rows], self.read_only.new_zeros(size - rows)])
+            clear_all([self.cleared[:rows]])
+            return padded
+"""
+
+
+def test_a_buffer_in_a_list_argument_is_judged_as_that_argument(tmp_path):
+    # `torch.cat([...])` only reads the tensors of the list it is given: `read_only` is never
+    # written.  `clear_all` gets `cleared` in a list and zeroes `tensors[i]`, a view of each
+    # element: written (line 7).  Before, any list element "escaped" and both "may be written".
+    idx, _ = _index(tmp_path, {"backend.py": LIST_ARGUMENTS})
+    assert idx.initial("read_only").value == "0"
+    assert idx.initial("cleared") is None
+    assert idx.facts("cleared").writes[0].line == 7
