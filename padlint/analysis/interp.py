@@ -391,11 +391,12 @@ class Frame:
     epochs: dict[str, int] = field(default_factory=dict)
     # name -> locations holding resets kept under a test of that name (dropped when it is assigned)
     cond_locs: dict[str, set] = field(default_factory=dict)
-    # object field key -> (joined value, ((facts, value), ...)): the field held a different value
-    # on each branch of a test of this function; the join holds ``joined`` (an object, compared
-    # by identity: a later store replaces it), and a later test of the same facts sees the value
-    # of its own branch (``if bs != raw_bs: fb.batch_size = bs`` ... ``if bs != raw_bs:
-    # fb.batch_size = raw_bs``: after both, the field never holds ``bs``)
+    # object field key -> (joined value, stores of the field so far, ((facts, value), ...)): the
+    # field held a different value on each branch of a test of this function (None: nothing
+    # stored on that branch); while it still holds the join and nothing stored it since, a later
+    # test of the same facts sees the value of its own branch (``if bs != raw_bs:
+    # fb.batch_size = bs`` ... ``if bs != raw_bs: fb.batch_size = raw_bs``: after both, the
+    # field never holds ``bs``)
     cond_fields: dict[str, tuple] = field(default_factory=dict)
 
 
