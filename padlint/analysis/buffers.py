@@ -597,6 +597,15 @@ class BufferIndex:
                     and any(a is p for a in m.up(p).args):
                 n = p  # `torch.cat([buf, pad])`: the callee gets the buffer in a list it is passed
                 continue
+            if isinstance(p, (ast.Tuple, ast.List)) and isinstance(q := m.up(p), ast.Assign) and q.value is p \
+                    and len(q.targets) == 1 and isinstance(q.targets[0], (ast.Tuple, ast.List)) \
+                    and len(q.targets[0].elts) == len(p.elts) \
+                    and not any(isinstance(e, ast.Starred) for e in (*p.elts, *q.targets[0].elts)):
+                # `a, b = buf, other`: the buffer is bound to the target in its position
+                t = q.targets[0].elts[next(i for i, e in enumerate(p.elts) if e is n)]
+                if isinstance(t, ast.Name):
+                    return self._name_writes(m, t, depth)
+                return site(q, "stored")
             if isinstance(p, ast.AugAssign):
                 return site(p, "augmented assignment") if p.target is n else None
             if isinstance(p, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):

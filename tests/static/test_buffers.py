@@ -357,3 +357,30 @@ def test_a_buffer_in_a_list_argument_is_judged_as_that_argument(tmp_path):
     assert idx.initial("read_only").value == "0"
     assert idx.initial("cleared") is None
     assert idx.facts("cleared").writes[0].line == 7
+
+
+TUPLE_BINDING = """
+    import torch
+
+
+    class Backend:
+        def __init__(self, n):
+            self.read_only = torch.zeros(n)
+            self.cleared = torch.zeros(n)
+
+        def step(self, rows, other):
+            a, b = self.read_only[:rows], other
+            c, d = other, self.cleared[:rows]
+            d.zero_()
+            return a.sum() + b.sum() + c.sum()
+"""
+
+
+def test_a_buffer_bound_by_tuple_unpacking_is_judged_by_its_own_target(tmp_path):
+    # `a, b = read_only[:rows], other`: only `a` is a view of `read_only`, and it is only read
+    # (`.sum()`): never written.  `d` is the view of `cleared`, zeroed at line 13.  Before, any
+    # element of a tuple "escaped" and both "may be written".
+    idx, _ = _index(tmp_path, {"backend.py": TUPLE_BINDING})
+    assert idx.initial("read_only").value == "0"
+    assert idx.initial("cleared") is None
+    assert idx.facts("cleared").writes[0].line == 13
