@@ -74,6 +74,8 @@ _READ_METHODS = frozenset({
 })
 _PURE_BUILTINS = frozenset({"len", "isinstance", "print", "str", "repr", "int", "float", "bool", "id", "type",
                             "hasattr", "getattr", "format", "hash", "max", "min", "sum", "any", "all", "sorted"})
+# builtins whose result is one of their arguments, or holds them (``max(a, b)``, ``sorted([a, b])``)
+_ARG_RETURNING_BUILTINS = frozenset({"max", "min", "sorted", "list", "tuple", "reversed", "iter", "next"})
 # functions of torch / numpy that only read their tensor arguments (``out=`` aside)
 _PURE_MODULE_FUNCS = frozenset({
     "where", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "maximum", "minimum", "eq", "ne",
@@ -746,6 +748,8 @@ class BufferIndex:
         name = _dotted(func)
         last = name.rsplit(".", 1)[-1] if name else (func.attr if isinstance(func, ast.Attribute) else "")
         head = name.split(".", 1)[0] if name else ""
+        if isinstance(func, ast.Name) and name in _ARG_RETURNING_BUILTINS:
+            return self._use_writes(m, call, depth)  # `max(a, b)`, `sorted([a, b])`: the result is an argument
         if isinstance(func, ast.Name) and name in _PURE_BUILTINS:
             return None
         if head in _MODULES and "." in name:
@@ -886,14 +890,14 @@ class BufferIndex:
         return out
 
     def _related(self, a: str, b: str) -> bool:
-        """Whether an object of class ``a`` may be one of class ``b``: the same class, or one is a
-        base of the other (unknown classes: yes)."""
+        """Whether an object of class ``a`` may be one of class ``b`` (:meth:`Project.may_share_object`;
+        unknown classes: yes)."""
         if a == b:
             return True
         ca, cb = self.project.class_info(a), self.project.class_info(b)
         if ca is None or cb is None:
             return True
-        return any(c.key == b for c in self.project.mro(ca)) or any(c.key == a for c in self.project.mro(cb))
+        return self.project.may_share_object(ca, cb)
 
     def _field_writes_now(self, fld: str, depth: int, owner: str | None = None) -> Site | None:
         found: Site | None = None

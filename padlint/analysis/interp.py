@@ -391,13 +391,9 @@ class Frame:
     epochs: dict[str, int] = field(default_factory=dict)
     # name -> locations holding resets kept under a test of that name (dropped when it is assigned)
     cond_locs: dict[str, set] = field(default_factory=dict)
-    # object field key -> (joined value, stores of the field so far, ((facts, value), ...)): the
-    # field held a different value on each branch of a test of this function (None: nothing
-    # stored on that branch); while it still holds the join and nothing stored it since, a later
-    # test of the same facts sees the value of its own branch (``if bs != raw_bs:
-    # fb.batch_size = bs`` ... ``if bs != raw_bs: fb.batch_size = raw_bs``: after both, the
-    # field never holds ``bs``)
-    cond_fields: dict[str, tuple] = field(default_factory=dict)
+    # heap keys ``?@loc.f`` of the records this function made: the object field ``@loc.f`` held a
+    # different value on each branch of a test of local names (see Interpreter._keep_conditional)
+    cond_fields: set[str] = field(default_factory=set)
 
 
 # attributes that describe a tensor (its shape, type, placement) rather than hold rows: never a
@@ -462,8 +458,6 @@ class Interpreter:
         self._active: frozenset = frozenset()
         self._self_stored: dict[int, tuple] = {}  # id(function) -> (function, `self.` texts it stores)
         self._atoms: dict[int, tuple] = {}  # id(test node) -> (node, its fact or None), see _cond_atom
-        # object field key -> how often it was stored so far (see Frame.cond_fields)
-        self._field_stores: dict[str, int] = {}
         self._store_log: list[set] = []  # per callee being interpreted: the field keys it stored
 
     # ---------------------------------------------------------------- code
@@ -878,15 +872,23 @@ class Interpreter:
         if out is None or a is None or b is None or not (ka or kb):
             return
         local = {n for (k, _) in ka | kb if k[0] == frame.qual for n, _ in k[2]}
+        # an object field whose value differs between the branches of a test of this function's
+        # own local names: the record ``?@loc.f`` = (joined value, ((facts, value), ...)) lives on
+        # the joined path (a later join with a path that lacks it drops it; a store of the field
+        # deletes it), and a later test of the same facts gives each branch its own value back
+        # (:meth:`_refine_fields`)
+        record = bool(ka and kb) and all(k[0] == frame.qual and all("." not in n for n, _ in k[2])
+                                         for k, _ in ka | kb)
         for loc in a.heap.dirty | b.heap.dirty:
+            if loc.startswith("?"):
+                continue
             if loc.startswith("@"):
                 va, vb = dict.get(a.heap, loc), dict.get(b.heap, loc)
-                if ka and kb and va != vb:  # (None: no value stored on that path)
+                if record and va != vb:  # (None: no value stored on that path)
                     joined = dict.get(out.heap, loc)
                     if joined is not None:
-                        # with the count of stores of the field so far: a later store (of any
-                        # value, on any path, by any function) ends what the join says of it
-                        frame.cond_fields[loc] = (joined, self._field_stores.get(loc, 0), ((ka, va), (kb, vb)))
+                        out.heap["?" + loc] = (joined, ((ka, va), (kb, vb)))
+                        frame.cond_fields.add("?" + loc)
                 continue
             ca = dict.get(a.heap, loc, PERSISTENT).clean
             cb = dict.get(b.heap, loc, PERSISTENT).clean
@@ -903,13 +905,19 @@ class Interpreter:
                 for n in local:
                     frame.cond_locs.setdefault(n, set()).add(loc)
 
-    def _refine_fields(self, frame: Frame, state: State, facts: frozenset) -> None:
+    @staticmethod
+    def _refine_fields(frame: Frame, state: State, facts: frozenset) -> None:
         """On a branch where ``facts`` hold: an object field that still holds the join of an
-        earlier test's branches (:attr:`Frame.cond_fields`) holds the value of the branch whose
-        facts hold here."""
-        for key, (joined, stores, alts) in frame.cond_fields.items():
-            if self._field_stores.get(key, 0) != stores or dict.get(state.heap, key) != joined:
-                continue  # stored again since: the join no longer describes it
+        earlier test's branches (its record on this path, :attr:`Frame.cond_fields`) holds the
+        value of the branch whose facts hold here."""
+        for rk in frame.cond_fields:
+            rec = dict.get(state.heap, rk)
+            if rec is None:
+                continue  # not on every path here, or stored since
+            key = rk[1:]
+            joined, alts = rec
+            if dict.get(state.heap, key) != joined:
+                continue
             chosen = [v for when, v in alts if when <= facts]
             if not chosen:
                 continue
@@ -924,7 +932,7 @@ class Interpreter:
         """A call returns: its resets made under tests of its own locals hold under facts no
         other code can test again (and would make every call's heap differ): drop them."""
         for loc in list(state.heap.dirty):
-            if loc.startswith("@"):
+            if loc.startswith(("@", "?")):
                 continue
             st = dict.get(state.heap, loc)
             if st is None or not any(r.when for r in st.clean):
@@ -975,7 +983,7 @@ class Interpreter:
         if not fields:
             return
         for loc in then_end.heap.dirty:
-            if loc.startswith("@") or not (self._loc_owners.get(loc, set()) & fields):
+            if loc.startswith(("@", "?")) or not (self._loc_owners.get(loc, set()) & fields):
                 continue
             st = then_end.heap.get(loc)
             if st is not None:
@@ -1770,13 +1778,14 @@ class Interpreter:
         for r in base.refs:
             if r.count is None:
                 key = self._field_key(r.loc, attr)
-                self._count_store(key)
+                self._stored(key, state.heap)
                 state.heap[key] = value
 
-    def _count_store(self, key: str) -> None:
-        """An object field is stored (see :attr:`Frame.cond_fields`): count it, and log it for the
-        summary of every callee being interpreted (a summary applied again stores it again)."""
-        self._field_stores[key] = self._field_stores.get(key, 0) + 1
+    def _stored(self, key: str, heap) -> None:
+        """An object field is stored: the record of an earlier join of its values ends (see
+        :attr:`Frame.cond_fields`), and the store is logged for the summary of every callee
+        being interpreted (a summary applied again stores it again)."""
+        del heap["?" + key]
         if self._store_log:
             self._store_log[-1].add(key)
 
@@ -3227,7 +3236,7 @@ class Interpreter:
                     for k, v in writes:
                         heap[k] = v
                     for k in stored:  # the object fields the callee stored, as if it ran again
-                        self._count_store(k)
+                        self._stored(k, heap)
                     return value
         entry = dict(heap)
         self._reads.append(ReadLog(entry))
@@ -3248,6 +3257,8 @@ class Interpreter:
                 self._reads[-1].keys.update(self._reads[-1].given(read.keys, entry))
         if callee.cond_locs or callee.epochs:
             self._drop_local_conditions(exit_state, callee.qual)
+        for rk in callee.cond_fields:  # its records are of its own tests
+            del exit_state.heap[rk]
         state.heap = exit_state.heap
         if fn is not None and isinstance(value, UnknownVal) and fn.node.returns is not None:
             value = self._returned_object(fn)

@@ -764,6 +764,19 @@ class Project:
         what is read)."""
         return list(dict.fromkeys(key for key, _c in self._subclass_lines(cls)))
 
+    def may_share_object(self, a: ClassInfo, b: ClassInfo) -> bool:
+        """Whether one object may be an instance of both classes: the same class, one a base of
+        the other, a structural type (a ``Protocol``), or a common project subclass (a class
+        line naming both, transitively, by name; yes when the search was cut)."""
+        if a.key == b.key or any(c.key == b.key for c in self.mro(a)) or any(c.key == a.key for c in self.mro(b)):
+            return True
+        if any(base.rsplit(".", 1)[-1] == "Protocol" for c in (a, b) for k in self.mro(c) for base in k.bases):
+            return True
+        sa, sb = self._subclass_lines(a), self._subclass_lines(b)
+        if len(sa) >= 400 or len(sb) >= 400:
+            return True
+        return bool(set(sa) & set(sb))
+
     def _subclass_lines(self, cls: ClassInfo) -> list[tuple[str, str]]:
         """(module, class) of every class line that names ``cls`` or, transitively, a class
         that does, by name (at most 400)."""

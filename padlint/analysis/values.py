@@ -425,6 +425,7 @@ class State:
         written = set(first.base).union(*(s.heap.dirty for s in live))
         out = State({}, Heap(first, written, first.fingerprint))
         fields: set[str] = set()
+        records: set[str] = set()
         for s in live[1:]:
             if s.heap is first:
                 continue
@@ -433,10 +434,18 @@ class State:
                 if k.startswith("@"):  # an object field's value (see Interpreter._field)
                     fields.add(k)
                     continue
+                if k.startswith("?"):  # a record of a join (Interpreter._keep_conditional)
+                    records.add(k)
+                    continue
                 a, b = out.heap.get(k), s.heap.get(k)
                 if a is b or a == b:
                     continue
                 out.heap[k] = (a or PERSISTENT).join(b or PERSISTENT)
+        for k in records:
+            # kept only where every path holds it: a path that did not go through that join, or
+            # stored the field since, makes it say nothing of the joined path
+            if any(dict.get(s.heap, k) != dict.get(first, k) for s in live[1:]):
+                del out.heap[k]
         for k in fields:
             vals = [s.heap.get(k) for s in live]
             if all(v is vals[0] or v == vals[0] for v in vals[1:]):

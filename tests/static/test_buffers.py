@@ -384,3 +384,47 @@ def test_a_buffer_bound_by_tuple_unpacking_is_judged_by_its_own_target(tmp_path)
     assert idx.initial("read_only").value == "0"
     assert idx.initial("cleared") is None
     assert idx.facts("cleared").writes[0].line == 13
+
+
+MIXIN_AND_MAX = """
+    import torch
+    from dataclasses import dataclass
+
+
+    @dataclass
+    class Holder:
+        track_mask: torch.Tensor = None
+
+
+    class ClearMixin:
+        def clear(self):
+            self.track_mask.zero_()
+
+
+    class Batch(Holder, ClearMixin):
+        pass
+
+
+    class Backend:
+        def __init__(self, n):
+            self.inert = torch.zeros(n, dtype=torch.bool)
+            self.a = torch.zeros(n)
+            self.b = torch.zeros(n)
+
+        def prepare(self, fb: Holder, rows):
+            fb.track_mask = self.inert[:rows]
+
+        def pick(self, rows):
+            max([self.a[:rows], self.b[:rows]], key=len).fill_(1)
+"""
+
+
+def test_a_mixin_of_a_subclass_and_a_builtin_returning_its_argument_may_write(tmp_path):
+    # `ClearMixin` is no base of `Holder`, but `Batch(Holder, ClearMixin)` is both: its `clear`
+    # may zero the holder's `track_mask`, that is `inert` (line 13).  `max([...])` returns one of
+    # the views it is given, and `.fill_(1)` writes it: `a` may be written (line 30).
+    idx, _ = _index(tmp_path, {"backend.py": MIXIN_AND_MAX})
+    assert idx.initial("inert") is None
+    assert idx.facts("inert").writes[0].line == 13
+    assert idx.initial("a") is None
+    assert idx.facts("a").writes[0].line == 30

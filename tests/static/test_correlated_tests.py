@@ -22,8 +22,8 @@ from padlint.profile import load_profile
 # `Worker.step` hands one `StepBatch` to a draft runner, then to a target runner.  The draft
 # pads the batch for its graph when `use_graph` is set and, under `{TEST}`, restores it.  The
 # target reads `raw_bs` from the batch, copies the batch's `seq_lens` into its buffer's first
-# raw_bs rows, fills rows [raw_bs:bs] with 1 and hands `seq_lens[:bs]` to the attention backend
-# (line 44).  The draft never resets its own rows [raw_bs:bs]: they are stale.
+# raw_bs rows, fills rows [raw_bs:bs] with 1 and builds the attention backend's view with
+# `seq_lens[:bs]` (line 44, the sink; line 45 hands it on).  The draft never resets its own rows [raw_bs:bs]: they are stale.
 RUNNERS = """\
 import bisect
 from types import SimpleNamespace
@@ -125,3 +125,73 @@ def test_a_store_between_the_tests_replaces_the_joined_value():
     between = (REPLAY + "\n        forward_batch.batch_size = bs"
                "\n        forward_batch.seq_lens = self.seq_lens[:bs]")
     assert _findings("use_graph", between) == {(46, "seq_lens")}
+
+
+FIRST_TEST = """        if use_graph:
+            forward_batch.batch_size = bs
+            forward_batch.seq_lens = self.seq_lens[:bs]
+"""
+
+
+def _variant(first: str, test: str = "use_graph", between: str = REPLAY, extra_method: str = "") -> set:
+    text = RUNNERS.replace(FIRST_TEST, first).replace("{TEST}", test).replace("{BETWEEN}", between)
+    if extra_method:
+        text = text.replace("    def replay(self, forward_batch: StepBatch, use_graph",
+                            extra_method + "\n    def replay(self, forward_batch: StepBatch, use_graph", 1)
+    res = check_project([Source("runner.py", text)], load_profile("sglang"))
+    return {(f.line, f.field) for fs in res.values() if isinstance(fs, list) for f in fs}
+
+
+def test_a_path_that_did_not_pass_the_first_test_keeps_its_own_value():
+    # `if self.must_pad(raw_bs): pad ... elif use_graph: pad`: where `must_pad` holds and
+    # `use_graph` does not, the batch is padded and the second `if use_graph:` does not restore
+    # it: the target copies the draft's stale rows and hands them on (line 50, the view; the
+    # method and the `elif` add 6 lines).  The join of the `elif` is not what reaches the second
+    # test on that path (the outer join, a call test with no fact, drops its record).
+    first = """        if self.must_pad(raw_bs):
+            forward_batch.batch_size = bs
+            forward_batch.seq_lens = self.seq_lens[:bs]
+        elif use_graph:
+            forward_batch.batch_size = bs
+            forward_batch.seq_lens = self.seq_lens[:bs]
+"""
+    assert _variant(first, extra_method="    def must_pad(self, n):\n        return n > 8\n") \
+        == {(50, "seq_lens")}
+
+
+def test_a_record_made_in_a_loop_round_says_nothing_of_the_entry_path():
+    # The batch is padded before the loop; on the `not use_graph` path every round reads the
+    # padded size back (`out_bs = forward_batch.batch_size`, `bs` in the first round) and the
+    # loop's end stores it: the target gets the padded batch with the draft's stale rows (line
+    # 50).  The record of the second test's join, made in round 1, must not refine the loop head,
+    # where the entry path joins.
+    loop = """        forward_batch.batch_size = bs
+        forward_batch.seq_lens = self.seq_lens[:bs]
+        out_bs = raw_bs
+        for _ in range(len(self.capture_bs)):
+            if not use_graph:
+                out_bs = forward_batch.batch_size
+            else:
+                out_bs = raw_bs
+            if use_graph:
+                forward_batch.batch_size = bs
+            else:
+                forward_batch.batch_size = raw_bs
+        forward_batch.batch_size = out_bs
+"""
+    text = RUNNERS.replace(FIRST_TEST + "        {BETWEEN}\n        if {TEST}:\n"
+                           "            forward_batch.batch_size = raw_bs\n"
+                           "            forward_batch.seq_lens = self.seq_lens[:raw_bs]\n", loop)
+    res = check_project([Source("runner.py", text)], load_profile("sglang"))
+    assert {(f.line, f.field) for fs in res.values() if isinstance(fs, list) for f in fs} == {(50, "seq_lens")}
+
+
+def test_a_test_of_an_attribute_a_callee_may_change_is_not_correlated():
+    # `if self.use_graph:` pads, `self.disable()` clears `use_graph`, and the second
+    # `if self.use_graph:` no longer restores: the padded batch reaches the target (line 47).
+    # Tests of attributes are not taken as the same fact for object fields: a callee may assign
+    # them without the function showing it.
+    first = FIRST_TEST.replace("if use_graph:", "if self.use_graph:")
+    found = _variant(first, "self.use_graph", "self.disable()",
+                     "    def disable(self):\n        self.use_graph = False\n")
+    assert found == {(47, "seq_lens")}
