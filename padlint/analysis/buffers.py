@@ -216,6 +216,7 @@ class BufferIndex:
         self._paths: dict[str, str] = {}
         self._field_written: dict[tuple[str, str | None], Site | None] = {}
         self._receivers: dict[tuple[str, int, str], str | None] = {}  # see _receiver_class
+        self._related_memo: dict[tuple[str, str], bool] = {}  # see _related
         self._param_written: dict[tuple[str, int, str], Site | None] = {}
         self._name_written: dict[tuple[str, int, int], Site | None] = {}
         self._returns_to: dict[int, tuple[_Module, ast.Call]] = {}  # followed callee -> (module, call)
@@ -854,7 +855,8 @@ class BufferIndex:
     def _field_writes(self, fld: str, depth: int, owner: str | None = None) -> Site | None:
         """A write of any ``.fld`` in the project (the object's field holding the buffer).
         ``owner``: the class key of the object holding it, when known: a ``.fld`` read from an
-        object of a class neither a base nor a subclass of it is another object's field."""
+        object of a class no object of ``owner``'s class can be (:meth:`_related`) is another
+        object's field."""
         return self._memo(self._field_written, (fld, owner), lambda: self._field_writes_now(fld, depth, owner))
 
     def _receiver_class(self, m: _Module, expr: ast.AST) -> str | None:
@@ -894,10 +896,12 @@ class BufferIndex:
         unknown classes: yes)."""
         if a == b:
             return True
-        ca, cb = self.project.class_info(a), self.project.class_info(b)
-        if ca is None or cb is None:
-            return True
-        return self.project.may_share_object(ca, cb)
+        key = (a, b) if a < b else (b, a)
+        got = self._related_memo.get(key)
+        if got is None:
+            ca, cb = self.project.class_info(a), self.project.class_info(b)
+            got = self._related_memo[key] = ca is None or cb is None or self.project.may_share_object(ca, cb)
+        return got
 
     def _field_writes_now(self, fld: str, depth: int, owner: str | None = None) -> Site | None:
         found: Site | None = None
