@@ -25,6 +25,8 @@ attribute chain ``self.input_batch.x`` reaches) through the project index.
 from __future__ import annotations
 
 import ast
+import fnmatch
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -775,11 +777,37 @@ def _head(st: ast.stmt) -> str:
     return text.split("\n", 1)[0]
 
 
-def axis_facts(profile: Profile, project: Project, keys: dict[str, str]) -> AxisFacts:
-    """Axis facts of the checked files ``keys`` (path -> module key in ``project``)."""
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def count_names(profile: Profile) -> re.Pattern:
+    """A pattern that every identifier with a count axis fully matches (a superset of the names
+    :meth:`Profile.count_axis` knows: the ``[[counts]]`` names and the ``[axes.*].counts``
+    patterns)."""
+    pats = [re.escape(n) for p in profile.counts for n in (*p.real, *p.padded)]
+    pats += [fnmatch.translate(pat) for _, group in profile.axes.counts for pat in group]
+    return re.compile("|".join(f"(?:{p})" for p in pats) if pats else r"(?!)")
+
+
+def may_have_axis_facts(text: str, names: re.Pattern) -> bool:
+    """False when no identifier of a module's text is a count (``names``: :func:`count_names`).
+    Every axis fact hangs on a count, and a count expression bottoms out in a name or an
+    attribute the profile gives an axis (:meth:`AxisAnalysis.count`), so such a module has none."""
+    return any(names.fullmatch(w) for w in set(_IDENT.findall(text)))
+
+
+def axis_facts(profile: Profile, project: Project, keys: dict[str, str],
+               texts: dict[str, str] | None = None) -> AxisFacts:
+    """Axis facts of the checked files ``keys`` (path -> module key in ``project``).  ``texts``
+    (path -> text), when given, spares parsing a module without a count
+    (:func:`may_have_axis_facts`)."""
     analysis = AxisAnalysis(profile, project)
     out = AxisFacts()
+    names = count_names(profile) if texts is not None else None
     for path, key in keys.items():
+        text = texts.get(path) if texts is not None else None
+        if names is not None and text is not None and not may_have_axis_facts(text, names):
+            continue
         mod = project.module(key)
         if mod is not None:
             analysis.scan_module(mod, path, out)

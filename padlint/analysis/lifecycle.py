@@ -47,6 +47,7 @@ Everything else (a write under ``if params.allowed_token_ids:`` with no ``else``
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 from padlint.analysis.project import (
@@ -800,8 +801,28 @@ def class_lifecycle(cls: ClassInfo, mod: ModuleInfo, project: Project) -> ClassL
     return scan.out
 
 
-def module_lifecycles(project: Project, module_key: str) -> list[ClassLifecycle]:
-    """Row lifecycle facts of every top-level class of a module with a row move or view swap."""
+#: What a module's text must hold for one of its classes to own a persistent buffer (see
+#: :func:`_allocation`): a ``torch.``/``np.``/``numpy.`` allocation name, or a call of a
+#: ``...Buffer`` class or a ``make_buffer`` helper.  A class without a buffer has no row move or
+#: view swap, so a module without such text is not parsed for its lifecycle facts (on vLLM
+#: 0.33.0, 915 of 3,231 modules have it; most others are parsed for nothing else either).
+_ALLOCATION_TEXT = re.compile(
+    r"\b(?:%s)\s*\.\s*(?:%s)\b|Buffer\s*\(|make_buffer\s*\(" % (
+        "|".join(sorted(TORCH_NAMES | NUMPY_NAMES)), "|".join(sorted(ALLOC_TORCH | ALLOC_NUMPY))))
+_CLASS_TEXT = re.compile(r"^\s*class\s", re.M)
+
+
+def may_have_lifecycle(text: str) -> bool:
+    """False when no class of a module with this text can own a persistent buffer."""
+    return _CLASS_TEXT.search(text) is not None and _ALLOCATION_TEXT.search(text) is not None
+
+
+def module_lifecycles(project: Project, module_key: str, text: str | None = None) -> list[ClassLifecycle]:
+    """Row lifecycle facts of every top-level class of a module with a row move or view swap.
+    ``text``: the module's text, when the caller has it: a module that cannot own a buffer
+    (:func:`may_have_lifecycle`) is then not parsed."""
+    if text is not None and not may_have_lifecycle(text):
+        return []
     mod = project.module(module_key)
     if mod is None:
         return []

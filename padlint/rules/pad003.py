@@ -33,7 +33,7 @@ def lifecycles(facts: Facts) -> dict[str, list[ClassLifecycle]]:
     out: dict[str, list[ClassLifecycle]] = {}
     for path, key in facts.keys.items():
         try:
-            out[path] = module_lifecycles(facts.project, key)
+            out[path] = module_lifecycles(facts.project, key, facts.texts.get(path))
         except RecursionError:  # pathologically deep nesting: nothing to say about this file
             out[path] = []
     return out

@@ -29,7 +29,7 @@ _NOUN = {"reqs": "request", "tokens": "token"}
 
 
 def _facts(facts: Facts) -> AxisFacts:
-    return axis_facts(facts.profile, facts.project, facts.keys)
+    return axis_facts(facts.profile, facts.project, facts.keys, facts.texts)
 
 
 def _short(text: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import textwrap
 
-from padlint.analysis.lifecycle import module_lifecycles
+from padlint.analysis.lifecycle import may_have_lifecycle, module_lifecycles
 from padlint.analysis.project import Project
 
 
@@ -181,3 +181,64 @@ def test_local_alias_of_a_buffer_view():
             bt[src, :num_blocks] = 0
     """)
     assert [(m.attr, m.written, m.src, m.released_at) for m in life.moves] == [("block_table", "bt", "src", 14)]
+
+
+# A buffer allocated through a helper whose call is split over lines, and a `...Buffer` class
+# called with a space before the parenthesis: both are allocations (`_allocation`), so the text
+# test must let the module through.
+SPLIT_ALLOCATIONS = """
+class Rows:
+    def __init__(self, n):
+        self.a = self._make_buffer(
+            n, dtype=torch.int32
+        )
+        self.b = CpuGpuBuffer (n)
+
+    def condense(self, dst, src):
+        self.a.np[dst] = self.a.np[src]
+        self.b.np[dst] = self.b.np[src]
+        self.req_ids[src] = None
+"""
+
+# Rows of `self.a` are copied, but `self.a` is a parameter handed in, not a buffer the class
+# allocates: no lifecycle facts, and no allocation text at all.
+NO_ALLOCATION = """
+class Holder:
+    def __init__(self, a):
+        self.a = a
+
+    def condense(self, dst, src):
+        self.a[dst] = self.a[src]
+"""
+
+
+def test_the_text_test_keeps_every_module_whose_classes_own_buffers():
+    """Handed the module's text, ``module_lifecycles`` finds the same moves as without it for
+    each source of this file whose classes own buffers (the text test only skips modules that
+    cannot own one)."""
+    for src in (BATCH, SPLIT_ALLOCATIONS):
+        text = textwrap.dedent(src)
+        assert may_have_lifecycle(text)
+        pr = Project()
+        key = pr.add_source("m.py", text, "m.py")
+        without = [(m.attr, m.src, m.dst) for life in module_lifecycles(pr, key) for m in life.moves]
+        pr2 = Project()
+        key2 = pr2.add_source("m.py", text, "m.py")
+        with_text = [(m.attr, m.src, m.dst) for life in module_lifecycles(pr2, key2, text) for m in life.moves]
+        assert with_text == without and without
+    # both buffers of SPLIT_ALLOCATIONS move from row src to row dst
+    pr = Project()
+    key = pr.add_source("m.py", textwrap.dedent(SPLIT_ALLOCATIONS), "m.py")
+    assert sorted((m.attr, m.src, m.dst) for life in module_lifecycles(pr, key) for m in life.moves) == [
+        ("a", "src", "dst"), ("b", "src", "dst")]
+
+
+def test_a_module_that_cannot_own_a_buffer_is_not_parsed_for_lifecycles():
+    text = textwrap.dedent(NO_ALLOCATION)
+    assert not may_have_lifecycle(text)
+    pr = Project()
+    key = pr.add_source("m.py", text, "m.py")
+    assert module_lifecycles(pr, key, text) == []
+    assert key not in pr._modules  # nothing parsed it
+    # without the text it is parsed, and the copy is not a move of a buffer either
+    assert module_lifecycles(pr, key) == [] and key in pr._modules
