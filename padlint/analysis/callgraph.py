@@ -67,7 +67,7 @@ class CallGraph:
         self._relevant: dict[str, bool] = {}
         self._sinkward: dict[str, bool] = {}
         self._callers: dict[str, list[FunctionInfo]] = {}
-        self._graph_bound: dict[str, tuple[tuple[str, str], ...]] = {}
+        self._graph_bound: dict[str, tuple[tuple[str, str, str, str], ...]] = {}
         self._builder_out: dict[str, dict[str, ClassInfo]] = {}
         # the last names of the profile's replay calls (`_replay_graph` of `*._replay_graph`)
         self._replay_names = tuple({p.rsplit(".", 1)[-1].strip("*") for p in profile.graph_replay} - {""})
@@ -452,19 +452,20 @@ class CallGraph:
                 return True
         return False
 
-    def graph_bound(self, cls: ClassInfo) -> tuple[tuple[str, str, str], ...]:
+    def graph_bound(self, cls: ClassInfo) -> tuple[tuple[str, str, str, str], ...]:
         """Persistent buffers a CUDA graph captured by this class reads at every replay:
-        ``(attribute path, field, bound)`` for each slice ``self.X[:n]`` (also through a local
+        ``(attribute path, field, bound, definition)`` for each slice ``self.X[:n]`` (also through a local
         alias, ``buffers = self.buffers; buffers.x[:n]``: path ``buffers.x``) in a method that
         captures (holds a ``with ...graph(...):`` block, or is named by the profile's
         ``[graphs] capture``), ``field`` being the keyword it is passed under (or the attribute
         name) and ``bound`` the name ``n`` when it is one (the replay reads rows up to that
         count: a token buffer sliced ``[:num_tokens]`` is read up to the replay's
-        ``num_tokens``)."""
+        ``num_tokens``), and ``definition`` the source of that name's one assignment in the
+        capturing method when it is arithmetic (``bs * self.captured_req_width``; else "")."""
         v = self._graph_bound.get(cls.key)
         if v is not None:
             return v
-        out: dict[str, tuple[str, str]] = {}
+        out: dict[str, tuple[str, str, str]] = {}
         capture = self.profile.graph_capture
         for c in self.project.mro(cls):
             for m in c.methods.values():
@@ -475,16 +476,19 @@ class CallGraph:
                             for i in w.items) for w in ast.walk(m.node)):
                     continue
                 aliases = _self_aliases(m.node)
+                defs = _single_definitions(m.node)
                 for sub in ast.walk(m.node):
                     if isinstance(sub, ast.keyword) and sub.arg and (attr := _self_slice(sub.value, aliases)):
-                        out.setdefault(attr, (sub.arg, _bound_name(sub.value)))
+                        b = _bound_name(sub.value)
+                        out.setdefault(attr, (sub.arg, b, defs.get(b, "")))
                 for sub in ast.walk(m.node):
                     attr = _self_slice(sub, aliases) if isinstance(sub, ast.Subscript) else None
                     if attr:
-                        out.setdefault(attr, (attr.rsplit(".", 1)[-1], _bound_name(sub)))
+                        b = _bound_name(sub)
+                        out.setdefault(attr, (attr.rsplit(".", 1)[-1], b, defs.get(b, "")))
         host = self.profile.graph_host
         v = self._graph_bound[cls.key] = tuple(sorted(
-            (a, f, b) for a, (f, b) in out.items()
+            (a, f, b, d) for a, (f, b, d) in out.items()
             if not any(fnmatch.fnmatchcase(a.rsplit(".", 1)[-1], pat) for pat in host)))
         return v
 
@@ -640,6 +644,29 @@ def _self_aliases(fn: ast.AST) -> dict[str, str]:
         d = _dotted(values[0]) if len(values) == 1 else None
         if d and d.startswith("self.") and isinstance(values[0], ast.Attribute):
             out[name] = d[len("self."):]
+    return out
+
+
+def _single_definitions(fn: ast.AST) -> dict[str, str]:
+    """Locals of ``fn`` assigned exactly once, by an arithmetic expression of other names
+    (``num_tokens = bs * self.captured_req_width``): name -> the expression's source.  A
+    graph captured with ``buf[:num_tokens]`` reads that many rows at every replay of its
+    shape, so a replay can evaluate the expression in its own terms."""
+    seen: dict[str, list] = {}
+    for sub in ast.walk(fn):
+        targets = sub.targets if isinstance(sub, ast.Assign) else \
+            [sub.target] if isinstance(sub, (ast.AugAssign, ast.AnnAssign)) else \
+            [sub.target] if isinstance(sub, (ast.For, ast.comprehension)) else []
+        for t in targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name):
+                    seen.setdefault(n.id, []).append(
+                        sub.value if isinstance(sub, ast.Assign) and t is n else None)
+    out = {}
+    for name, values in seen.items():
+        if len(values) == 1 and isinstance(values[0], ast.BinOp) \
+                and isinstance(values[0].op, (ast.Mult, ast.Add, ast.Sub)):
+            out[name] = ast.unparse(values[0])
     return out
 
 

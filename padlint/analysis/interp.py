@@ -428,6 +428,7 @@ class Interpreter:
         self._returned: dict[str, AVal] = {}
         self._param_cache: dict = {}
         self._member_nodes: dict = {}
+        self._capture_defs: dict = {}  # capture-time width definition -> its parsed expression
         self._kwkeys: dict = {}  # (id of a `**` argument, key) -> _KwargsKey (hits are keyed by node id)
         self.hits: dict[tuple[int, str], SinkHit] = {}
         self.clean_hits: dict[tuple[int, str], list[tuple[tuple[int, str, str], ...]]] = {}
@@ -690,6 +691,7 @@ class Interpreter:
         # an `elif` test: a reset cannot be inserted right before it
         frame.stmt, frame.fixable = stmt, not elif_
         self._eval(stmt.test, frame, state)
+        self._real_by_comparison(stmt.test, state)
         guard = self._is_padding_guard(stmt.test, frame, state, stmt.body)
         known = self._none_test(stmt.test, state)
         if known is True:  # `if out is not None:` with `out` a tensor on every path here
@@ -1081,6 +1083,36 @@ class Interpreter:
             other = else_end.loc(loc)
             if isinstance(other, LocState) and other.entry_stale and key not in other.extents:
                 else_end.heap[loc] = replace(other, extents=other.extents | {key})
+
+    def _real_by_comparison(self, test: cst.BaseExpression, state: State) -> None:
+        """``if bs * self.captured_req_width != num_tokens:`` with ``num_tokens`` a local the
+        analysis knows only by its name (``num_tokens = forward_batch.input_ids.shape[0]``), a
+        padded name in the profile: the code compares it with a count it computed as padded, so
+        it is that count's real partner (two padded counts are not compared to find padding).
+        The local is bound to the real count from here on; a name the code bound to a known
+        count, or one compared with a count known only by its name too, is left alone."""
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, (cst.NotEqual, cst.Equal, cst.LessThan,
+                                                              cst.GreaterThan))):
+            return
+        sides = (test.left, test.comparisons[0].comparator)
+        for named, other in (sides, sides[::-1]):
+            if not isinstance(named, cst.Name) or isinstance(other, cst.Name):
+                continue
+            v = state.env.get(named.value)
+            by_name = v is None or isinstance(v, UnknownVal) or (
+                isinstance(v, CountVal) and v.canon == named.value and not v.offset)
+            if not by_name or not self.p.is_padded_name(named.value):
+                continue
+            padded = self._count(other, state)
+            if padded is None or not padded.canon or padded.offset or padded.canon == named.value \
+                    or not self.p.is_padded_name(padded.canon):
+                continue
+            pair = self.p.pair_for_padded(padded.canon)
+            if pair is None or not pair.real:
+                continue
+            state.env[named.value] = CountVal(pair.real[0])
+            return
 
     def _is_padding_guard(self, test: cst.BaseExpression, frame: Frame, state: State, body=None) -> bool:
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
@@ -1879,8 +1911,13 @@ class Interpreter:
                 if axis:
                     by_axis.setdefault(axis, set()).add((canon, name))
         line = frame.seg.line(node, frame.stmt)
-        for attr, fld, bound in bound_all:
-            if count is not None:
+        for attr, fld, bound, definition in bound_all:
+            defined = self._capture_width(definition, state) if count is None else None
+            if defined is not None:
+                # the capture sliced with a local it computed (`num_tokens = bs * w`): the graph
+                # of this replay's shape reads that many rows, evaluated in the replay's terms
+                c = defined
+            elif count is not None:
                 # rows up to the count the capture sliced with, as the replay's code names it
                 # (`[:num_tokens]` for a token buffer), else up to the graph's own index
                 named = self._count(cst.Name(bound), state) if bound and isinstance(
@@ -1908,6 +1945,37 @@ class Interpreter:
                 else self.p.forward_severity
             self._check_sink("CUDA graph replay", fld, "replay", node, Refs(frozenset(refs)), frame, state,
                              severity, node=key)
+
+    def _capture_width(self, definition: str, state: State) -> Count | None:
+        """The padded count a capture-time width definition (``bs * self.captured_req_width``)
+        denotes in the replay's frame, or None (no definition, or not a padded count here)."""
+        if not definition:
+            return None
+        expr = self._capture_defs.get(definition)
+        if expr is None:
+            try:
+                expr = cst.parse_expression(definition)
+            except Exception:  # noqa: BLE001 - text from ast.unparse; never expected
+                expr = False
+            self._capture_defs[definition] = expr
+        if expr is False or not self._names_bound(expr, state):
+            return None  # a name of the capture's frame this frame does not have
+        c = self._count(expr, state)
+        if c is None or not c.canon or not self.p.is_padded_name(c.canon):
+            return None
+        return c
+
+    @classmethod
+    def _names_bound(cls, node, state: State) -> bool:
+        """Whether every name ``node`` reads (the root of each attribute chain) is bound in this
+        frame; only names, attributes, integers and arithmetic are read."""
+        if isinstance(node, cst.BinaryOperation):
+            return cls._names_bound(node.left, state) and cls._names_bound(node.right, state)
+        if isinstance(node, cst.Attribute):
+            return cls._names_bound(node.value, state)
+        if isinstance(node, cst.Name):
+            return node.value in state.env
+        return isinstance(node, cst.Integer)
 
     def _sink_type(self, base: Refs) -> str | None:
         """The class name of ``base`` when it is an object of a sink (metadata) class."""

@@ -173,8 +173,24 @@ self.backend.init_forward_metadata_out_graph(SimpleNamespace(batch_size=bs, seq_
 
 
 def test_a_guard_whose_body_does_more_than_reset_is_not_taken_for_a_padding_guard(tmp_path):
-    # the body also calls out: the test is not known to be "there are padding rows", so the
-    # path that skips it leaves rows [raw_bs:bs] as the last step left them
+    # the body also calls out: the test is not known to be "there are padding rows" (`n_tok` is
+    # no count the profile names), so the path that skips it leaves rows [raw_bs:bs] as the last
+    # step left them
+    body = '''\
+n_tok = forward_batch.seq_lens.shape[0] * self.width
+if bs * self.width != n_tok:
+    buffers.seq_lens.fill_(1)
+    self.log_padding(bs)
+buffers.seq_lens[:raw_bs].copy_(forward_batch.seq_lens)
+self.backend.init_forward_metadata_out_graph(SimpleNamespace(batch_size=bs, seq_lens=buffers.seq_lens[:bs]))'''
+    assert [f[:2] for f in _findings(tmp_path, body)] == [("PAD001", "seq_lens")]
+
+
+def test_a_local_compared_with_a_padded_count_is_its_real_count(tmp_path):
+    # `num_tokens` is a padded name in the profile, but this local is compared with the padded
+    # token count the code computed (`bs * self.width`): it is that count's real partner, so the
+    # test is "there are padding rows" and the path that skips the fill has none, whatever else
+    # the body does (the same body with `n_tok` above is reported)
     body = '''\
 num_tokens = forward_batch.seq_lens.shape[0] * self.width
 if bs * self.width != num_tokens:
@@ -182,7 +198,16 @@ if bs * self.width != num_tokens:
     self.log_padding(bs)
 buffers.seq_lens[:raw_bs].copy_(forward_batch.seq_lens)
 self.backend.init_forward_metadata_out_graph(SimpleNamespace(batch_size=bs, seq_lens=buffers.seq_lens[:bs]))'''
-    assert [f[:2] for f in _findings(tmp_path, body)] == [("PAD001", "seq_lens")]
+    assert _findings(tmp_path, body) == []
+    # and a write of its rows is a write of real rows only: rows past it, up to the padded
+    # token count, are stale at a sink that reads [:bs * self.width]
+    body = '''\
+num_tokens = forward_batch.positions.shape[0]
+if bs * self.width != num_tokens:
+    buffers.seq_lens.fill_(1)
+buffers.positions[:num_tokens].copy_(forward_batch.positions)
+self.backend.init_forward_metadata_out_graph(SimpleNamespace(batch_size=bs, positions=buffers.positions[:bs * self.width]))'''
+    assert [f[:2] for f in _findings(tmp_path, body)] == [("PAD001", "positions")]
 
 
 # -------------------------------------------------- whole buffers read to a declared width
