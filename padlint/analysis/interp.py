@@ -39,6 +39,12 @@ class CountVal(AVal):
     padded: bool = False  # canon is a padded count (set by Interpreter._cv); wins in joins
 
 
+#: The words a call-path step's note ends with when the caller binds the callee's real count to
+#: a padded count (``_build_attention_metadata(num_reqs=num_reqs_padded)``, a dummy run): the
+#: rows the caller did not write on that path hold an earlier step's values.  Rules count the
+#: paths through such a step (:func:`padlint.rules.pad001`).
+PADDED_AS_REAL = "as its real count"
+
 _FALSE = frozenset({"False", "0"})
 _TRUE = frozenset({"True", "1"})
 
@@ -3283,6 +3289,11 @@ class Interpreter:
                     # are in the caller's terms (write extents compare them)
                     v = CountVal(a.value.value)
             env[pname] = self._cv(v)
+            if isinstance(v, CountVal) and v.canon and not v.offset and self.p.is_padded_name(v.canon) \
+                    and any(pname in pair.real for pair in self.p.counts) and fn is not None:
+                callee.chain = frame.chain + (
+                    (line, f"calls `{name}` with the padded count `{v.canon}` {PADDED_AS_REAL} `{pname}`",
+                     frame.path),)
         # a summary: the same callee, with the same arguments, on a heap that agrees on every
         # location the callee read, has the same effect (its writes) and result; a nested
         # function's environment holds the enclosing locals it sees (its closure)

@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import replace
 
-from padlint.analysis.interp import Interpreter, SinkHit
+from padlint.analysis.interp import PADDED_AS_REAL, Interpreter, SinkHit
 from padlint.analysis.values import Taint, origin_key
 from padlint.model import Finding, Fix, TraceStep
 from padlint.profile import Profile
@@ -87,6 +87,38 @@ def _fix_text(hit: SinkHit, taint: Taint, real: str | None, neutral: str) -> str
     if neutral == "flat":
         return f"{base}[{lead}{lo}:{upper}] = {base}[{lead}{_flat_source(real, off)}]"
     return f"{base}[{lead}{lo}:{upper}] = {neutral}"
+
+
+def _from_entries(hit, shown: int = 3) -> str:
+    """`` from `a` and `b` ``: the entry points of the paths on which the value is stale, so that
+    two reports tell which steps reach the sink (a fix that removes the real step's path and
+    leaves a dummy run's changes this part of the message)."""
+    names = sorted({c[0][1].split("`")[1] for c in hit.stale_chains
+                    if c and c[0][1].startswith("entry point `")})
+    if not names:
+        return ""
+    if len(names) == 1:
+        return f" from `{names[0]}`"
+    if len(names) > shown:
+        more = len(names) - shown
+        return " from " + ", ".join(f"`{n}`" for n in names[:shown]) + \
+            f" and {more} more entry point{'s' if more > 1 else ''}"
+    return " from " + ", ".join(f"`{n}`" for n in names[:-1]) + f" and `{names[-1]}`"
+
+
+def _through_dummy(hit) -> str:
+    """How many of the stale paths pass a padded count as a callee's real count (a dummy run:
+    the rows that path did not write hold an earlier step's values), so that a report tells
+    paths of real steps from those of dummy runs."""
+    n = sum(1 for c in hit.stale_chains if any(PADDED_AS_REAL in note for _l, note, _p in c))
+    if not n:
+        return ""
+    if len(hit.stale_chains) == 1:
+        return ", a dummy run (a call on it passes a padded count as the callee's real count)"
+    why = "(a call on each passes a padded count as the callee's real count)"
+    share = "all dummy runs" if n == len(hit.stale_chains) else \
+        "1 of them a dummy run" if n == 1 else f"{n} of them dummy runs"
+    return f", {share} {why}"
 
 
 def _shared_owner(hit: SinkHit, taint: Taint, profile: Profile) -> tuple[str, str] | None:
@@ -244,12 +276,13 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
         if len(hit.taints) > 1 else ""
     via = ""
     if len(hit.stale_chains) > 1:
-        via = f" on {len(hit.stale_chains)} paths, e.g. " + " -> ".join(
+        via = f" on {len(hit.stale_chains)} paths{_from_entries(hit)}{_through_dummy(hit)}, e.g. " + " -> ".join(
             n.split("`")[1] for _, n, _p in hit.chain if "`" in n)
     elif key in interp.clean_hits:
         via = " on the path " + " -> ".join(
-            n.split("`")[1] for _, n, _p in hit.chain if "`" in n) + \
-            " (other paths to this sink reset these rows or have none)"
+            n.split("`")[1] for _, n, _p in hit.chain if "`" in n) + _through_dummy(hit) + \
+            ("; other paths to this sink reset these rows or have none" if _through_dummy(hit) else
+             " (other paths to this sink reset these rows or have none)")
     shown = "the last real value" if neutral == "flat" else neutral
     shared = _shared_owner(hit, taint, profile) if fix_text else None
     shared_note = (f" (it writes into `{shared[0]}`, a buffer of `{shared[1]}` that other code reads too)"
@@ -310,7 +343,8 @@ def _outside_findings(hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
                 else f"`{_short(t.buffer)}`")
         message = (f"{what} reaches {hit.sink} as `{hit.field}` in {sink_at} (a module not checked here) "
                    f"with its padding rows (up to {t.padded_written or t.padded}) not reset on "
-                   f"{len(hit.stale_chains)} path{'s' if len(hit.stale_chains) != 1 else ''}, e.g. "
+                   f"{len(hit.stale_chains)} path{'s' if len(hit.stale_chains) != 1 else ''}"
+                   f"{_from_entries(hit)}, e.g. "
                    + " -> ".join(n.split("`")[1] for _, n, _p in hit.chain if "`" in n)
                    + f"; reset its padding rows before it reaches the sink (check {_shown(hit.path)} "
                    f"too for the full report and a proposed reset)")

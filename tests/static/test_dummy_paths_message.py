@@ -1,0 +1,73 @@
+"""A finding says how many of its stale paths are dummy runs.
+
+A dummy run calls the code that builds metadata with its padded count bound to the callee's
+real count (``_build_attention_metadata(num_reqs_padded, num_reqs_padded)``): the engine judges
+the callee in the caller's counts (the rows the dummy run did not write keep an earlier step's
+values), and the call-path step says so.  The message counts those paths, so that a report of a
+buggy release and one of a release whose fix removed the real step's path differ (vLLM 0.21.0
+and 0.22.0 for ``is_prefilling``: "11 of them dummy runs" and "all dummy runs"; the dummy-run
+finding itself is true, docs/triage-vllm-0.33.0.md).
+"""
+
+from __future__ import annotations
+
+from padlint.analysis import check_source
+from padlint.profile import load_profile
+
+RUNNER = '''\
+import torch
+from vllm.v1.attention.backend import CommonAttentionMetadata
+
+
+class ModelRunner:
+    def __init__(self, max_num_reqs: int) -> None:
+        self.seq_lens = torch.zeros(max_num_reqs, dtype=torch.int32)
+
+    def execute_model(self, scheduler_output):
+        num_reqs = scheduler_output.num_reqs
+        num_reqs_padded = self.cudagraph_dispatcher.pad(num_reqs)
+        self.seq_lens[:num_reqs] = torch.as_tensor(scheduler_output.seq_lens)
+        RESET
+        return self._build_attention_metadata(num_reqs, num_reqs_padded)
+
+    def execute_dummy_batch(self, num_tokens: int):
+        num_reqs = min(num_tokens, 8)
+        num_reqs_padded = self.cudagraph_dispatcher.pad(num_reqs)
+        self.seq_lens[:num_reqs] = 1
+        return self._build_attention_metadata(num_reqs_padded, num_reqs_padded)
+
+    def _build_attention_metadata(self, num_reqs: int, num_reqs_padded: int):
+        return CommonAttentionMetadata(
+            seq_lens=self.seq_lens[:num_reqs_padded],
+            num_reqs=num_reqs_padded,
+        )
+'''
+
+
+def _messages(reset: str) -> list[str]:
+    src = RUNNER.replace("RESET", reset)
+    return [f.message for f in check_source(src, "runner.py", load_profile("vllm"))]
+
+
+def test_a_real_step_and_a_dummy_run_both_stale():
+    # execute_model writes [:num_reqs] and resets nothing: rows [num_reqs:num_reqs_padded] are
+    # stale; execute_dummy_batch writes its [:num_reqs] and passes its padded count as the
+    # callee's real one: rows [num_reqs:num_reqs_padded] of its own counts are stale too.  One finding, two paths, one of them a dummy run.
+    (msg,) = _messages("pass")
+    assert "on 2 paths from `execute_dummy_batch` and `execute_model`" in msg
+    assert "1 of them a dummy run (a call on each passes a padded count as the callee's real count)" in msg
+
+
+def test_the_real_step_fixed_leaves_the_dummy_run():
+    # the reset fixes the real step's path; the dummy run's path is left, and the message says
+    # it is a dummy run (the message of the unfixed runner above said "1 of them")
+    (msg,) = _messages("self.seq_lens[num_reqs:].fill_(0)")
+    assert "on the path execute_dummy_batch -> _build_attention_metadata, a dummy run" in msg
+    assert "execute_model" not in msg
+
+
+def test_no_dummy_run_no_mention():
+    src = RUNNER.replace("RESET", "pass")
+    src = src[:src.index("    def execute_dummy_batch")] + src[src.index("    def _build_attention_metadata"):]
+    (f,) = check_source(src, "runner.py", load_profile("vllm"))
+    assert "dummy" not in f.message
