@@ -279,9 +279,10 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
         via = f" on {len(hit.stale_chains)} paths{_from_entries(hit)}{_through_dummy(hit)}, e.g. " + " -> ".join(
             n.split("`")[1] for _, n, _p in hit.chain if "`" in n)
     elif key in interp.clean_hits:
+        dummy = _through_dummy(hit)
         via = " on the path " + " -> ".join(
-            n.split("`")[1] for _, n, _p in hit.chain if "`" in n) + _through_dummy(hit) + \
-            ("; other paths to this sink reset these rows or have none" if _through_dummy(hit) else
+            n.split("`")[1] for _, n, _p in hit.chain if "`" in n) + dummy + \
+            ("; other paths to this sink reset these rows or have none" if dummy else
              " (other paths to this sink reset these rows or have none)")
     shown = "the last real value" if neutral == "flat" else neutral
     shared = _shared_owner(hit, taint, profile) if fix_text else None
