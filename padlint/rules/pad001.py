@@ -89,6 +89,11 @@ def _fix_text(hit: SinkHit, taint: Taint, real: str | None, neutral: str) -> str
     return f"{base}[{lead}{lo}:{upper}] = {neutral}"
 
 
+def _path_text(hit) -> str:
+    """The functions of the finding's shown path, entry first: ``a -> b -> c``."""
+    return " -> ".join(n.split("`")[1] for _, n, _p in hit.chain if "`" in n)
+
+
 def _from_entries(hit, shown: int = 3) -> str:
     """`` from `a` and `b` ``: the entry points of the paths on which the value is stale, so that
     two reports tell which steps reach the sink (a fix that removes the real step's path and
@@ -276,12 +281,10 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
         if len(hit.taints) > 1 else ""
     via = ""
     if len(hit.stale_chains) > 1:
-        via = f" on {len(hit.stale_chains)} paths{_from_entries(hit)}{_through_dummy(hit)}, e.g. " + " -> ".join(
-            n.split("`")[1] for _, n, _p in hit.chain if "`" in n)
+        via = f" on {len(hit.stale_chains)} paths{_from_entries(hit)}{_through_dummy(hit)}, e.g. " + _path_text(hit)
     elif key in interp.clean_hits:
         dummy = _through_dummy(hit)
-        via = " on the path " + " -> ".join(
-            n.split("`")[1] for _, n, _p in hit.chain if "`" in n) + dummy + \
+        via = " on the path " + _path_text(hit) + dummy + \
             ("; other paths to this sink reset these rows or have none" if dummy else
              " (other paths to this sink reset these rows or have none)")
     shown = "the last real value" if neutral == "flat" else neutral
@@ -346,7 +349,7 @@ def _outside_findings(hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
                    f"with its padding rows (up to {t.padded_written or t.padded}) not reset on "
                    f"{len(hit.stale_chains)} path{'s' if len(hit.stale_chains) != 1 else ''}"
                    f"{_from_entries(hit)}, e.g. "
-                   + " -> ".join(n.split("`")[1] for _, n, _p in hit.chain if "`" in n)
+                   + _path_text(hit)
                    + f"; reset its padding rows before it reaches the sink (check {_shown(hit.path)} "
                    f"too for the full report and a proposed reset)")
         trace = sink_trace(hit, (t,), spath)
