@@ -39,6 +39,16 @@ class CountVal(AVal):
     padded: bool = False  # canon is a padded count (set by Interpreter._cv); wins in joins
 
 
+@dataclass(frozen=True)
+class LookupIndex(UnknownVal):
+    """The index a capture-size lookup computes, ``i = bisect.bisect_left(sizes, X)``: unknown
+    as a value, but ``sizes[i]`` is X padded to a captured size (``real``: the count of X then,
+    ``name``: X when it is a local name)."""
+
+    real: CountVal | None = None
+    name: str = ""
+
+
 #: The words a call-path step's note ends with when the caller binds the callee's real count to
 #: a padded count (``_build_attention_metadata(num_reqs=num_reqs_padded)``, a dummy run): the
 #: rows the caller did not write on that path hold an earlier step's values.  Rules count the
@@ -1202,7 +1212,16 @@ class Interpreter:
             # a padding helper's result is a count only where nothing better is known of it: a
             # followed call that returns a view (`self._prepare_padding_mask(...)`) is that view
             followed = isinstance(value_node, cst.Call) and not isinstance(value, (UnknownVal, CountVal))
-            lookup = None if self._known_count(target.value) or followed else self._padding_lookup(value_node, state)
+            if not followed and self._is_bisect(value_node):
+                # `index = bisect.bisect_left(sizes, X)`: `sizes[index]` is X padded
+                x = value_node.args[1].value if len(value_node.args) > 1 else None
+                state.env[target.value] = LookupIndex(
+                    self._count_rhs(x, "", state) if x is not None else None,
+                    x.value if isinstance(x, cst.Name) else "")
+                return
+            lookup = None if followed else self._padding_lookup(value_node, state, target.value, frame)
+            if lookup is not None and self._known_count(target.value):
+                lookup = None  # the name is a count of its own; its lookup only told X's role
             if lookup is not None:
                 value = lookup
             elif isinstance(value, (UnknownVal, CountVal)) or self._known_count(target.value):
@@ -1281,15 +1300,15 @@ class Interpreter:
         base = self._eval(target.value, frame, state)
         if not isinstance(base, Refs):
             return
-        sl = self._first_slice(target)
-        if sl is None:
+        found = self._slice_dim(target)
+        if found is None:
             return
-        lower, upper = sl
+        lower, upper, dim = found
         vtext = self._literal(value_node)
         line = frame.seg.line(target, frame.stmt)
         site = self._site(frame, line, vtext, value_node, "value")
         for r in base.refs:
-            self._reset(r, lower, upper, state, value, vtext, line, site)
+            self._reset(r, lower, upper, state, value, vtext, line, site, dim=dim)
 
     def _literal(self, node) -> str:
         """Normalised text of a literal value (``0``, ``-1``, ``False``, a profile constant), else ""."""
@@ -1351,7 +1370,7 @@ class Interpreter:
         return False
 
     def _reset(self, ref: Ref, lower, upper, state: State, value: AVal | None,
-               value_text: str = "", line: int = 0, site: PadWrite | None = None) -> None:
+               value_text: str = "", line: int = 0, site: PadWrite | None = None, dim: int = 0) -> None:
         """Record a write into rows [lower:upper] of ``ref``'s location.
 
         ``value_text`` is the written value when it is a literal (normalised,
@@ -1368,13 +1387,13 @@ class Interpreter:
                     # `x[R:R + 1]`, `x[R:R]`, `x[R:n]`: not every padding row; rows [k:n] after
                     # a write of [:k] extend the written prefix to n
                     if low is not None and low.canon and up is not None and up.canon and not up.unpadded \
-                            and ref.persistent and (low.canon, low.offset) in st.extents:
+                            and not dim and ref.persistent and (low.canon, low.offset) in st.extents:
                         self._extend(ref, up, state)
                     return
             if low is not None and low.canon:
                 view = ref.count if upper is None else up  # `v[x:]` of `v = buf[:P]`, or `buf[x:P]`
                 upto = view.canon if view is not None and view.canon else ("?" if view is not None else "")
-                keys = {Reset(low.canon, low.offset, value_text, line, sites, upto=upto)}
+                keys = {Reset(low.canon, low.offset, value_text, line, sites, upto=upto, dim=dim)}
                 if view is not None and view.canon and not self._known_count(low.canon) \
                         and not self.p.is_real_for(low.canon, view.canon):
                     pair = self.p.pair_for_padded(view.canon)
@@ -1382,17 +1401,17 @@ class Interpreter:
                         # `v = buf[:P]; v[x:].zero_()` with `x` no count the analysis knows
                         # (`num_local_reqs = len(segments)`): the code resets the view's padding
                         # from `x` on, so `x` is the real count of that view here
-                        keys.add(Reset(pair.real[0], low.offset, value_text, line, sites, upto=upto))
+                        keys.add(Reset(pair.real[0], low.offset, value_text, line, sites, upto=upto, dim=dim))
                 if low.written and low.written != low.canon and not self.p.is_padded_name(low.canon) \
                         and self._known_count(low.written):
                     # `x[num_scheduled_tokens:]` pairs with `num_input_tokens` by name too,
                     # unless the caller bound the real name to a padded count
-                    keys.add(Reset(low.written, low.offset, value_text, line, sites, upto=upto))
+                    keys.add(Reset(low.written, low.offset, value_text, line, sites, upto=upto, dim=dim))
                 # the latest write of rows [R + k:] is what they hold: it replaces an earlier reset
                 # of the same rows (so states reached by different histories compare equal), and
                 # the value of an earlier whole-buffer write (an allocation fill) in those rows
-                same = {(k.real, k.offset) for k in keys}
-                kept = frozenset(r for r in st.clean if (r.real, r.offset) not in same and r.real != ALL)
+                same = {(k.real, k.offset, k.dim) for k in keys}
+                kept = frozenset(r for r in st.clean if (r.real, r.offset, r.dim) not in same and r.real != ALL)
                 state.heap[ref.loc] = LocState(st.entry_stale, st.taints, kept | keys, st.extents)
             return
         up = self._count(upper, state) if upper is not None else None
@@ -1526,11 +1545,22 @@ class Interpreter:
 
     PAD_WORDS = ("pad", "bucket", "round_up", "next_power")
 
-    def _padding_lookup(self, node, state: State) -> CountVal | None:
+    @staticmethod
+    def _is_bisect(node) -> bool:
+        return isinstance(node, cst.Call) and (dotted(node.func) or "").rsplit(".", 1)[-1].startswith("bisect")
+
+    def _padding_lookup(self, node, state: State, target: str = "", frame: Frame | None = None) -> CountVal | None:
         """A padded count the code computes from a real count R, whatever its name:
-        a capture-size lookup ``sizes[bisect.bisect_left(sizes, R)]``, a padding helper
+        a capture-size lookup ``sizes[bisect.bisect_left(sizes, R)]`` (also through an index
+        local, ``i = bisect.bisect_left(sizes, R); sizes[i]``), a padding helper
         ``pad_to_bucket(R, ...)`` / ``round_up(R, k)``, or ``max(R, n)``.  It becomes
-        the count ``R_padded``, which the profile pairs with R."""
+        the count ``R_padded``, which the profile pairs with R.
+
+        A capture-size lookup pads its argument by construction, so R is the real count even
+        where its name says padded (SGLang's piecewise runner: ``num_tokens =
+        len(forward_batch.input_ids)``, ``static_num_tokens = self.capture_num_tokens[index]``):
+        a local known only by such a name is bound to the real partner of the lookup's count
+        (``target``'s pair when the result is bound to a count name) from here on."""
         def real_in(args) -> CountVal | None:
             for a in args:
                 c = self._count_rhs(a.value, "", state)
@@ -1541,8 +1571,13 @@ class Interpreter:
         call = None
         if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
             idx = node.slice[0].slice.value
-            if isinstance(idx, cst.Call) and (dotted(idx.func) or "").rsplit(".", 1)[-1].startswith("bisect"):
-                call = idx
+            if self._is_bisect(idx):
+                x = idx.args[1].value if len(idx.args) > 1 else None
+                if x is not None:
+                    return self._lookup_of(self._count_rhs(x, "", state),
+                                           x.value if isinstance(x, cst.Name) else "", target, state, frame)
+            elif isinstance(idx, cst.Name) and isinstance(li := state.env.get(idx.value), LookupIndex):
+                return self._lookup_of(li.real, li.name, target, state, frame)
         elif isinstance(node, cst.Call):
             fname = ((dotted(node.func) or "").rsplit(".", 1)[-1]).lower()
             if fname == "max" or any(w in fname for w in self.PAD_WORDS):
@@ -1551,6 +1586,26 @@ class Interpreter:
             return None
         r = real_in(call.args)
         return CountVal(f"{r.canon}_padded", padded=True) if r is not None else None
+
+    def _lookup_of(self, real: CountVal | None, name: str, target: str, state: State,
+                   frame: Frame | None) -> CountVal | None:
+        """The padded count of a capture-size lookup of ``real`` (see :meth:`_padding_lookup`)."""
+        if real is None or not real.canon or real.offset:
+            return None
+        if not self.p.is_padded_name(real.canon):
+            if any(real.canon in pair.real for pair in self.p.counts):
+                return CountVal(f"{real.canon}_padded", padded=True)
+            return None
+        # R known only by a padded name: it is the real partner of the lookup's count
+        by_name = name and real.canon == name and isinstance(state.env.get(name), (CountVal, UnknownVal, type(None)))
+        padded = target if target and self.p.is_padded_name(target) and target != name else real.canon
+        pair = self.p.pair_for_padded(padded)
+        if not by_name or pair is None or not pair.real or pair.real[0] == padded:
+            return None
+        state.env[name] = CountVal(pair.real[0])
+        if frame is not None:
+            frame.known.add(pair.real[0])
+        return CountVal(padded, padded=True)
 
     def _field_count(self, node: cst.Attribute, state: State, *, typed: bool = False) -> CountVal | None:
         """A count stored in an object's field (``input_batch.num_reqs_after_padding``);
@@ -2736,13 +2791,13 @@ class Interpreter:
             if func.attr.value == "copy_" and (not arg_vals or self._taints(arg_vals[0], state)):
                 return UNKNOWN  # copies stale rows in: not a reset
             base = self._eval(func.value.value, frame, state)
-            sl = self._first_slice(func.value)
+            sl = self._slice_dim(func.value)
             vtext = self._fill_value(func.attr.value, node)
             line = frame.seg.line(node, frame.stmt)
             site = self._fill_site(func.attr.value, node, frame, line, vtext)
             if isinstance(base, Refs) and sl is not None:
                 for r in base.refs:
-                    self._reset(r, sl[0], sl[1], state, None, vtext, line, site)
+                    self._reset(r, sl[0], sl[1], state, None, vtext, line, site, dim=sl[2])
             return UNKNOWN
 
         # method calls on a receiver

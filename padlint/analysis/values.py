@@ -63,6 +63,10 @@ class Reset:
     # written; "" for a reset to the end of the buffer.  Only a consumer that reads the whole
     # buffer (``[fields.X] reads = "buffer"``) tells the two apart
     upto: str = ""
+    # the subscript dimension the rows are counted in (``x[:, R:P]``: 1); a reset covers only a
+    # padded slice of the same dimension (``input_embeds[:, R:P]`` resets columns of a buffer
+    # whose tokens are its rows).  A whole-buffer reset (``real`` ALL) covers every dimension
+    dim: int = 0
 
 
 @dataclass(frozen=True)
@@ -528,6 +532,9 @@ def meet_resets(a: frozenset, b: frozenset) -> frozenset:
     out = set()
     for ra in a:
         for rb in b:
+            if ra.real != ALL and rb.real != ALL and ra.dim != rb.dim:
+                continue
+            dim = rb.dim if ra.real == ALL else ra.dim
             if ra.real == ALL:
                 real, off = rb.real, rb.offset
             elif rb.real == ALL or ra.real == rb.real:
@@ -537,7 +544,7 @@ def meet_resets(a: frozenset, b: frozenset) -> frozenset:
             values = sorted({*ra.value.split("|"), *rb.value.split("|")})
             out.add(Reset(real, off, "|".join(values) if len(values) > 1 else values[0],
                           min(ra.line, rb.line) or max(ra.line, rb.line), ra.sites | rb.sites,
-                          ra.when | rb.when, ra.upto or rb.upto))
+                          ra.when | rb.when, ra.upto or rb.upto, dim))
     return frozenset(out)
 
 
@@ -549,7 +556,7 @@ def covering(clean: frozenset, taint: "Taint", is_real_for: Callable[[str, str],
     for r in clean:
         if r.when and not r.when <= active:
             continue
-        if r.real == ALL or (r.offset <= taint.offset and (
+        if r.real == ALL or (r.offset <= taint.offset and r.dim == taint.dim and (
                 r.real in taint.real or is_real_for(r.real, taint.padded) or
                 (taint.padded_written and is_real_for(r.real, taint.padded_written)))):
             out.append(r)
