@@ -71,6 +71,7 @@ PROFILE_SCHEMA: dict[str, Any] = {
     "axes": {"allocators": None, "reqs": {"sizes": None, "counts": None},
              "tokens": {"sizes": None, "counts": None}, "counterparts": ANY_KEY},
     "graphs": {"capture": None, "replay": None, "host": None},
+    "dummy_runs": {"functions": None},
     "registry": {"slot_classes": None, "fill_methods": None, "buffer_position": None, "buffer_keyword": None,
                  "axis": None, "default_axis": None, "policy": None, "default_policy": None, "pad_value": None,
                  "resets": ANY_KEY, "declared_safe": None, "real_counts": ANY_KEY},
@@ -299,6 +300,13 @@ class Profile:
     #: ``[graphs] host``: attribute names (fnmatch) of host (CPU) buffers, which a captured
     #: graph does not read
     graph_host: tuple[str, ...] = ()
+    #: ``[dummy_runs] functions``: names (fnmatch) of functions that run or stage a batch of dummy
+    #: requests (a warm-up, profile or idle data-parallel step: ``_dummy_run``,
+    #: ``get_dummy_block_tables``).  Their rows are no request's: a row of a persistent buffer
+    #: that no write of the run reached holds an earlier step's values, real count or not; an
+    #: index field (slots, blocks, state slots) read there makes the dummy run write through
+    #: a live request's indices
+    dummy_runs: tuple[str, ...] = ()
     fill_methods: tuple[str, ...] = ("fill_", "fill", "zero_")
     reset_helpers: tuple[tuple[str, int], ...] = ()
     fields: tuple[FieldSpec, ...] = ()
@@ -368,6 +376,10 @@ class Profile:
             if f.name == name:
                 return f
         return None
+
+    def is_dummy_run(self, function_name: str) -> bool:
+        """True for a function the profile's ``[dummy_runs] functions`` names."""
+        return any(fnmatch.fnmatchcase(function_name, pat) for pat in self.dummy_runs)
 
     def is_index_field(self, name: str) -> bool:
         """True for a field that holds indices: ``[fields.X] kind = "index"`` or ``index_fields``."""
@@ -590,6 +602,8 @@ def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
         graph_capture=_names(graphs.get("capture", []), f"{origin}: graphs.capture"),
         graph_replay=_names(graphs.get("replay", []), f"{origin}: graphs.replay"),
         graph_host=_names(graphs.get("host", []), f"{origin}: graphs.host"),
+        dummy_runs=_names(_table(data.get("dummy_runs", {}), f"{origin}: dummy_runs").get("functions", []),
+                          f"{origin}: dummy_runs.functions"),
         fill_methods=_names(resets.get("fill_methods", ["fill_", "fill", "zero_"]), f"{origin}: resets.fill_methods"),
         reset_helpers=_helpers(resets.get("helpers", {}), f"{origin}: resets.helpers"),
         fields=tuple(fields),

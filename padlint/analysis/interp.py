@@ -20,7 +20,7 @@ import libcst as cst
 
 from padlint.analysis.kernels import tail_stores
 from padlint.analysis.values import (
-    ALL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
+    ALL, DUMMY_ROWS, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
     Ref, Refs, Reset, State, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, origin_key, stamp, with_step,
 )
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
@@ -410,6 +410,9 @@ class Frame:
     # heap keys ``?@loc.f`` of the records this function made: the object field ``@loc.f`` held a
     # different value on each branch of a test of local names (see Interpreter._keep_conditional)
     cond_fields: set[str] = field(default_factory=set)
+    # the dummy-run function this frame runs in (itself or a caller: the profile's
+    # ``[dummy_runs] functions``), "" outside dummy runs
+    dummy: str = ""
 
 
 # attributes that describe a tensor (its shape, type, placement) rather than hold rows: never a
@@ -455,6 +458,7 @@ class Interpreter:
         self._real_for = profile.is_real_for
         self._helpers = dict(profile.reset_helpers)
         self._kernel_stores: dict[str, tuple] = {}  # kernel key -> its tail stores
+        self._ptr_tables: dict[str, tuple[str, ...]] = {}  # pointer-table attribute -> containers
         self.pad_hits: dict[tuple[int, str], PadHit] = {}  # sink arguments whose padding rows were written
         self._write_nodes: dict[int, tuple] = {}  # PadWrite.node -> (segment, node, statement, form)
         self._read_when: dict[str, set[str]] = {}
@@ -518,7 +522,8 @@ class Interpreter:
         path = mod.path if mod is not None else ""
         line = seg.def_line
         frame = Frame(qual=fn.key, owner=fn.owner, seg=seg, module=fn.module, path=path, cls=fn.owner,
-                      chain=((line, f"entry point `{fn.name}`", path),))
+                      chain=((line, f"entry point `{fn.name}`", path),),
+                      dummy=fn.name if self.p.is_dummy_run(fn.name) else "")
         state = State()
         self._active = frozenset()
         params = self._params(seg.func)
@@ -635,6 +640,8 @@ class Interpreter:
         items = None
         elem: AVal = UNKNOWN  # what the loop variable holds on each round
         each = False
+        elocs: tuple[str, ...] = ()  # the element locations of a persistent list iterated
+        ran: list[State | None] = []  # the states the rounds that ran left
         if isinstance(stmt, cst.For):
             it = self._eval(stmt.iter, frame, state)
             if isinstance(it, TupleVal) and not isinstance(stmt.iter, cst.Call):
@@ -644,6 +651,11 @@ class Interpreter:
                 # code made; with no element there is nothing to be stale, so the body's writes to
                 # the elements count after the loop (it runs once at least)
                 elem, each = it.item, True
+            elif self._sliced(stmt.target, stmt.body) and (e := self._container_elem(it)) is not None:
+                # `for bt in self.input_block_tables: bt[:n].zero_()`: a persistent list of buffers
+                # may be empty, so the body may not run; but then there is no element to be stale:
+                # the elements' state after the loop is what the rounds that ran left
+                elem, elocs = e, tuple(r.loc for r in e.refs)
         else:
             self._eval(stmt.test, frame, state)
         saved = frame.loop_exits
@@ -674,6 +686,8 @@ class Interpreter:
                     if isinstance(stmt, cst.For):
                         self._bind(stmt.target, elem, frame, body_state)
                     body_end = self._exec_block(stmt.body, frame, body_state)
+                    if elocs:
+                        ran += [body_end, *frame.loop_exits]
                     nxt = State.join([base, body_end, *frame.loop_exits]) or base
                     stable = nxt.env == head.env and nxt.heap == head.heap
                     head = after = nxt
@@ -681,6 +695,11 @@ class Interpreter:
                         break
         finally:
             frame.loop_exits = saved
+        if elocs and after is not None and (done := State.join(ran)) is not None:
+            for loc in elocs:
+                for k in (loc, loc + "#host", loc + "#dev"):
+                    if k in done.heap:
+                        after.heap[k] = done.heap[k]
         if stmt.orelse is not None and after is not None:
             after = self._exec_block(stmt.orelse.body, frame, after)
         return after
@@ -2272,8 +2291,11 @@ class Interpreter:
             else:
                 comp = node.for_in
                 while comp is not None:
-                    self._eval(comp.iter, frame, inner)
-                    self._bind(comp.target, UNKNOWN, frame, inner)
+                    it = self._eval(comp.iter, frame, inner)
+                    # `block_table[:n] for block_table in self.input_block_tables`: each element
+                    e = join_all(it.items) if isinstance(it, TupleVal) else self._container_elem(it) \
+                        if isinstance(it, MapVal) or self._sliced(comp.target, node) else None
+                    self._bind(comp.target, e if e is not None else UNKNOWN, frame, inner)
                     for cond in comp.ifs:
                         self._eval(cond.test, frame, inner)
                     comp = comp.inner_for_in
@@ -2306,6 +2328,39 @@ class Interpreter:
             return v.item
         if isinstance(v, DictVal) and v.items:
             return join_all(x for _, x in v.items)
+        return None
+
+    @staticmethod
+    def _sliced(target, body) -> bool:
+        """Whether the loop variable ``target`` (a name) is sliced in ``body`` (``bt[:n]``): the
+        iterable holds tensors (a persistent list of buffers), not objects."""
+        if not isinstance(target, cst.Name):
+            return False
+        name = target.value
+        found = False
+
+        class _V(cst.CSTVisitor):
+            def visit_Subscript(self, node: cst.Subscript) -> bool:
+                nonlocal found
+                if isinstance(node.value, cst.Name) and node.value.value == name:
+                    found = True
+                return not found
+
+        body.visit(_V()) if isinstance(body, cst.CSTNode) else None
+        return found
+
+    @staticmethod
+    def _container_elem(it: AVal) -> AVal | None:
+        """What a loop over ``it`` binds on each round when that is one abstract element: a
+        container the code made (``{gid: f(gid) ...}.values()``), or a persistent list of buffers
+        (``self.input_block_tables``: the element ``self.input_block_tables[*]``, as an index
+        gives).  None for anything else (a dict's keys, unknown values)."""
+        if isinstance(it, MapVal):
+            return None if it.keyed else it.item
+        if isinstance(it, Refs) and it.refs and all(r.persistent and r.count is None and not r.types
+                                                    for r in it.refs):
+            return Refs(frozenset(Ref(f"{r.loc}[*]", None, r.text, r.line, True, path=r.path,
+                                      types=r.elem_types, elem_types=r.elem_types) for r in it.refs))
         return None
 
     @staticmethod
@@ -2367,7 +2422,7 @@ class Interpreter:
                 out.add(r)
                 continue
             out.add(Ref(r.loc, count if count is not None else Count("", 0, ""),
-                        text, line, r.persistent, path=frame.path))
+                        text, line, r.persistent, path=frame.path, dummy=frame.dummy))
         return Refs(frozenset(out))
 
     def _taints(self, value: AVal | None, state: State, accepts=None, init_accepts=None) -> set[Taint]:
@@ -2389,9 +2444,16 @@ class Interpreter:
             c = r.count
             if c is not None:
                 inferred = ()
+                dummy = self._dummy_taint(r, st)
+                if dummy is not None:
+                    cands.add(dummy)
                 if not c.canon or c.unpadded or not self.p.is_padded_name(c.canon):
                     inferred = self._inferred_real(c, st, r.extents_at) if st.entry_stale and r.persistent else ()
                     if not inferred:
+                        if dummy is not None:
+                            clean = st.clean | r.clean_at if r.clean_at else st.clean
+                            out.update(t for t in cands if not covers(clean, t, self._real_for, accepts,
+                                                                        self._active))
                         continue  # sliced to a real (or unknown) count: no padding rows
                     rtext = self._t(r.text)
                     written = " / ".join(f"[:{k}]" for k in inferred)
@@ -2438,6 +2500,22 @@ class Interpreter:
             clean = st.clean | r.clean_at if r.clean_at else st.clean
             out.update(t for t in cands if not covers(clean, t, self._real_for, accepts, self._active))
         return out
+
+    def _dummy_taint(self, r: Ref, st: LocState) -> Taint | None:
+        """Rows ``[0:n]`` of a view ``buf[:n]`` taken in a dummy run (:attr:`Ref.dummy`) of a
+        persistent buffer that no write of this step reached (no write extent, no write of every
+        row): the dummy requests' rows hold what an earlier step left there."""
+        c = r.count
+        if not r.dummy or not r.persistent or not st.entry_stale or c is None or not c.canon or c.dim \
+                or st.extents or r.extents_at or r.loc.startswith(("arg:", "@arg:")):
+            return None  # a parameter object's buffer: its writes are the caller's, not seen here
+        rtext = self._t(r.text)
+        return Taint(
+            buffer=rtext, padded=c.canon, offset=c.offset, reason="stale", dim=c.dim,
+            padded_written=c.written, real=(DUMMY_ROWS,), dummy=r.dummy,
+            steps=((r.line, f"slice `{rtext}` of persistent buffer `{self._base_text(rtext)}` in the dummy "
+                            f"run `{r.dummy}`: no write of this run reached its rows, which hold what an "
+                            f"earlier step left there", r.path),))
 
     def _beyond_view(self, value: AVal, state: State, spec) -> set[Taint]:
         """A field whose consumer reads the whole persistent buffer (``[fields.X] reads =
@@ -2667,6 +2745,8 @@ class Interpreter:
             v = self._eval(node.args[0].value, frame, state)
             if isinstance(v, MapVal) and not v.keyed:
                 return MapVal(TupleVal((UNKNOWN, v.item))) if name == "enumerate" else v
+            if name in ("list", "tuple") and self._container_elem(v) is not None:
+                return v  # `tuple(self.input_block_tables)`: the same buffers
             return UNKNOWN
 
         # dict(a=x, ...): a kwargs dict whose keys are known
@@ -3099,8 +3179,44 @@ class Interpreter:
                 buf = vals[id(arg)] if id(arg) in vals else self._eval(arg.value, frame, state)
                 if isinstance(buf, Refs):
                     for r in buf.refs:
-                        self._reset(r, None, None, state, None, ts.value, line,
-                                    PadWrite(frame.path, line, ts.value, "kernel") if ts.value else None)
+                        targets = [r] if not ts.table else [
+                            Ref(f"{c}[*]", None, r.text, r.line, True, path=r.path)
+                            for c in self._pointed_containers(r)]
+                        for t in targets:
+                            self._reset(t, None, None, state, None, ts.value, line,
+                                        PadWrite(frame.path, line, ts.value, "kernel") if ts.value else None)
+
+    def _pointed_containers(self, r: Ref) -> list[str]:
+        """The persistent containers whose buffers a pointer table points to: for the table
+        ``X.attr``, each ``X.Y`` where a class of the project assigns ``self.attr`` a call that
+        reads one attribute of ``self``, ``self.Y`` (vLLM MRV2 ``self.input_block_table_ptrs =
+        self._make_ptr_tensor(self.input_block_tables)``)."""
+        if not r.persistent or r.count is not None or "." not in r.loc:
+            return []
+        prefix, attr = r.loc.rsplit(".", 1)
+        got = self._ptr_tables.get(attr)
+        if got is None:
+            found: set[str] = set()
+            for key in self.project.modules_mentioning([f"self.{attr} ="]):
+                mod = self.project.module(key)
+                if mod is None:
+                    continue
+                for node in ast.walk(mod.tree):
+                    if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                            and isinstance(t := node.targets[0], ast.Attribute) and t.attr == attr \
+                            and isinstance(t.value, ast.Name) and t.value.id == "self" \
+                            and isinstance(node.value, ast.Call):
+                        # the one attribute of `self` the call reads (not a method it calls):
+                        # `self._make_ptr_tensor(self.input_block_tables)`,
+                        # `torch.tensor([t.data_ptr() for t in self._local_block_tables], ...)`
+                        funcs = {id(c.func) for c in ast.walk(node.value) if isinstance(c, ast.Call)}
+                        read = {a.attr for a in ast.walk(node.value)
+                                if isinstance(a, ast.Attribute) and isinstance(a.value, ast.Name)
+                                and a.value.id == "self" and id(a) not in funcs}
+                        if len(read) == 1:
+                            found |= read
+            got = self._ptr_tables[attr] = tuple(sorted(found))
+        return [f"{prefix}.{y}" for y in got]
 
     def _method_value(self, node: cst.Attribute, frame: Frame, state: State) -> MethodVal | None:
         """``self.m`` naming a method of the frame's class, not called here (a value)."""
@@ -3265,7 +3381,9 @@ class Interpreter:
         line = frame.seg.line(node, frame.stmt)
         callee = Frame(qual=qual, owner=owner, seg=seg, module=module, path=path,
                        cls=frame.cls if fn is None else owner,
-                       chain=frame.chain + ((line, f"calls `{name}`", frame.path),), known=set(frame.known))
+                       chain=frame.chain + ((line, f"calls `{name}`", frame.path),), known=set(frame.known),
+                       dummy=(name if self.p.is_dummy_run(name) else
+                              frame.dummy if fn is None or fn.owner == frame.owner else ""))
         if fn is None:
             callee.nested = dict(frame.nested)
             # closure: the enclosing locals the nested function names (only those: its summary
@@ -3354,7 +3472,7 @@ class Interpreter:
         # function's environment holds the enclosing locals it sees (its closure)
         base_key = None
         try:
-            base_key = (qual, callee.cls, frozenset(env.items()), frozenset(callee.known))
+            base_key = (qual, callee.cls, frozenset(env.items()), frozenset(callee.known), callee.dummy)
             hash(base_key)
         except TypeError:
             base_key = None
@@ -3558,6 +3676,10 @@ class Interpreter:
                           value_node.value if isinstance(value_node, cst.Name) and not isinstance(node, _KwargsKey)
                           else None)
         taints = self._taints(value, state, init_accepts=self._init_accepts(fld, frame))
+        if not self.p.is_index_field(fld):
+            # a dummy run's outputs are dropped: its stale rows matter where they are indices
+            # the run writes through (KV slots, blocks, state slots of a live request)
+            taints = {t for t in taints if t.real != (DUMMY_ROWS,)}
         spec = self.p.field_spec(fld)
         if spec is not None and spec.reads == "buffer":
             taints |= self._beyond_view(value, state, spec)

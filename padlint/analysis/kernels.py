@@ -14,7 +14,12 @@ literal 0 (it starts at a count: the rows before it are the real ones), where
 ``V`` does not (one value for every tail row).  A launch ``kernel[grid](..., buf,
 ...)`` that binds ``buf`` to such a ``P`` resets ``buf``'s padding rows with
 ``V``.  Stores of loop-dependent values, and stores in loops from 0, are not
-resets: they write the real rows.
+resets: they write the real rows.  A kernel launched with one program per padded
+row pads too: a store of a literal under ``if pid >= n:`` (``pid =
+tl.program_id(k)``, ``n`` a parameter) writes the rows of the programs past the
+real count.  The pointer may be loaded from a parameter that is a table of
+pointers (``dst = tl.load(dst_ptrs + group).to(...)``): the store then goes to
+every buffer the table points to (vLLM MRV2 ``_gather_block_tables_kernel``).
 
 And, for the never-written fact of :mod:`padlint.analysis.buffers`, whether a
 kernel may write through a pointer argument at all (:func:`pointer_write`): only
@@ -44,6 +49,9 @@ class TailStore:
     name: str
     value: str
     line: int
+    # the parameter is a table of pointers (``dst_ptrs``: one buffer per group), and the store
+    # goes to the buffers it points to (``dst = _load_ptr(dst_ptrs + g); tl.store(dst + ..., 0)``)
+    table: bool = False
 
 
 def _names(node: ast.AST) -> set[str]:
@@ -78,10 +86,80 @@ def _pointer(expr: ast.AST, params: dict[str, int]) -> str | None:
     return None
 
 
+def _is_program_id(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and (_dotted_name(node.func) or "").rsplit(".", 1)[-1] == "program_id"
+
+
+def _literal_text(value: ast.AST) -> str:
+    return ast.unparse(value) if isinstance(value, ast.Constant) or (
+        isinstance(value, ast.UnaryOp) and isinstance(value.operand, ast.Constant)) else ""
+
+
+def _pointer_source(expr: ast.AST, params: dict[str, int], defs: dict[str, ast.AST],
+                    depth: int = 0) -> tuple[str, bool] | None:
+    """The parameter a pointer expression offsets, followed through the kernel's locals
+    (``row = base + pid * stride``; ``base = P``), and whether the pointer was loaded from it
+    (``base = _load_ptr(P + g, ...)`` / ``tl.load(P + g).to(...)``: P is a table of pointers)."""
+    if depth > 8:
+        return None
+    while isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        expr = expr.left
+    if isinstance(expr, ast.Name):
+        if expr.id in params:
+            return expr.id, False
+        if expr.id in defs:
+            return _pointer_source(defs[expr.id], params, defs, depth + 1)
+        return None
+    call = expr
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "to":
+        call = call.func.value  # `tl.load(P + g).to(tl.pointer_type(...))`
+    if isinstance(call, ast.Call) and call.args and "load" in (_dotted_name(call.func) or "").rsplit(".", 1)[-1]:
+        got = _pointer_source(call.args[0], params, defs, depth + 1)
+        if got is not None and not got[1]:
+            return got[0], True
+    return None
+
+
+def _grid_tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: dict[str, int]) -> list[TailStore]:
+    """Stores of one literal value under ``if pid >= n:`` with ``pid = tl.program_id(k)`` and
+    ``n`` a parameter: the programs launched past the real count (a grid of the padded count)
+    write the padding rows (vLLM MRV2 ``_gather_block_tables_kernel``: ``if batch_idx >= num_reqs:
+    ... tl.store(dst_row_ptr + offset, 0, ...)``)."""
+    defs: dict[str, ast.AST] = {}
+    counts: dict[str, int] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            counts[name] = counts.get(name, 0) + 1
+            defs[name] = node.value
+    defs = {k: v for k, v in defs.items() if counts[k] == 1}  # one definition: followed
+    pids = {k for k, v in defs.items() if _is_program_id(v)}
+    out = []
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1
+                and isinstance(node.test.ops[0], (ast.GtE, ast.Gt))
+                and isinstance(node.test.left, ast.Name) and node.test.left.id in pids
+                and isinstance(node.test.comparators[0], ast.Name) and node.test.comparators[0].id in params):
+            continue
+        for sub in node.body:
+            for inner in ast.walk(sub):
+                call = _store_call(inner)
+                if call is None:
+                    continue
+                text = _literal_text(call.args[1])
+                src = _pointer_source(call.args[0], params, defs) if text else None
+                if src is not None:
+                    out.append(TailStore(params[src[0]], src[0], text, call.lineno, table=src[1]))
+    return out
+
+
 def tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[TailStore, ...]:
-    """The tail stores of kernel ``fn`` (see the module docstring), one per parameter."""
+    """The tail stores of kernel ``fn`` (see the module docstring), one per parameter: stores in a
+    loop over the tail rows, and stores of the programs a grid launches past the real count."""
     params = {a.arg: i for i, a in enumerate(fn.args.posonlyargs + fn.args.args)}
     found: dict[str, TailStore] = {}
+    for ts in _grid_tail_stores(fn, params):
+        found.setdefault(ts.name, ts)
     for loop in ast.walk(fn):
         if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or not _is_range(loop.iter):
             continue

@@ -102,6 +102,9 @@ class Taint:
     # ``[fields.X] reads = "buffer"``): the consumer as the profile names it; ``buffer`` is then
     # the whole buffer written as ``base[:]`` and ``real`` the view's count
     beyond: str = ""
+    # rows [0:padded] of a view a dummy run took and did not write (``real`` is ``(DUMMY_ROWS,)``):
+    # the dummy-run function
+    dummy: str = ""
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,10 @@ class Ref:
     # from the entry point's ``self`` is set only in ``__init__``, or is a declared field): a
     # buffer that lives across steps, whose rows past what this step wrote hold older values
     held: bool = False
+    # the view was taken in a dummy run (the profile's ``[dummy_runs] functions``: the name of
+    # that function), whose rows are dummy requests: a row no write of the run reached holds an
+    # earlier step's values even below the real count
+    dummy: str = ""
 
 
 class AVal:
@@ -548,6 +555,11 @@ def meet_resets(a: frozenset, b: frozenset) -> frozenset:
     return frozenset(out)
 
 
+#: ``Taint.real`` of rows a dummy run handed out without writing them: every row of the slice,
+#: from row 0 (only a reset of the whole buffer, or from row 0, covers them)
+DUMMY_ROWS = "0"
+
+
 def covering(clean: frozenset, taint: "Taint", is_real_for: Callable[[str, str], bool],
              active: frozenset = frozenset()) -> list["Reset"]:
     """The resets in ``clean`` whose rows include the padding rows of the taint's slice; a reset
@@ -555,6 +567,10 @@ def covering(clean: frozenset, taint: "Taint", is_real_for: Callable[[str, str],
     out = []
     for r in clean:
         if r.when and not r.when <= active:
+            continue
+        if taint.real == (DUMMY_ROWS,):
+            if r.real == ALL or (r.real == DUMMY_ROWS and not r.offset and r.dim == taint.dim):
+                out.append(r)
             continue
         if r.real == ALL or (r.offset <= taint.offset and r.dim == taint.dim and (
                 r.real in taint.real or is_real_for(r.real, taint.padded) or

@@ -245,7 +245,8 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     # a reset statement names the buffer as written where it was sliced: only valid at the
     # sink when that is the same file (a `self.x` of another class's method is not this `self.x`)
     local = all(not t.steps or t.steps[0][2] in ("", path) for t in hit.taints)
-    fix_text = _fix_text(hit, taint, real_name, neutral) if hit.fixable and local else None
+    # rows a dummy run did not write are reset in the dummy run: the sink is shared with real steps
+    fix_text = _fix_text(hit, taint, real_name, neutral) if hit.fixable and local and not taint.dummy else None
     lead = ":, " * taint.dim
     noun = "rows" if taint.dim == 0 else "entries"
     rows = (f"[{lead}{real_shown} + {taint.offset}:{padded_shown} + {taint.offset}]" if taint.offset
@@ -276,6 +277,9 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     else:
         what = f"`{short}` is a padded slice of a persistent buffer"
     state = "are uninitialised" if taint.reason == "uninit" else "may be stale"
+    if taint.dummy:
+        state = (f"were written by no step of the dummy run `{taint.dummy}` and may hold a live "
+                 f"request's indices")
     where = sink_phrase(hit)
     more = f" (and {len(hit.taints) - 1} more source{'s' if len(hit.taints) > 2 else ''})" \
         if len(hit.taints) > 1 else ""
@@ -291,7 +295,10 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     shared = _shared_owner(hit, taint, profile) if fix_text else None
     shared_note = (f" (it writes into `{shared[0]}`, a buffer of `{shared[1]}` that other code reads too)"
                    if shared else "")
-    if fix_text:
+    if taint.dummy:
+        fix_hint = (f"; reset them to {shown} in the dummy run `{taint.dummy}` (or its callees) before "
+                    f"they reach the sink, which real steps reach too")
+    elif fix_text:
         fix_hint = f"; add `{fix_text}` before line {hit.stmt_line}{shared_note}"
     elif hit.fixable and hit.arg_name is None and any(t.derived_from for t in hit.taints):
         fix_hint = (f"; assign it to a variable before line {hit.stmt_line}, reset that variable's {noun} "
@@ -345,13 +352,17 @@ def _outside_findings(hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
         col = len(code) - len(code.lstrip()) + 1
         what = (f"`{_short(t.derived_from)}`, from which `{hit.arg_text}` is derived," if t.derived_from
                 else f"`{_short(t.buffer)}`")
+        rows = (f"rows [0:{t.padded_written or t.padded}] written by no step of the dummy run `{t.dummy}`"
+                if t.dummy else f"its padding rows (up to {t.padded_written or t.padded}) not reset")
         message = (f"{what} reaches {hit.sink} as `{hit.field}` in {sink_at} (a module not checked here) "
-                   f"with its padding rows (up to {t.padded_written or t.padded}) not reset on "
+                   f"with {rows} on "
                    f"{len(hit.stale_chains)} path{'s' if len(hit.stale_chains) != 1 else ''}"
                    f"{_from_entries(hit)}, e.g. "
                    + _path_text(hit)
-                   + f"; reset its padding rows before it reaches the sink (check {_shown(hit.path)} "
-                   f"too for the full report and a proposed reset)")
+                   + (f"; reset those rows in the dummy run" if t.dummy else
+                      "; reset its padding rows before it reaches the sink")
+                   + f" (check {_shown(hit.path)} too for the full report"
+                   + ("" if t.dummy else " and a proposed reset") + ")")
         trace = sink_trace(hit, (t,), spath)
         out.append(Finding(
             code=CODE, path=spath, line=line, column=col, end_line=line, end_column=len(code.rstrip()) + 1,

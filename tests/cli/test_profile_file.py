@@ -69,6 +69,10 @@ def test_any_one_kind_of_sink_is_enough(sinks):
      "my.toml: fields.m.reads: name the consumer code that reads past the view"),
     ({**SINKS, "sinks": {**SINKS["sinks"], "builders": "AttentionMetadataBuilder"}},
      "my.toml: sinks.builders: expected a list of non-empty strings"),
+    ({**SINKS, "dummy_runs": {"functions": "_dummy_run"}},
+     "my.toml: dummy_runs.functions: expected a list of non-empty strings"),
+    ({**SINKS, "dummy_runs": ["_dummy_run"]}, "my.toml: dummy_runs: expected a table"),
+    ({**SINKS, "dummy_runs": {"function": ["_dummy_run"]}}, "my.toml: unknown key 'dummy_runs.function' (did you mean 'functions'?)"),
 ])
 
 def test_bad_value_types(data, message):
@@ -83,6 +87,14 @@ def test_wrapper_allocators_values():
                            "buffers": {"wrapper_allocators": {"A": 0, "B": False, "C": "PAD_SLOT_ID", "D": "empty"}}},
                           "my.toml")
     assert p.wrapper_allocators == (("A", "0"), ("B", "False"), ("C", "-1"), ("D", "empty"))
+
+
+def test_dummy_run_patterns():
+    """``[dummy_runs] functions`` are fnmatch patterns on a function's name; none by default."""
+    p = profile_from_dict({**SINKS, "dummy_runs": {"functions": ["_dummy_run", "get_dummy_*"]}}, "my.toml")
+    assert p.is_dummy_run("_dummy_run") and p.is_dummy_run("get_dummy_block_tables")
+    assert not p.is_dummy_run("dummy_run") and not p.is_dummy_run("execute_model")
+    assert not profile_from_dict(SINKS, "my.toml").is_dummy_run("_dummy_run")
 
 
 def test_valid_values_are_kept():

@@ -75,3 +75,68 @@ def test_one_tail_store_per_parameter_first_wins():
                 tl.store(a_ptr + i, 1)
         """)).body[0])
     assert got == (TailStore(0, "a_ptr", "0", 4),)
+
+
+def _tables(src: str) -> list[tuple[str, int, str, bool]]:
+    fn = ast.parse(textwrap.dedent(src)).body[0]
+    return [(t.name, t.index, t.value, t.table) for t in tail_stores(fn)]
+
+
+def test_programs_past_the_real_count_storing_a_literal_pad_the_rows():
+    # one program per padded row: `if pid >= num_reqs:` stores 0 into that row of out_ptr
+    assert _tables("""
+        def k(src_ptr, out_ptr, num_reqs, stride, B: tl.constexpr):
+            pid = tl.program_id(0)
+            row = out_ptr + pid * stride
+            if pid >= num_reqs:
+                for i in tl.range(0, stride, B):
+                    tl.store(row + i + tl.arange(0, B), 0)
+                return
+            tl.store(row, tl.load(src_ptr + pid))
+        """) == [("out_ptr", 1, "0", False)]
+
+
+def test_a_store_through_a_pointer_loaded_from_a_table_pads_the_pointed_buffers():
+    # vLLM MRV2 `_gather_block_tables_kernel`: `dst_ptrs` holds one table's address per group
+    assert _tables("""
+        def k(idx_ptr, src_ptrs, dst_ptrs, stride, num_reqs, B: tl.constexpr):
+            group = tl.program_id(0)
+            batch_idx = tl.program_id(1)
+            dst = _load_ptr(dst_ptrs + group, tl.int32)
+            row = dst + batch_idx * stride
+            if batch_idx >= num_reqs:
+                for i in tl.range(0, stride, B):
+                    tl.store(row + i + tl.arange(0, B), 0)
+                return
+        """) == [("dst_ptrs", 2, "0", True)]
+    assert _tables("""
+        def k(dst_ptrs, num_reqs):
+            g = tl.program_id(0)
+            r = tl.program_id(1)
+            dst = tl.load(dst_ptrs + g).to(tl.pointer_type(tl.int32))
+            if r >= num_reqs:
+                tl.store(dst + r, -1)
+        """) == [("dst_ptrs", 0, "-1", True)]
+
+
+def test_programs_guarded_otherwise_or_storing_data_are_not_padding():
+    # `pid < n` guards the real rows; a loaded value is data; a guard on a local is not a count
+    assert _tables("""
+        def k(out_ptr, src_ptr, num_reqs):
+            pid = tl.program_id(0)
+            if pid < num_reqs:
+                tl.store(out_ptr + pid, 0)
+        """) == []
+    assert _tables("""
+        def k(out_ptr, src_ptr, num_reqs):
+            pid = tl.program_id(0)
+            if pid >= num_reqs:
+                tl.store(out_ptr + pid, tl.load(src_ptr))
+        """) == []
+    assert _tables("""
+        def k(out_ptr, num_reqs):
+            pid = tl.program_id(0)
+            limit = num_reqs * 2
+            if pid >= limit:
+                tl.store(out_ptr + pid, 0)
+        """) == []
