@@ -278,6 +278,9 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
         what = f"`{short}` is a padded slice of a persistent buffer"
     state = "are uninitialised" if taint.reason == "uninit" else "may be stale"
     if taint.dummy:
+        # every row of the slice, counted as the slice was written (it need not be padded)
+        rows = f"[0:{taint.padded_written or padded_shown}]"
+        what = what.replace("padded slice", "slice")
         state = (f"were written by no step of the dummy run `{taint.dummy}` and may hold a live "
                  f"request's indices")
     where = sink_phrase(hit)

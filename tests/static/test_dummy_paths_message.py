@@ -71,3 +71,19 @@ def test_no_dummy_run_no_mention():
     src = src[:src.index("    def execute_dummy_batch")] + src[src.index("    def _build_attention_metadata"):]
     (f,) = check_source(src, "runner.py", load_profile("vllm"))
     assert "dummy" not in f.message
+
+
+def test_rows_a_dummy_run_did_not_write_are_named_with_the_dummy_run_and_no_fix():
+    # fixtures/static/dummy_run_indices_buggy.py: `_dummy_run` resets only the padding rows of the
+    # slot mapping, whose rows [0:num_tokens] the last real step wrote (live KV slots).  The
+    # finding names every row of the slice as written there, the dummy run, and proposes no
+    # statement at the sink: the sink is shared with the real step, whose rows must not be reset.
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "static" / "dummy_run_indices_buggy.py"
+    [f] = check_source(path.read_text(), "runner.py", load_profile("vllm"))
+    assert (f.field, f.sink) == ("slot_mapping", "CommonAttentionMetadata")
+    assert "rows [0:num_tokens_padded] were written by no step of the dummy run `_dummy_run`" in f.message
+    assert "is the padded slice" not in f.message and "reset them to -1 in the dummy run" in f.message
+    assert f.fix is None
+    assert any("in the dummy run `_dummy_run`" in step.note for step in f.trace)
