@@ -360,7 +360,7 @@ def _outside_findings(hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
         message = (f"{what} reaches {hit.sink} as `{hit.field}` in {sink_at} (a module not checked here) "
                    f"with {rows} on "
                    f"{len(hit.stale_chains)} path{'s' if len(hit.stale_chains) != 1 else ''}"
-                   f"{_from_entries(hit)}, e.g. "
+                   f"{_from_entries(hit)}{'' if t.dummy else _through_dummy(hit)}, e.g. "
                    + _path_text(hit)
                    + (f"; reset those rows in the dummy run" if t.dummy else
                       "; reset its padding rows before it reaches the sink")

@@ -493,3 +493,47 @@ def test_an_origin_met_only_on_a_longer_path_is_its_own_finding(tmp_path):
         spare = " ".join(step.note for step in by_buffer["self.spare_lens[:num_reqs_padded]"].trace)
         direct_trace = " ".join(step.note for step in by_buffer["self.seq_lens[:num_reqs_padded]"].trace)
         assert "`_via`" in spare and "`_via`" not in direct_trace
+
+
+DUMMY_OUTSIDE_RUNNER = """\
+import torch
+
+from pkg.builder import build
+
+
+class ModelRunner:
+    def __init__(self):
+        self.seq_lens = torch.zeros(256, dtype=torch.int32)
+
+    def execute_model(self, scheduler_output):
+        num_reqs = scheduler_output.num_reqs
+        num_reqs_padded = self.cudagraph_dispatcher.pad(num_reqs)
+        self.seq_lens[:num_reqs] = scheduler_output.seq_lens
+        self.seq_lens[num_reqs:num_reqs_padded] = 0
+        return self._prepare(num_reqs, num_reqs_padded)
+
+    def _dummy_run(self, num_tokens):
+        num_reqs = min(num_tokens, 256)
+        num_reqs_padded = self.cudagraph_dispatcher.pad(num_reqs)
+        self.seq_lens[:num_reqs] = 1
+        return self._prepare(num_reqs_padded, num_reqs_padded)
+
+    def _prepare(self, num_reqs, num_reqs_padded):
+        return build(self.seq_lens[:num_reqs_padded])
+"""
+
+DUMMY_OUTSIDE_BUILDER = """\
+def build(seq_lens):
+    return CommonAttentionMetadata(seq_lens=seq_lens)
+"""
+
+
+def test_a_finding_at_a_sink_not_checked_says_its_path_is_a_dummy_run(tmp_path):
+    # Only the runner is checked; the sink is in `builder.py`.  The real step resets the padding
+    # rows; `_dummy_run` passes its padded count as `_prepare`'s real count and wrote only
+    # `[:num_reqs]`: the one stale path is a dummy run, and the message reported at the slice says so.
+    files = {"pkg/__init__.py": "", "pkg/runner.py": DUMMY_OUTSIDE_RUNNER, "pkg/builder.py": DUMMY_OUTSIDE_BUILDER}
+    [f] = _run(tmp_path, files, check=["pkg/runner.py"])
+    assert f.path.endswith("runner.py") and f.field == "seq_lens"
+    assert "a module not checked here" in f.message
+    assert "a dummy run (a call on it passes a padded count as the callee's real count)" in f.message
