@@ -459,6 +459,7 @@ class Interpreter:
         self._helpers = dict(profile.reset_helpers)
         self._kernel_stores: dict[str, tuple] = {}  # kernel key -> its tail stores
         self._ptr_tables: dict[str, tuple[str, ...]] = {}  # pointer-table attribute -> containers
+        self._sliced_memo: dict[int, tuple] = {}  # id(loop body) -> (body, its variable is sliced)
         self.pad_hits: dict[tuple[int, str], PadHit] = {}  # sink arguments whose padding rows were written
         self._write_nodes: dict[int, tuple] = {}  # PadWrite.node -> (segment, node, statement, form)
         self._read_when: dict[str, set[str]] = {}
@@ -2330,12 +2331,15 @@ class Interpreter:
             return join_all(x for _, x in v.items)
         return None
 
-    @staticmethod
-    def _sliced(target, body) -> bool:
+    def _sliced(self, target, body) -> bool:
         """Whether the loop variable ``target`` (a name) is sliced in ``body`` (``bt[:n]``): the
-        iterable holds tensors (a persistent list of buffers), not objects."""
-        if not isinstance(target, cst.Name):
+        iterable holds tensors (a persistent list of buffers), not objects.  Memoised per node
+        (functions are parsed once, so their nodes live as long as the interpreter)."""
+        if not isinstance(target, cst.Name) or not isinstance(body, cst.CSTNode):
             return False
+        got = self._sliced_memo.get(id(body))
+        if got is not None and got[0] is body:
+            return got[1]
         name = target.value
         found = False
 
@@ -2346,7 +2350,8 @@ class Interpreter:
                     found = True
                 return not found
 
-        body.visit(_V()) if isinstance(body, cst.CSTNode) else None
+        body.visit(_V())
+        self._sliced_memo[id(body)] = (body, found)
         return found
 
     @staticmethod
