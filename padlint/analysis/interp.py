@@ -2445,6 +2445,7 @@ class Interpreter:
         out: set[Taint] = set()
         for r in value.refs:
             st = state.loc(r.loc) if r.persistent else state.heap.get(r.loc, LocState(False))
+            clean = st.clean | r.clean_at if r.clean_at else st.clean
             cands: set[Taint] = set(st.taints)
             c = r.count
             if c is not None:
@@ -2456,7 +2457,6 @@ class Interpreter:
                     inferred = self._inferred_real(c, st, r.extents_at) if st.entry_stale and r.persistent else ()
                     if not inferred:
                         if dummy is not None:
-                            clean = st.clean | r.clean_at if r.clean_at else st.clean
                             out.update(t for t in cands if not covers(clean, t, self._real_for, accepts,
                                                                         self._active))
                         continue  # sliced to a real (or unknown) count: no padding rows
@@ -2468,7 +2468,6 @@ class Interpreter:
                         steps=((r.line, f"slice `{rtext}` of persistent buffer `{self._base_text(rtext)}`: "
                                         f"this step wrote only rows {written}, so rows up to "
                                         f"{c.written or c.canon} may be stale", r.path),)))
-                    clean = st.clean | r.clean_at if r.clean_at else st.clean
                     out.update(t for t in cands if not covers(clean, t, self._real_for, accepts, self._active))
                     continue
                 init = self._initial_value(r.loc) if st.entry_stale and r.persistent else None
@@ -2502,7 +2501,6 @@ class Interpreter:
                         steps=((r.line, f"padded slice `{rtext}` of persistent buffer "
                                         f"`{self._base_text(rtext)}`: its padding rows (up to "
                                         f"{c.written or c.canon}) may be stale", r.path),)))
-            clean = st.clean | r.clean_at if r.clean_at else st.clean
             out.update(t for t in cands if not covers(clean, t, self._real_for, accepts, self._active))
         return out
 
