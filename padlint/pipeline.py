@@ -238,6 +238,31 @@ def _python_accepts(text: str) -> bool:
     return True
 
 
+def _programs(srcs: list) -> list[list]:
+    """The checked files grouped into the programs analysed together: one, unless two of them in
+    different package roots have the same module name (two copies of a package, or several
+    projects side by side such as padlint's own fixtures, each with its `pkg`): one module name
+    would then stand for two files, so each root is its own program (files in no package join
+    the first one)."""
+    from padlint.analysis.project import find_root
+
+    roots = {s.path: find_root(s.file or s.path) for s in srcs}
+    seen: dict[str, str] = {}
+    if not any(r is not None and seen.setdefault(r[1], str(r[0])) != str(r[0]) for r in roots.values()):
+        return [srcs]
+    groups: dict[str, list] = {}
+    loose = []
+    for s in srcs:
+        r = roots[s.path]
+        if r is None:
+            loose.append(s)
+        else:
+            groups.setdefault(str(r[0]), []).append(s)
+    out = list(groups.values())
+    out[0].extend(loose)
+    return out
+
+
 def _analyse_all(sources: list[SourceFile], seeds: set[str], options: RunOptions, cwd: Path,
                  progress: Callable[[str, int, int], None] | None, notes: list[str] | None = None
                  ) -> dict[str, list[Finding] | FileError]:
@@ -286,8 +311,13 @@ def _analyse_all(sources: list[SourceFile], seeds: set[str], options: RunOptions
             return cached
     try:
         read: dict[str, str] = {}
-        res = with_big_stack(lambda _t: check_project(srcs, options.profile, seeds=seeds, read=read), "",
-                             timeout=budget)
+        res: dict = {}
+        for group in _programs(srcs):
+            gseeds = {s.path for s in group if s.path in seeds}
+            gbudget = options.file_timeout * max(1, len(gseeds)) if options.file_timeout else None
+            res.update(with_big_stack(
+                lambda _t, g=group, gs=gseeds: check_project(g, options.profile, seeds=gs, read=read), "",
+                timeout=gbudget if len(srcs) != len(group) else budget))
         report("analyse", len(seeds), len(seeds))
         out = convert(res, by_path)
         if key is not None:

@@ -156,3 +156,27 @@ def test_expectation_parser_reads_comments_only(tmp_path: Path) -> None:
     (fixture / "pkg" / "b.py").write_text("z = 1  # expect: PAD001 seq_lens\n", encoding="utf-8")
     with pytest.raises(ValueError, match="pkg/b.py:1"):
         expectations(fixture)
+
+
+def test_projects_side_by_side_are_separate_programs() -> None:
+    """Several fixture projects checked in one run each have a package `pkg`: one module name
+    for several files.  Each package root is analysed as its own program, so every fixture
+    reports exactly what it reports alone (before: a fixed variant's `pkg.runner` could be read
+    from its buggy twin, and `make demo` showed findings in fixed variants)."""
+    # the fixtures configured by their profile alone (one run reads one configuration)
+    fixtures = [d for d in fixture_dirs() if d.parent == PROJECTS and profile_of(d) == "vllm"
+                and (d / "padlint.toml").read_text(encoding="utf-8").split() == ["profile", "=", '"vllm"']]
+    assert len(fixtures) > 20
+    proc = subprocess.run(
+        [sys.executable, "-m", "padlint", "check", *(str(d.relative_to(PROJECTS)) for d in fixtures),
+         "--format", "json", "--no-cache", "--profile", "vllm"],
+        cwd=PROJECTS, env=_env(), capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    got = Counter((Path(f["path"]).as_posix(), f["line"], f["code"], f["field"])
+                  for f in json.loads(proc.stdout)["findings"])
+    expected: Counter = Counter()
+    for d in fixtures:
+        for (rel, line, code, fld), n in expectations(d).items():
+            expected[(f"{d.relative_to(PROJECTS).as_posix()}/{rel}", line, code, fld)] += n
+    assert got == expected
