@@ -296,7 +296,6 @@ def _analyse_all(sources: list[SourceFile], seeds: set[str], options: RunOptions
 
     by_path = {s.path: s for s in sources}
     srcs = [Source(s.path, s.text, full(s.path)) for s in sources]
-    budget = options.file_timeout * max(1, len(seeds)) if options.file_timeout else None
     report("analyse", 0, len(seeds))
     key = None
     if options.cache_dir:
@@ -314,10 +313,11 @@ def _analyse_all(sources: list[SourceFile], seeds: set[str], options: RunOptions
         res: dict = {}
         for group in _programs(srcs):
             gseeds = {s.path for s in group if s.path in seeds}
-            gbudget = options.file_timeout * max(1, len(gseeds)) if options.file_timeout else None
+            # each program gets the sum of the per-file budgets of its seed files
+            budget = options.file_timeout * max(1, len(gseeds)) if options.file_timeout else None
             res.update(with_big_stack(
                 lambda _t, g=group, gs=gseeds: check_project(g, options.profile, seeds=gs, read=read), "",
-                timeout=gbudget if len(srcs) != len(group) else budget))
+                timeout=budget))
         report("analyse", len(seeds), len(seeds))
         out = convert(res, by_path)
         if key is not None:

@@ -183,10 +183,7 @@ def tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[TailStore, 
             ptr = _pointer(call.args[0], params)
             if ptr is None or not (_names(call.args[0]) & varying) or _names(call.args[1]) & varying:
                 continue
-            value = call.args[1]
-            text = ast.unparse(value) if isinstance(value, ast.Constant) or (
-                isinstance(value, ast.UnaryOp) and isinstance(value.operand, ast.Constant)) else ""
-            found.setdefault(ptr, TailStore(params[ptr], ptr, text, call.lineno))
+            found.setdefault(ptr, TailStore(params[ptr], ptr, _literal_text(call.args[1]), call.lineno))
     return tuple(sorted(found.values(), key=lambda t: t.index))
 
 
