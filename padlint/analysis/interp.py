@@ -49,6 +49,16 @@ class LookupIndex(UnknownVal):
     name: str = ""
 
 
+@dataclass(frozen=True)
+class KeyVal(UnknownVal):
+    """A string the code names a dict key with: a literal (``"seq_lens"``), or a loop variable
+    over a module-level tuple of literals (``for name in _STATIC_FIELDS``, bound to each in
+    turn).  Unknown as a value; ``d[k]`` of a persistent dict of buffers is the buffer under
+    that key (each key its own location)."""
+
+    keys: frozenset = frozenset()
+
+
 #: The words a call-path step's note ends with when the caller binds the callee's real count to
 #: a padded count (``_build_attention_metadata(num_reqs=num_reqs_padded)``, a dummy run): the
 #: rows the caller did not write on that path hold an earlier step's values.  Rules count the
@@ -129,6 +139,7 @@ class Segment:
         self.def_line = ast_func.lineno
         self._ast = ast_func
         self._names: frozenset[str] | None = None
+        self._reset_bounds: frozenset[tuple[str, str]] | None = None
         self._stmt: dict[int, tuple[int, int]] = {}
         self._pos: dict[int, dict] = {}
         self._line: dict[int, int] = {}  # node ids: nodes live as long as the segment
@@ -154,6 +165,32 @@ class Segment:
                     out.add(n.name)
             self._names = frozenset(out)
         return self._names
+
+    def reset_bounds(self, fill_methods) -> frozenset[tuple[str, str]]:
+        """``(a, b)`` of each reset ``x[a:b].zero_()`` (a fill method, or a store of a literal)
+        of the function whose lower bound is a name and upper bound a name or attribute (its
+        last name): the code says ``a`` is the real count of the rows ``[a:b]`` it pads."""
+        if self._reset_bounds is not None:
+            return self._reset_bounds
+        out: set[str] = set()
+        for n in ast.walk(self._ast):
+            target = None
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in fill_methods:
+                target = n.func.value
+            elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.value, ast.Constant):
+                target = n.targets[0]
+            if not isinstance(target, ast.Subscript):
+                continue
+            sl = target.slice
+            if isinstance(sl, ast.Tuple) and sl.elts:
+                sl = sl.elts[0]
+            if isinstance(sl, ast.Slice) and isinstance(sl.lower, ast.Name) and sl.step is None \
+                    and isinstance(sl.upper, (ast.Name, ast.Attribute)):
+                up = sl.upper.id if isinstance(sl.upper, ast.Name) else sl.upper.attr
+                if up != sl.lower.id:
+                    out.add((sl.lower.id, up))
+        self._reset_bounds = frozenset(out)
+        return self._reset_bounds
 
     def line(self, node, stmt) -> int:
         """1-based file line of ``node`` inside statement ``stmt``."""
@@ -460,6 +497,8 @@ class Interpreter:
         self._kernel_stores: dict[str, tuple] = {}  # kernel key -> its tail stores
         self._ptr_tables: dict[str, tuple[str, ...]] = {}  # pointer-table attribute -> containers
         self._sliced_memo: dict[int, tuple] = {}  # id(loop body) -> (body, its variable is sliced)
+        self._and_memo: dict[int, tuple] = {}  # id(if statement) -> (it, `if A: if B:` for `if A and B:`)
+        self._keys_memo: dict[tuple[str, str], tuple[str, ...] | None] = {}  # module constants of keys
         self.pad_hits: dict[tuple[int, str], PadHit] = {}  # sink arguments whose padding rows were written
         self._write_nodes: dict[int, tuple] = {}  # PadWrite.node -> (segment, node, statement, form)
         self._read_when: dict[str, set[str]] = {}
@@ -724,6 +763,11 @@ class Interpreter:
         return cls is not None and self.project.asserted_nonempty(cls, it.attr.value)
 
     def _exec_if(self, stmt: cst.If, frame: Frame, state: State, elif_: bool = False) -> State | None:
+        if stmt.orelse is None and isinstance(stmt.test, cst.BooleanOperation) \
+                and isinstance(stmt.test.operator, cst.And):
+            # `if A and B: body` runs as `if A: if B: body`: where B fails under A, what B says
+            # (a count comparison: no padding rows) holds on that path alone
+            return self._exec_if(self._split_and(stmt, frame), frame, state, elif_)
         # an `elif` test: a reset cannot be inserted right before it
         frame.stmt, frame.fixable = stmt, not elif_
         self._eval(stmt.test, frame, state)
@@ -759,7 +803,7 @@ class Interpreter:
             self._empty_when_false(stmt.test, then_end, else_start)
             if then_end is None:
                 self._active = saved | else_keys
-            out = State.join([then_end, else_start])
+            out = State.join([then_end, else_start], branches=True)
             self._keep_conditional(out, then_end, else_start, then_keys, else_keys, frame)
             return out
         self._active = saved | else_keys
@@ -771,7 +815,7 @@ class Interpreter:
                                 else frozenset())
         self._unread_when_false(stmt.test, then_end, else_end)
         self._empty_when_false(stmt.test, then_end, else_end)
-        out = State.join([then_end, else_end])
+        out = State.join([then_end, else_end], branches=True)
         self._keep_conditional(out, then_end, else_end, then_keys, else_keys, frame)
         return out
 
@@ -903,6 +947,39 @@ class Interpreter:
             if keep != st.clean:
                 state.heap[loc] = replace(st, clean=keep)
 
+    _NOT_NONE = re.compile(r"(self(?:\.\w+)+)(?: is (not )?None)?")
+
+    def _when_for(self, when: frozenset, loc: str) -> frozenset:
+        """The facts of ``when`` a read of ``loc`` does not imply: a buffer held in ``self.D``
+        (``self.D['k']``, ``self.D.x``) is read only where ``self.D`` is not None, so a reset
+        of it made under ``if self.D is not None:`` holds wherever it is read."""
+        if not when:
+            return when
+        out = set()
+        for fact in when:
+            (key, pol) = fact
+            if key[0] == "self":
+                m = self._NOT_NONE.fullmatch(key[2])
+                if m is not None and loc.startswith((m.group(1) + "[", m.group(1) + ".")) and (
+                        pol if m.group(2) or key[2] == m.group(1) else not pol):
+                    continue
+            out.add(fact)
+        return frozenset(out) if len(out) != len(when) else when
+
+    def _split_and(self, stmt: cst.If, frame: Frame) -> cst.If:
+        """``if A: if B: body`` for ``if A and B: body`` (made once per statement; the new
+        statements take the lines of the one they stand for)."""
+        got = self._and_memo.get(id(stmt))
+        if got is not None and got[0] is stmt:
+            return got[1]
+        inner = stmt.with_changes(test=stmt.test.right)
+        outer = stmt.with_changes(test=stmt.test.left, body=cst.IndentedBlock(body=[inner]))
+        lines = frame.seg._stmt.get(id(stmt))
+        if lines is not None:
+            frame.seg._stmt[id(inner)] = frame.seg._stmt[id(outer)] = lines
+        self._and_memo[id(stmt)] = (stmt, outer, inner)
+        return outer
+
     def _keep_conditional(self, out: State | None, a: State | None, b: State | None,
                           ka: frozenset, kb: frozenset, frame: Frame) -> None:
         """After ``if test:`` joins: a reset one branch made and the other did not holds where
@@ -928,15 +1005,26 @@ class Interpreter:
                         out.heap["?" + loc] = (joined, ((ka, va), (kb, vb)))
                         frame.cond_fields.add("?" + loc)
                 continue
-            ca = dict.get(a.heap, loc, PERSISTENT).clean
-            cb = dict.get(b.heap, loc, PERSISTENT).clean
-            if ca == cb:
+            sa, sb = dict.get(a.heap, loc, PERSISTENT), dict.get(b.heap, loc, PERSISTENT)
+            if not isinstance(sa, LocState) or not isinstance(sb, LocState):
                 continue
+            ca, cb = sa.clean, sb.clean
             extra = set()
+            if sa.extents != sb.extents:
+                # a prefix one branch wrote past the prefix both wrote: rows [k:x] written where
+                # that branch's test holds (`if full and bs < r: s[bs:r].zero_()` after `s[:bs]`)
+                common = sa.extents & sb.extents
+                for mine, facts in ((sa.extents, ka), (sb.extents, kb)):
+                    if facts:
+                        extra.update(Reset(k, ko, "", 0, frozenset(), facts, x, 0, True)
+                                     for x, xo in mine - common if not xo for k, ko in common)
+            if ca == cb and not extra:
+                continue
             if ka:
                 extra.update(replace(r, when=r.when | ka) for r in ca - cb)
             if kb:
                 extra.update(replace(r, when=r.when | kb) for r in cb - ca)
+            extra = {replace(r, when=w) if (w := self._when_for(r.when, loc)) != r.when else r for r in extra}
             if extra:
                 j = dict.get(out.heap, loc, PERSISTENT)
                 out.heap[loc] = replace(j, clean=j.clean | extra)
@@ -1250,6 +1338,9 @@ class Interpreter:
                     value = c
                 elif isinstance(value, UnknownVal) and self._paired_here(target.value, frame):
                     value = CountVal(target.value)
+            if isinstance(value, CountVal) and value.canon == target.value and not value.offset \
+                    and self._real_by_reset(target.value, frame):
+                value = CountVal(self.p.pair_for_padded(target.value).real[0])
             if isinstance(value, CountVal) and value.canon is not None:
                 frame.known.add(value.canon)
                 if isinstance(value_node, cst.Attribute) and self.p.is_padded_name(value_node.attr.value):
@@ -1302,9 +1393,9 @@ class Interpreter:
             holder = state.env.get(target.value.value) if isinstance(target.value, cst.Name) else None
             if isinstance(holder, DictVal):  # kwargs["seq_lens"] = ...
                 idx = target.slice[0].slice if len(target.slice) == 1 else None
-                key = idx.value.evaluated_value if isinstance(idx, cst.Index) and \
-                    isinstance(idx.value, cst.SimpleString) else None
-                if isinstance(key, str):
+                kv = self._key_of(idx.value, frame, state) if isinstance(idx, cst.Index) else None
+                key = next(iter(kv.keys)) if kv is not None and len(kv.keys) == 1 else None
+                if isinstance(key, str):  # also `shape_inputs[name] = ...` over a tuple of key names
                     state.env[target.value.value] = holder.set(key, value)
                 elif isinstance(value, (Refs, MapVal)):  # `by_layer[name] = slot_mapping`: keys unknown
                     state.env[target.value.value] = MapVal(join_vals(self._elements(holder), value), keyed=True)
@@ -1747,6 +1838,19 @@ class Interpreter:
     def _known_count(self, name: str) -> bool:
         return self.p.is_padded_name(name) or any(name in pair.real for pair in self.p.counts)
 
+    def _real_by_reset(self, name: str, frame: Frame) -> bool:
+        """``name``, a padded count to the profile, is the real count in this function: the code
+        resets rows ``[name:b]`` (``s["seq_lens"][bs:r].zero_()``, ``b`` no capacity of an
+        axis), so ``name`` is where the padding rows start (``bs = forward_batch.batch_size`` in a
+        replay: the batch's own size).  A local bound so is its pair's real count."""
+        if not self.p.is_padded_name(name):
+            return False
+        pair = self.p.pair_for_padded(name)
+        if pair is None or not pair.real:
+            return False
+        return any(lo == name and not self.p.axes.size_axis(up)
+                   for lo, up in frame.seg.reset_bounds(self.p.fill_methods))
+
     def _paired_here(self, name: str, frame: Frame) -> bool:
         """``name`` is a real count because the function also names its padded partner: a
         number bound to ``num_logits`` in a function that slices ``[:num_logits_padded]`` is
@@ -1771,6 +1875,13 @@ class Interpreter:
                 return Count(v.canon, v.offset, node.value)
             if v is None or isinstance(v, UnknownVal):
                 return Count(node.value, 0, node.value)
+            if isinstance(v, Refs) and len(v.refs) == 1 and not v.maybe_none:
+                # `r = self._capture_req_slots`: a number the object holds (no tensor, no object
+                # of a known class) is a count of its own, named by where it lives
+                r = next(iter(v.refs))
+                if r.persistent and r.count is None and not r.types and r.loc.startswith("self.") \
+                        and r.loc[5:].isidentifier() and not self.p.axes.size_axis(r.loc[5:]):
+                    return Count(r.loc, 0, node.value)
             return None
         if isinstance(node, cst.Attribute):
             name = node.attr.value
@@ -1779,6 +1890,12 @@ class Interpreter:
                 return None if stored.canon is None else Count(stored.canon, stored.offset, self._text(node))
             if self._known_count(name):
                 return Count(name, 0, self._text(node))
+            if isinstance(node.value, cst.Name) and node.value.value == "self" and not self.p.axes.size_axis(name) \
+                    and isinstance(me := state.env.get("self"), Refs) and len(me.refs) == 1 \
+                    and next(iter(me.refs)).loc == "self":
+                # `self._capture_req_slots`: a number of the object (no capacity of an axis), a count
+                # of its own named by where it lives (as a local bound to it is)
+                return Count(f"self.{name}", 0, self._text(node))
             return None
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
             sign = 1 if isinstance(node.operator, cst.Add) else -1
@@ -2103,6 +2220,56 @@ class Interpreter:
                     return c.name
         return ""
 
+    def _elem(self, node, frame: Frame, state: State) -> AVal:
+        """An element of a tuple or list literal: a string is a key (``for name in ("a", "b"):``
+        indexes a dict of buffers with each), anything else its value."""
+        if isinstance(node, cst.SimpleString):
+            return self._key_of(node, frame, state) or UNKNOWN
+        return self._eval(node, frame, state)
+
+    def _key_of(self, node, frame: Frame, state: State) -> KeyVal | None:
+        """The dict keys an index names: a string literal, or a name bound to keys (a loop over
+        a module-level tuple of names); else None."""
+        if isinstance(node, cst.SimpleString):
+            key = node.evaluated_value
+            return KeyVal(frozenset({key})) if isinstance(key, str) else None
+        if isinstance(node, cst.Name):
+            v = state.env.get(node.value)
+            return v if isinstance(v, KeyVal) and v.keys else None
+        return None
+
+    def _module_keys(self, module: str, name: str, depth: int = 0) -> tuple[str, ...] | None:
+        """The strings of a module-level ``NAME = ("a", "b")`` (a tuple or list of string
+        literals, assigned once) of ``module`` or of the module it imports ``name`` from."""
+        memo = self._keys_memo.get((module, name), 0)
+        if memo != 0:
+            return memo
+        mod = self.project.module(module) if module and depth < 3 else None
+        found = None
+        if mod is not None:
+            seen = 0
+            for st in mod.tree.body:
+                if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets):
+                    seen += 1
+                    v = st.value
+                    if isinstance(v, (ast.Tuple, ast.List)) and v.elts and all(
+                            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in v.elts):
+                        found = tuple(e.value for e in v.elts)
+            if seen != 1:
+                found = None
+            if seen == 0 and name in mod.imports and name.lstrip("_").isupper():
+                # a constant imported by name, from a module the analysis has read anyway
+                src, attr = mod.imports[name]
+                if attr is not None and src in self.project.loaded_modules():
+                    found = self._module_keys(src, attr, depth + 1)
+        self._keys_memo[(module, name)] = found
+        return found
+
+    def _from_import(self, frame: Frame, local: str) -> tuple[str, str | None] | None:
+        """``(module, name)`` that the local name ``local`` of the frame's module was imported as."""
+        mod = self.project.module(frame.module) if frame.module else None
+        return mod.imports.get(local) if mod is not None else None
+
     def _replace_object(self, old: Refs, node: cst.Call, frame: Frame, state: State,
                         checked: DictVal | None = None) -> AVal:
         """``dataclasses.replace(obj, f=v)``: a new object of the same class whose fields are the
@@ -2195,6 +2362,9 @@ class Interpreter:
                 return v
             if node.value in frame.nested:
                 return FuncVal(node.value)
+            keys = self._module_keys(frame.module, node.value) if node.value.lstrip("_").isupper() else None
+            if keys is not None:  # `_STATIC_FIELDS = ("seq_lens", ...)` at module level
+                return TupleVal(tuple(KeyVal(frozenset({k})) for k in keys))
             return UNKNOWN
         if isinstance(node, cst.Attribute):
             method = self._method_value(node, frame, state)
@@ -2256,9 +2426,9 @@ class Interpreter:
                 self._active = saved
             return join_vals(a, b)
         if isinstance(node, cst.Tuple):
-            return TupleVal(tuple(self._eval(e.value, frame, state) for e in node.elements))
+            return TupleVal(tuple(self._elem(e.value, frame, state) for e in node.elements))
         if isinstance(node, cst.List):
-            vals = tuple(self._eval(e.value, frame, state) for e in node.elements)
+            vals = tuple(self._elem(e.value, frame, state) for e in node.elements)
             if any(isinstance(e, cst.StarredElement) for e in node.elements):
                 return UNKNOWN
             return TupleVal(vals)
@@ -2384,9 +2554,11 @@ class Interpreter:
                     self._eval(el.slice.value, frame, state)
             if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
                 idx = node.slice[0].slice.value
-                if isinstance(base, DictVal) and isinstance(idx, cst.SimpleString):
-                    key = idx.evaluated_value
-                    return (base.get(key) or UNKNOWN) if isinstance(key, str) else UNKNOWN
+                if isinstance(base, DictVal) and isinstance(idx, (cst.SimpleString, cst.Name)):
+                    kv = self._key_of(idx, frame, state)
+                    if kv is not None:
+                        return join_all([base.get(k) or UNKNOWN for k in sorted(kv.keys)]) or UNKNOWN
+                    return UNKNOWN
                 elem = self._elements(base)  # `slot_mappings[gid]`
                 if elem is not None:
                     return elem
@@ -2399,6 +2571,17 @@ class Interpreter:
         if sl is None:
             # `block_table[gid]`: an element of a persistent container is persistent too
             idx = node.slice[0].slice
+            kv = self._key_of(idx.value, frame, state) if isinstance(idx, cst.Index) and len(node.slice) == 1 \
+                else None
+            if kv is not None:
+                # `s["seq_lens"]` of a persistent dict of buffers: the buffer under that key, a
+                # location of its own (a reset of one entry does not reset another)
+                for r in base.refs:
+                    if r.count is None:
+                        for k in sorted(kv.keys):
+                            out.add(Ref(f"{r.loc}[{k!r}]", None, text, line, r.persistent, path=frame.path,
+                                        types=r.elem_types, elem_types=r.elem_types))
+                return Refs(frozenset(out)) if out else UNKNOWN
             for r in base.refs:
                 if r.count is None and isinstance(idx, cst.Index):
                     # the element of a typed container (`self.attn_groups[g][a]`) is an object of
@@ -2731,6 +2914,18 @@ class Interpreter:
                 sink = self._sink_class_name(first, frame)
                 given = self._check_call_args(sink, node, frame, state, skip_first=True) if sink else None
                 return self._replace_object(first, node, frame, state, given)
+
+        # `copy.copy(obj)` (`copy.deepcopy`) of an object of a known class: a new object of that
+        # class whose fields hold what the old one's did (a shallow copy of a passed-in batch
+        # that the code pads and hands to a backend: `padded_view = copy.copy(forward_batch)`)
+        if name in ("copy.copy", "copy.deepcopy", "copy") and len(node.args) == 1 and not node.args[0].keyword \
+                and (name != "copy" or self._from_import(frame, "copy") == ("copy", "copy")):
+            first = self._eval(node.args[0].value, frame, state)
+            if isinstance(first, MetaVal):
+                return first
+            if isinstance(first, Refs) and first.refs and all(r.types and r.count is None for r in first.refs):
+                return self._replace_object(first, node, frame, state, DictVal(()))
+            return UNKNOWN
 
         # setattr(meta, "field", value) on a metadata object
         if name == "setattr" and len(node.args) == 3 and isinstance(node.args[1].value, cst.SimpleString):

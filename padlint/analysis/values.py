@@ -67,6 +67,10 @@ class Reset:
     # padded slice of the same dimension (``input_embeds[:, R:P]`` resets columns of a buffer
     # whose tokens are its rows).  A whole-buffer reset (``real`` ALL) covers every dimension
     dim: int = 0
+    # the rows are known written only up to ``upto`` (a prefix ``[:upto]`` one branch of a test
+    # wrote beyond the prefix both wrote, kept as rows ``[real:upto]`` under the branch's test):
+    # the reset covers a padded slice to that count only
+    exact: bool = False
 
 
 @dataclass(frozen=True)
@@ -299,21 +303,36 @@ class LocState:
     clean: frozenset = frozenset()
     extents: frozenset = frozenset()
 
-    def join(self, other: "LocState") -> "LocState":
+    def join(self, other: "LocState", branches: bool = False) -> "LocState":
         """Padding state after two paths join: stale or tainted if either is; reset only
-        where both reset (:func:`meet_resets`)."""
+        where both reset (:func:`meet_resets`).  ``branches``: the two branches of one test
+        join (see :data:`PERSISTENT`)."""
         if self is other:
             return self
+        if branches and self is PERSISTENT:
+            extents = other.extents
+        elif branches and other is PERSISTENT:
+            extents = self.extents
+        else:
+            # prefixes written on both paths: a write on one path only (one class of a dispatch,
+            # one branch) says nothing about the rows the other path left
+            extents = self.extents & other.extents
         return LocState(
             entry_stale=self.entry_stale or other.entry_stale,
             taints=self.taints | other.taints,
             clean=meet_resets(self.clean, other.clean),
-            # prefixes written on both paths: a write on one path only (one class of a dispatch,
-            # one branch) says nothing about the rows the other path left
-            extents=self.extents & other.extents,
+            extents=extents,
         )
 
 
+
+#: The state of a persistent buffer no write of this step reached (the very object: a state that
+#: only looks like it, after a join, is not).  Where the two branches of a test join and one
+#: wrote a prefix ``[:k]`` of a buffer the other did not touch, rows past ``k`` are unwritten on
+#: both (on the other, all rows are): the prefix is kept, so a later slice to another count still
+#: has its padding rows named (``if bufs is not None: bufs[:k].copy_(x)``).  Not where the
+#: classes of a dispatch join: only one of them runs, and another's prefix would describe rows
+#: it never writes (:meth:`LocState.join`).
 PERSISTENT = LocState()
 
 
@@ -421,8 +440,9 @@ class State:
         return self.heap.get(loc, PERSISTENT)
 
     @staticmethod
-    def join(states: Iterable["State | None"]) -> "State | None":
+    def join(states: Iterable["State | None"], branches: bool = False) -> "State | None":
         """Join the live states (None: a path that returned or raised); None if none is live.
+        ``branches``: the states are the ends of the branches of one test (:data:`PERSISTENT`).
 
         Views that differ between paths carry the resets seen on their own path
         (``Ref.clean_at``), so a reset on the branch that took the view still counts.
@@ -451,7 +471,7 @@ class State:
                 a, b = out.heap.get(k), s.heap.get(k)
                 if a is b or a == b:
                     continue
-                out.heap[k] = (a or PERSISTENT).join(b or PERSISTENT)
+                out.heap[k] = (a or PERSISTENT).join(b or PERSISTENT, branches)
         for k in records:
             # kept only where every path holds it: a path that did not go through that join, or
             # stored the field since, makes it say nothing of the joined path
@@ -551,7 +571,7 @@ def meet_resets(a: frozenset, b: frozenset) -> frozenset:
             values = sorted({*ra.value.split("|"), *rb.value.split("|")})
             out.add(Reset(real, off, "|".join(values) if len(values) > 1 else values[0],
                           min(ra.line, rb.line) or max(ra.line, rb.line), ra.sites | rb.sites,
-                          ra.when | rb.when, ra.upto or rb.upto, dim))
+                          ra.when | rb.when, ra.upto or rb.upto, dim, ra.exact or rb.exact))
     return frozenset(out)
 
 
@@ -567,6 +587,8 @@ def covering(clean: frozenset, taint: "Taint", is_real_for: Callable[[str, str],
     out = []
     for r in clean:
         if r.when and not r.when <= active:
+            continue
+        if r.exact and (taint.offset > 0 or r.upto not in (taint.padded, taint.padded_written)):
             continue
         if taint.real == (DUMMY_ROWS,):
             if r.real == ALL or (r.real == DUMMY_ROWS and not r.offset and r.dim == taint.dim):

@@ -230,9 +230,15 @@ def test_a_prefix_written_under_a_nonempty_test_is_known_on_both_paths(tmp_path)
         assert _findings(_module(tmp_path, buggy), load_profile("vllm")) == [("mod.py", line, "seq_lens")], test
         fixed = _GUARDED_PREFIX.replace("{TEST}", test).replace("{RESET}", "        self.seq_lens[n_real:n_pad] = 0\n")
         assert _findings(_module(tmp_path, fixed), load_profile("vllm")) == [], test
-    # another test says nothing about [:n_real] on its false path: no prefix is known there
+    # another test: on its false path nothing of this step reached the buffer, every row holds
+    # an earlier step's values, rows [n_real:n_pad] among them; on the true path those rows are
+    # unwritten too: stale on both, reported (before the prefix of one path was dropped at the
+    # join, and nothing was)
     other = _GUARDED_PREFIX.replace("{TEST}", "n_real > 4").replace("{RESET}", "")
-    assert _findings(_module(tmp_path, other), load_profile("vllm")) == []
+    line = other.splitlines().index("        return CommonAttentionMetadata(seq_lens=self.seq_lens[:n_pad])") + 1
+    assert _findings(_module(tmp_path, other), load_profile("vllm")) == [("mod.py", line, "seq_lens")]
+    fixed = _GUARDED_PREFIX.replace("{TEST}", "n_real > 4").replace("{RESET}", "        self.seq_lens[n_real:n_pad] = 0\n")
+    assert _findings(_module(tmp_path, fixed), load_profile("vllm")) == []
 
 
 _REPLACE_PARAM = '''\

@@ -1,0 +1,172 @@
+"""Persistent buffers held in a dict under string keys, and the facts around them that SGLang
+0.5.23's prefill CUDA-graph runner needs (issue 8: "counts as relations", "reset in another
+class / a loop").  The runner's shape, written from scratch:
+
+    self._static = {name: torch.zeros((max_bs,)) for name in _FIELDS}     # __init__
+    bs = forward_batch.batch_size                                          # the replay
+    s = self._static
+    s["seq_lens"][:bs].copy_(forward_batch.seq_lens)
+    if self._full and bs < self._slots:
+        r = self._slots
+        s["seq_lens"][bs:r].zero_()
+    ... later, under `if self._full:`, `view.seq_lens = s["seq_lens"][:r]` on a copy of the batch
+
+Each test changes one thing and says which rows are stale (or why none are).  The profile is
+SGLang's (``bs`` is a padded count there; ``raw_bs`` its real partner).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .project_files import check_files
+
+MODULE = '''\
+import copy
+
+import torch
+
+_FIELDS = ("seq_lens", "req_pool_indices")
+
+
+class ForwardBatch:
+    def __init__(self, batch_size, seq_lens, req_pool_indices):
+        self.batch_size = batch_size
+        self.seq_lens = seq_lens
+        self.req_pool_indices = req_pool_indices
+
+
+class Runner:
+    def __init__(self, backend, max_bs):
+        self.backend = backend
+        self._slots = max_bs
+        self._full = True
+        self._static = {name: torch.zeros((max_bs,), dtype=torch.int64) for name in _FIELDS}
+
+    def load_batch(self, forward_batch: ForwardBatch):
+        bs = forward_batch.batch_size
+        s = self._static
+        s["seq_lens"][:bs].copy_(forward_batch.seq_lens)
+        s["req_pool_indices"][:bs].copy_(forward_batch.req_pool_indices)
+        if {GUARD}:
+            r = self._slots
+            {RESETS}
+        self._prepare(forward_batch)
+
+    def _prepare(self, forward_batch: ForwardBatch):
+        if self._full:
+            r = self._slots
+            s = self._static
+            view = {COPY}
+            view.seq_lens = s["seq_lens"][:r]
+            view.req_pool_indices = s["req_pool_indices"][:r]
+            self.backend.init_forward_metadata_out_graph(view)
+'''
+GUARD = "self._full and bs < self._slots"
+BOTH = 's["seq_lens"][bs:r].zero_()\n            s["req_pool_indices"][bs:r].zero_()'
+LOOP = "for name in _FIELDS:\n                s[name][bs:r].zero_()"
+
+
+def _findings(tmp_path, resets=BOTH, guard=GUARD, copy="copy.copy(forward_batch)"):
+    """(field, line is the store of that field on the copy) of each finding."""
+    found = check_files(tmp_path, {"runner.py": MODULE}, ["runner.py"],
+                        {"RESETS": resets, "GUARD": guard, "COPY": copy}, profile="sglang")
+    text = (tmp_path / "runner.py").read_text().splitlines()
+    return sorted((f.field, text[f.line - 1].strip().startswith(f"view.{f.field} = ")) for f in found)
+
+
+def test_both_entries_reset_nothing_is_stale(tmp_path):
+    # rows [bs:r] of both entries are zeroed where bs < r and the views are handed out (both
+    # under `self._full`); where bs >= r there are no rows past bs
+    assert _findings(tmp_path) == []
+
+
+def test_an_entry_is_its_own_buffer(tmp_path):
+    # only `seq_lens` is reset: `req_pool_indices` rows [bs:r] hold an earlier batch's rows;
+    # with one location for every entry the `seq_lens` reset would have hidden it
+    only_seq = 's["seq_lens"][bs:r].zero_()'
+    assert _findings(tmp_path, resets=only_seq) == [("req_pool_indices", True)]
+
+
+def test_a_loop_over_the_module_tuple_resets_each_entry(tmp_path):
+    # `for name in _FIELDS` runs once per key of the module-level tuple: both entries reset
+    assert _findings(tmp_path, resets=LOOP.replace("\n", "\n")) == []
+
+
+def test_a_loop_over_another_tuple_resets_only_its_keys(tmp_path):
+    resets = 'for name in ("seq_lens",):\n                s[name][bs:r].zero_()'
+    assert _findings(tmp_path, resets=resets) == [("req_pool_indices", True)]
+
+
+def test_without_the_count_test_the_reset_still_counts(tmp_path):
+    # `if self._full:` alone: the rows are reset on the path that hands them out
+    assert _findings(tmp_path, guard="self._full") == []
+
+
+def test_a_reset_under_another_flag_does_not_count(tmp_path):
+    # `self._other` is not what the helper tests: on the path where it is False and `_full`
+    # True, rows [bs:r] of both entries are stale
+    found = _findings(tmp_path, guard="self._other and bs < self._slots")
+    assert found == [("req_pool_indices", True), ("seq_lens", True)]
+
+
+def test_the_store_on_a_plain_alias_is_a_sink_too(tmp_path):
+    only_seq = 's["seq_lens"][bs:r].zero_()'
+    assert _findings(tmp_path, resets=only_seq, copy="forward_batch") == [("req_pool_indices", True)]
+
+
+def test_a_copy_of_an_unknown_object_is_no_sink(tmp_path):
+    # `copy.copy(x)` of an object of no known class: its stores reach nothing the profile names
+    only_seq = 's["seq_lens"][bs:r].zero_()'
+    assert _findings(tmp_path, resets=only_seq, copy="copy.copy(object())") == []
+
+
+def test_the_padded_name_is_the_real_count_where_the_code_resets_from_it(tmp_path):
+    # `bs` is a padded count to the profile; the function resets rows [bs:r], so there `bs` is
+    # where the padding rows start: the one entry not reset is stale from bs on
+    only_seq = 's["seq_lens"][bs:r].zero_()'
+    found = check_files(tmp_path, {"runner.py": MODULE}, ["runner.py"],
+                        {"RESETS": only_seq, "GUARD": GUARD, "COPY": "copy.copy(forward_batch)"},
+                        profile="sglang")
+    assert [f.field for f in found] == ["req_pool_indices"]
+    # named by the profile's real count of the pair (`raw_bs`): `_prepare` has no name of it
+    assert "rows [raw_bs:self._slots] may be stale" in found[0].message
+
+
+def test_with_no_reset_from_it_the_padded_name_stays_padded(tmp_path):
+    # a known limit: with no reset from `bs` anywhere in the function, nothing says `bs` is not
+    # the profile's padded count; the writes of [:bs] then cover every row the views hand out
+    assert _findings(tmp_path, resets="pass") == []
+
+
+CONDITIONAL = '''\
+import torch
+
+
+class ForwardBatch:
+    def __init__(self, seq_lens):
+        self.seq_lens = seq_lens
+
+
+class Runner:
+    def __init__(self, max_bs):
+        self.seq_lens = torch.zeros((max_bs,), dtype=torch.int64)
+        self.slots = max_bs
+
+    def replay(self, fb, raw_bs):
+        if fb.has_lens:
+            self.seq_lens[:raw_bs].copy_(fb.seq_lens)
+        {RESET}
+        return ForwardBatch(seq_lens=self.seq_lens[:self.slots])
+'''
+
+
+@pytest.mark.parametrize("reset,expected", [
+    # a prefix written on one branch only: on the other every row is stale, on this one rows
+    # [raw_bs:slots]; the finding names those
+    ("pass", [(18, "seq_lens")]),
+    ("self.seq_lens[raw_bs:self.slots].fill_(1)", []),
+])
+def test_a_prefix_written_on_one_branch_names_the_padding_rows(tmp_path, reset, expected):
+    found = check_files(tmp_path, {"runner.py": CONDITIONAL}, ["runner.py"], {"RESET": reset}, profile="sglang")
+    assert sorted((f.line, f.field) for f in found) == expected
