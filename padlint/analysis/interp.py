@@ -172,7 +172,7 @@ class Segment:
         last name): the code says ``a`` is the real count of the rows ``[a:b]`` it pads."""
         if self._reset_bounds is not None:
             return self._reset_bounds
-        out: set[str] = set()
+        out: set[tuple[str, str]] = set()
         for n in ast.walk(self._ast):
             target = None
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in fill_methods:
@@ -191,6 +191,12 @@ class Segment:
                     out.add((sl.lower.id, up))
         self._reset_bounds = frozenset(out)
         return self._reset_bounds
+
+    def same_lines(self, new, old) -> None:
+        """Statement ``new``, made by the analysis for ``old`` (``_split_and``), spans its lines."""
+        lines = self._stmt.get(id(old))
+        if lines is not None:
+            self._stmt[id(new)] = lines
 
     def line(self, node, stmt) -> int:
         """1-based file line of ``node`` inside statement ``stmt``."""
@@ -974,9 +980,8 @@ class Interpreter:
             return got[1]
         inner = stmt.with_changes(test=stmt.test.right)
         outer = stmt.with_changes(test=stmt.test.left, body=cst.IndentedBlock(body=[inner]))
-        lines = frame.seg._stmt.get(id(stmt))
-        if lines is not None:
-            frame.seg._stmt[id(inner)] = frame.seg._stmt[id(outer)] = lines
+        frame.seg.same_lines(inner, stmt)
+        frame.seg.same_lines(outer, stmt)
         self._and_memo[id(stmt)] = (stmt, outer, inner)
         return outer
 
@@ -1016,7 +1021,7 @@ class Interpreter:
                 common = sa.extents & sb.extents
                 for mine, facts in ((sa.extents, ka), (sb.extents, kb)):
                     if facts:
-                        extra.update(Reset(k, ko, "", 0, frozenset(), facts, x, 0, True)
+                        extra.update(Reset(k, ko, when=facts, upto=x, exact=True)
                                      for x, xo in mine - common if not xo for k, ko in common)
             if ca == cb and not extra:
                 continue

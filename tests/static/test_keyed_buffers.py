@@ -170,3 +170,41 @@ class Runner:
 def test_a_prefix_written_on_one_branch_names_the_padding_rows(tmp_path, reset, expected):
     found = check_files(tmp_path, {"runner.py": CONDITIONAL}, ["runner.py"], {"RESET": reset}, profile="sglang")
     assert sorted((f.line, f.field) for f in found) == expected
+
+
+HELD = '''\
+import torch
+
+
+class ForwardBatch:
+    def __init__(self, seq_lens):
+        self.seq_lens = seq_lens
+
+
+class Runner:
+    def __init__(self, max_bs, full):
+        self._static = {"seq_lens": torch.zeros((max_bs,), dtype=torch.int64)} if full else None
+        self._slots = max_bs
+        self._full = full
+
+    def replay(self, fb, raw_bs):
+        if self._static is not None:
+            self._static["seq_lens"][:raw_bs].copy_(fb.seq_lens)
+            if self._full and raw_bs < self._slots:
+                {RESET}
+        if self._full:
+            return ForwardBatch(seq_lens=self._static["seq_lens"][:self._slots])
+        return None
+'''
+
+
+@pytest.mark.parametrize("reset,expected", [
+    # no reset: rows [raw_bs:slots] of the entry are stale where the view is handed out
+    ("pass", ["seq_lens"]),
+    # the reset holds under `self._full` (the helper tests it again) and under
+    # `self._static is not None`, which every read of a buffer held in `self._static` implies
+    ('self._static["seq_lens"][raw_bs:self._slots].fill_(1)', []),
+])
+def test_a_reset_of_a_buffer_held_in_an_optional_dict_holds_where_it_is_read(tmp_path, reset, expected):
+    found = check_files(tmp_path, {"runner.py": HELD}, ["runner.py"], {"RESET": reset}, profile="sglang")
+    assert [f.field for f in found] == expected
