@@ -59,6 +59,9 @@ class KeyVal(UnknownVal):
     keys: frozenset = frozenset()
 
 
+#: the names a module-level tuple of keys may hold at most (a loop over it runs once per name)
+MAX_KEYS = 32
+
 #: The words a call-path step's note ends with when the caller binds the callee's real count to
 #: a padded count (``_build_attention_metadata(num_reqs=num_reqs_padded)``, a dummy run): the
 #: rows the caller did not write on that path hold an earlier step's values.  Rules count the
@@ -140,6 +143,7 @@ class Segment:
         self._ast = ast_func
         self._names: frozenset[str] | None = None
         self._reset_bounds: frozenset[tuple[str, str]] | None = None
+        self._bound: frozenset[str] | None = None
         self._stmt: dict[int, tuple[int, int]] = {}
         self._pos: dict[int, dict] = {}
         self._line: dict[int, int] = {}  # node ids: nodes live as long as the segment
@@ -165,6 +169,15 @@ class Segment:
                     out.add(n.name)
             self._names = frozenset(out)
         return self._names
+
+    @property
+    def bound_names(self) -> frozenset[str]:
+        """The local names the function binds (assignments, loop targets, parameters)."""
+        if self._bound is None:
+            self._bound = frozenset(
+                n.id if isinstance(n, ast.Name) else n.arg for n in ast.walk(self._ast)
+                if (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)) or isinstance(n, ast.arg))
+        return self._bound
 
     def reset_bounds(self, fill_methods) -> frozenset[tuple[str, str]]:
         """``(a, b)`` of each reset ``x[a:b].zero_()`` (a fill method, or a store of a literal)
@@ -809,7 +822,7 @@ class Interpreter:
             self._empty_when_false(stmt.test, then_end, else_start)
             if then_end is None:
                 self._active = saved | else_keys
-            out = State.join([then_end, else_start], branches=True)
+            out = State.join([then_end, else_start], branches=not frame.dummy)
             self._keep_conditional(out, then_end, else_start, then_keys, else_keys, frame)
             return out
         self._active = saved | else_keys
@@ -821,7 +834,7 @@ class Interpreter:
                                 else frozenset())
         self._unread_when_false(stmt.test, then_end, else_end)
         self._empty_when_false(stmt.test, then_end, else_end)
-        out = State.join([then_end, else_end], branches=True)
+        out = State.join([then_end, else_end], branches=not frame.dummy)
         self._keep_conditional(out, then_end, else_end, then_keys, else_keys, frame)
         return out
 
@@ -966,8 +979,9 @@ class Interpreter:
             (key, pol) = fact
             if key[0] == "self":
                 m = self._NOT_NONE.fullmatch(key[2])
-                if m is not None and loc.startswith((m.group(1) + "[", m.group(1) + ".")) and (
-                        pol if m.group(2) or key[2] == m.group(1) else not pol):
+                held = m is not None and any(
+                    loc.startswith((me + m.group(1)[4:] + "[", me + m.group(1)[4:] + ".")) for me in key[1])
+                if held and (pol if m.group(2) or key[2] == m.group(1) else not pol):
                     continue
             out.add(fact)
         return frozenset(out) if len(out) != len(when) else when
@@ -1851,8 +1865,8 @@ class Interpreter:
         if not self.p.is_padded_name(name):
             return False
         pair = self.p.pair_for_padded(name)
-        if pair is None or not pair.real:
-            return False
+        if pair is None or not pair.real or any(r in frame.seg.bound_names for r in pair.real):
+            return False  # the function binds the real count itself: `name` is the padded one
         return any(lo == name and not self.p.axes.size_axis(up)
                    for lo, up in frame.seg.reset_bounds(self.p.fill_methods))
 
@@ -2243,13 +2257,15 @@ class Interpreter:
             return v if isinstance(v, KeyVal) and v.keys else None
         return None
 
-    def _module_keys(self, module: str, name: str, depth: int = 0) -> tuple[str, ...] | None:
-        """The strings of a module-level ``NAME = ("a", "b")`` (a tuple or list of string
-        literals, assigned once) of ``module`` or of the module it imports ``name`` from."""
+    def _module_keys(self, module: str, name: str) -> tuple[str, ...] | None:
+        """The strings of a module-level ``NAME = ("a", "b")`` of ``module`` (a tuple of at
+        most :data:`MAX_KEYS` string literals, assigned once; not one imported from another
+        module: whether that module is read would make a file checked alone differ from a
+        whole-tree run)."""
         memo = self._keys_memo.get((module, name), 0)
         if memo != 0:
             return memo
-        mod = self.project.module(module) if module and depth < 3 else None
+        mod = self.project.module(module) if module else None
         found = None
         if mod is not None:
             seen = 0
@@ -2257,16 +2273,11 @@ class Interpreter:
                 if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets):
                     seen += 1
                     v = st.value
-                    if isinstance(v, (ast.Tuple, ast.List)) and v.elts and all(
+                    if isinstance(v, ast.Tuple) and 0 < len(v.elts) <= MAX_KEYS and all(
                             isinstance(e, ast.Constant) and isinstance(e.value, str) for e in v.elts):
                         found = tuple(e.value for e in v.elts)
             if seen != 1:
                 found = None
-            if seen == 0 and name in mod.imports and name.lstrip("_").isupper():
-                # a constant imported by name, from a module the analysis has read anyway
-                src, attr = mod.imports[name]
-                if attr is not None and src in self.project.loaded_modules():
-                    found = self._module_keys(src, attr, depth + 1)
         self._keys_memo[(module, name)] = found
         return found
 
@@ -2563,7 +2574,6 @@ class Interpreter:
                     kv = self._key_of(idx, frame, state)
                     if kv is not None:
                         return join_all([base.get(k) or UNKNOWN for k in sorted(kv.keys)]) or UNKNOWN
-                    return UNKNOWN
                 elem = self._elements(base)  # `slot_mappings[gid]`
                 if elem is not None:
                     return elem
@@ -2920,10 +2930,10 @@ class Interpreter:
                 given = self._check_call_args(sink, node, frame, state, skip_first=True) if sink else None
                 return self._replace_object(first, node, frame, state, given)
 
-        # `copy.copy(obj)` (`copy.deepcopy`) of an object of a known class: a new object of that
+        # `copy.copy(obj)` (not `deepcopy`: its tensors are new storage) of an object of a known class: a new object of that
         # class whose fields hold what the old one's did (a shallow copy of a passed-in batch
         # that the code pads and hands to a backend: `padded_view = copy.copy(forward_batch)`)
-        if name in ("copy.copy", "copy.deepcopy", "copy") and len(node.args) == 1 and not node.args[0].keyword \
+        if name in ("copy.copy", "copy") and len(node.args) == 1 and not node.args[0].keyword \
                 and (name != "copy" or self._from_import(frame, "copy") == ("copy", "copy")):
             first = self._eval(node.args[0].value, frame, state)
             if isinstance(first, MetaVal):

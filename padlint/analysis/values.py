@@ -325,7 +325,6 @@ class LocState:
         )
 
 
-
 #: The state of a persistent buffer no write of this step reached (the very object: a state that
 #: only looks like it, after a join, is not).  Where the two branches of a test join and one
 #: wrote a prefix ``[:k]`` of a buffer the other did not touch, rows past ``k`` are unwritten on
@@ -561,6 +560,12 @@ def meet_resets(a: frozenset, b: frozenset) -> frozenset:
         for rb in b:
             if ra.real != ALL and rb.real != ALL and ra.dim != rb.dim:
                 continue
+            if ra.when != rb.when and not (ra.when <= rb.when or rb.when <= ra.when):
+                # resets under unrelated tests: their meet would hold only under both, and
+                # meeting every such pair makes the set grow with the paths; dropped
+                continue
+            if (ra.exact or rb.exact) and ra.upto != rb.upto:
+                continue  # a reset known only up to its own count covers no other count
             dim = rb.dim if ra.real == ALL else ra.dim
             if ra.real == ALL:
                 real, off = rb.real, rb.offset
@@ -572,8 +577,13 @@ def meet_resets(a: frozenset, b: frozenset) -> frozenset:
             out.add(Reset(real, off, "|".join(values) if len(values) > 1 else values[0],
                           min(ra.line, rb.line) or max(ra.line, rb.line), ra.sites | rb.sites,
                           ra.when | rb.when, ra.upto or rb.upto, dim, ra.exact or rb.exact))
+    if sum(1 for r in out if r.when) > MAX_CONDITIONAL_RESETS:
+        out = {r for r in out if not r.when}  # bounded: dropping a reset only adds findings
     return frozenset(out)
 
+
+#: the conditional resets (:attr:`Reset.when`) one location keeps at a join at most
+MAX_CONDITIONAL_RESETS = 16
 
 #: ``Taint.real`` of rows a dummy run handed out without writing them: every row of the slice,
 #: from row 0 (only a reset of the whole buffer, or from row 0, covers them)

@@ -90,7 +90,7 @@ def test_an_entry_is_its_own_buffer(tmp_path):
 
 def test_a_loop_over_the_module_tuple_resets_each_entry(tmp_path):
     # `for name in _FIELDS` runs once per key of the module-level tuple: both entries reset
-    assert _findings(tmp_path, resets=LOOP.replace("\n", "\n")) == []
+    assert _findings(tmp_path, resets=LOOP) == []
 
 
 def test_a_loop_over_another_tuple_resets_only_its_keys(tmp_path):
@@ -208,3 +208,163 @@ class Runner:
 def test_a_reset_of_a_buffer_held_in_an_optional_dict_holds_where_it_is_read(tmp_path, reset, expected):
     found = check_files(tmp_path, {"runner.py": HELD}, ["runner.py"], {"RESET": reset}, profile="sglang")
     assert [f.field for f in found] == expected
+
+
+# Found in review, each a minimal input reasoned in its comments: what the mechanisms above must
+# not do.
+
+LATER_PREFIX = '''\
+import torch
+
+
+class ForwardBatch:
+    def __init__(self, seq_lens):
+        self.seq_lens = seq_lens
+
+
+class Runner:
+    def __init__(self, max_bs):
+        self.seq_lens = torch.zeros((max_bs,), dtype=torch.int64)
+        self.full = True
+        self.n = 4
+
+    def replay(self, fb, raw_bs, bs):
+        self.seq_lens[:raw_bs].copy_(fb.seq_lens)
+        if self.full:
+            self.seq_lens[:self.n].copy_(fb.more)
+        if fb.c:
+            self.seq_lens[raw_bs:bs].zero_()
+        if self.full:
+            return ForwardBatch(seq_lens=self.seq_lens[:bs])
+        return None
+'''
+
+
+def test_a_prefix_written_under_a_test_covers_its_own_count_only(tmp_path):
+    # where `full` and not `c`: rows [raw_bs:self.n] written, [self.n:bs] stale; the prefix kept
+    # under `full` must not merge with the reset under `c` into a reset of [raw_bs:bs]
+    found = check_files(tmp_path, {"runner.py": LATER_PREFIX}, ["runner.py"], profile="sglang")
+    assert [(f.code, f.field) for f in found if f.code == "PAD001"] == [("PAD001", "seq_lens")]
+
+
+OTHER_OBJECT = '''\
+import torch
+
+
+class ForwardBatch:
+    def __init__(self, seq_lens):
+        self.seq_lens = seq_lens
+
+
+class Helper:
+    def __init__(self):
+        self._static = None
+
+    def pad(self, bufs, raw_bs, bs):
+        if self._static is not None:
+            bufs["seq_lens"][raw_bs:bs].fill_(1)
+
+
+class Runner:
+    def __init__(self, max_bs):
+        self._static = {"seq_lens": torch.ones((max_bs,), dtype=torch.int64)}
+        self.helper = Helper()
+
+    def replay(self, fb, raw_bs, bs):
+        self._static["seq_lens"][:raw_bs].copy_(fb.seq_lens)
+        self.helper.pad(self._static, raw_bs, bs)
+        return ForwardBatch(seq_lens=self._static["seq_lens"][:bs])
+'''
+
+
+def test_a_test_of_another_objects_dict_is_not_implied_by_the_read(tmp_path):
+    # the reset holds where the *helper's* `_static` is not None (never): reading the runner's
+    # `self._static[...]` implies nothing about it, so rows [raw_bs:bs] stay stale
+    found = check_files(tmp_path, {"runner.py": OTHER_OBJECT}, ["runner.py"], profile="sglang")
+    assert [f.field for f in found if f.code == "PAD001"] == ["seq_lens"]
+
+
+VIEWS_BY_NAME = '''\
+import torch
+
+
+class ForwardBatch:
+    def __init__(self, seq_lens):
+        self.seq_lens = seq_lens
+
+
+class Runner:
+    def __init__(self, max_bs):
+        self.seq_lens = torch.ones((max_bs,), dtype=torch.int64)
+        self.req_pool_indices = torch.zeros((max_bs,), dtype=torch.int64)
+
+    def replay(self, fb, raw_bs, bs, name):
+        views = {"seq_lens": self.seq_lens[:bs], "req_pool_indices": self.req_pool_indices[:bs]}
+        return ForwardBatch(seq_lens=views[name])
+'''
+
+
+def test_a_dict_of_views_indexed_by_an_unknown_name_gives_every_view(tmp_path):
+    # `views[name]` may be either view, each with rows [raw_bs:bs] stale: reported (an unknown
+    # name must not make the value unknown, as a first version of the keyed dicts did)
+    found = check_files(tmp_path, {"runner.py": VIEWS_BY_NAME}, ["runner.py"], profile="sglang")
+    assert [f.field for f in found if f.code == "PAD001"] == ["seq_lens"]
+
+
+LOOKUP_AND_RESET = '''\
+import bisect
+
+import torch
+
+
+class ForwardBatch:
+    def __init__(self, seq_lens):
+        self.seq_lens = seq_lens
+
+
+class Runner:
+    def __init__(self, max_bs):
+        self.capture_bs = [1, 2, 4, 8]
+        self.seq_lens = torch.ones((max_bs,), dtype=torch.int64)
+        self._slots = max_bs
+
+    def replay(self, fb):
+        raw_bs = fb.batch_size
+        bs = self.capture_bs[bisect.bisect_left(self.capture_bs, raw_bs)]
+        self.seq_lens[:raw_bs].copy_(fb.seq_lens)
+        r = self._slots
+        self.seq_lens[bs:r].fill_(1)
+        return ForwardBatch(seq_lens=self.seq_lens[:bs])
+'''
+
+
+def test_a_padded_name_stays_padded_where_the_function_names_the_real_count(tmp_path):
+    # `bs` is the lookup's padded count and `raw_bs` is in scope: the reset from `bs` clears rows
+    # past the padded size and says nothing about [raw_bs:bs], which stay stale
+    found = check_files(tmp_path, {"runner.py": LOOKUP_AND_RESET}, ["runner.py"], profile="sglang")
+    assert [f.field for f in found if f.code == "PAD001"] == ["seq_lens"]
+
+
+DUMMY_UNDER_FLAG = '''\
+import torch
+
+from vllm.v1.attention.backend import CommonAttentionMetadata
+
+
+class Runner:
+    def __init__(self, max_num_tokens):
+        self.slot_mapping = torch.zeros(max_num_tokens, dtype=torch.int64)
+        self.use_dummy_slots = False
+
+    def _dummy_run(self, num_tokens):
+        if self.use_dummy_slots:
+            self.slot_mapping[:num_tokens].fill_(-1)
+        return CommonAttentionMetadata(slot_mapping=self.slot_mapping[:num_tokens])
+'''
+
+
+def test_a_dummy_run_that_writes_only_under_a_flag_is_still_reported(tmp_path):
+    # where the flag is off, rows [0:num_tokens] hold the last real step's slots: the prefix the
+    # flag's branch wrote is not kept at the join inside a dummy run ("written by no step")
+    found = check_files(tmp_path, {"runner.py": DUMMY_UNDER_FLAG}, ["runner.py"], profile="vllm")
+    assert [f.field for f in found if f.code == "PAD001"] == ["slot_mapping"]
