@@ -203,6 +203,9 @@ class MetaVal(AVal):
     sink: str
     fields: DictVal = DictVal()
     cls: str = ""  # the class key, when the project defines it
+    # a shallow copy (`copy.copy(meta)`): stores on it are sinks, but what it holds is not
+    # followed further (its fields read back are unknown)
+    opaque: bool = False
 
 
 @dataclass(frozen=True)
