@@ -966,7 +966,7 @@ class Interpreter:
             if keep != st.clean:
                 state.heap[loc] = replace(st, clean=keep)
 
-    _NOT_NONE = re.compile(r"(self(?:\.\w+)+)(?: is (not )?None)?")
+    _NOT_NONE = re.compile(r"(self(?:\.\w+)+)( is None)?")
 
     def _when_for(self, when: frozenset, loc: str) -> frozenset:
         """The facts of ``when`` a read of ``loc`` does not imply: a buffer held in ``self.D``
@@ -981,7 +981,8 @@ class Interpreter:
                 m = self._NOT_NONE.fullmatch(key[2])
                 held = m is not None and any(
                     loc.startswith((me + m.group(1)[4:] + "[", me + m.group(1)[4:] + ".")) for me in key[1])
-                if held and (pol if m.group(2) or key[2] == m.group(1) else not pol):
+                # `self.D` true, or `self.D is None` false (`is not None` is kept as that, negated)
+                if held and pol == (m.group(2) is None):
                     continue
             out.add(fact)
         return frozenset(out) if len(out) != len(when) else when
@@ -2550,9 +2551,15 @@ class Interpreter:
             return None if it.keyed else it.item
         if isinstance(it, Refs) and it.refs and all(r.persistent and r.count is None and not r.types
                                                     for r in it.refs):
-            return Refs(frozenset(Ref(f"{r.loc}[*]", None, r.text, r.line, True, path=r.path,
-                                      types=r.elem_types, elem_types=r.elem_types) for r in it.refs))
+            return Refs(frozenset(Interpreter._element(r, "*", r.text, r.line, r.path, True) for r in it.refs))
         return None
+
+    @staticmethod
+    def _element(r: Ref, key: str, text, line: int, path: str, persistent: bool) -> Ref:
+        """The element ``r.loc[key]`` of a container ``r`` (``key`` "*": any element; a quoted
+        name: that entry of a dict of buffers), an object of its element classes."""
+        return Ref(f"{r.loc}[{key}]", None, text, line, persistent, path=path,
+                   types=r.elem_types, elem_types=r.elem_types)
 
     @staticmethod
     def _operands(node) -> list:
@@ -2588,21 +2595,14 @@ class Interpreter:
             idx = node.slice[0].slice
             kv = self._key_of(idx.value, frame, state) if isinstance(idx, cst.Index) and len(node.slice) == 1 \
                 else None
-            if kv is not None:
-                # `s["seq_lens"]` of a persistent dict of buffers: the buffer under that key, a
-                # location of its own (a reset of one entry does not reset another)
-                for r in base.refs:
-                    if r.count is None:
-                        for k in sorted(kv.keys):
-                            out.add(Ref(f"{r.loc}[{k!r}]", None, text, line, r.persistent, path=frame.path,
-                                        types=r.elem_types, elem_types=r.elem_types))
-                return Refs(frozenset(out)) if out else UNKNOWN
+            # `s["seq_lens"]` of a persistent dict of buffers: the buffer under that key, a location
+            # of its own (a reset of one entry does not reset another); any other index: any element
+            # (of a typed container, `self.attn_groups[g][a]`, an object of its element class)
+            keys = [repr(k) for k in sorted(kv.keys)] if kv is not None \
+                else ["*"] if isinstance(idx, cst.Index) else []
             for r in base.refs:
-                if r.count is None and isinstance(idx, cst.Index):
-                    # the element of a typed container (`self.attn_groups[g][a]`) is an object of
-                    # its element class (at any depth)
-                    out.add(Ref(f"{r.loc}[*]", None, text, line, r.persistent, path=frame.path,
-                                types=r.elem_types, elem_types=r.elem_types))
+                if r.count is None:
+                    out.update(self._element(r, k, text, line, frame.path, r.persistent) for k in keys)
             return Refs(frozenset(out)) if out else UNKNOWN
         lower, upper = sl
         if lower is not None and not self._is_zero(lower):
