@@ -224,6 +224,7 @@ class BufferIndex:
         self._cuts = 0  # searches stopped by MAX_DEPTH so far (see _memo)
         self._wrappers = dict(profile.wrapper_allocators)
         self._views = {*profile.shared_views, profile.device_view}
+        self._construction: dict[str, list | None] = {}  # see _constructions
 
     # ------------------------------------------------------------ queries
     def facts(self, attr: str) -> BufferFacts:
@@ -244,6 +245,102 @@ class BufferIndex:
         if init is None or not f.owners or self._declared_elsewhere(attr):
             return None
         return init
+
+    def construction_value(self, attr: str, classes: frozenset[str] | None = None) -> dict[str, InitialValue] | None:
+        """What each view of a buffer named ``attr`` holds in every row once the code that
+        allocates it has run: ``{"": v}`` for a plain tensor, ``{"#host": v, "#dev": v}`` for a
+        wrapper (the profile's shared views and device view).  The allocation value
+        (:meth:`_alloc_value`), then the whole-buffer fills that follow the allocation in the same
+        block of statements (``self.x.np.fill(1)``, ``self.x.fill_(-1)``, ``self.x[:] = 0``; the
+        profile's ``copy_to_device`` without arguments copies the host value to the device); a
+        later statement of that block that does anything else with ``self.x`` ends the search with
+        the value unknown.  ``classes``: the class keys (with their bases) the buffer's object
+        may be of; only allocations in their bodies count (None: every allocation of
+        ``self.attr`` in the project).  The allocations that count must agree, and each must be
+        a known allocator call (else None).  The first dummy run (a profile run, a capture, a
+        warm-up: they run before any step) reads these values in rows no write reached."""
+        allocs = self._constructions(attr)
+        if allocs is None:
+            return None
+        found: dict[str, InitialValue] | None = None
+        for owner, got in allocs:
+            if classes is not None and owner not in classes:
+                continue
+            if got is None:
+                return None
+            if found is not None and {k: v.value for k, v in found.items()} != {k: v.value for k, v in got.items()}:
+                return None
+            found = found or got
+        return found
+
+    def _constructions(self, attr: str) -> list[tuple[str, dict[str, InitialValue] | None]] | None:
+        """``(class key, views)`` of every ``self.attr = ...`` store of the project (views None
+        where it is not a known allocation); None when ``attr`` is stored on an object another
+        way than ``self.attr`` or ``obj.attr`` with ``obj`` a local name."""
+        if attr in self._construction:
+            return self._construction[attr]
+        self._index_texts()
+        store = re.compile(rf"\.\s*{re.escape(attr)}\s*(?::[^=\n]*)?=(?!=)")
+        out: list[tuple[str, dict[str, InitialValue] | None]] | None = []
+        for key in self._words.get(attr, ()):
+            if not store.search(self._text(key)):
+                continue
+            m = self._module(key)
+            if m is None:
+                continue
+            for node in m.attrs.get(attr, ()):
+                if not isinstance(node.ctx, ast.Store):
+                    continue
+                p = m.up(node)
+                if isinstance(p, ast.AugAssign) or isinstance(node.value, ast.Name) and node.value.id != "self":
+                    continue  # a write (judged elsewhere), or a store on another object
+                value = p.value if isinstance(p, (ast.Assign, ast.AnnAssign)) else None
+                if value is None or isinstance(value, ast.Constant) and value.value is None:
+                    continue  # a declaration, a placeholder
+                cls = m.class_of(node)
+                if not (isinstance(node.value, ast.Name) and node.value.id == "self") or cls is None:
+                    out = None  # stored on an object the allocation does not name
+                    break
+                out.append((f"{m.key}:{self._qual(m, cls)}", self._constructed(m, p, attr, value)))
+            if out is None:
+                break
+        self._construction[attr] = out
+        return out
+
+    def _constructed(self, m: _Module, stmt: ast.stmt, attr: str, value: ast.AST) -> dict[str, InitialValue] | None:
+        v0 = self._alloc_value(value)
+        if v0 is None:
+            return None
+        site = Site(m.path, stmt.lineno, f"`.{attr}` allocated")
+        name = _dotted(value.func) if isinstance(value, ast.Call) else ""
+        wrapper = any(name == w or name.rsplit(".", 1)[-1] == w.rsplit(".", 1)[-1] for w in self._wrappers)
+        views = {"#host": v0, "#dev": v0} if wrapper else {"": v0}
+        parent = m.up(stmt)
+        block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
+                      if isinstance(b, list) and stmt in b), None)
+        if block is None:
+            return {k: InitialValue(v, site) for k, v in views.items()}
+        shared = set(self.p.shared_views)
+        for later in block[block.index(stmt) + 1:]:
+            uses = [n for n in ast.walk(later) if isinstance(n, ast.Attribute) and n.attr == attr
+                    and isinstance(n.value, ast.Name) and n.value.id == "self"]
+            if not uses:
+                continue
+            fill = _whole_fill(later, attr, self.p.fill_methods, self._literal)
+            if fill is None:
+                copy = _device_copy(later, attr, self.p.copy_to_device)
+                if copy and wrapper:
+                    views["#dev"] = views["#host"]
+                    continue
+                return {k: InitialValue(UNKNOWN_VALUE, site) for k in views}
+            view, v = fill
+            if v is None:
+                return {k: InitialValue(UNKNOWN_VALUE, site) for k in views}
+            targets = ["#host"] if view in shared else ["#dev"] if view == self.p.device_view else list(views)
+            for k in targets:
+                if k in views:
+                    views[k] = v
+        return {k: InitialValue(v, site) for k, v in views.items()}
 
     def row_written(self, attr: str, row: int) -> Site | None:
         """A statement that writes row ``row`` of the buffers named ``attr`` (or every row):
@@ -962,3 +1059,45 @@ class BufferIndex:
             else:
                 self._returns_to[id(fn)] = saved
         return found
+
+
+def _whole_fill(stmt: ast.stmt, attr: str, fill_methods, literal) -> tuple[str, str | None] | None:
+    """``(view, value)`` for a statement that fills every row of ``self.attr`` or of one of its
+    views (``self.x.fill_(v)``, ``self.x.np.fill(v)``, ``self.x.zero_()``, ``self.x[:] = v``,
+    ``self.x.gpu[:] = v``): view "" for the buffer itself; value None when not a literal."""
+    def target(node: ast.AST) -> str | None:
+        if isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name) \
+                and node.value.id == "self":
+            return ""
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and node.value.attr == attr \
+                and isinstance(node.value.value, ast.Name) and node.value.value.id == "self":
+            return node.attr
+        return None
+
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute):
+        call = stmt.value
+        view = target(call.func.value)
+        if view is None or call.func.attr not in fill_methods or call.keywords:
+            return None
+        if call.func.attr == "zero_" and not call.args:
+            return view, "0"
+        return (view, literal(call.args[0])) if len(call.args) == 1 else None
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
+        sub = stmt.targets[0]
+        sl = sub.slice
+        if isinstance(sl, ast.Slice) and sl.lower is None and sl.upper is None and sl.step is None:
+            view = target(sub.value)
+            if view is not None:
+                return view, literal(stmt.value)
+    return None
+
+
+def _device_copy(stmt: ast.stmt, attr: str, copy_methods) -> bool:
+    """``self.attr.copy_to_gpu()`` with no arguments: every row of the host view to the device."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    call = stmt.value
+    f = call.func
+    return isinstance(f, ast.Attribute) and f.attr in copy_methods and not call.args and not call.keywords \
+        and isinstance(f.value, ast.Attribute) and f.value.attr == attr and isinstance(f.value.value, ast.Name) \
+        and f.value.value.id == "self"

@@ -533,6 +533,7 @@ class Interpreter:
         self.buffers = BufferIndex(project, profile)
         self._used_names: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}  # id -> (node kept alive, names)
         self._loc_owners: dict[str, set] = {}  # loc -> {attribute name | None}
+        self._loc_holders: dict[str, set] = {}  # buffer loc -> {class key of the object holding it | None}
         # path conditions that hold where the interpreter is now (``(key, polarity)`` facts of the
         # enclosing `if` tests of the current function): resets made under them count here
         self._active: frozenset = frozenset()
@@ -2651,6 +2652,9 @@ class Interpreter:
                 dummy = self._dummy_taint(r, st)
                 if dummy is not None:
                     cands.add(dummy)
+                    first = self._first_run_taint(r, dummy, init_accepts)
+                    if first is not None:
+                        cands.add(first)
                 if not c.canon or c.unpadded or not self.p.is_padded_name(c.canon):
                     inferred = self._inferred_real(c, st, r.extents_at) if st.entry_stale and r.persistent else ()
                     if not inferred:
@@ -2693,12 +2697,16 @@ class Interpreter:
                                         f"those padding rows may be stale", r.path),)))
                 elif st.entry_stale and r.persistent:
                     rtext = self._t(r.text)
-                    cands.add(Taint(
+                    stale = Taint(
                         buffer=rtext, padded=c.canon, offset=c.offset, reason="stale", dim=c.dim,
                         padded_written=c.written,
                         steps=((r.line, f"padded slice `{rtext}` of persistent buffer "
                                         f"`{self._base_text(rtext)}`: its padding rows (up to "
-                                        f"{c.written or c.canon}) may be stale", r.path),)))
+                                        f"{c.written or c.canon}) may be stale", r.path),))
+                    cands.add(stale)
+                    first = self._first_run_taint(r, stale, init_accepts) if r.dummy else None
+                    if first is not None:
+                        cands.add(first)
             out.update(t for t in cands if not covers(clean, t, self._real_for, accepts, self._active))
         return out
 
@@ -2717,6 +2725,45 @@ class Interpreter:
             steps=((r.line, f"slice `{rtext}` of persistent buffer `{self._base_text(rtext)}` in the dummy "
                             f"run `{r.dummy}`: no write of this run reached its rows, which hold what an "
                             f"earlier step left there", r.path),))
+
+    def _first_run_taint(self, r: Ref, stale: Taint, init_accepts) -> Taint | None:
+        """The rows of ``stale`` (a view a dummy run took) at the first dummy run: a profile run,
+        a capture, a warm-up run before any step, so rows no write reached hold the value the
+        buffer was constructed with (:meth:`BufferIndex.construction_value`), not an earlier
+        step's.  A taint of reason ``init`` (PAD005) when that value is uninitialised or not the
+        sink field's neutral value, else None."""
+        init = self._construction_value(r.loc)
+        if init is None or init.value == UNKNOWN_VALUE:
+            return None
+        if init.value != EMPTY and (init_accepts is None or init_accepts(init.value)):
+            return None
+        rtext = self._t(r.text)
+        what = "uninitialised" if init.value == EMPTY else f"with {init.value} in every row"
+        return replace(stale, reason="init", dummy=r.dummy, steps=(
+            (init.site.line, f"`{self._base_text(rtext)}` is constructed {what}", init.site.path),
+            (r.line, f"slice `{rtext}` in the dummy run `{r.dummy}`: at its first run (before any step) "
+                     f"the rows no write of the run reached hold that value", r.path)))
+
+    def _construction_value(self, loc: str):
+        """What every row of the view at ``loc`` holds once its buffer is constructed
+        (:meth:`BufferIndex.construction_value`; the views of a wrapper may differ), or None."""
+        owners = self._loc_owners.get(loc)
+        if not owners or None in owners:
+            return None
+        view = "#host" if loc.endswith("#host") else "#dev" if loc.endswith("#dev") else ""
+        holders = self._loc_holders.get(loc.rsplit("#", 1)[0] if view else loc)
+        classes = None
+        if holders and None not in holders:
+            classes = frozenset(c.key for t in sorted(holders) if (ci := self.project.class_info(t)) is not None
+                                for c in self.project.mro(ci))
+        found = None
+        for attr in sorted(owners):
+            cv = self.buffers.construction_value(attr, classes)
+            v = cv.get(view) if cv else None
+            if v is None or (found is not None and v.value != found.value):
+                return None
+            found = found or v
+        return found
 
     def _beyond_view(self, value: AVal, state: State, spec) -> set[Taint]:
         """A field whose consumer reads the whole persistent buffer (``[fields.X] reads =
@@ -2776,6 +2823,8 @@ class Interpreter:
             owners.update(self._loc_owners.get(base.loc) or {None})
         else:
             owners.add(attr)
+            # the classes of the object the buffer is read from (None: not known)
+            self._loc_holders.setdefault(loc, set()).update(base.types or {None})
 
     def _initial_value(self, loc: str):
         """The allocation value every row of the persistent buffer at ``loc`` holds at every step
@@ -3897,7 +3946,7 @@ class Interpreter:
         if not self.p.is_index_field(fld):
             # a dummy run's outputs are dropped: its stale rows matter where they are indices
             # the run writes through (KV slots, blocks, state slots of a live request)
-            taints = {t for t in taints if t.real != (DUMMY_ROWS,)}
+            taints = {t for t in taints if t.real != (DUMMY_ROWS,) and not (t.dummy and t.reason == "init")}
         spec = self.p.field_spec(fld)
         if spec is not None and spec.reads == "buffer":
             taints |= self._beyond_view(value, state, spec)

@@ -10,8 +10,13 @@ sink arguments.
 How PAD001 and PAD005 divide: rows that some step may write are PAD001's
 ("may be stale", also on the dummy-run and capture paths where nothing wrote
 them yet); a buffer that no code in the project writes after allocation has no
-stale rows, only its initial value, and is PAD005's.  One sink argument is
-never reported by both for the same source.
+stale rows, only its initial value, and is PAD005's.  One exception: the rows
+of a view a dummy run hands on without writing them hold, at its first run (a
+profile run, a capture, a warm-up: before any step), the value the buffer was
+constructed with (:meth:`padlint.analysis.buffers.BufferIndex.construction_value`);
+the engine adds an ``init`` taint marked with the dummy run
+(:meth:`padlint.analysis.interp.Interpreter._first_run_taint`) beside PAD001's
+stale one, and this rule reports it when that value is not neutral.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import ast
 
 from padlint.analysis.interp import Interpreter
 from padlint.analysis.project import _dotted
+from padlint.analysis.values import DUMMY_ROWS
 from padlint.model import Finding, TraceStep, split_lines
 from padlint.profile import Profile
 from padlint.rules.base import Facts, Rule
@@ -31,10 +37,17 @@ CODE = "PAD005"
 def init_findings(interp: Interpreter, profile: Profile, texts: dict[str, str]) -> list[Finding]:
     """One finding per sink argument a never-written buffer's non-neutral initial value reaches."""
     out: list[Finding] = []
+    seen: set[tuple] = set()
     for hit in interp.hits.values():
+        first = [t for t in hit.taints if t.reason == "init" and t.dummy]
+        if first:
+            f = _first_run_finding(hit, first[0], first, profile, texts)
+            if f is not None and (f.path, f.line, f.sink, f.field, f.buffer) not in seen:
+                seen.add((f.path, f.line, f.sink, f.field, f.buffer))
+                out.append(f)
         if hit.path not in texts:
             continue
-        taints = [t for t in hit.taints if t.reason == "init"]
+        taints = [t for t in hit.taints if t.reason == "init" and not t.dummy]
         if not taints:
             continue
         t = taints[0]
@@ -76,6 +89,60 @@ def init_findings(interp: Interpreter, profile: Profile, texts: dict[str, str]) 
             statement=hit.stmt_text, function=hit.function))
     out.sort(key=Finding.sort_key)
     return out
+
+
+def _first_run_finding(hit, t, taints, profile: Profile, texts: dict[str, str]) -> Finding | None:
+    """A view a dummy run hands to a sink, whose rows no write of the run reached: at the first
+    dummy run (a profile run, a capture, a warm-up: before any step) they hold the value the
+    buffer was constructed with, and that value is not the field's neutral value.  Reported at
+    the sink, or, when the sink's module is not checked, at the slice in a checked file."""
+    alloc_line, alloc_note, alloc_path = t.steps[0]
+    slice_line, _note, slice_path = t.steps[-1]
+    if hit.path in texts:
+        path, span, statement, outside = hit.path, hit.span, hit.stmt_text, ""
+    elif slice_path in texts:
+        lines = texts[slice_path].splitlines()
+        if not 0 < slice_line <= len(lines):
+            return None
+        code = lines[slice_line - 1]
+        path = slice_path
+        span = (slice_line, len(code) - len(code.lstrip()) + 1, slice_line, len(code.rstrip()) + 1)
+        statement = f"{' '.join(code.split())} -> {hit.sink}.{hit.field}"
+        outside = f" (in {_shown(hit.path)}:{hit.span[0]}, a module not checked here)"
+    else:
+        return None
+    empty = "uninitialised" in alloc_note
+    where_alloc = f"line {alloc_line}" if alloc_path == hit.path else f"{_shown(alloc_path)}:{alloc_line}"
+    spec = profile.field_spec(hit.field)
+    padded = hit.padded_names.get(t.padded) or t.padded_written or t.padded
+    if t.real == (DUMMY_ROWS,):
+        rows = f"[0:{padded}]"
+    else:
+        pair = profile.pair_for_padded(t.padded)
+        real = next((hit.real_names[r] for r in (t.real or (pair.real if pair else ())) if r in hit.real_names),
+                    (t.real or (pair.real if pair else ("?",)))[0])
+        rows = f"[{real}:{padded}]"
+    value = "uninitialised memory" if empty else alloc_note.split(" with ", 1)[1].split(" in every row", 1)[0]
+    how = f"constructed uninitialised at {where_alloc}" if empty else f"constructed with {value} at {where_alloc}"
+    want = ""
+    if spec is not None and not empty:
+        want = (", not the last real offset (cumulative offsets)" if spec.neutral == "flat"
+                else f", not the neutral value {spec.neutral} of `{hit.field}`")
+    base = t.buffer.split("[", 1)[0]
+    head, _, view = base.rpartition(".")
+    whole = head if head and view in {*profile.shared_views, profile.device_view} else base
+    more = f" (and {len(taints) - 1} more)" if len(taints) > 1 else ""
+    fix = (f"; construct `{_short(whole)}` with the neutral value"
+           + (f" {spec.neutral}" if spec is not None and spec.neutral != "flat" else "")
+           + f" (fill it after the allocation) or write rows {rows} in `{t.dummy}`")
+    message = (f"`{_short(t.buffer)}`{more} is a slice of `{base}` ({how}) that the dummy run `{t.dummy}` hands "
+               f"on with rows {rows} written by no write of that run; at its first run (a profile run, a "
+               f"capture or a warm-up, before any step) they hold {value}{want}, {sink_phrase(hit)}{outside}{fix}")
+    return Finding(
+        code=CODE, path=path, line=span[0], column=span[1], end_line=span[2],
+        end_column=span[3], message=message, severity=hit.severity, sink=hit.sink,
+        field=hit.field, buffer=t.buffer, padded=padded, real="0" if t.real == (DUMMY_ROWS,) else "",
+        trace=sink_trace(hit, taints, path), fix=None, statement=statement, function=hit.function)
 
 
 def _int_value(profile: Profile, text: str) -> int | None:
