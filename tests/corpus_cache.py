@@ -54,8 +54,9 @@ RUNNER = "vllm/v1/worker/gpu_model_runner.py"
 _MARKER = ".complete"
 # vLLM publishes manylinux x86_64 wheels only; name the tags explicitly so
 # that the download also works from a machine of another platform.
-_PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_24_x86_64", "manylinux_2_17_x86_64",
-              "manylinux2014_x86_64")
+# (vLLM 0.18-0.20 are tagged manylinux_2_31; pip takes each tag with the older glibc ones below it)
+_PLATFORMS = ("manylinux_2_35_x86_64", "manylinux_2_31_x86_64", "manylinux_2_28_x86_64",
+              "manylinux_2_24_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
 
 
 @dataclass(frozen=True)

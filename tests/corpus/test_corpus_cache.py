@@ -195,6 +195,29 @@ def test_sglang_pip_command_has_no_platform_tags(tmp_path, monkeypatch):
     assert "--platform" not in cmd and "--no-deps" in cmd and ":all:" in cmd
 
 
+def test_vllm_pip_command_takes_the_glibc_2_31_wheels(tmp_path, monkeypatch):
+    # vLLM 0.18.1-0.20.x publish only `manylinux_2_31_x86_64` wheels; pip takes a --platform tag
+    # with the older glibc tags below it, never a newer one, so 2_31 (or newer) must be named
+    seen = []
+
+    class Proc:
+        returncode = 0
+        stdout = stderr = ""
+
+    def fake_run(cmd, **kwargs):
+        seen.append(cmd)
+        make_wheel(Path(cmd[cmd.index("-d") + 1]) / "vllm-0.0.9-cp38-abi3-manylinux_2_31_x86_64.whl")
+        return Proc()
+
+    monkeypatch.setattr(cc.subprocess, "run", fake_run)
+    cc.ensure("vllm", "0.0.9", tmp_path / "cache", seed="")
+    (cmd,) = seen
+    tags = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--platform"]
+    newest = max(int(t.split("_")[2]) for t in tags if t.startswith("manylinux_2_"))
+    assert newest >= 31 and "manylinux2014_x86_64" in tags
+    assert cmd[-1] == "vllm==0.0.9"
+
+
 def test_parse_spec():
     assert cc.parse_spec("0.21.0") == ("vllm", "0.21.0")
     assert cc.parse_spec("sglang==0.5.23") == ("sglang", "0.5.23")
