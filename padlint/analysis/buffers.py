@@ -114,6 +114,9 @@ class InitialValue:
 
     value: str
     site: Site
+    #: the value as the code writes it when it is no literal but one reference
+    #: (``torch.full(n, self.num_tokens_per_bs)``: ``self.num_tokens_per_bs``); "" otherwise
+    expr: str = ""
 
 
 @dataclass
@@ -260,8 +263,6 @@ class BufferIndex:
         a known allocator call (else None).  The first dummy run (a profile run, a capture, a
         warm-up: they run before any step) reads these values in rows no write reached."""
         allocs = self._constructions(attr)
-        if allocs is None:
-            return None
         found: dict[str, InitialValue] | None = None
         for owner, got in allocs:
             if classes is not None and owner not in classes:
@@ -273,10 +274,9 @@ class BufferIndex:
             found = found or got
         return found
 
-    def _constructions(self, attr: str) -> list[tuple[str, dict[str, InitialValue] | None]] | None:
-        """``(class key, views)`` of every ``self.attr = ...`` store of the project (views None
-        where it is not a known allocation); None when ``attr`` is stored on an object another
-        way than ``self.attr`` or ``obj.attr`` with ``obj`` a local name."""
+    def _constructions(self, attr: str) -> list[tuple[str, dict[str, InitialValue] | None]]:
+        """``(class key, views)`` of every ``self.attr = ...`` store in a class body's methods of
+        the project (views None where it is not a known allocation)."""
         if attr in self._construction:
             return self._construction[attr]
         self._index_texts()
@@ -292,18 +292,16 @@ class BufferIndex:
                 if not isinstance(node.ctx, ast.Store):
                     continue
                 p = m.up(node)
-                if isinstance(p, ast.AugAssign) or isinstance(node.value, ast.Name) and node.value.id != "self":
-                    continue  # a write (judged elsewhere), or a store on another object
+                if isinstance(p, ast.AugAssign) or not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+                    continue  # a write (judged elsewhere), or a store on another object (of a class
+                    # not known here: its holder finds no allocation of its own and claims nothing)
                 value = p.value if isinstance(p, (ast.Assign, ast.AnnAssign)) else None
                 if value is None or isinstance(value, ast.Constant) and value.value is None:
                     continue  # a declaration, a placeholder
                 cls = m.class_of(node)
-                if not (isinstance(node.value, ast.Name) and node.value.id == "self") or cls is None:
-                    out = None  # stored on an object the allocation does not name
-                    break
+                if cls is None:
+                    continue
                 out.append((f"{m.key}:{self._qual(m, cls)}", self._constructed(m, p, attr, value)))
-            if out is None:
-                break
         self._construction[attr] = out
         return out
 
@@ -314,14 +312,13 @@ class BufferIndex:
         site = Site(m.path, stmt.lineno, f"`.{attr}` allocated")
         name = _dotted(value.func) if isinstance(value, ast.Call) else ""
         wrapper = any(name == w or name.rsplit(".", 1)[-1] == w.rsplit(".", 1)[-1] for w in self._wrappers)
-        views = {"#host": v0, "#dev": v0} if wrapper else {"": v0}
+        first = (v0, _fill_reference(value) if v0 == UNKNOWN_VALUE else "")
+        views = {"#host": first, "#dev": first} if wrapper else {"": first}
         parent = m.up(stmt)
         block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
                       if isinstance(b, list) and stmt in b), None)
-        if block is None:
-            return {k: InitialValue(v, site) for k, v in views.items()}
         shared = set(self.p.shared_views)
-        for later in block[block.index(stmt) + 1:]:
+        for later in block[block.index(stmt) + 1:] if block is not None else ():
             uses = [n for n in ast.walk(later) if isinstance(n, ast.Attribute) and n.attr == attr
                     and isinstance(n.value, ast.Name) and n.value.id == "self"]
             if not uses:
@@ -333,14 +330,13 @@ class BufferIndex:
                     views["#dev"] = views["#host"]
                     continue
                 return {k: InitialValue(UNKNOWN_VALUE, site) for k in views}
-            view, v = fill
-            if v is None:
-                return {k: InitialValue(UNKNOWN_VALUE, site) for k in views}
+            view, v, ref = fill
+            got = (v, "") if v is not None else (UNKNOWN_VALUE, ref)
             targets = ["#host"] if view in shared else ["#dev"] if view == self.p.device_view else list(views)
             for k in targets:
                 if k in views:
-                    views[k] = v
-        return {k: InitialValue(v, site) for k, v in views.items()}
+                    views[k] = got
+        return {k: InitialValue(v, site, expr) for k, (v, expr) in views.items()}
 
     def row_written(self, attr: str, row: int) -> Site | None:
         """A statement that writes row ``row`` of the buffers named ``attr`` (or every row):
@@ -1061,10 +1057,30 @@ class BufferIndex:
         return found
 
 
-def _whole_fill(stmt: ast.stmt, attr: str, fill_methods, literal) -> tuple[str, str | None] | None:
-    """``(view, value)`` for a statement that fills every row of ``self.attr`` or of one of its
-    views (``self.x.fill_(v)``, ``self.x.np.fill(v)``, ``self.x.zero_()``, ``self.x[:] = v``,
-    ``self.x.gpu[:] = v``): view "" for the buffer itself; value None when not a literal."""
+def _reference(node: ast.AST | None) -> str:
+    """The source of a name or attribute chain (``self.num_tokens_per_bs``), else ""."""
+    d = _dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
+    return d or ""
+
+
+def _fill_reference(call: ast.AST) -> str:
+    """The fill value of ``torch.full(shape, x)`` / ``full_like(t, x)`` when ``x`` is a reference."""
+    if not isinstance(call, ast.Call):
+        return ""
+    last = (_dotted(call.func) or "").rsplit(".", 1)[-1]
+    if last not in ("full", "full_like"):
+        return ""
+    arg = next((k.value for k in call.keywords if k.arg == "fill_value"), None)
+    if arg is None and len(call.args) >= 2:
+        arg = call.args[1]
+    return _reference(arg)
+
+
+def _whole_fill(stmt: ast.stmt, attr: str, fill_methods, literal) -> tuple[str, str | None, str] | None:
+    """``(view, value, reference)`` for a statement that fills every row of ``self.attr`` or of one
+    of its views (``self.x.fill_(v)``, ``self.x.np.fill(v)``, ``self.x.zero_()``, ``self.x[:] = v``,
+    ``self.x.gpu[:] = v``): view "" for the buffer itself; value None when not a literal, and then
+    the reference it writes (``self.width``) or ""."""
     def target(node: ast.AST) -> str | None:
         if isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name) \
                 and node.value.id == "self":
@@ -1080,15 +1096,15 @@ def _whole_fill(stmt: ast.stmt, attr: str, fill_methods, literal) -> tuple[str, 
         if view is None or call.func.attr not in fill_methods or call.keywords:
             return None
         if call.func.attr == "zero_" and not call.args:
-            return view, "0"
-        return (view, literal(call.args[0])) if len(call.args) == 1 else None
+            return view, "0", ""
+        return (view, literal(call.args[0]), _reference(call.args[0])) if len(call.args) == 1 else None
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
         sub = stmt.targets[0]
         sl = sub.slice
         if isinstance(sl, ast.Slice) and sl.lower is None and sl.upper is None and sl.step is None:
             view = target(sub.value)
             if view is not None:
-                return view, literal(stmt.value)
+                return view, literal(stmt.value), _reference(stmt.value)
     return None
 
 

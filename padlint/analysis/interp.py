@@ -410,6 +410,7 @@ class PadCover:
     writes: frozenset  # frozenset[frozenset[PadWrite]]
     real: str = ""     # the real count the covering reset starts at ("" for whole-buffer writes)
     derived: bool = False  # ``buffer`` is the expression of a derived tensor, not a buffer
+    loc: str = ""      # the persistent buffer's location (its construction value: construction_value)
 
 
 @dataclass
@@ -2732,7 +2733,7 @@ class Interpreter:
         buffer was constructed with (:meth:`BufferIndex.construction_value`), not an earlier
         step's.  A taint of reason ``init`` (PAD005) when that value is uninitialised or not the
         sink field's neutral value, else None."""
-        init = self._construction_value(r.loc)
+        init = self.construction_value(r.loc)
         if init is None or init.value == UNKNOWN_VALUE:
             return None
         if init.value != EMPTY and (init_accepts is None or init_accepts(init.value)):
@@ -2744,7 +2745,7 @@ class Interpreter:
             (r.line, f"slice `{rtext}` in the dummy run `{r.dummy}`: at its first run (before any step) "
                      f"the rows no write of the run reached hold that value", r.path)))
 
-    def _construction_value(self, loc: str):
+    def construction_value(self, loc: str):
         """What every row of the view at ``loc`` holds once its buffer is constructed
         (:meth:`BufferIndex.construction_value`; the views of a wrapper may differ), or None."""
         owners = self._loc_owners.get(loc)
@@ -4041,7 +4042,8 @@ class Interpreter:
                 writes = frozenset(x.sites for x in cov)
                 if writes:
                     real = min((x.real for x in cov if x.real != ALL), default="")
-                    out.add(PadCover(t.buffer, t.padded, t.offset, writes, real, bool(t.derived_from)))
+                    out.add(PadCover(t.buffer, t.padded, t.offset, writes, real, bool(t.derived_from),
+                                     r.loc if r.persistent and t.buffer == text else ""))
         return out
 
     def _pad_hit(self, key, sink: str, fld: str, kind: str, node, frame: Frame, covers: set,

@@ -11,7 +11,10 @@ the field holds indices.  Out come plain facts, one per (write, field):
   the field's neutral value (under the backend the analysis assumes);
 * :class:`UnknownContract`: an index field (``kind = "index"`` or
   ``index_fields``) with no ``[fields]`` entry whose padding rows are written:
-  the written value cannot be judged, and an index is not trusted.
+  the written value cannot be judged, and an index is not trusted;
+* :class:`ConstructionDisagrees`: a field with no ``[fields]`` entry whose buffer
+  the code constructs with a deliberate value (``torch.full(n, self.width)``) and
+  whose padding rows a reset writes another literal into.
 
 Writes whose value is not a literal (``fill_(self.seq_len_fill_value)``) are
 accepted on trust.  Rules turn the facts into findings (PAD002).
@@ -19,8 +22,9 @@ accepted on trust.  Rules turn the facts into findings (PAD002).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, InitialValue, Site
 from padlint.analysis.interp import Interpreter, PadCover, PadHit
 from padlint.analysis.literals import literal_value, same_literal
 from padlint.analysis.project import Project, find_root
@@ -57,10 +61,57 @@ class UnknownContract:
     pattern: str              # the ``index_fields`` pattern (or "kind") that makes it an index field
 
 
+@dataclass(frozen=True)
+class ConstructionDisagrees:
+    """A field with no contract in the profile whose buffer is constructed with a deliberate
+    value (``torch.full(n, self.width)``, ``torch.ones``, a fill right after the allocation:
+    anything but zeros, ``False`` or no value), while ``site`` writes another literal into the
+    padding rows that reach ``hit``: the code states two pad values for one field."""
+
+    site: PadWrite
+    field: str
+    value: str
+    constructed: str          # the construction's value as the code writes it
+    construction: Site
+    hit: PadHit
+    cover: PadCover
+
+
 @dataclass
 class PadValueFacts:
     wrong: list[WrongPadValue]
     unknown: list[UnknownContract]
+    disagree: list[ConstructionDisagrees] = field(default_factory=list)
+
+
+def _deliberate(init: InitialValue | None) -> str:
+    """The construction value as code writes it when it is a deliberate pad value (a reference,
+    or a literal other than 0 / False), else ""."""
+    if init is None:
+        return ""
+    if init.expr:
+        return init.expr
+    if init.value in (EMPTY, UNKNOWN_VALUE):
+        return ""
+    v = literal_value(init.value)
+    return "" if v in (0, False) or isinstance(v, (list, tuple)) else init.value
+
+
+def _construction_disagrees(interp: Interpreter, hit: PadHit, cover: PadCover, profile: Profile) -> list:
+    if not cover.loc or cover.derived:
+        return []
+    init = interp.construction_value(cover.loc)
+    constructed = _deliberate(init)
+    if not constructed:
+        return []
+    out = []
+    for group in cover.writes:
+        for s in sorted(group):
+            if s.kind == "fill" or not s.value or "|" in s.value:
+                continue  # an allocation of its own, or a value that is not one literal
+            if init.expr or same_literal(s.value, init.value, profile) is False:
+                out.append(ConstructionDisagrees(s, hit.field, s.value, constructed, init.site, hit, cover))
+    return out
 
 
 def _same(written: str, neutral: str, profile: Profile) -> bool | None:
@@ -86,6 +137,7 @@ def pad_value_facts(interp: Interpreter, profile: Profile, project: Project,
     """Judge every write covering the padding rows of a sink argument (see the module doc)."""
     wrong: dict[tuple, WrongPadValue] = {}
     unknown: dict[str, UnknownContract] = {}
+    disagree: dict[tuple, ConstructionDisagrees] = {}
     modules: dict[str, str] = {}
 
     def module(path: str) -> str:
@@ -97,6 +149,9 @@ def pad_value_facts(interp: Interpreter, profile: Profile, project: Project,
         spec = profile.field_spec(hit.field)
         for cover in sorted(hit.covers, key=lambda c: (c.buffer, c.padded, c.offset)):
             if spec is None:
+                if not profile.is_index_field(hit.field):
+                    for d in _construction_disagrees(interp, hit, cover, profile):
+                        disagree.setdefault((d.site, d.field), d)
                 if profile.is_index_field(hit.field) and hit.field not in unknown:
                     sites = tuple(sorted({s for group in cover.writes for s in group}))
                     if sites:
@@ -124,7 +179,7 @@ def pad_value_facts(interp: Interpreter, profile: Profile, project: Project,
                         and value < 0
                     wrong[key] = WrongPadValue(s, hit.field, s.value, neutral, spec,
                                                backend.name if backend else None, others, wraps, hit, cover, mod)
-    return PadValueFacts(list(wrong.values()), list(unknown.values()))
+    return PadValueFacts(list(wrong.values()), list(unknown.values()), list(disagree.values()))
 
 
 def _match(name: str, pattern: str) -> bool:

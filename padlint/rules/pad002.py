@@ -14,6 +14,7 @@ import re
 
 from padlint.analysis.interp import norm
 from padlint.analysis.padvalue import (
+    ConstructionDisagrees,
     PadValueFacts,
     UnknownContract,
     WrongPadValue,
@@ -79,6 +80,8 @@ def _where(hit) -> str:
         return f"stored as `.{hit.field}` on a {hit.sink}"
     if hit.kind == "keyword":
         return f"passed as `{hit.field}=` to {hit.sink}"
+    if hit.kind == "replay":
+        return f"read by the CUDA graph replayed there (bound at capture as `{hit.field}`)"
     return f"passed as argument {hit.field} to {hit.sink}"
 
 
@@ -226,6 +229,56 @@ def _unknown(facts: Facts, u: UnknownContract) -> Finding:
                    function=hit.function)
 
 
+def _disagrees(facts: Facts, d: ConstructionDisagrees) -> Finding:
+    """A reset that writes one literal into padding rows whose buffer the code constructs with
+    another deliberate value, for a field the profile gives no contract."""
+    profile = facts.profile
+    site, hit = d.site, d.hit
+    in_checked = site.path in facts.texts
+    source = facts.texts.get(site.path, "")
+    rows = _rows(profile, d.cover.padded, d.cover.offset, d.cover.real)
+    buffer = _base(d.cover.buffer)
+    built = (f"line {d.construction.line}" if d.construction.path == site.path
+             else f"{_shown(d.construction.path) or d.construction.path}:{d.construction.line}")
+    shown = f"`{d.constructed}`" if not re.fullmatch(r"-?[\d.]+|True|False", d.constructed) else d.constructed
+    span = facts.interp.write_span(site) if in_checked and site.node else None
+    what = {"registry": "the padding policy applied", "kernel": "the kernel launched"}.get(site.kind, "the reset")
+    message = (f"{what} at line {site.line} writes {d.value} into the padding rows {rows} of `{buffer}`, "
+               f"{_where(hit)}, but the code constructs `{buffer}` with {shown} in every row ({built}): two "
+               f"pad values for `{d.field}`, whose neutral value the profile does not give; padding rows "
+               f"hold {d.value} after this write and {shown} before any step writes them")
+    fix = None
+    if span is not None and span[4] == "value" and d.constructed:
+        old = _span_text(source, span)
+        if old is not None and old.strip() == d.value and old != d.constructed:
+            fix = Fix(path=site.path, line=span[0], indent="", text=d.constructed,
+                      description=f"write {d.constructed} (the value `{buffer}` is constructed with) instead of "
+                                  f"{d.value}", safe=False, column=span[1], end_line=span[2],
+                      end_column=span[3], old=old)
+    message += (f"; write {shown} instead" if fix is not None else f"; make the two agree") + \
+        f" (or give [fields.{d.field}] the neutral value its consumer needs)"
+    trace = [TraceStep(_shown(d.construction.path) or d.construction.path, d.construction.line,
+                       f"`{buffer}` constructed with {shown} in every row"),
+             TraceStep(_shown(site.path) or site.path, site.line, f"writes {d.value} into the padding rows {rows}")]
+    trace.extend(TraceStep(_shown(p) or hit.path, line, note) for line, note, p in hit.chain)
+    sink_span = hit.span()
+    trace.append(TraceStep(hit.path, sink_span[0], f"reaches sink {hit.sink} as `{d.field}`"))
+    if in_checked:
+        path = site.path
+        line, col, end_line, end_col = _location(facts, site.path, site.line, span)
+        statement_line = site.line
+    else:
+        path = hit.path
+        line, col, end_line, end_col = sink_span
+        statement_line = hit.stmt_line
+    lines = split_lines(facts.texts.get(path, ""))
+    statement = norm(lines[statement_line - 1]) if 0 < statement_line <= len(lines) else ""
+    return Finding(code=CODE, path=path, line=line, column=col, end_line=end_line, end_column=end_col,
+                   message=message, severity="warning", sink=hit.sink, field=d.field, buffer=d.cover.buffer,
+                   padded=d.cover.padded, real="", trace=tuple(trace), fix=fix, statement=statement,
+                   function=hit.function)
+
+
 class PadValueDiffersFromContract(Rule):
     code = CODE
     name = "pad-value-differs-from-contract"
@@ -243,6 +296,12 @@ class PadValueDiffersFromContract(Rule):
         for u in found.unknown:
             f = _unknown(facts, u)
             if f.path in facts.texts:
+                out.append(f)
+        for d in found.disagree:
+            f = _disagrees(facts, d)
+            key = (f.path, f.line, f.column, f.field)
+            if f.path in facts.texts and key not in seen:
+                seen.add(key)
                 out.append(f)
         out.sort(key=Finding.sort_key)
         return out

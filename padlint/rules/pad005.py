@@ -112,7 +112,7 @@ def _first_run_finding(hit, t, taints, profile: Profile, texts: dict[str, str]) 
     else:
         return None
     empty = "uninitialised" in alloc_note
-    where_alloc = f"line {alloc_line}" if alloc_path == hit.path else f"{_shown(alloc_path)}:{alloc_line}"
+    where_alloc = f"line {alloc_line}" if alloc_path == path else f"{_shown(alloc_path)}:{alloc_line}"
     spec = profile.field_spec(hit.field)
     padded = hit.padded_names.get(t.padded) or t.padded_written or t.padded
     if t.real == (DUMMY_ROWS,):
@@ -131,7 +131,8 @@ def _first_run_finding(hit, t, taints, profile: Profile, texts: dict[str, str]) 
     base = t.buffer.split("[", 1)[0]
     head, _, view = base.rpartition(".")
     whole = head if head and view in {*profile.shared_views, profile.device_view} else base
-    more = f" (and {len(taints) - 1} more)" if len(taints) > 1 else ""
+    others = {x.buffer for x in taints} - {t.buffer}  # the same view judged twice is one source
+    more = f" (and {len(others)} more)" if others else ""
     fix = (f"; construct `{_short(whole)}` with the neutral value"
            + (f" {spec.neutral}" if spec is not None and spec.neutral != "flat" else "")
            + f" (fill it after the allocation) or write rows {rows} in `{t.dummy}`")

@@ -35,9 +35,9 @@ def test_list_rules():
          "A buffer with one row per request is sliced with a token count, the fields of one metadata object are "
          "sliced to different widths, or a buffer refreshed up to a count is handed out whole"),
         ("PAD005", "initial-value",
-         "A persistent buffer that nothing writes after allocation reaches a sink with a non-neutral or "
-         "uninitialised value in its padding rows, or padding rows of an index field select an "
-         "uninitialised row of its table"),
+         "A persistent buffer's initial value reaches a sink non-neutral or uninitialised in its padding rows "
+         "(a buffer nothing writes after allocation, or rows a dummy run hands on at its first run), or padding "
+         "rows of an index field select an uninitialised row of its table"),
         ("PAD100", "unused-suppression", "A padlint suppression comment suppresses no finding"),
         ("PAD101", "invalid-directive", "A padlint comment directive cannot be understood"),
     ]

@@ -1,0 +1,93 @@
+"""PAD002 where the profile gives a field no neutral value but the code states one twice: the
+buffer is constructed with a deliberate value (``torch.full(n, self.width)``, ``torch.ones``, a
+fill right after the allocation) and a reset writes another literal into the padding rows.  The
+shape is SGLang 0.5.6 -> 0.5.7 (docs/historical-bugs.md, S4), written from scratch: the EAGLE
+draft-extend runner constructs ``accept_length`` with ``num_tokens_per_bs`` per row (what capture
+runs with) and its replay resets the padding rows to 1; 0.5.7 resets them to
+``self.num_tokens_per_bs``.  ``accept_length`` has no ``[fields]`` entry in the sglang profile.
+"""
+
+from __future__ import annotations
+
+from .project_files import check_files
+
+MODULE = '''\
+import bisect
+
+import torch
+
+
+class DraftExtendRunner:
+    def __init__(self, model_runner, max_bs: int, steps: int) -> None:
+        self.model_runner = model_runner
+        self.capture_bs = [1, 2, 4, 8]
+        self.num_tokens_per_bs = steps + 1
+        self.accept_length = {ALLOC}
+        {CONSTRUCT}
+        self.graphs = {}
+
+    def capture_one_batch_size(self, bs: int):
+        with torch.cuda.graph(self.graphs[bs]):
+            self.model_runner.forward(accept_length=self.accept_length[:bs])
+
+    def replay(self, forward_batch):
+        raw_bs = forward_batch.batch_size
+        index = bisect.bisect_left(self.capture_bs, raw_bs)
+        bs = self.capture_bs[index]
+        if bs != raw_bs:
+            self.accept_length.fill_({RESET})
+        self.accept_length[:raw_bs].copy_(forward_batch.accept_length)
+        self.graphs[bs].replay()
+'''
+FULL = "torch.full((max_bs,), self.num_tokens_per_bs, dtype=torch.int32)"
+
+
+def _pad002(tmp_path, alloc=FULL, construct="pass", reset="1"):
+    found = check_files(tmp_path, {"runner.py": MODULE}, ["runner.py"],
+                        {"ALLOC": alloc, "CONSTRUCT": construct, "RESET": reset}, profile="sglang")
+    return [f for f in found if f.code == "PAD002"]
+
+
+def test_a_reset_that_disagrees_with_the_construction_is_reported(tmp_path):
+    # capture runs with `num_tokens_per_bs` in the padding rows, the replay's reset writes 1
+    (f,) = _pad002(tmp_path)
+    assert f.field == "accept_length" and f.severity == "warning"
+    assert "writes 1 into the padding rows [raw_bs:bs] of `accept_length`" in f.message
+    assert "constructs `accept_length` with `self.num_tokens_per_bs` in every row (line 11)" in f.message
+    assert "the profile does not give" in f.message
+    # the write is the reset's statement; the unsafe fix writes the construction's value
+    assert f.line == 24
+    assert f.fix is not None and not f.fix.safe and f.fix.text == "self.num_tokens_per_bs" and f.fix.old == "1"
+
+
+def test_the_reset_the_fix_release_writes_agrees(tmp_path):
+    # SGLang 0.5.7: `fill_(self.num_tokens_per_bs)`, not a literal: nothing to compare, nothing said
+    assert _pad002(tmp_path, reset="self.num_tokens_per_bs") == []
+
+
+def test_zeros_are_no_statement_of_a_pad_value(tmp_path):
+    # `torch.zeros` is how buffers are allocated by default: it states no pad value
+    assert _pad002(tmp_path, alloc="torch.zeros((max_bs,), dtype=torch.int32)", reset="1") == []
+
+
+def test_literal_constructions_are_compared_as_values(tmp_path):
+    ones = "torch.ones((max_bs,), dtype=torch.int32)"
+    assert _pad002(tmp_path, alloc=ones, reset="1") == []
+    assert _pad002(tmp_path, alloc=ones, reset="1.0") == []  # the same value written another way
+    (f,) = _pad002(tmp_path, alloc=ones, reset="2")
+    assert "constructs `accept_length` with 1 in every row" in f.message
+
+
+def test_a_fill_after_the_allocation_is_the_construction_value(tmp_path):
+    zeros = "torch.zeros((max_bs,), dtype=torch.int32)"
+    (f,) = _pad002(tmp_path, alloc=zeros, construct="self.accept_length.fill_(self.num_tokens_per_bs)")
+    assert "with `self.num_tokens_per_bs` in every row" in f.message
+
+
+def test_a_field_with_a_profile_contract_is_judged_by_the_profile_only(tmp_path):
+    # `seq_lens` has a neutral value in the sglang profile: the construction is not consulted
+    src = MODULE.replace("accept_length", "seq_lens")
+    found = check_files(tmp_path, {"runner.py": src}, ["runner.py"],
+                        {"ALLOC": FULL.replace("self.num_tokens_per_bs", "7"), "CONSTRUCT": "pass", "RESET": "1"},
+                        profile="sglang")
+    assert not any("constructs" in f.message for f in found if f.code == "PAD002")
