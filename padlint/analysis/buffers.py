@@ -269,7 +269,8 @@ class BufferIndex:
                 continue
             if got is None:
                 return None
-            if found is not None and {k: v.value for k, v in found.items()} != {k: v.value for k, v in got.items()}:
+            if found is not None and {k: (v.value, v.expr) for k, v in found.items()} != \
+                    {k: (v.value, v.expr) for k, v in got.items()}:
                 return None
             found = found or got
         return found
@@ -281,7 +282,7 @@ class BufferIndex:
             return self._construction[attr]
         self._index_texts()
         store = re.compile(rf"\.\s*{re.escape(attr)}\s*(?::[^=\n]*)?=(?!=)")
-        out: list[tuple[str, dict[str, InitialValue] | None]] | None = []
+        out: list[tuple[str, dict[str, InitialValue] | None]] = []
         for key in self._words.get(attr, ()):
             if not store.search(self._text(key)):
                 continue

@@ -535,6 +535,9 @@ class Interpreter:
         self._used_names: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}  # id -> (node kept alive, names)
         self._loc_owners: dict[str, set] = {}  # loc -> {attribute name | None}
         self._loc_holders: dict[str, set] = {}  # buffer loc -> {class key of the object holding it | None}
+        # locations of buffers a CUDA graph replay seen here reads (bound at capture): capture ran
+        # the graph with their construction value in every row (:mod:`padlint.analysis.padvalue`)
+        self.graph_bound_locs: set[str] = set()
         # path conditions that hold where the interpreter is now (``(key, polarity)`` facts of the
         # enclosing `if` tests of the current function): resets made under them count here
         self._active: frozenset = frozenset()
@@ -2156,6 +2159,7 @@ class Interpreter:
                 for part in attr.split("."):
                     loc = self._attr_loc(loc, part)
                 refs.add(Ref(loc, c, f"self.{attr}[:{c.written}]", line, True, path=frame.path))
+                self.graph_bound_locs.add(loc)
             key = self._kwkeys.get((id(node), "replay:" + attr))
             if key is None:
                 key = self._kwkeys[(id(node), "replay:" + attr)] = _KwargsKey(node, fld)

@@ -63,10 +63,12 @@ class UnknownContract:
 
 @dataclass(frozen=True)
 class ConstructionDisagrees:
-    """A field with no contract in the profile whose buffer is constructed with a deliberate
-    value (``torch.full(n, self.width)``, ``torch.ones``, a fill right after the allocation:
-    anything but zeros, ``False`` or no value), while ``site`` writes another literal into the
-    padding rows that reach ``hit``: the code states two pad values for one field."""
+    """A field with no contract in the profile whose buffer a captured CUDA graph reads (bound
+    at capture, read at every replay) and which is constructed with a deliberate value
+    (``torch.full(n, self.width)``, ``torch.ones``, a fill right after the allocation: anything
+    but zeros, ``False`` or no value), so capture ran every row, its dummy requests, with that
+    value; while ``site`` writes another literal into the padding rows that reach ``hit``: the
+    code states two pad values for one field."""
 
     site: PadWrite
     field: str
@@ -98,8 +100,8 @@ def _deliberate(init: InitialValue | None) -> str:
 
 
 def _construction_disagrees(interp: Interpreter, hit: PadHit, cover: PadCover, profile: Profile) -> list:
-    if not cover.loc or cover.derived:
-        return []
+    if not cover.loc or cover.derived or cover.loc not in interp.graph_bound_locs:
+        return []  # only a buffer a captured graph reads: capture ran it with that value in every row
     init = interp.construction_value(cover.loc)
     constructed = _deliberate(init)
     if not constructed:

@@ -91,3 +91,13 @@ def test_a_field_with_a_profile_contract_is_judged_by_the_profile_only(tmp_path)
                         {"ALLOC": FULL.replace("self.num_tokens_per_bs", "7"), "CONSTRUCT": "pass", "RESET": "1"},
                         profile="sglang")
     assert not any("constructs" in f.message for f in found if f.code == "PAD002")
+
+
+def test_a_buffer_no_captured_graph_reads_states_no_pad_value(tmp_path):
+    # the construction value is what capture ran the graph's dummy requests with; a buffer the
+    # captured graph does not read is only allocated with it (a mask of live rows, say)
+    src = MODULE.replace("self.model_runner.forward(accept_length=self.accept_length[:bs])",
+                         "self.model_runner.forward()")
+    found = check_files(tmp_path, {"runner.py": src}, ["runner.py"],
+                        {"ALLOC": FULL, "CONSTRUCT": "pass", "RESET": "1"}, profile="sglang")
+    assert not any(f.code == "PAD002" for f in found)
