@@ -22,7 +22,7 @@ accepted on trust.  Rules turn the facts into findings (PAD002).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, InitialValue, Site
 from padlint.analysis.interp import Interpreter, PadCover, PadHit
@@ -77,6 +77,9 @@ class ConstructionDisagrees:
     construction: Site
     hit: PadHit
     cover: PadCover
+    #: "" for a field without a contract; else what the profile's per-backend contract assumes
+    #: where the code does not tell the backend (the written literal is neutral only there)
+    assumed: str = ""
 
 
 @dataclass
@@ -160,6 +163,14 @@ def pad_value_facts(interp: Interpreter, profile: Profile, project: Project,
                         pattern = next(p for p in profile.index_fields if _match(hit.field, p))
                         unknown[hit.field] = UnknownContract(hit.field, sites, hit, cover, pattern)
                 continue
+            if spec.backends:
+                # the contract depends on the backend and the write's module does not tell which:
+                # a literal the assumed backend accepts may still contradict a construction value
+                # the code computes (`torch.full(n, self.seq_len_fill_value)`)
+                for d in _construction_disagrees(interp, hit, cover, profile):
+                    mod = module(d.site.path)
+                    if spec.neutral_in(mod)[1] is None and _accepted(d.site, spec, profile, mod):
+                        disagree.setdefault((d.site, d.field), replace(d, assumed=spec.assumed_backend or "default"))
             # the rows hold the neutral value where one covering reset writes it on every path
             if any(all(_accepted(s, spec, profile, module(s.path)) for s in group) for group in cover.writes):
                 continue

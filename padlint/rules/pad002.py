@@ -243,10 +243,13 @@ def _disagrees(facts: Facts, d: ConstructionDisagrees) -> Finding:
     shown = f"`{d.constructed}`" if not re.fullmatch(r"-?[\d.]+|True|False", d.constructed) else d.constructed
     span = facts.interp.write_span(site) if in_checked and site.node else None
     what = {"registry": "the padding policy applied", "kernel": "the kernel launched"}.get(site.kind, "the reset")
+    contract = (f"whose neutral value the profile does not give" if not d.assumed else
+                f"whose neutral value depends on the backend ({d.value} assumes {d.assumed}; this code "
+                f"does not tell which backend runs it, the construction does)")
     message = (f"{what} at line {site.line} writes {d.value} into the padding rows {rows} of `{buffer}`, "
                f"{_where(hit)}, but the code constructs `{buffer}` with {shown} in every row ({built}): two "
-               f"pad values for `{d.field}`, whose neutral value the profile does not give; padding rows "
-               f"hold {d.value} after this write and {shown} before any step writes them")
+               f"pad values for `{d.field}`, {contract}; padding rows hold {d.value} after this write and "
+               f"{shown} at capture")
     fix = None
     if span is not None and span[4] == "value" and d.constructed:
         old = _span_text(source, span)
@@ -256,7 +259,7 @@ def _disagrees(facts: Facts, d: ConstructionDisagrees) -> Finding:
                                   f"{d.value}", safe=False, column=span[1], end_line=span[2],
                       end_column=span[3], old=old)
     message += (f"; write {shown} instead" if fix is not None else f"; make the two agree") + \
-        f" (or give [fields.{d.field}] the neutral value its consumer needs)"
+        ("" if d.assumed else f" (or give [fields.{d.field}] the neutral value its consumer needs)")
     trace = [TraceStep(_shown(d.construction.path) or d.construction.path, d.construction.line,
                        f"`{buffer}` constructed with {shown} in every row"),
              TraceStep(_shown(site.path) or site.path, site.line, f"writes {d.value} into the padding rows {rows}")]

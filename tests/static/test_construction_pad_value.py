@@ -85,12 +85,13 @@ def test_a_fill_after_the_allocation_is_the_construction_value(tmp_path):
 
 
 def test_a_field_with_a_profile_contract_is_judged_by_the_profile_only(tmp_path):
-    # `seq_lens` has a neutral value in the sglang profile: the construction is not consulted
-    src = MODULE.replace("accept_length", "seq_lens")
+    # `encoder_lens` has one neutral value in the sglang profile (0, no per-backend values): a reset
+    # writing 0 is right whatever the construction says (7 here), and no construction is consulted
+    src = MODULE.replace("accept_length", "encoder_lens")
     found = check_files(tmp_path, {"runner.py": src}, ["runner.py"],
-                        {"ALLOC": FULL.replace("self.num_tokens_per_bs", "7"), "CONSTRUCT": "pass", "RESET": "1"},
+                        {"ALLOC": FULL.replace("self.num_tokens_per_bs", "7"), "CONSTRUCT": "pass", "RESET": "0"},
                         profile="sglang")
-    assert not any("constructs" in f.message for f in found if f.code == "PAD002")
+    assert not [f for f in found if f.code == "PAD002"]
 
 
 def test_a_buffer_no_captured_graph_reads_states_no_pad_value(tmp_path):
@@ -101,3 +102,30 @@ def test_a_buffer_no_captured_graph_reads_states_no_pad_value(tmp_path):
     found = check_files(tmp_path, {"runner.py": src}, ["runner.py"],
                         {"ALLOC": FULL, "CONSTRUCT": "pass", "RESET": "1"}, profile="sglang")
     assert not any(f.code == "PAD002" for f in found)
+
+
+def test_a_per_backend_contract_the_code_computes_is_the_code_s(tmp_path):
+    # SGLang 0.4.7.post1 -> 0.4.8 (S3b): `seq_lens` has a per-backend contract in the profile (1 is
+    # assumed where the module does not tell the backend; Ascend's is 0).  The runner constructs
+    # it with the backend's own value and resets its padding rows with the literal 1: accepted by
+    # the profile's assumption, contradicted by the code's construction.  0.4.8 resets with
+    # `self.seq_len_fill_value`.
+    src = MODULE.replace("accept_length", "seq_lens").replace(
+        "self.num_tokens_per_bs = steps + 1",
+        "self.num_tokens_per_bs = steps + 1\n        "
+        "self.seq_len_fill_value = model_runner.attn_backend.get_cuda_graph_seq_len_fill_value()")
+    alloc = "torch.full((max_bs,), self.seq_len_fill_value, dtype=torch.int32)"
+
+    def pad002(reset):
+        found = check_files(tmp_path, {"runner.py": src}, ["runner.py"],
+                            {"ALLOC": alloc, "CONSTRUCT": "pass", "RESET": reset}, profile="sglang")
+        return [f for f in found if f.code == "PAD002"]
+
+    (f,) = pad002("1")
+    assert "constructs `seq_lens` with `self.seq_len_fill_value` in every row" in f.message
+    assert "depends on the backend (1 assumes the CUDA/ROCm/XPU attention backends" in f.message
+    assert f.fix is not None and f.fix.text == "self.seq_len_fill_value"
+    assert pad002("self.seq_len_fill_value") == []
+    # a literal the assumed backend does not accept is the profile's own finding, said once
+    (g,) = pad002("5")
+    assert "the neutral value of `seq_lens` is SEQ_LEN_FILL_VALUE" in g.message
