@@ -277,18 +277,24 @@ class BufferIndex:
 
     def _constructions(self, attr: str) -> list[tuple[str, dict[str, InitialValue] | None]]:
         """``(class key, views)`` of every ``self.attr = ...`` store in a class body's methods of
-        the project (views None where it is not a known allocation)."""
+        the project (views None where it is not a known allocation), and ``(class key, None)``
+        for a class whose constructor (``__init__``, ``__post_init__``) does anything else with
+        ``self.attr`` (a subclass that fills it after ``super().__init__()``, a use before the
+        allocation): its value is not known."""
         if attr in self._construction:
             return self._construction[attr]
         self._index_texts()
         store = re.compile(rf"\.\s*{re.escape(attr)}\s*(?::[^=\n]*)?=(?!=)")
+        mention = re.compile(rf"\bself\.{re.escape(attr)}\b")
         out: list[tuple[str, dict[str, InitialValue] | None]] = []
         for key in self._words.get(attr, ()):
-            if not store.search(self._text(key)):
+            text = self._text(key)
+            if not store.search(text) and not (_CONSTRUCTOR_TEXT.search(text) and mention.search(text)):
                 continue
             m = self._module(key)
             if m is None:
                 continue
+            handled: set[int] = set()  # `self.attr` nodes an allocation's scan accounted for
             for node in m.attrs.get(attr, ()):
                 if not isinstance(node.ctx, ast.Store):
                     continue
@@ -302,24 +308,43 @@ class BufferIndex:
                 cls = m.class_of(node)
                 if cls is None:
                     continue
-                out.append((f"{m.key}:{self._qual(m, cls)}", self._constructed(m, p, attr, value)))
+                handled.add(id(node))
+                out.append((f"{m.key}:{self._qual(m, cls)}", self._constructed(m, cls, p, attr, value, handled)))
+            for node in m.attrs.get(attr, ()):
+                if id(node) in handled or not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+                    continue
+                p = m.up(node)
+                if isinstance(node.ctx, ast.Store) and isinstance(p, (ast.Assign, ast.AnnAssign)) and (
+                        p.value is None or isinstance(p.value, ast.Constant) and p.value.value is None):
+                    continue  # a declaration or a `None` placeholder
+                fn = m.function_of(node)
+                cls = m.class_of(node)
+                if cls is not None and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                        and fn.name in _CONSTRUCTORS and m.class_of(fn) is cls:
+                    out.append((f"{m.key}:{self._qual(m, cls)}", None))
         self._construction[attr] = out
         return out
 
-    def _constructed(self, m: _Module, stmt: ast.stmt, attr: str, value: ast.AST) -> dict[str, InitialValue] | None:
+    def _constructed(self, m: _Module, cls: ast.ClassDef, stmt: ast.stmt, attr: str, value: ast.AST,
+                     handled: set[int]) -> dict[str, InitialValue] | None:
+        """The views' values after the allocation ``stmt`` and the statements that follow it, in
+        its block and, past the end of the block, after each enclosing compound statement (a fill
+        after the ``with`` / ``if`` / ``try`` that holds the allocation), up to the function's
+        end.  The ``self.attr`` nodes accounted for go into ``handled``."""
         v0 = self._alloc_value(value)
         if v0 is None:
             return None
         site = Site(m.path, stmt.lineno, f"`.{attr}` allocated")
         name = _dotted(value.func) if isinstance(value, ast.Call) else ""
         wrapper = any(name == w or name.rsplit(".", 1)[-1] == w.rsplit(".", 1)[-1] for w in self._wrappers)
-        first = (v0, _fill_reference(value) if v0 == UNKNOWN_VALUE else "")
+        first = (v0, "")
+        if v0 == UNKNOWN_VALUE:
+            ref = _fill_reference(value)
+            lit = self._resolve(m, cls, ref) if ref else None
+            first = (lit, "") if lit is not None else (v0, ref)
         views = {"#host": first, "#dev": first} if wrapper else {"": first}
-        parent = m.up(stmt)
-        block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
-                      if isinstance(b, list) and stmt in b), None)
         shared = set(self.p.shared_views)
-        for later in block[block.index(stmt) + 1:] if block is not None else ():
+        for later in _statements_after(m, stmt):
             uses = [n for n in ast.walk(later) if isinstance(n, ast.Attribute) and n.attr == attr
                     and isinstance(n.value, ast.Name) and n.value.id == "self"]
             if not uses:
@@ -329,15 +354,40 @@ class BufferIndex:
                 copy = _device_copy(later, attr, self.p.copy_to_device)
                 if copy and wrapper:
                     views["#dev"] = views["#host"]
+                    handled.update(id(n) for n in uses)
                     continue
                 return {k: InitialValue(UNKNOWN_VALUE, site) for k in views}
+            handled.update(id(n) for n in uses)
             view, v, ref = fill
+            if v is None and ref:
+                v = self._resolve(m, cls, ref)
             got = (v, "") if v is not None else (UNKNOWN_VALUE, ref)
             targets = ["#host"] if view in shared else ["#dev"] if view == self.p.device_view else list(views)
             for k in targets:
                 if k in views:
                     views[k] = got
         return {k: InitialValue(v, site, expr) for k, (v, expr) in views.items()}
+
+    def _resolve(self, m: _Module, cls: ast.ClassDef, ref: str) -> str | None:
+        """The literal a reference stands for: a module-level name assigned once with a literal
+        (``PAD = 1``), or ``self.x`` stored once in the class's methods with one; else None."""
+        values: list[ast.AST] = []
+        if "." not in ref:
+            for st in m.tree.body:
+                if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == ref for t in st.targets):
+                    values.append(st.value)
+                elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.target.id == ref:
+                    values.append(st.value)
+        elif ref.startswith("self.") and ref.count(".") == 1:
+            name = ref[len("self."):]
+            for node in m.attrs.get(name, ()):
+                if isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self" \
+                        and m.class_of(node) is cls:
+                    p = m.up(node)
+                    values.append(p.value if isinstance(p, (ast.Assign, ast.AnnAssign)) else None)
+        if len(values) != 1 or values[0] is None:
+            return None
+        return self._literal(values[0]) if not isinstance(values[0], (ast.Name, ast.Attribute)) else None
 
     def row_written(self, attr: str, row: int) -> Site | None:
         """A statement that writes row ``row`` of the buffers named ``attr`` (or every row):
@@ -1056,6 +1106,32 @@ class BufferIndex:
             else:
                 self._returns_to[id(fn)] = saved
         return found
+
+
+_CONSTRUCTORS = ("__init__", "__post_init__")
+_CONSTRUCTOR_TEXT = re.compile(r"\bdef\s+__(?:post_)?init__\b")
+
+
+def _statements_after(m: _Module, stmt: ast.stmt):
+    """The statements that run after ``stmt`` in its function: the rest of its block, then the
+    rest of each enclosing block after the compound statement holding it."""
+    cur: ast.AST = stmt
+    while True:
+        parent = m.up(cur)
+        if parent is None:
+            return
+        block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
+                      if isinstance(b, list) and any(x is cur for x in b)), None)
+        if block is not None:
+            i = next(i for i, x in enumerate(block) if x is cur)
+            yield from block[i + 1:]
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module, ast.Lambda)):
+            return
+        cur = parent
+        while not isinstance(cur, ast.stmt):  # an `except` handler, a `match` case: its statement
+            cur = m.up(cur)
+            if cur is None:
+                return
 
 
 def _reference(node: ast.AST | None) -> str:

@@ -69,6 +69,7 @@ class CallGraph:
         self._sinkward: dict[str, bool] = {}
         self._callers: dict[str, list[FunctionInfo]] = {}
         self._graph_bound: dict[str, tuple[tuple[str, str, str, str], ...]] = {}
+        self._capture_writes: dict[str, frozenset[str]] = {}
         self._builder_out: dict[str, dict[str, ClassInfo]] = {}
         # the last names of the profile's replay calls (`_replay_graph` of `*._replay_graph`)
         self._replay_names = tuple({p.rsplit(".", 1)[-1].strip("*") for p in profile.graph_replay} - {""})
@@ -498,6 +499,42 @@ class CallGraph:
             if not any(fnmatch.fnmatchcase(a.rsplit(".", 1)[-1], pat) for pat in host)))
         return v
 
+    def capture_writes(self, cls: ClassInfo) -> frozenset[str]:
+        """Attribute paths (as :meth:`graph_bound` names them) of the persistent buffers a
+        capturing method of ``cls`` writes itself (``self.x[:bs].fill_(1)``, ``self.x.zero_()``,
+        ``buffers.x[:n] = v``, any in-place ``*_`` method): what such a buffer held when the graph
+        was captured is not its construction value."""
+        v = self._capture_writes.get(cls.key)
+        if v is not None:
+            return v
+        out: set[str] = set()
+        capture = self.profile.graph_capture
+        for c in self.project.mro(cls):
+            for m in c.methods.values():
+                if not any(fnmatch.fnmatchcase(m.name, pat) for pat in capture) and not any(
+                        isinstance(w, ast.With) and any(
+                            isinstance(i.context_expr, ast.Call)
+                            and (_dotted(i.context_expr.func) or "").rsplit(".", 1)[-1] == "graph"
+                            for i in w.items) for w in ast.walk(m.node)):
+                    continue
+                aliases = _self_aliases(m.node)
+                for sub in ast.walk(m.node):
+                    target = None
+                    if isinstance(sub, (ast.Assign, ast.AugAssign)):
+                        for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
+                            if isinstance(t, ast.Subscript):
+                                target = t.value
+                    elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
+                            and sub.func.attr.endswith("_") and not sub.func.attr.startswith("_"):
+                        target = sub.func.value
+                    while isinstance(target, ast.Subscript):
+                        target = target.value
+                    path = _attr_path(target, aliases) if target is not None else None
+                    if path:
+                        out.add(path)
+        v = self._capture_writes[cls.key] = frozenset(out)
+        return v
+
     def registry_slots(self, cls: ClassInfo) -> tuple[tuple[str, str, str, str], ...]:
         """Slots a class registers in a buffer registry (profile ``[registry]``):
         ``(buffer attribute, axis, policy, pad value as literal text or "")`` for each
@@ -633,6 +670,20 @@ def _self_slice(node: ast.AST, aliases: dict[str, str] | None = None) -> str | N
     if head == "self" and rest:
         return rest
     if aliases and head in aliases and rest:
+        return f"{aliases[head]}.{rest}"
+    return None
+
+
+def _attr_path(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    """``x`` for ``self.x``, ``a.x`` for ``self.a.x`` or for ``b.x`` with ``b`` a local alias
+    of ``self.a``; a trailing view (``.np``, ``.gpu``) is kept as written; else None."""
+    d = _dotted(node) if isinstance(node, ast.Attribute) else None
+    if not d:
+        return None
+    head, _, rest = d.partition(".")
+    if head == "self" and rest:
+        return rest
+    if head in aliases and rest:
         return f"{aliases[head]}.{rest}"
     return None
 

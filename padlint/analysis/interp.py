@@ -537,7 +537,7 @@ class Interpreter:
         self._loc_holders: dict[str, set] = {}  # buffer loc -> {class key of the object holding it | None}
         # locations of buffers a CUDA graph replay seen here reads (bound at capture): capture ran
         # the graph with their construction value in every row (:mod:`padlint.analysis.padvalue`)
-        self.graph_bound_locs: set[str] = set()
+        self.graph_bound_locs: dict[str, set[tuple[str, str]]] = {}  # loc -> {(class key, attribute path)}
         # path conditions that hold where the interpreter is now (``(key, polarity)`` facts of the
         # enclosing `if` tests of the current function): resets made under them count here
         self._active: frozenset = frozenset()
@@ -1558,7 +1558,7 @@ class Interpreter:
             return  # writes only real rows [:R]: padding untouched
         if upper is not None and up is None:
             return  # unknown bound
-        taints = self._taints(value, state) if value is not None else set()
+        taints = self._taints(value, state, first_run="keep") if value is not None else set()
         if bound is not None and not bound.canon:
             # all rows of a view of unknown extent: which rows of the buffer is not known; stale
             # values written there still reach whatever reads the buffer
@@ -2159,7 +2159,7 @@ class Interpreter:
                 for part in attr.split("."):
                     loc = self._attr_loc(loc, part)
                 refs.add(Ref(loc, c, f"self.{attr}[:{c.written}]", line, True, path=frame.path))
-                self.graph_bound_locs.add(loc)
+                self.graph_bound_locs.setdefault(loc, set()).add((cls.key, attr))
             key = self._kwkeys.get((id(node), "replay:" + attr))
             if key is None:
                 key = self._kwkeys[(id(node), "replay:" + attr)] = _KwargsKey(node, fld)
@@ -2634,13 +2634,17 @@ class Interpreter:
                         text, line, r.persistent, path=frame.path, dummy=frame.dummy))
         return Refs(frozenset(out))
 
-    def _taints(self, value: AVal | None, state: State, accepts=None, init_accepts=None) -> set[Taint]:
+    def _taints(self, value: AVal | None, state: State, accepts=None, init_accepts=None,
+                first_run: str = "judge") -> set[Taint]:
         """Taints reaching a read of ``value`` now.
 
         ``accepts(value_text)`` says whether a reset's written value is the
         neutral value of the sink field (None: any reset counts).
         ``init_accepts(value_text)``: the same test for the allocation value of a buffer
         nothing writes (None: only an uninitialised allocation is a taint, PAD005).
+        ``first_run``: what becomes of a dummy run's first-run taints (:meth:`_first_run_taint`):
+        "judge" them by ``init_accepts`` (at a sink), "keep" them for a later sink to judge (a
+        copy of the rows: their values go along), "drop" them (a value computed from the rows).
         """
         while isinstance(value, MapVal):  # a container reaching a sink: each of its elements does
             value = value.item
@@ -2657,7 +2661,7 @@ class Interpreter:
                 dummy = self._dummy_taint(r, st)
                 if dummy is not None:
                     cands.add(dummy)
-                    first = self._first_run_taint(r, dummy, init_accepts)
+                    first = self._first_run_taint(r, dummy)
                     if first is not None:
                         cands.add(first)
                 if not c.canon or c.unpadded or not self.p.is_padded_name(c.canon):
@@ -2709,10 +2713,14 @@ class Interpreter:
                                         f"`{self._base_text(rtext)}`: its padding rows (up to "
                                         f"{c.written or c.canon}) may be stale", r.path),))
                     cands.add(stale)
-                    first = self._first_run_taint(r, stale, init_accepts) if r.dummy else None
+                    first = self._first_run_taint(r, stale) if r.dummy else None
                     if first is not None:
                         cands.add(first)
             out.update(t for t in cands if not covers(clean, t, self._real_for, accepts, self._active))
+        if first_run != "keep":
+            out = {t for t in out if not (t.reason == "init" and t.dummy) or (
+                first_run == "judge" and (t.init_value == EMPTY or init_accepts is not None
+                                          and not init_accepts(t.init_value)))}
         return out
 
     def _dummy_taint(self, r: Ref, st: LocState) -> Taint | None:
@@ -2731,36 +2739,48 @@ class Interpreter:
                             f"run `{r.dummy}`: no write of this run reached its rows, which hold what an "
                             f"earlier step left there", r.path),))
 
-    def _first_run_taint(self, r: Ref, stale: Taint, init_accepts) -> Taint | None:
+    def _first_run_taint(self, r: Ref, stale: Taint) -> Taint | None:
         """The rows of ``stale`` (a view a dummy run took) at the first dummy run: a profile run,
         a capture, a warm-up run before any step, so rows no write reached hold the value the
         buffer was constructed with (:meth:`BufferIndex.construction_value`), not an earlier
-        step's.  A taint of reason ``init`` (PAD005) when that value is uninitialised or not the
-        sink field's neutral value, else None."""
+        step's.  A taint of reason ``init`` (PAD005) carrying that value, judged where it reaches
+        a sink (:meth:`_taints`); None when the value is not known."""
         init = self.construction_value(r.loc)
         if init is None or init.value == UNKNOWN_VALUE:
             return None
-        if init.value != EMPTY and (init_accepts is None or init_accepts(init.value)):
-            return None
         rtext = self._t(r.text)
         what = "uninitialised" if init.value == EMPTY else f"with {init.value} in every row"
-        return replace(stale, reason="init", dummy=r.dummy, steps=(
+        if r.loc.endswith("#dev"):
+            host = self.construction_value(r.loc, view="#host")
+            if host is not None and host.value not in (init.value, UNKNOWN_VALUE):
+                what += f"; its host view holds {host.value}, not copied to the device"
+        return replace(stale, reason="init", dummy=r.dummy, init_value=init.value, steps=(
             (init.site.line, f"`{self._base_text(rtext)}` is constructed {what}", init.site.path),
             (r.line, f"slice `{rtext}` in the dummy run `{r.dummy}`: at its first run (before any step) "
                      f"the rows no write of the run reached hold that value", r.path)))
 
-    def construction_value(self, loc: str):
+    def construction_value(self, loc: str, view: str | None = None):
         """What every row of the view at ``loc`` holds once its buffer is constructed
-        (:meth:`BufferIndex.construction_value`; the views of a wrapper may differ), or None."""
+        (:meth:`BufferIndex.construction_value`; the views of a wrapper may differ), or None.
+        ``view``: another view of the same buffer ("#host", "#dev") than the one at ``loc``."""
         owners = self._loc_owners.get(loc)
         if not owners or None in owners:
             return None
-        view = "#host" if loc.endswith("#host") else "#dev" if loc.endswith("#dev") else ""
-        holders = self._loc_holders.get(loc.rsplit("#", 1)[0] if view else loc)
-        classes = None
-        if holders and None not in holders:
-            classes = frozenset(c.key for t in sorted(holders) if (ci := self.project.class_info(t)) is not None
-                                for c in self.project.mro(ci))
+        own = "#host" if loc.endswith("#host") else "#dev" if loc.endswith("#dev") else ""
+        view = own if view is None else view
+        holders = self._loc_holders.get(loc.rsplit("#", 1)[0] if own else loc)
+        if not holders or None in holders:
+            return None  # the object's class is not known: whose construction it was is not either
+        keys: set[str] = set()
+        for t in sorted(holders):
+            ci = self.project.class_info(t)
+            if ci is None:
+                return None
+            # its bases' constructors and, `self` being any subclass in a base's method, its
+            # subclasses' (each must agree, or the value is not known)
+            keys.update(c.key for c in self.project.mro(ci))
+            keys.update(self.project.subclass_keys(ci))
+        classes = frozenset(keys)
         found = None
         for attr in sorted(owners):
             cv = self.buffers.construction_value(attr, classes)
@@ -2895,7 +2915,9 @@ class Interpreter:
     def _derive(self, vals: list[AVal], node, frame: Frame, state: State, how: str) -> AVal:
         taints: set[Taint] = set()
         for v in vals:
-            taints |= self._taints(v, state)
+            # a copy keeps the rows' values (a first-run construction value goes along); a value
+            # computed from them does not
+            taints |= self._taints(v, state, first_run="keep" if how == "copy" else "drop")
         if not taints:
             return UNKNOWN
         line = frame.seg.line(node, frame.stmt)
@@ -3290,7 +3312,7 @@ class Interpreter:
             return UNKNOWN
         if method == "copy_" and node.args:
             src = arg_vals[0]
-            taints = self._taints(src, state)
+            taints = self._taints(src, state, first_run="keep")
             for r in recv.refs:
                 c = r.count
                 if c is not None and c.canon and not p.is_padded_name(c.canon):

@@ -103,8 +103,14 @@ def _deliberate(init: InitialValue | None) -> str:
 
 
 def _construction_disagrees(interp: Interpreter, hit: PadHit, cover: PadCover, profile: Profile) -> list:
-    if not cover.loc or cover.derived or cover.loc not in interp.graph_bound_locs:
+    bound = interp.graph_bound_locs.get(cover.loc) if cover.loc and not cover.derived else None
+    if not bound:
         return []  # only a buffer a captured graph reads: capture ran it with that value in every row
+    for cls_key, attr in bound:
+        cls = interp.project.class_info(cls_key)
+        written = interp.graph.capture_writes(cls) if cls is not None else frozenset({attr})
+        if any(w == attr or w.startswith(attr + ".") for w in written):
+            return []  # capture writes the buffer itself: it did not run with the construction value
     init = interp.construction_value(cover.loc)
     constructed = _deliberate(init)
     if not constructed:

@@ -764,6 +764,11 @@ class Project:
         what is read)."""
         return list(dict.fromkeys(key for key, _c in self._subclass_lines(cls)))
 
+    def subclass_keys(self, cls: ClassInfo) -> list[str]:
+        """Class keys of the project classes whose class lines name ``cls`` or, transitively, a
+        class that does (by name, from the text: over-inclusive, nothing is parsed)."""
+        return [f"{key}:{cname}" for key, cname in self._subclass_lines(cls)]
+
     def may_share_object(self, a: ClassInfo, b: ClassInfo) -> bool:
         """Whether one object may be an instance of both classes: the same class, one a base of
         the other, a structural type (a ``Protocol``), or a common project subclass (a class

@@ -109,6 +109,9 @@ class Taint:
     # rows [0:padded] of a view a dummy run took and did not write (``real`` is ``(DUMMY_ROWS,)``):
     # the dummy-run function
     dummy: str = ""
+    # reason "init" at a dummy run's first run: the construction value those rows hold (a literal
+    # or ``empty``), judged against the sink field's neutral value where the taint reaches a sink
+    init_value: str = ""
 
 
 @dataclass(frozen=True)

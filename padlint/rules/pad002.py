@@ -251,7 +251,14 @@ def _disagrees(facts: Facts, d: ConstructionDisagrees) -> Finding:
                f"pad values for `{d.field}`, {contract}; padding rows hold {d.value} after this write and "
                f"{shown} at capture")
     fix = None
-    if span is not None and span[4] == "value" and d.constructed:
+    # the construction's value can be written at the reset only where it means the same there: a
+    # literal, or `self.x` of the class that constructs the buffer when the reset is on that
+    # class's own `self.<buffer>` in the same file
+    own = d.cover.buffer.startswith(f"self.{buffer.split('.')[-1]}") and "." not in buffer \
+        and d.construction.path == site.path
+    portable = re.fullmatch(r"-?[\d.]+|True|False", d.constructed) is not None or (
+        own and re.fullmatch(r"self\.\w+", d.constructed) is not None)
+    if span is not None and span[4] == "value" and d.constructed and portable:
         old = _span_text(source, span)
         if old is not None and old.strip() == d.value and old != d.constructed:
             fix = Fix(path=site.path, line=span[0], indent="", text=d.constructed,

@@ -97,7 +97,7 @@ def _first_run_finding(hit, t, taints, profile: Profile, texts: dict[str, str]) 
     buffer was constructed with, and that value is not the field's neutral value.  Reported at
     the sink, or, when the sink's module is not checked, at the slice in a checked file."""
     alloc_line, alloc_note, alloc_path = t.steps[0]
-    slice_line, _note, slice_path = t.steps[-1]
+    slice_line, _note, slice_path = t.steps[1] if len(t.steps) > 1 else t.steps[-1]  # [0]: the construction
     if hit.path in texts:
         path, span, statement, outside = hit.path, hit.span, hit.stmt_text, ""
     elif slice_path in texts:
@@ -133,9 +133,15 @@ def _first_run_finding(hit, t, taints, profile: Profile, texts: dict[str, str]) 
     whole = head if head and view in {*profile.shared_views, profile.device_view} else base
     others = {x.buffer for x in taints} - {t.buffer}  # the same view judged twice is one source
     more = f" (and {len(others)} more)" if others else ""
-    fix = (f"; construct `{_short(whole)}` with the neutral value"
-           + (f" {spec.neutral}" if spec is not None and spec.neutral != "flat" else "")
-           + f" (fill it after the allocation) or write rows {rows} in `{t.dummy}`")
+    if "not copied to the device" in alloc_note:
+        host = alloc_note.split("its host view holds ", 1)[1].split(",", 1)[0]
+        how += f" (its host view holds {host}: it is not copied to the device view)"
+        fix = (f"; copy the host view of `{_short(whole)}` to the device after filling it "
+               f"(`{_short(whole)}.copy_to_gpu()`) or write rows {rows} in `{t.dummy}`")
+    else:
+        fix = (f"; construct `{_short(whole)}` with the neutral value"
+               + (f" {spec.neutral}" if spec is not None and spec.neutral != "flat" else "")
+               + f" (fill it after the allocation) or write rows {rows} in `{t.dummy}`")
     message = (f"`{_short(t.buffer)}`{more} is a slice of `{base}` ({how}) that the dummy run `{t.dummy}` hands "
                f"on with rows {rows} written by no write of that run; at its first run (a profile run, a "
                f"capture or a warm-up, before any step) they hold {value}{want}, {sink_phrase(hit)}{outside}{fix}")

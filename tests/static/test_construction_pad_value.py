@@ -129,3 +129,33 @@ def test_a_per_backend_contract_the_code_computes_is_the_code_s(tmp_path):
     # a literal the assumed backend does not accept is the profile's own finding, said once
     (g,) = pad002("5")
     assert "the neutral value of `seq_lens` is SEQ_LEN_FILL_VALUE" in g.message
+
+
+def test_a_named_constant_is_compared_by_its_value(tmp_path):
+    # `PAD = 1` at module level: the construction is 1, the reset's 1 agrees; `NULL = 0` is zeros
+    src = "PAD = 1\nNULL = 0\n" + MODULE
+    for alloc, reset in (("torch.full((max_bs,), PAD, dtype=torch.int32)", "1"),
+                         ("torch.full((max_bs,), NULL, dtype=torch.int32)", "1")):
+        found = check_files(tmp_path, {"runner.py": src}, ["runner.py"],
+                            {"ALLOC": alloc, "CONSTRUCT": "pass", "RESET": reset}, profile="sglang")
+        assert not [f for f in found if f.code == "PAD002"], alloc
+
+
+def test_capture_that_writes_the_buffer_did_not_run_with_the_construction_value(tmp_path):
+    src = MODULE.replace("        with torch.cuda.graph(self.graphs[bs]):",
+                         "        self.accept_length[:bs].fill_(1)\n        with torch.cuda.graph(self.graphs[bs]):")
+    found = check_files(tmp_path, {"runner.py": src}, ["runner.py"],
+                        {"ALLOC": FULL, "CONSTRUCT": "pass", "RESET": "1"}, profile="sglang")
+    assert not [f for f in found if f.code == "PAD002"]
+
+
+def test_no_fix_writes_a_name_the_reset_cannot_see(tmp_path):
+    # the construction's `width` is a local of `__init__`: the disagreement is reported, but
+    # writing `width` at the reset would not run
+    alloc = "torch.full((max_bs,), width, dtype=torch.int32)"
+    src = MODULE.replace("def __init__(self, model_runner, max_bs: int, steps: int) -> None:",
+                         "def __init__(self, model_runner, max_bs: int, steps: int) -> None:\n        width = steps + 1")
+    found = check_files(tmp_path, {"runner.py": src}, ["runner.py"],
+                        {"ALLOC": alloc, "CONSTRUCT": "pass", "RESET": "1"}, profile="sglang")
+    (f,) = [f for f in found if f.code == "PAD002"]
+    assert f.fix is None and "make the two agree" in f.message

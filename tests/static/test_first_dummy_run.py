@@ -173,3 +173,58 @@ def test_only_the_holding_class_allocations_count(tmp_path):
                                      "self.num_accepted_tokens.copy_to_gpu()")
     assert PAD005 not in got
     assert PAD005 in _codes(tmp_path)
+
+
+# --- the construction, read closely (a review's cases) --------------------------------------
+
+
+def test_a_fill_after_the_with_block_holding_the_allocation_counts(tmp_path):
+    # the allocation inside `with torch.device(...)`, the fill and copy after the block
+    alloc = "None\n        with torch.device('cpu'):\n            self.num_accepted_tokens = " + WRAPPER
+    construct = "self.num_accepted_tokens.np.fill(1)\n        self.num_accepted_tokens.copy_to_gpu()"
+    assert PAD005 not in _codes(tmp_path, alloc=alloc, construct=construct)
+    assert PAD005 in _codes(tmp_path, alloc=alloc)
+
+
+def test_an_object_of_unknown_class_claims_no_construction(tmp_path):
+    # `self.state` has no known class: whose allocation its buffer is, is not known either (the
+    # `Drafter` of the module allocates one of the same name uninitialised)
+    src = MODULE.replace("self.num_accepted_tokens", "self.state.num_accepted_tokens").replace(
+        "self.state.num_accepted_tokens = {ALLOC}", "self.state = make_state(max_num_reqs)")
+    found = check_files(tmp_path, {"pkg/__init__.py": "", "pkg/runner.py": src}, ["pkg/runner.py"],
+                        {"CONSTRUCT": "pass", "VIEW": "", "DUMMY": "pass", "SEQ": WRAPPER})
+    assert not [f for f in found if f.code == "PAD005"]
+
+
+def test_a_subclass_that_fills_after_the_base_constructor_makes_the_value_unknown(tmp_path):
+    # `self` in the base's `_dummy_run` may be a `FilledRunner`, whose constructor fills 1 after
+    # `super().__init__()`: the construction value is not one value any more
+    sub = ("\n\nclass FilledRunner(ModelRunner):\n    def __init__(self, max_num_reqs: int) -> None:\n"
+           "        super().__init__(max_num_reqs)\n        self.num_accepted_tokens.np.fill(1)\n"
+           "        self.num_accepted_tokens.copy_to_gpu()\n")
+    found = check_files(tmp_path, {"pkg/__init__.py": "", "pkg/runner.py": MODULE + sub}, ["pkg/runner.py"],
+                        {"ALLOC": WRAPPER, "CONSTRUCT": "pass", "VIEW": ".gpu", "DUMMY": "pass", "SEQ": WRAPPER})
+    assert not [f for f in found if f.code == "PAD005"]
+
+
+def test_a_copy_of_the_view_carries_the_construction_value(tmp_path):
+    # `acc = view.clone()` handed on: the copy's rows hold what the view's rows held
+    src = MODULE.replace("num_accepted_tokens=self.num_accepted_tokens{VIEW}[:num_reqs_padded],",
+                         "num_accepted_tokens=self.num_accepted_tokens{VIEW}[:num_reqs_padded].clone(),")
+    found = check_files(tmp_path, {"pkg/__init__.py": "", "pkg/runner.py": src}, ["pkg/runner.py"],
+                        {"ALLOC": WRAPPER, "CONSTRUCT": "pass", "VIEW": ".gpu", "DUMMY": "pass", "SEQ": WRAPPER})
+    assert [f.field for f in found if f.code == "PAD005"] == ["num_accepted_tokens"]
+    # a value computed from the rows (`+ 1`) does not hold the construction value
+    src = src.replace("[:num_reqs_padded].clone(),", "[:num_reqs_padded] + 1,")
+    found = check_files(tmp_path, {"pkg/__init__.py": "", "pkg/runner.py": src}, ["pkg/runner.py"],
+                        {"ALLOC": WRAPPER, "CONSTRUCT": "pass", "VIEW": ".gpu", "DUMMY": "pass", "SEQ": WRAPPER})
+    assert not [f for f in found if f.code == "PAD005"]
+
+
+def test_a_host_fill_not_copied_to_the_device_is_named_as_such(tmp_path):
+    found = check_files(tmp_path, {"pkg/__init__.py": "", "pkg/runner.py": MODULE}, ["pkg/runner.py"],
+                        {"ALLOC": WRAPPER, "CONSTRUCT": "self.num_accepted_tokens.np[:] = 1", "VIEW": ".gpu",
+                         "DUMMY": "pass", "SEQ": WRAPPER})
+    (f,) = [f for f in found if f.code == "PAD005"]
+    assert "its host view holds 1: it is not copied to the device view" in f.message
+    assert "num_accepted_tokens.copy_to_gpu()" in f.message
