@@ -473,31 +473,36 @@ class CallGraph:
         if v is not None:
             return v
         out: dict[str, tuple[str, str, str]] = {}
-        capture = self.profile.graph_capture
-        for c in self.project.mro(cls):
-            for m in c.methods.values():
-                if not any(fnmatch.fnmatchcase(m.name, pat) for pat in capture) and not any(
-                        isinstance(w, ast.With) and any(
-                            isinstance(i.context_expr, ast.Call)
-                            and (_dotted(i.context_expr.func) or "").rsplit(".", 1)[-1] == "graph"
-                            for i in w.items) for w in ast.walk(m.node)):
-                    continue
-                aliases = _self_aliases(m.node)
-                defs = _single_definitions(m.node)
-                for sub in ast.walk(m.node):
-                    if isinstance(sub, ast.keyword) and sub.arg and (attr := _self_slice(sub.value, aliases)):
-                        b = _bound_name(sub.value)
-                        out.setdefault(attr, (sub.arg, b, defs.get(b, "")))
-                for sub in ast.walk(m.node):
-                    attr = _self_slice(sub, aliases) if isinstance(sub, ast.Subscript) else None
-                    if attr:
-                        b = _bound_name(sub)
-                        out.setdefault(attr, (attr.rsplit(".", 1)[-1], b, defs.get(b, "")))
+        for m in self._capture_methods(cls):
+            aliases = _self_aliases(m.node)
+            defs = _single_definitions(m.node)
+            for sub in ast.walk(m.node):
+                if isinstance(sub, ast.keyword) and sub.arg and (attr := _self_slice(sub.value, aliases)):
+                    b = _bound_name(sub.value)
+                    out.setdefault(attr, (sub.arg, b, defs.get(b, "")))
+            for sub in ast.walk(m.node):
+                attr = _self_slice(sub, aliases) if isinstance(sub, ast.Subscript) else None
+                if attr:
+                    b = _bound_name(sub)
+                    out.setdefault(attr, (attr.rsplit(".", 1)[-1], b, defs.get(b, "")))
         host = self.profile.graph_host
         v = self._graph_bound[cls.key] = tuple(sorted(
             (a, f, b, d) for a, (f, b, d) in out.items()
             if not any(fnmatch.fnmatchcase(a.rsplit(".", 1)[-1], pat) for pat in host)))
         return v
+
+    def _capture_methods(self, cls: ClassInfo):
+        """The methods of ``cls`` (its MRO) that capture a CUDA graph: named by the profile's
+        ``[graphs] capture``, or holding a ``with ...graph(...):`` block."""
+        capture = self.profile.graph_capture
+        for c in self.project.mro(cls):
+            for m in c.methods.values():
+                if any(fnmatch.fnmatchcase(m.name, pat) for pat in capture) or any(
+                        isinstance(w, ast.With) and any(
+                            isinstance(i.context_expr, ast.Call)
+                            and (_dotted(i.context_expr.func) or "").rsplit(".", 1)[-1] == "graph"
+                            for i in w.items) for w in ast.walk(m.node)):
+                    yield m
 
     def capture_writes(self, cls: ClassInfo) -> frozenset[str]:
         """Attribute paths (as :meth:`graph_bound` names them) of the persistent buffers a
@@ -508,30 +513,22 @@ class CallGraph:
         if v is not None:
             return v
         out: set[str] = set()
-        capture = self.profile.graph_capture
-        for c in self.project.mro(cls):
-            for m in c.methods.values():
-                if not any(fnmatch.fnmatchcase(m.name, pat) for pat in capture) and not any(
-                        isinstance(w, ast.With) and any(
-                            isinstance(i.context_expr, ast.Call)
-                            and (_dotted(i.context_expr.func) or "").rsplit(".", 1)[-1] == "graph"
-                            for i in w.items) for w in ast.walk(m.node)):
-                    continue
-                aliases = _self_aliases(m.node)
-                for sub in ast.walk(m.node):
-                    target = None
-                    if isinstance(sub, (ast.Assign, ast.AugAssign)):
-                        for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
-                            if isinstance(t, ast.Subscript):
-                                target = t.value
-                    elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
-                            and sub.func.attr.endswith("_") and not sub.func.attr.startswith("_"):
-                        target = sub.func.value
-                    while isinstance(target, ast.Subscript):
-                        target = target.value
-                    path = _attr_path(target, aliases) if target is not None else None
-                    if path:
-                        out.add(path)
+        for m in self._capture_methods(cls):
+            aliases = _self_aliases(m.node)
+            for sub in ast.walk(m.node):
+                target = None
+                if isinstance(sub, (ast.Assign, ast.AugAssign)):
+                    for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
+                        if isinstance(t, ast.Subscript):
+                            target = t.value
+                elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
+                        and sub.func.attr.endswith("_") and not sub.func.attr.startswith("_"):
+                    target = sub.func.value
+                while isinstance(target, ast.Subscript):
+                    target = target.value
+                path = _attr_path(target, aliases) if target is not None else None
+                if path:
+                    out.add(path)
         v = self._capture_writes[cls.key] = frozenset(out)
         return v
 

@@ -95,6 +95,17 @@ def _location(facts: Facts, path: str, line: int, span) -> tuple[int, int, int, 
     return (line, start, line, max(len(row.rstrip()) + 1, start))
 
 
+def _placed(facts: Facts, site, hit, span) -> tuple[str, tuple[int, int, int, int], str]:
+    """Where a finding about a write is reported: at the write when it is in a checked file (its
+    span when known), else at the sink; with the reported statement's text."""
+    if site.path in facts.texts:
+        path, where, statement_line = site.path, _location(facts, site.path, site.line, span), site.line
+    else:
+        path, where, statement_line = hit.path, hit.span()[:4], hit.stmt_line
+    lines = split_lines(facts.texts.get(path, ""))
+    return path, where, norm(lines[statement_line - 1]) if 0 < statement_line <= len(lines) else ""
+
+
 def _span_text(source: str, span) -> str | None:
     lines = split_lines(source)
     line, col, end_line, end_col = span[:4]
@@ -174,20 +185,10 @@ def _wrong(facts: Facts, w: WrongPadValue) -> Finding:
     trace = [TraceStep(_shown(site.path) or site.path, site.line, f"writes {written} into the padding rows "
                                                                   f"{rows} of `{buffer}`")]
     trace.extend(TraceStep(_shown(p) or hit.path, line, note) for line, note, p in hit.chain)
-    sink_span = hit.span()
-    trace.append(TraceStep(hit.path, sink_span[0], f"reaches sink {hit.sink} as `{hit.field}`"))
-    if in_checked:
-        path = site.path
-        line, col, end_line, end_col = _location(facts, site.path, site.line, span)
-        statement_line = site.line
-    else:
-        path = hit.path
-        line, col, end_line, end_col = sink_span
-        statement_line = hit.stmt_line
-        if site.path:
-            message += f" (the write is in {_shown(site.path)}, not a checked file)"
-    lines = split_lines(facts.texts.get(path, ""))
-    statement = norm(lines[statement_line - 1]) if 0 < statement_line <= len(lines) else ""
+    trace.append(TraceStep(hit.path, hit.span()[0], f"reaches sink {hit.sink} as `{hit.field}`"))
+    path, (line, col, end_line, end_col), statement = _placed(facts, site, hit, span)
+    if path != site.path and site.path:
+        message += f" (the write is in {_shown(site.path)}, not a checked file)"
     return Finding(code=CODE, path=path, line=line, column=col, end_line=end_line, end_column=end_col,
                    message=message, severity="error", sink=hit.sink, field=w.field, buffer=w.cover.buffer,
                    padded=w.cover.padded, real=_rows(profile, w.cover.padded, 0, w.cover.real)[1:].split(":")[0],
@@ -271,18 +272,8 @@ def _disagrees(facts: Facts, d: ConstructionDisagrees) -> Finding:
                        f"`{buffer}` constructed with {shown} in every row"),
              TraceStep(_shown(site.path) or site.path, site.line, f"writes {d.value} into the padding rows {rows}")]
     trace.extend(TraceStep(_shown(p) or hit.path, line, note) for line, note, p in hit.chain)
-    sink_span = hit.span()
-    trace.append(TraceStep(hit.path, sink_span[0], f"reaches sink {hit.sink} as `{d.field}`"))
-    if in_checked:
-        path = site.path
-        line, col, end_line, end_col = _location(facts, site.path, site.line, span)
-        statement_line = site.line
-    else:
-        path = hit.path
-        line, col, end_line, end_col = sink_span
-        statement_line = hit.stmt_line
-    lines = split_lines(facts.texts.get(path, ""))
-    statement = norm(lines[statement_line - 1]) if 0 < statement_line <= len(lines) else ""
+    trace.append(TraceStep(hit.path, hit.span()[0], f"reaches sink {hit.sink} as `{d.field}`"))
+    path, (line, col, end_line, end_col), statement = _placed(facts, site, hit, span)
     return Finding(code=CODE, path=path, line=line, column=col, end_line=end_line, end_column=end_col,
                    message=message, severity="warning", sink=hit.sink, field=d.field, buffer=d.cover.buffer,
                    padded=d.cover.padded, real="", trace=tuple(trace), fix=fix, statement=statement,
@@ -295,20 +286,9 @@ class PadValueDiffersFromContract(Rule):
 
     def check(self, facts: Facts) -> list[Finding]:
         found = _facts(facts)
-        out: list[Finding] = []
-        seen: set[tuple] = set()
-        for w in found.wrong:
-            f = _wrong(facts, w)
-            key = (f.path, f.line, f.column, f.field)
-            if f.path in facts.texts and key not in seen:
-                seen.add(key)
-                out.append(f)
-        for u in found.unknown:
-            f = _unknown(facts, u)
-            if f.path in facts.texts:
-                out.append(f)
-        for d in found.disagree:
-            f = _disagrees(facts, d)
+        out: list[Finding] = [f for u in found.unknown if (f := _unknown(facts, u)).path in facts.texts]
+        seen: set[tuple] = set()  # one finding per write and field (a wrong value first)
+        for f in [_wrong(facts, w) for w in found.wrong] + [_disagrees(facts, d) for d in found.disagree]:
             key = (f.path, f.line, f.column, f.field)
             if f.path in facts.texts and key not in seen:
                 seen.add(key)

@@ -176,7 +176,8 @@ def test_sglang_download_extracts_only_sglang_python(tmp_path, monkeypatch):
     assert not list(root.rglob("*.whl"))
 
 
-def test_sglang_pip_command_has_no_platform_tags(tmp_path, monkeypatch):
+def _pip_commands(monkeypatch, wheel_name: str, make) -> list:
+    """Record the `pip download` commands `ensure` runs; each "downloads" ``make``'s wheel."""
     seen = []
 
     class Proc:
@@ -185,10 +186,15 @@ def test_sglang_pip_command_has_no_platform_tags(tmp_path, monkeypatch):
 
     def fake_run(cmd, **kwargs):
         seen.append(cmd)
-        make_sglang_wheel(Path(cmd[cmd.index("-d") + 1]) / "sglang-0.1.0-py3-none-any.whl")
+        make(Path(cmd[cmd.index("-d") + 1]) / wheel_name)
         return Proc()
 
     monkeypatch.setattr(cc.subprocess, "run", fake_run)
+    return seen
+
+
+def test_sglang_pip_command_has_no_platform_tags(tmp_path, monkeypatch):
+    seen = _pip_commands(monkeypatch, "sglang-0.1.0-py3-none-any.whl", make_sglang_wheel)
     cc.ensure("sglang", "0.1.0", tmp_path / "cache", seed="")
     (cmd,) = seen
     assert cmd[-1] == "sglang==0.1.0"
@@ -198,18 +204,7 @@ def test_sglang_pip_command_has_no_platform_tags(tmp_path, monkeypatch):
 def test_vllm_pip_command_takes_the_glibc_2_31_wheels(tmp_path, monkeypatch):
     # vLLM 0.18.1-0.20.x publish only `manylinux_2_31_x86_64` wheels; pip takes a --platform tag
     # with the older glibc tags below it, never a newer one, so 2_31 (or newer) must be named
-    seen = []
-
-    class Proc:
-        returncode = 0
-        stdout = stderr = ""
-
-    def fake_run(cmd, **kwargs):
-        seen.append(cmd)
-        make_wheel(Path(cmd[cmd.index("-d") + 1]) / "vllm-0.0.9-cp38-abi3-manylinux_2_31_x86_64.whl")
-        return Proc()
-
-    monkeypatch.setattr(cc.subprocess, "run", fake_run)
+    seen = _pip_commands(monkeypatch, "vllm-0.0.9-cp38-abi3-manylinux_2_31_x86_64.whl", make_wheel)
     cc.ensure("vllm", "0.0.9", tmp_path / "cache", seed="")
     (cmd,) = seen
     tags = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--platform"]
