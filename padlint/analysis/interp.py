@@ -535,6 +535,7 @@ class Interpreter:
         self._used_names: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}  # id -> (node kept alive, names)
         self._loc_owners: dict[str, set] = {}  # loc -> {attribute name | None}
         self._loc_holders: dict[str, set] = {}  # buffer loc -> {class key of the object holding it | None}
+        self._construction_memo: dict[tuple, object] = {}  # see construction_value
         # locations of buffers a CUDA graph replay seen here reads (bound at capture): capture ran
         # the graph with their construction value in every row (:mod:`padlint.analysis.padvalue`)
         self.graph_bound_locs: dict[str, set[tuple[str, str]]] = {}  # loc -> {(class key, attribute path)}
@@ -2771,23 +2772,29 @@ class Interpreter:
         holders = self._loc_holders.get(loc.rsplit("#", 1)[0] if own else loc)
         if not holders or None in holders:
             return None  # the object's class is not known: whose construction it was is not either
+        memo = (loc, view, frozenset(owners), frozenset(holders))
+        if memo in self._construction_memo:
+            return self._construction_memo[memo]
         keys: set[str] = set()
+        found = None
         for t in sorted(holders):
             ci = self.project.class_info(t)
             if ci is None:
-                return None
+                break
             # its bases' constructors and, `self` being any subclass in a base's method, its
             # subclasses' (each must agree, or the value is not known)
             keys.update(c.key for c in self.project.mro(ci))
             keys.update(self.project.subclass_keys(ci))
-        classes = frozenset(keys)
-        found = None
-        for attr in sorted(owners):
-            cv = self.buffers.construction_value(attr, classes)
-            v = cv.get(view) if cv else None
-            if v is None or (found is not None and v.value != found.value):
-                return None
-            found = found or v
+        else:
+            classes = frozenset(keys)
+            for attr in sorted(owners):
+                cv = self.buffers.construction_value(attr, classes)
+                v = cv.get(view) if cv else None
+                if v is None or (found is not None and (v.value, v.expr) != (found.value, found.expr)):
+                    found = None
+                    break
+                found = found or v
+        self._construction_memo[memo] = found
         return found
 
     def _beyond_view(self, value: AVal, state: State, spec) -> set[Taint]:

@@ -12,9 +12,10 @@ the field holds indices.  Out come plain facts, one per (write, field):
 * :class:`UnknownContract`: an index field (``kind = "index"`` or
   ``index_fields``) with no ``[fields]`` entry whose padding rows are written:
   the written value cannot be judged, and an index is not trusted;
-* :class:`ConstructionDisagrees`: a field with no ``[fields]`` entry whose buffer
-  the code constructs with a deliberate value (``torch.full(n, self.width)``) and
-  whose padding rows a reset writes another literal into.
+* :class:`ConstructionDisagrees`: a field with no ``[fields]`` entry (or a per-backend
+  one the write's module does not pin down) whose graph-bound buffer the code
+  constructs with a deliberate value (``torch.full(n, self.width)``) and whose
+  padding rows a reset writes another literal into.
 
 Writes whose value is not a literal (``fill_(self.seq_len_fill_value)``) are
 accepted on trust.  Rules turn the facts into findings (PAD002).
@@ -63,7 +64,8 @@ class UnknownContract:
 
 @dataclass(frozen=True)
 class ConstructionDisagrees:
-    """A field with no contract in the profile whose buffer a captured CUDA graph reads (bound
+    """A field with no contract in the profile (or a per-backend one the write's module does not
+    pin down: ``assumed``) whose buffer a captured CUDA graph reads (bound
     at capture, read at every replay) and which is constructed with a deliberate value
     (``torch.full(n, self.width)``, ``torch.ones``, a fill right after the allocation: anything
     but zeros, ``False`` or no value), so capture ran every row, its dummy requests, with that
