@@ -348,6 +348,10 @@ class BufferIndex:
             uses = [n for n in ast.walk(later) if isinstance(n, ast.Attribute) and n.attr == attr
                     and isinstance(n.value, ast.Name) and n.value.id == "self"]
             if not uses:
+                if _helper_touches(m, cls, later, attr):
+                    # `self._init_buffers()` after the allocation, and that method uses `self.attr`:
+                    # what it leaves there is not read here
+                    return {k: InitialValue(UNKNOWN_VALUE, site) for k in views}
                 continue
             fill = _whole_fill(later, attr, self.p.fill_methods, self._literal)
             if fill is None:
@@ -1132,6 +1136,31 @@ def _statements_after(m: _Module, stmt: ast.stmt):
             cur = m.up(cur)
             if cur is None:
                 return
+
+
+def _helper_touches(m: _Module, cls: ast.ClassDef, stmt: ast.stmt, attr: str, depth: int = 3,
+                    seen: set[str] | None = None) -> bool:
+    """Whether ``stmt`` calls a method of ``cls`` (``self.m(...)``, defined in the class's body in
+    this module) that uses ``self.attr``, directly or through its own such calls (``depth``
+    levels)."""
+    seen = set() if seen is None else seen
+    for call in ast.walk(stmt):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"):
+            continue
+        name = call.func.attr
+        if name in seen:
+            continue
+        seen.add(name)
+        for fn in m.functions.get(name, ()):
+            if m.up(fn) is not cls:
+                continue
+            if any(isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.value, ast.Name)
+                   and n.value.id == "self" for n in ast.walk(fn)):
+                return True
+            if depth > 1 and any(_helper_touches(m, cls, st, attr, depth - 1, seen) for st in fn.body):
+                return True
+    return False
 
 
 def _reference(node: ast.AST | None) -> str:

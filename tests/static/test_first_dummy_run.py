@@ -228,3 +228,21 @@ def test_a_host_fill_not_copied_to_the_device_is_named_as_such(tmp_path):
     (f,) = [f for f in found if f.code == "PAD005"]
     assert "its host view holds 1: it is not copied to the device view" in f.message
     assert "num_accepted_tokens.copy_to_gpu()" in f.message
+
+
+def test_a_helper_the_constructor_calls_after_the_allocation_makes_the_value_unknown(tmp_path):
+    # `self._init_buffers()` fills the buffer: what the constructor leaves there is not read
+    # through the call, so nothing is claimed about the first run (no false alarm)
+    helper = ("\n    def _init_buffers(self) -> None:\n        self.num_accepted_tokens.np.fill(1)\n"
+              "        self.num_accepted_tokens.copy_to_gpu()\n")
+    src = MODULE.replace("    def _make_buffer(self, *size, dtype):", helper.lstrip("\n") + "\n    def _make_buffer(self, *size, dtype):")
+    found = check_files(tmp_path, {"pkg/__init__.py": "", "pkg/runner.py": src}, ["pkg/runner.py"],
+                        {"ALLOC": WRAPPER, "CONSTRUCT": "self._init_buffers()", "VIEW": ".gpu", "DUMMY": "pass",
+                         "SEQ": WRAPPER})
+    assert not [f for f in found if f.code == "PAD005"]
+    # a helper that does not touch the buffer changes nothing
+    found = check_files(tmp_path, {"pkg/__init__.py": "", "pkg/runner.py": src.replace(
+        "self.num_accepted_tokens.np.fill(1)\n        self.num_accepted_tokens.copy_to_gpu()", "pass")},
+        ["pkg/runner.py"], {"ALLOC": WRAPPER, "CONSTRUCT": "self._init_buffers()", "VIEW": ".gpu", "DUMMY": "pass",
+                            "SEQ": WRAPPER})
+    assert [f.field for f in found if f.code == "PAD005"] == ["num_accepted_tokens"]
