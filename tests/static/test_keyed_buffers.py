@@ -21,6 +21,13 @@ import pytest
 
 from .project_files import check_files
 
+#: the batch class the small runners below hand their views to
+BATCH = """\
+class ForwardBatch:
+    def __init__(self, seq_lens):
+        self.seq_lens = seq_lens
+"""
+
 MODULE = '''\
 import copy
 
@@ -65,6 +72,12 @@ class Runner:
 GUARD = "self._full and bs < self._slots"
 BOTH = 's["seq_lens"][bs:r].zero_()\n            s["req_pool_indices"][bs:r].zero_()'
 LOOP = "for name in _FIELDS:\n                s[name][bs:r].zero_()"
+
+
+def _stale_fields(tmp_path, module: str) -> list[str]:
+    """The fields PAD001 reports when ``module`` is checked alone as ``runner.py`` (sglang profile)."""
+    found = check_files(tmp_path, {"runner.py": module}, ["runner.py"], profile="sglang")
+    return [f.field for f in found if f.code == "PAD001"]
 
 
 def _findings(tmp_path, resets=BOTH, guard=GUARD, copy="copy.copy(forward_batch)"):
@@ -143,10 +156,7 @@ CONDITIONAL = '''\
 import torch
 
 
-class ForwardBatch:
-    def __init__(self, seq_lens):
-        self.seq_lens = seq_lens
-
+''' + BATCH + '''
 
 class Runner:
     def __init__(self, max_bs):
@@ -176,10 +186,7 @@ HELD = '''\
 import torch
 
 
-class ForwardBatch:
-    def __init__(self, seq_lens):
-        self.seq_lens = seq_lens
-
+''' + BATCH + '''
 
 class Runner:
     def __init__(self, max_bs, full):
@@ -217,10 +224,7 @@ LATER_PREFIX = '''\
 import torch
 
 
-class ForwardBatch:
-    def __init__(self, seq_lens):
-        self.seq_lens = seq_lens
-
+''' + BATCH + '''
 
 class Runner:
     def __init__(self, max_bs):
@@ -243,18 +247,14 @@ class Runner:
 def test_a_prefix_written_under_a_test_covers_its_own_count_only(tmp_path):
     # where `full` and not `c`: rows [raw_bs:self.n] written, [self.n:bs] stale; the prefix kept
     # under `full` must not merge with the reset under `c` into a reset of [raw_bs:bs]
-    found = check_files(tmp_path, {"runner.py": LATER_PREFIX}, ["runner.py"], profile="sglang")
-    assert [(f.code, f.field) for f in found if f.code == "PAD001"] == [("PAD001", "seq_lens")]
+    assert _stale_fields(tmp_path, LATER_PREFIX) == ["seq_lens"]
 
 
 OTHER_OBJECT = '''\
 import torch
 
 
-class ForwardBatch:
-    def __init__(self, seq_lens):
-        self.seq_lens = seq_lens
-
+''' + BATCH + '''
 
 class Helper:
     def __init__(self):
@@ -280,18 +280,14 @@ class Runner:
 def test_a_test_of_another_objects_dict_is_not_implied_by_the_read(tmp_path):
     # the reset holds where the *helper's* `_static` is not None (never): reading the runner's
     # `self._static[...]` implies nothing about it, so rows [raw_bs:bs] stay stale
-    found = check_files(tmp_path, {"runner.py": OTHER_OBJECT}, ["runner.py"], profile="sglang")
-    assert [f.field for f in found if f.code == "PAD001"] == ["seq_lens"]
+    assert _stale_fields(tmp_path, OTHER_OBJECT) == ["seq_lens"]
 
 
 VIEWS_BY_NAME = '''\
 import torch
 
 
-class ForwardBatch:
-    def __init__(self, seq_lens):
-        self.seq_lens = seq_lens
-
+''' + BATCH + '''
 
 class Runner:
     def __init__(self, max_bs):
@@ -307,8 +303,7 @@ class Runner:
 def test_a_dict_of_views_indexed_by_an_unknown_name_gives_every_view(tmp_path):
     # `views[name]` may be either view, each with rows [raw_bs:bs] stale: reported (an unknown
     # name must not make the value unknown, as a first version of the keyed dicts did)
-    found = check_files(tmp_path, {"runner.py": VIEWS_BY_NAME}, ["runner.py"], profile="sglang")
-    assert [f.field for f in found if f.code == "PAD001"] == ["seq_lens"]
+    assert _stale_fields(tmp_path, VIEWS_BY_NAME) == ["seq_lens"]
 
 
 LOOKUP_AND_RESET = '''\
@@ -317,10 +312,7 @@ import bisect
 import torch
 
 
-class ForwardBatch:
-    def __init__(self, seq_lens):
-        self.seq_lens = seq_lens
-
+''' + BATCH + '''
 
 class Runner:
     def __init__(self, max_bs):
@@ -341,8 +333,7 @@ class Runner:
 def test_a_padded_name_stays_padded_where_the_function_names_the_real_count(tmp_path):
     # `bs` is the lookup's padded count and `raw_bs` is in scope: the reset from `bs` clears rows
     # past the padded size and says nothing about [raw_bs:bs], which stay stale
-    found = check_files(tmp_path, {"runner.py": LOOKUP_AND_RESET}, ["runner.py"], profile="sglang")
-    assert [f.field for f in found if f.code == "PAD001"] == ["seq_lens"]
+    assert _stale_fields(tmp_path, LOOKUP_AND_RESET) == ["seq_lens"]
 
 
 DUMMY_UNDER_FLAG = '''\
