@@ -336,6 +336,20 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
         trace=trace, fix=fix, statement=hit.stmt_text, function=hit.function)
 
 
+def origin_place(texts: dict[str, str], path: str, line: int, hit: SinkHit):
+    """Where a finding about a sink outside the checked files is reported instead: the line of
+    the padded slice in checked file ``path`` (its span, from the first non-blank column) and
+    the statement as the finding names it (``code -> Sink.field``); None when ``path`` is not
+    checked or has no such line."""
+    text = texts.get(path)
+    lines = text.splitlines() if text is not None else []
+    if not 0 < line <= len(lines):
+        return None
+    code = lines[line - 1]
+    span = (line, len(code) - len(code.lstrip()) + 1, line, len(code.rstrip()) + 1)
+    return span, f"{' '.join(code.split())} -> {hit.sink}.{hit.field}"
+
+
 def _outside_findings(hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
     """Findings for a sink outside the checked files: one at each padded slice (the first step
     of a stale source) that a checked file makes, naming the sink it reaches."""
@@ -345,14 +359,10 @@ def _outside_findings(hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
         if t.reason == "init" or not t.steps:
             continue
         line, _note, spath = t.steps[0]
-        text = texts.get(spath)
-        if text is None:
+        placed = origin_place(texts, spath, line, hit)
+        if placed is None:
             continue
-        lines = text.splitlines()
-        if not 0 < line <= len(lines):
-            continue
-        code = lines[line - 1]
-        col = len(code) - len(code.lstrip()) + 1
+        (_l, col, _e, end_col), statement = placed
         what = (f"`{_short(t.derived_from)}`, from which `{hit.arg_text}` is derived," if t.derived_from
                 else f"`{_short(t.buffer)}`")
         rows = (f"rows [0:{t.padded_written or t.padded}] written by no step of the dummy run `{t.dummy}`"
@@ -368,10 +378,10 @@ def _outside_findings(hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
                    + ("" if t.dummy else " and a proposed reset") + ")")
         trace = sink_trace(hit, (t,), spath)
         out.append(Finding(
-            code=CODE, path=spath, line=line, column=col, end_line=line, end_column=len(code.rstrip()) + 1,
+            code=CODE, path=spath, line=line, column=col, end_line=line, end_column=end_col,
             message=message, severity=hit.severity, sink=hit.sink, field=hit.field, buffer=t.buffer,
             padded=t.padded_written or t.padded, real="", trace=trace, fix=None,
-            statement=f"{' '.join(code.split())} -> {hit.sink}.{hit.field}", function=hit.function))
+            statement=statement, function=hit.function))
     return out
 
 

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import ast
 
+from padlint.analysis.buffers import EMPTY
 from padlint.analysis.interp import Interpreter
 from padlint.analysis.project import _dotted
 from padlint.analysis.values import DUMMY_ROWS
 from padlint.model import Finding, TraceStep, split_lines
 from padlint.profile import Profile
 from padlint.rules.base import Facts, Rule
-from padlint.rules.pad001 import _short, _shown, sink_phrase, sink_trace
+from padlint.rules.pad001 import _short, _shown, origin_place, sink_phrase, sink_trace
 
 CODE = "PAD005"
 
@@ -100,18 +101,12 @@ def _first_run_finding(hit, t, taints, profile: Profile, texts: dict[str, str]) 
     slice_line, _note, slice_path = t.steps[1] if len(t.steps) > 1 else t.steps[-1]  # [0]: the construction
     if hit.path in texts:
         path, span, statement, outside = hit.path, hit.span, hit.stmt_text, ""
-    elif slice_path in texts:
-        lines = texts[slice_path].splitlines()
-        if not 0 < slice_line <= len(lines):
-            return None
-        code = lines[slice_line - 1]
-        path = slice_path
-        span = (slice_line, len(code) - len(code.lstrip()) + 1, slice_line, len(code.rstrip()) + 1)
-        statement = f"{' '.join(code.split())} -> {hit.sink}.{hit.field}"
+    elif (placed := origin_place(texts, slice_path, slice_line, hit)) is not None:
+        path, (span, statement) = slice_path, placed
         outside = f" (in {_shown(hit.path)}:{hit.span[0]}, a module not checked here)"
     else:
         return None
-    empty = "uninitialised" in alloc_note
+    empty = t.init_value == EMPTY
     where_alloc = f"line {alloc_line}" if alloc_path == path else f"{_shown(alloc_path)}:{alloc_line}"
     spec = profile.field_spec(hit.field)
     padded = hit.padded_names.get(t.padded) or t.padded_written or t.padded
@@ -122,7 +117,7 @@ def _first_run_finding(hit, t, taints, profile: Profile, texts: dict[str, str]) 
         real = next((hit.real_names[r] for r in (t.real or (pair.real if pair else ())) if r in hit.real_names),
                     (t.real or (pair.real if pair else ("?",)))[0])
         rows = f"[{real}:{padded}]"
-    value = "uninitialised memory" if empty else alloc_note.split(" with ", 1)[1].split(" in every row", 1)[0]
+    value = "uninitialised memory" if empty else t.init_value
     how = f"constructed uninitialised at {where_alloc}" if empty else f"constructed with {value} at {where_alloc}"
     want = ""
     if spec is not None and not empty:
