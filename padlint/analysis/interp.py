@@ -1358,7 +1358,10 @@ class Interpreter:
                 lookup = None  # the name is a count of its own; its lookup only told X's role
             if lookup is not None:
                 value = lookup
-            elif isinstance(value, (UnknownVal, CountVal)) or self._known_count(target.value):
+            elif isinstance(value, (UnknownVal, CountVal)) or (
+                    self._known_count(target.value) and not _holds_tensor(value)):
+                # a name that reads as a count (`logits_indices_padded`) bound to a view of a
+                # persistent buffer is that view, not a count: the value decides over the name
                 c = self._count_rhs(value_node, target.value, state)
                 if c is not None:
                     value = c
@@ -4119,6 +4122,15 @@ class Interpreter:
 
 
 _NOPAIR = type("NoPair", (), {"real": ()})()
+
+
+def _holds_tensor(value: AVal) -> bool:
+    """Whether ``value`` is known to be a tensor: a sliced view of a buffer (``buf[:n]``) on
+    some path.  (A whole location may be a number: an element of a persistent table of sizes,
+    ``self._bs_to_padded_graph_size[bs]``, is a count.)"""
+    return isinstance(value, Refs) and any(r.count is not None for r in value.refs)
+
+
 _GONE = object()
 
 
