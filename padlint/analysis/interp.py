@@ -2131,15 +2131,14 @@ class Interpreter:
         bound_all = self.graph.graph_bound(cls)
         if not bound_all:
             return
-        by_axis: dict[str, set] = {}
-        if count is None:
-            for canon, name in self._names_in_scope(frame, state)[1].items():
-                axis = self.p.count_axis(canon)
-                if axis:
-                    by_axis.setdefault(axis, set()).add((canon, name))
+        by_axis: dict[str, set] = {}  # the padded counts in scope, by axis
+        for canon, name in self._names_in_scope(frame, state)[1].items():
+            axis = self.p.count_axis(canon)
+            if axis:
+                by_axis.setdefault(axis, set()).add((canon, name))
         line = frame.seg.line(node, frame.stmt)
         for attr, fld, bound, definition in bound_all:
-            defined = self._capture_width(definition, state) if count is None else None
+            defined = self._capture_width(definition, state, by_axis)
             if defined is not None:
                 # the capture sliced with a local it computed (`num_tokens = bs * w`): the graph
                 # of this replay's shape reads that many rows, evaluated in the replay's terms
@@ -2174,9 +2173,12 @@ class Interpreter:
             self._check_sink("CUDA graph replay", fld, "replay", node, Refs(frozenset(refs)), frame, state,
                              severity, node=key)
 
-    def _capture_width(self, definition: str, state: State) -> Count | None:
+    def _capture_width(self, definition: str, state: State, by_axis: dict[str, set]) -> Count | None:
         """The padded count a capture-time width definition (``bs * self.captured_req_width``)
-        denotes in the replay's frame, or None (no definition, or not a padded count here)."""
+        denotes in the replay's frame, or None (no definition, or not a padded count here).  A
+        count of the capture's frame this frame does not bind (``num_seqs * w``, ``num_seqs`` the
+        captured batch size) stands for the one padded count of its axis in scope here
+        (``by_axis``: ``bs``), the size of the graph replayed."""
         if not definition:
             return None
         expr = self._capture_defs.get(definition)
@@ -2186,12 +2188,32 @@ class Interpreter:
             except Exception:  # noqa: BLE001 - text from ast.unparse; never expected
                 expr = False
             self._capture_defs[definition] = expr
-        if expr is False or not self._names_bound(expr, state):
-            return None  # a name of the capture's frame this frame does not have
+        if expr is False:
+            return None
+        if not self._names_bound(expr, state):
+            expr = self._as_replayed(expr, state, by_axis)
+            if expr is None:
+                return None  # a name of the capture's frame this frame does not have
         c = self._count(expr, state)
         if c is None or not c.canon or not self.p.is_padded_name(c.canon):
             return None
         return c
+
+    def _as_replayed(self, node, state: State, by_axis: dict[str, set]):
+        """``node`` (names, attributes, integers, arithmetic) with each name this frame does not
+        bind replaced by the one padded count in scope of that name's axis; None if a name has
+        no axis or its axis not exactly one padded count here."""
+        if isinstance(node, cst.BinaryOperation):
+            left = self._as_replayed(node.left, state, by_axis)
+            right = self._as_replayed(node.right, state, by_axis) if left is not None else None
+            return None if right is None else node.with_changes(left=left, right=right)
+        if isinstance(node, cst.Attribute):
+            value = self._as_replayed(node.value, state, by_axis)
+            return None if value is None else node.with_changes(value=value)
+        if isinstance(node, cst.Name) and node.value not in state.env:
+            cands = by_axis.get(self.p.count_axis(node.value) or "", set())
+            return cst.Name(next(iter(cands))[1]) if len(cands) == 1 else None
+        return node if isinstance(node, (cst.Name, cst.Integer)) else None
 
     @classmethod
     def _names_bound(cls, node, state: State) -> bool:

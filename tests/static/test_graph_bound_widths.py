@@ -1,0 +1,99 @@
+"""The width a CUDA graph reads a token buffer to, named in the capture's terms.
+
+SGLang's EAGLE draft runner (0.5.23) captures each batch size ``num_seqs`` with
+``num_tokens = num_seqs * self.captured_req_width`` and binds ``buffers.positions[:num_tokens]``;
+its replay (``self._replay_graph(...)``, a replay the sglang profile names) pads ``raw_bs`` to
+``bs`` and writes ``positions[:raw_num_token]``.  The graph of size ``bs`` reads ``bs * w``
+tokens.  The replay's frame binds no ``num_seqs`` (and, here, no padded token count either), so
+the capture's width was not evaluated there and the token buffer was not judged at the replay.
+Now a count of the capture's frame stands for the one padded count of its axis in scope at the
+replay (``num_seqs`` -> ``bs``, both request counts to the profile).  Written from scratch.
+"""
+
+from __future__ import annotations
+
+from .project_files import check_files
+
+RUNNER = '''\
+import torch
+
+from pkg.forward_batch_info import ForwardBatch
+
+
+class DraftGraphRunner:
+    def __init__(self, model_runner, capture_bs: list[int], width: int) -> None:
+        self.model_runner = model_runner
+        self.capture_bs = sorted(capture_bs)
+        self.captured_req_width = width
+        max_bs = self.capture_bs[-1]
+        self.positions = torch.zeros((max_bs * width,), dtype=torch.int64)
+        self.seq_lens = torch.ones((max_bs,), dtype=torch.int64)
+        self.graphs = {}
+
+    def capture_one_shape(self, num_seqs: int) -> None:
+        num_tokens = num_seqs * self.captured_req_width
+        forward_batch = ForwardBatch(
+            batch_size=num_seqs,
+            positions=self.positions[:num_tokens],
+            seq_lens=self.seq_lens[:num_seqs],
+        )
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            self.model_runner.model.forward(forward_batch)
+        self.graphs[num_seqs] = graph
+
+    def _replay_graph(self, bs: int, forward_batch: ForwardBatch) -> None:
+        self.graphs[bs].replay()
+
+    def execute(self, forward_batch: ForwardBatch) -> None:
+        raw_bs = forward_batch.batch_size
+        raw_num_token = raw_bs * self.captured_req_width
+        bs = self.model_runner.pad_to_captured(raw_bs)
+        if bs != raw_bs:
+            self.seq_lens.fill_(1)
+            {RESET}
+        self.seq_lens[:raw_bs].copy_(forward_batch.seq_lens)
+        self.positions[:raw_num_token].copy_(forward_batch.positions)
+        self._replay_graph(bs, forward_batch)
+'''
+
+BATCH = '''\
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class ForwardBatch:
+    batch_size: int
+    positions: torch.Tensor
+    seq_lens: torch.Tensor
+'''
+
+
+def _findings(tmp_path, reset: str):
+    files = {"pkg/__init__.py": "", "pkg/forward_batch_info.py": BATCH, "pkg/graph_runner.py": RUNNER}
+    found = check_files(tmp_path, files, ["pkg/graph_runner.py"], {"RESET": reset}, profile="sglang")
+    return [f for f in found if "replay" in f.message]
+
+
+def test_token_rows_past_the_live_batch_are_stale_at_replay(tmp_path):
+    found = _findings(tmp_path, "pass")
+    # the graph reads positions[:bs * w]; seq_lens is reset, positions is not.  Two sinks read
+    # it: `self.graphs[bs].replay()` in `_replay_graph` (line 29; it read only [:bs] before, the
+    # graph's index) and the call the profile names, `self._replay_graph(...)` (line 40), where
+    # the real token count is in scope and the fix can name it
+    assert [(f.code, f.line) for f in found] == [("PAD001", 29), ("PAD001", 40)]
+    for f in found:
+        assert f.message.startswith("`positions[:bs * self.captured_req_width]` is a padded slice")
+    # the padded bound shown as the code writes it (the engine's own name for it is no identifier)
+    assert "rows [raw_num_token:bs * self.captured_req_width] may be stale" in found[1].message
+    assert "add `self.positions[raw_num_token:bs * self.captured_req_width] = 0`" in found[1].message
+
+
+def test_zeroing_the_token_buffer_on_a_padded_replay_clears_it(tmp_path):
+    assert _findings(tmp_path, "self.positions.zero_()") == []
+
+
+def test_a_reset_of_the_padding_tokens_clears_it(tmp_path):
+    assert _findings(tmp_path, "self.positions[raw_num_token:].zero_()") == []
