@@ -236,7 +236,7 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     # counts as the sink's code names them; entry-point names only where none is in scope
     real_shown = real_name or real_canon or "?"
     padded_shown = hit.padded_names.get(taint.padded) or taint.padded
-    if not padded_shown.isidentifier() and taint.padded_written:
+    if not re.fullmatch(r"[A-Za-z_][\w.]*", padded_shown) and taint.padded_written:
         # a padded count the engine named after an expression (`raw_bs*w_padded` for the capture
         # width `bs * w` read in a replay): shown as the code writes it
         padded_shown = taint.padded_written
