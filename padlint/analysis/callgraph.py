@@ -459,9 +459,10 @@ class CallGraph:
                 return True
         return False
 
-    def graph_bound(self, cls: ClassInfo) -> tuple[tuple[str, str, str, str], ...]:
+    def graph_bound(self, cls: ClassInfo) -> tuple[tuple[str, str, str, str, int], ...]:
         """Persistent buffers a CUDA graph captured by this class reads at every replay:
-        ``(attribute path, field, bound, definition)`` for each slice ``self.X[:n]`` (also through a local
+        ``(attribute path, field, bound, definition, dim)`` for each slice ``self.X[:n]``, or
+        ``self.X[:, :n]`` (``dim`` 1: the count bounds the second dimension) (also through a local
         alias, ``buffers = self.buffers; buffers.x[:n]``: path ``buffers.x``) in a method that
         captures (holds a ``with ...graph(...):`` block, or is named by the profile's
         ``[graphs] capture``), ``field`` being the keyword it is passed under (or the attribute
@@ -472,22 +473,22 @@ class CallGraph:
         v = self._graph_bound.get(cls.key)
         if v is not None:
             return v
-        out: dict[str, tuple[str, str, str]] = {}
+        out: dict[str, tuple[str, str, str, int]] = {}
         for m in self._capture_methods(cls):
             aliases = _self_aliases(m.node)
             defs = _single_definitions(m.node)
             for sub in ast.walk(m.node):
                 if isinstance(sub, ast.keyword) and sub.arg and (attr := _self_slice(sub.value, aliases)):
                     b = _bound_name(sub.value)
-                    out.setdefault(attr, (sub.arg, b, defs.get(b, "")))
+                    out.setdefault(attr, (sub.arg, b, defs.get(b, ""), _slice_dim(sub.value)))
             for sub in ast.walk(m.node):
                 attr = _self_slice(sub, aliases) if isinstance(sub, ast.Subscript) else None
                 if attr:
                     b = _bound_name(sub)
-                    out.setdefault(attr, (attr.rsplit(".", 1)[-1], b, defs.get(b, "")))
+                    out.setdefault(attr, (attr.rsplit(".", 1)[-1], b, defs.get(b, ""), _slice_dim(sub)))
         host = self.profile.graph_host
         v = self._graph_bound[cls.key] = tuple(sorted(
-            (a, f, b, d) for a, (f, b, d) in out.items()
+            (a, f, b, d, dim) for a, (f, b, d, dim) in out.items()
             if not any(fnmatch.fnmatchcase(a.rsplit(".", 1)[-1], pat) for pat in host)))
         return v
 
@@ -656,11 +657,25 @@ class CallGraph:
         return [fn.module, *(k for k in self.project.subclass_modules(cls) if k != fn.module)]
 
 
+def _row_slice(node: ast.Subscript) -> tuple[ast.Slice, int] | None:
+    """The slice ``[:n]`` of ``X[:n]`` (dimension 0) or of ``X[:, :n]`` (dimension 1: M-RoPE
+    positions ``[3, num_tokens]``) with its dimension, else None."""
+    sl = node.slice
+    dim = 0
+    if isinstance(sl, ast.Tuple) and len(sl.elts) == 2 and isinstance(sl.elts[0], ast.Slice) \
+            and sl.elts[0].lower is None and sl.elts[0].upper is None and sl.elts[0].step is None:
+        sl, dim = sl.elts[1], 1
+    if isinstance(sl, ast.Slice) and sl.lower is None and sl.upper is not None:
+        return sl, dim
+    return None
+
+
 def _self_slice(node: ast.AST, aliases: dict[str, str] | None = None) -> str | None:
-    """``X`` for ``self.X[:n]`` (a slice from row 0), ``a.x`` for ``self.a.x[:n]`` or for
-    ``b.x[:n]`` with ``b`` a local alias of ``self.a`` (``aliases``), else None."""
-    if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and node.slice.lower is None
-            and node.slice.upper is not None and isinstance(node.value, ast.Attribute)):
+    """``X`` for ``self.X[:n]`` (a slice from row 0; also ``self.X[:, :n]``, see
+    :func:`_row_slice`), ``a.x`` for ``self.a.x[:n]`` or for ``b.x[:n]`` with ``b`` a local
+    alias of ``self.a`` (``aliases``), else None."""
+    if not (isinstance(node, ast.Subscript) and _row_slice(node) is not None
+            and isinstance(node.value, ast.Attribute)):
         return None
     d = _dotted(node.value) or ""
     head, _, rest = d.partition(".")
@@ -725,8 +740,14 @@ def _single_definitions(fn: ast.AST) -> dict[str, str]:
 
 
 def _bound_name(node: ast.Subscript) -> str:
-    upper = node.slice.upper if isinstance(node.slice, ast.Slice) else None
+    rs = _row_slice(node)
+    upper = rs[0].upper if rs is not None else None
     return upper.id if isinstance(upper, ast.Name) else ""
+
+
+def _slice_dim(node: ast.Subscript) -> int:
+    rs = _row_slice(node)
+    return rs[1] if rs is not None else 0
 
 
 def _functions(mod: ModuleInfo):

@@ -1265,6 +1265,10 @@ class Interpreter:
             return
 
     def _is_padding_guard(self, test: cst.BaseExpression, frame: Frame, state: State, body=None) -> bool:
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+            # `if bs != raw_bs or x is None:` is false only where every disjunct is: no padding
+            return self._is_padding_guard(test.left, frame, state, body) \
+                or self._is_padding_guard(test.right, frame, state, body)
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
             return False
         op = test.comparisons[0].operator
@@ -2137,7 +2141,7 @@ class Interpreter:
             if axis:
                 by_axis.setdefault(axis, set()).add((canon, name))
         line = frame.seg.line(node, frame.stmt)
-        for attr, fld, bound, definition in bound_all:
+        for attr, fld, bound, definition, dim in bound_all:
             defined = self._capture_width(definition, state, by_axis)
             if defined is not None:
                 # the capture sliced with a local it computed (`num_tokens = bs * w`): the graph
@@ -2156,12 +2160,13 @@ class Interpreter:
                     continue
                 canon, name = next(iter(cands))
                 c = Count(canon, 0, name)
-            c = replace(c, unpadded=self._no_padding(c.canon, state, frame))
+            c = replace(c, unpadded=self._no_padding(c.canon, state, frame), dim=dim)
             refs = set()
             for loc in self._self_locs(state):
                 for part in attr.split("."):
                     loc = self._attr_loc(loc, part)
-                refs.add(Ref(loc, c, f"self.{attr}[:{c.written}]", line, True, path=frame.path))
+                text = f"self.{attr}[:, :{c.written}]" if dim else f"self.{attr}[:{c.written}]"
+                refs.add(Ref(loc, c, text, line, True, path=frame.path))
                 self.graph_bound_locs.setdefault(loc, set()).add((cls.key, attr))
             key = self._kwkeys.get((id(node), "replay:" + attr))
             if key is None:
