@@ -2142,24 +2142,31 @@ class Interpreter:
                 by_axis.setdefault(axis, set()).add((canon, name))
         line = frame.seg.line(node, frame.stmt)
         for attr, fld, bound, definition, dim in bound_all:
-            defined = self._capture_width(definition, state, by_axis)
+            if dim and not (bound and self.p.count_axis(bound)):
+                continue  # columns bounded by no count of an axis (a top-k width): no padding
+            defined = self._capture_width(definition, state)
             if defined is not None:
                 # the capture sliced with a local it computed (`num_tokens = bs * w`): the graph
                 # of this replay's shape reads that many rows, evaluated in the replay's terms
                 c = defined
             elif count is not None:
                 # rows up to the count the capture sliced with, as the replay's code names it
-                # (`[:num_tokens]` for a token buffer), else up to the graph's own index
+                # (`[:num_tokens]` for a token buffer), else the capture's width in the replay's
+                # terms (`num_seqs * w` -> `bs * w`), else up to the graph's own index
                 named = self._count(cst.Name(bound), state) if bound and isinstance(
                     state.env.get(bound), CountVal) else None
-                c = named if named is not None and named.canon else count
+                c = named if named is not None and named.canon else \
+                    self._capture_width(definition, state, by_axis) or count
             else:
                 axis = self.p.count_axis(bound) if bound else None
                 cands = by_axis.get(axis, set()) if axis else set()
-                if len(cands) != 1:
-                    continue
-                canon, name = next(iter(cands))
-                c = Count(canon, 0, name)
+                if len(cands) == 1:
+                    canon, name = next(iter(cands))
+                    c = Count(canon, 0, name)
+                else:
+                    c = self._capture_width(definition, state, by_axis)
+                    if c is None:
+                        continue
             c = replace(c, unpadded=self._no_padding(c.canon, state, frame), dim=dim)
             refs = set()
             for loc in self._self_locs(state):
@@ -2178,12 +2185,14 @@ class Interpreter:
             self._check_sink("CUDA graph replay", fld, "replay", node, Refs(frozenset(refs)), frame, state,
                              severity, node=key)
 
-    def _capture_width(self, definition: str, state: State, by_axis: dict[str, set]) -> Count | None:
+    def _capture_width(self, definition: str, state: State, by_axis: dict[str, set] | None = None
+                       ) -> Count | None:
         """The padded count a capture-time width definition (``bs * self.captured_req_width``)
-        denotes in the replay's frame, or None (no definition, or not a padded count here).  A
-        count of the capture's frame this frame does not bind (``num_seqs * w``, ``num_seqs`` the
-        captured batch size) stands for the one padded count of its axis in scope here
-        (``by_axis``: ``bs``), the size of the graph replayed."""
+        denotes in the replay's frame, or None (no definition, or not a padded count here).  With
+        ``by_axis`` (the padded counts in scope, by axis), a count of the capture's frame that is
+        no padded count here (``num_seqs * w``, ``num_seqs`` the captured batch size: unbound, or
+        the replay's own real count of that name) stands for the one padded count of its axis in
+        scope (``bs``), the size of the graph replayed."""
         if not definition:
             return None
         expr = self._capture_defs.get(definition)
@@ -2195,19 +2204,19 @@ class Interpreter:
             self._capture_defs[definition] = expr
         if expr is False:
             return None
-        if not self._names_bound(expr, state):
+        if by_axis is not None:
             expr = self._as_replayed(expr, state, by_axis)
-            if expr is None:
-                return None  # a name of the capture's frame this frame does not have
+        if expr is None or not self._names_bound(expr, state):
+            return None  # a name of the capture's frame this frame does not have
         c = self._count(expr, state)
         if c is None or not c.canon or not self.p.is_padded_name(c.canon):
             return None
         return c
 
     def _as_replayed(self, node, state: State, by_axis: dict[str, set]):
-        """``node`` (names, attributes, integers, arithmetic) with each name this frame does not
-        bind replaced by the one padded count in scope of that name's axis; None if a name has
-        no axis or its axis not exactly one padded count here."""
+        """``node`` (names, attributes, integers, arithmetic) with each count name (one with an
+        axis) that is no padded count here replaced by the one padded count in scope of its axis;
+        None if that axis has not exactly one here (or ``node`` is something else)."""
         if isinstance(node, cst.BinaryOperation):
             left = self._as_replayed(node.left, state, by_axis)
             right = self._as_replayed(node.right, state, by_axis) if left is not None else None
@@ -2215,10 +2224,14 @@ class Interpreter:
         if isinstance(node, cst.Attribute):
             value = self._as_replayed(node.value, state, by_axis)
             return None if value is None else node.with_changes(value=value)
-        if isinstance(node, cst.Name) and node.value not in state.env:
-            cands = by_axis.get(self.p.count_axis(node.value) or "", set())
-            return cst.Name(next(iter(cands))[1]) if len(cands) == 1 else None
-        return node if isinstance(node, (cst.Name, cst.Integer)) else None
+        if isinstance(node, cst.Name):
+            axis = self.p.count_axis(node.value)
+            v = state.env.get(node.value)
+            if axis and not (isinstance(v, CountVal) and v.canon and self.p.is_padded_name(v.canon)):
+                cands = by_axis.get(axis, set())
+                return cst.Name(next(iter(cands))[1]) if len(cands) == 1 else None
+            return node
+        return node if isinstance(node, cst.Integer) else None
 
     @classmethod
     def _names_bound(cls, node, state: State) -> bool:

@@ -124,3 +124,14 @@ def test_no_reset_under_the_configuration_is_still_reported(tmp_path):
     found = _findings(tmp_path, buggy)
     assert [(f.code, f.line) for f in found] == [("PAD001", 39)]
     assert "entries [:, raw_num_token:num_tokens] may be stale" in found[0].message
+
+
+def test_columns_bounded_by_no_count_are_not_padding(tmp_path):
+    # a capture slicing a buffer's columns by a width that is no count of an axis (a top-k width)
+    # binds no padding: rows past the live batch are not what `[:, :k]` bounds
+    runner = RUNNER.replace(
+        "            mrope_positions=self.mrope_positions[:, :num_tokens],\n",
+        "            mrope_positions=self.mrope_positions[:, :self.captured_req_width],\n").replace(
+        "self.model_runner.graph_backend.replay(bs)", "self.graphs[bs].replay()")  # read to [:bs]
+    files = {"pkg/__init__.py": "", "pkg/forward_batch_info.py": BATCH, "pkg/graph_runner.py": runner}
+    assert check_files(tmp_path, files, ["pkg/graph_runner.py"], {"MROPE": "pass"}, profile="sglang") == []

@@ -97,3 +97,50 @@ def test_zeroing_the_token_buffer_on_a_padded_replay_clears_it(tmp_path):
 
 def test_a_reset_of_the_padding_tokens_clears_it(tmp_path):
     assert _findings(tmp_path, "self.positions[raw_num_token:].zero_()") == []
+
+
+def _execute(tmp_path, body: str):
+    """The runner with ``execute`` replaced: ``body`` ends with ``self.graphs[bs].replay()``."""
+    start = RUNNER.index("    def execute(")
+    runner = RUNNER[:start] + "    def execute(self, forward_batch: ForwardBatch) -> None:\n" + "".join(
+        "        " + line + "\n" for line in body.strip().splitlines())
+    files = {"pkg/__init__.py": "", "pkg/forward_batch_info.py": BATCH, "pkg/graph_runner.py": runner}
+    found = check_files(tmp_path, files, ["pkg/graph_runner.py"], profile="sglang")
+    return [f for f in found if "replay" in f.message]
+
+
+def test_a_replay_that_names_the_padded_token_count_is_judged_in_that_name(tmp_path):
+    found = _execute(tmp_path, """
+raw_bs = forward_batch.batch_size
+raw_num_token = raw_bs * self.captured_req_width
+bs = self.model_runner.pad_to_captured(raw_bs)
+num_tokens = bs * self.captured_req_width
+self.seq_lens.fill_(1)
+self.seq_lens[:raw_bs].copy_(forward_batch.seq_lens)
+self.positions[:raw_num_token].copy_(forward_batch.positions)
+self.graphs[bs].replay()
+""")
+    # one name for the bound throughout: the slice, the rows and the fix say `num_tokens`
+    assert len(found) == 1
+    assert found[0].message.startswith("`positions[:num_tokens]` is a padded slice")
+    assert "rows [raw_num_token:num_tokens]" in found[0].message
+    assert "add `self.positions[raw_num_token:num_tokens] = 0`" in found[0].message
+
+
+def test_a_replay_that_binds_the_capture_count_name_to_its_real_count(tmp_path):
+    # `num_seqs` here is the live batch, not the graph's size: the width is `bs * w`, not
+    # `num_seqs * w` (no padding) nor `bs` (the graph's index, a request count)
+    found = _execute(tmp_path, """
+raw_bs = forward_batch.batch_size
+raw_num_token = raw_bs * self.captured_req_width
+num_seqs = forward_batch.batch_size
+bs = self.model_runner.pad_to_captured(num_seqs)
+if bs != num_seqs:
+    self.seq_lens.fill_(1)
+self.seq_lens[:num_seqs].copy_(forward_batch.seq_lens)
+self.positions[:raw_num_token].copy_(forward_batch.positions)
+self.graphs[bs].replay()
+""")
+    assert len(found) == 1
+    assert found[0].message.startswith("`positions[:bs * self.captured_req_width]` is a padded slice")
+    assert "rows [raw_num_token:bs * self.captured_req_width]" in found[0].message
