@@ -2156,7 +2156,12 @@ class Interpreter:
                 named = self._count(cst.Name(bound), state) if bound and isinstance(
                     state.env.get(bound), CountVal) else None
                 c = named if named is not None and named.canon else \
-                    self._capture_width(definition, state, by_axis) or count
+                    self._capture_width(definition, state, by_axis)
+                if c is None:
+                    axis = self.p.count_axis(bound) if bound else None
+                    if axis and self.p.count_axis(count.canon) not in (None, axis):
+                        continue  # a token buffer is not read to the graph's batch size
+                    c = count
             else:
                 axis = self.p.count_axis(bound) if bound else None
                 cands = by_axis.get(axis, set()) if axis else set()

@@ -100,10 +100,12 @@ def test_a_reset_of_the_padding_tokens_clears_it(tmp_path):
 
 
 def _execute(tmp_path, body: str):
-    """The runner with ``execute`` replaced: ``body`` ends with ``self.graphs[bs].replay()``."""
+    """The runner with ``execute`` replaced by ``body`` (lines marked ``<<`` are further
+    methods of the class)."""
     start = RUNNER.index("    def execute(")
     runner = RUNNER[:start] + "    def execute(self, forward_batch: ForwardBatch) -> None:\n" + "".join(
-        "        " + line + "\n" for line in body.strip().splitlines())
+        ("    " + line[2:] if line.startswith("<<") else "        " + line) + "\n"
+        for line in body.strip().splitlines())  # `<<` starts a line of another method
     files = {"pkg/__init__.py": "", "pkg/forward_batch_info.py": BATCH, "pkg/graph_runner.py": runner}
     found = check_files(tmp_path, files, ["pkg/graph_runner.py"], profile="sglang")
     return [f for f in found if "replay" in f.message]
@@ -144,3 +146,23 @@ self.graphs[bs].replay()
     assert len(found) == 1
     assert found[0].message.startswith("`positions[:bs * self.captured_req_width]` is a padded slice")
     assert "rows [raw_num_token:bs * self.captured_req_width]" in found[0].message
+
+
+def test_a_token_buffer_is_not_read_to_the_graphs_batch_size(tmp_path):
+    # `self.graphs[self.bs].replay()` in a helper: no count of the token axis, nor the capture's
+    # width, can be named there; `positions` (captured `[:num_tokens]`) is not judged as if the
+    # graph read `[:self.bs]` of it (a request count: the rows and the fix would be wrong).
+    # `seq_lens` (captured `[:num_seqs]`, the same axis as the graph's size) still is.
+    found = _execute(tmp_path, """
+raw_bs = forward_batch.batch_size
+raw_num_token = raw_bs * self.captured_req_width
+bs = self.model_runner.pad_to_captured(raw_bs)
+self.seq_lens[:raw_bs].copy_(forward_batch.seq_lens)
+self.positions[:raw_num_token].copy_(forward_batch.positions)
+self.bs = bs
+self._replay()
+<<
+<<def _replay(self) -> None:
+<<    self.graphs[self.bs].replay()
+""")
+    assert [f.message.split("`")[1] for f in found] == ["seq_lens[:self.bs]"]
