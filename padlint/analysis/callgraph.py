@@ -68,7 +68,7 @@ class CallGraph:
         self._relevant: dict[str, bool] = {}
         self._sinkward: dict[str, bool] = {}
         self._callers: dict[str, list[FunctionInfo]] = {}
-        self._graph_bound: dict[str, tuple[tuple[str, str, str, str], ...]] = {}
+        self._graph_bound: dict[str, tuple[tuple[str, str, str, str, int], ...]] = {}
         self._capture_writes: dict[str, frozenset[str]] = {}
         self._builder_out: dict[str, dict[str, ClassInfo]] = {}
         # the last names of the profile's replay calls (`_replay_graph` of `*._replay_graph`)
