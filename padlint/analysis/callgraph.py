@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import re
+from dataclasses import dataclass
 
 from padlint.analysis.index import (
     _literals,
@@ -44,6 +45,19 @@ from padlint.analysis.project import (
     _type_names,
 )
 from padlint.profile import Profile
+
+
+@dataclass(frozen=True)
+class GraphInput:
+    """A persistent buffer a captured CUDA graph reads whole, written by the capture with a value
+    computed from the captured size (see :meth:`CallGraph.graph_inputs`)."""
+
+    attr: str      # attribute path from ``self`` (``buffers.global_num_tokens_gpu``)
+    field: str     # the keyword the capture hands it on under
+    path: str      # file of the capturing method
+    line: int      # the capture's write
+    write: str     # that write, as source text
+    count: str     # the count its value is computed from (``num_tokens``)
 
 
 # a slice of an attribute of `self` with a named bound: `self.buf[:n]`, `self.a.b[k:n]`, `self.buf[n:]`
@@ -70,6 +84,7 @@ class CallGraph:
         self._callers: dict[str, list[FunctionInfo]] = {}
         self._graph_bound: dict[str, tuple[tuple[str, str, str, str, int], ...]] = {}
         self._capture_writes: dict[str, frozenset[str]] = {}
+        self._graph_inputs: dict[str, tuple[GraphInput, ...]] = {}
         self._builder_out: dict[str, dict[str, ClassInfo]] = {}
         # the last names of the profile's replay calls (`_replay_graph` of `*._replay_graph`)
         self._replay_names = tuple({p.rsplit(".", 1)[-1].strip("*") for p in profile.graph_replay} - {""})
@@ -140,7 +155,7 @@ class CallGraph:
                 # a CUDA graph replay (`graphs[bs].replay()`, a profile `[graphs] replay` call) reads
                 # its bound buffers
                 cls = self.project.class_info(fn.owner)
-                v = cls is not None and bool(self.graph_bound(cls))
+                v = cls is not None and (bool(self.graph_bound(cls)) or bool(self.graph_inputs(cls)))
             self._sink[fn.key] = v
         return v
 
@@ -492,6 +507,69 @@ class CallGraph:
             if not any(fnmatch.fnmatchcase(a.rsplit(".", 1)[-1], pat) for pat in host)))
         return v
 
+    def graph_inputs(self, cls: ClassInfo) -> tuple["GraphInput", ...]:
+        """Persistent buffers a CUDA graph captured by this class reads whole, whose value the
+        capture computes from the size it captures: in a capturing method (see
+        :meth:`graph_bound`), a whole-buffer write (``buffers.x.copy_(v)``, ``.fill_(v)``,
+        ``buffers.x[...] = v``) whose value ``v`` depends on a count (a name with an axis in the
+        profile, directly or through the method's locals: ``t = torch.tensor([num_tokens] * k)``),
+        of a buffer the method hands on whole (``x=buffers.x``, or through a local bound to it).
+        The graphs are captured at many sizes and share the buffer: after the captures it holds
+        the last size's value, so every replay must write it for its own size."""
+        v = self._graph_inputs.get(cls.key)
+        if v is not None:
+            return v
+        host = self.profile.graph_host
+        out: dict[str, GraphInput] = {}
+        for m in self._capture_methods(cls):
+            aliases = _self_aliases(m.node)
+            defs: dict[str, list[ast.AST]] = {}
+            for sub in ast.walk(m.node):
+                if isinstance(sub, ast.Assign):
+                    for t in sub.targets:
+                        if isinstance(t, ast.Name):
+                            defs.setdefault(t.id, []).append(sub.value)
+            handed = _whole_arguments(m.node, aliases, defs)
+            # the size a capture method is called with: a parameter annotated `int` (or not at all)
+            a = m.node.args
+            sizes = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)[1:]
+                     if p.annotation is None or (isinstance(p.annotation, ast.Name) and p.annotation.id == "int")}
+            mod = self.project.module(m.module)
+            for sub in ast.walk(m.node):
+                target = value = None
+                if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
+                        and sub.func.attr in ("copy_", "fill_") and sub.args:
+                    target, value = sub.func.value, sub.args[0]
+                elif isinstance(sub, ast.Assign) and len(sub.targets) == 1 \
+                        and isinstance(sub.targets[0], ast.Subscript) and _whole_index(sub.targets[0]):
+                    target, value = sub.targets[0].value, sub.value
+                path = _attr_path(target, aliases) if isinstance(target, ast.Attribute) else None
+                if path is None or path not in handed or path in out \
+                        or any(fnmatch.fnmatchcase(path.rsplit(".", 1)[-1], pat) for pat in host):
+                    continue
+                count = self._count_in(value, defs, set(), sizes)
+                if count:
+                    out[path] = GraphInput(path, handed[path], mod.path if mod is not None else "",
+                                           sub.lineno, ast.unparse(sub), count)
+        v = self._graph_inputs[cls.key] = tuple(out[k] for k in sorted(out))
+        return v
+
+    def _count_in(self, node: ast.AST, defs: dict[str, list[ast.AST]], seen: set[str],
+                  sizes: set[str] = frozenset()) -> str:
+        """The first count name (one with an axis in the profile, or one of ``sizes``, the
+        capture method's integer parameters) ``node`` reads, directly or through the locals
+        ``defs`` assigns; "" if none."""
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and sub.id not in seen:
+                if self.profile.count_axis(sub.id) or (sub.id in sizes and sub.id not in defs):
+                    return sub.id
+                seen.add(sub.id)
+                for d in defs.get(sub.id, ()):
+                    found = self._count_in(d, defs, seen, sizes)
+                    if found:
+                        return found
+        return ""
+
     def _capture_methods(self, cls: ClassInfo):
         """The methods of ``cls`` (its MRO) that capture a CUDA graph: named by the profile's
         ``[graphs] capture``, or holding a ``with ...graph(...):`` block."""
@@ -698,6 +776,37 @@ def _attr_path(node: ast.AST, aliases: dict[str, str]) -> str | None:
     if head in aliases and rest:
         return f"{aliases[head]}.{rest}"
     return None
+
+
+def _whole_index(node: ast.Subscript) -> bool:
+    """``x[...]`` or ``x[:]``: a write of every element."""
+    sl = node.slice
+    if isinstance(sl, ast.Constant) and sl.value is Ellipsis:
+        return True
+    return isinstance(sl, ast.Slice) and sl.lower is None and sl.upper is None and sl.step is None
+
+
+def _whole_arguments(fn: ast.AST, aliases: dict[str, str], defs: dict[str, list[ast.AST]]) -> dict[str, str]:
+    """Attribute paths of ``self`` (see :func:`_attr_path`) that ``fn`` passes whole as a call's
+    keyword argument (``x=buffers.x``; through a local bound to it, ``g = buffers.x`` then
+    ``x=g``; either arm of ``a if c else b``): path -> the keyword."""
+    out: dict[str, str] = {}
+
+    def paths(node: ast.AST, depth: int = 0) -> list[str]:
+        if isinstance(node, ast.IfExp):
+            return paths(node.body, depth) + paths(node.orelse, depth)
+        if isinstance(node, ast.Attribute):
+            p = _attr_path(node, aliases)
+            return [p] if p else []
+        if isinstance(node, ast.Name) and depth < 3:
+            return [p for d in defs.get(node.id, ()) for p in paths(d, depth + 1)]
+        return []
+
+    for sub in ast.walk(fn):
+        if isinstance(sub, ast.keyword) and sub.arg:
+            for p in paths(sub.value):
+                out.setdefault(p, sub.arg)
+    return out
 
 
 def _self_aliases(fn: ast.AST) -> dict[str, str]:

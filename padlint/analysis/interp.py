@@ -2133,6 +2133,9 @@ class Interpreter:
         if cls is None:
             return
         bound_all = self.graph.graph_bound(cls)
+        inputs = self.graph.graph_inputs(cls)
+        if inputs:
+            self._check_graph_inputs(node, inputs, frame, state)
         if not bound_all:
             return
         by_axis: dict[str, set] = {}  # the padded counts in scope, by axis
@@ -2189,6 +2192,39 @@ class Interpreter:
                 else self.p.forward_severity
             self._check_sink("CUDA graph replay", fld, "replay", node, Refs(frozenset(refs)), frame, state,
                              severity, node=key)
+
+    def _check_graph_inputs(self, node: cst.Call, inputs, frame: Frame, state: State) -> None:
+        """A graph input (:meth:`CallGraph.graph_inputs`: a buffer the graph reads whole, which the
+        capture wrote with a value computed from the captured size) that no path from the entry
+        point to this replay wrote holds what the last capture or replay wrote, for another size.
+        A write on some path only (under a test) is taken as the replay's refresh: which
+        configurations make the graph read the buffer is not known here (the buffer may not exist
+        in the others), so only a replay that never writes it is reported."""
+        line = frame.seg.line(node, frame.stmt)
+        for gi in inputs:
+            locs = []
+            for loc in self._self_locs(state):
+                for part in gi.attr.split("."):
+                    loc = self._attr_loc(loc, part)
+                locs.append(loc)
+            # a key in the heap: some path since the entry point wrote the buffer (a join keeps it)
+            if any(state.heap.get(loc) is not None or state.heap.get(loc + "#dev") is not None
+                   for loc in locs):
+                continue
+            text = f"self.{gi.attr}"
+            taint = Taint(
+                buffer=text, padded="", offset=0, reason="stale", graph_input=gi.write,
+                steps=((gi.line, f"the capture writes `{text}` with a value computed from the size it "
+                                 f"captures (`{gi.count}`): `{norm(gi.write)}`; every graph reads it",
+                        gi.path),
+                       (line, f"no path to this replay writes `{text}`: it holds what the last capture "
+                              f"or replay wrote, for another size", frame.path)))
+            key = self._kwkeys.get((id(node), "input:" + gi.attr))
+            if key is None:
+                key = self._kwkeys[(id(node), "input:" + gi.attr)] = _KwargsKey(node, gi.field)
+            self._check_sink("CUDA graph replay", gi.field, "replay", node,
+                             Refs(frozenset({Ref(locs[0], None, text, line, True, path=frame.path)})),
+                             frame, state, "error", node=key, given={taint})
 
     def _capture_width(self, definition: str, state: State, by_axis: dict[str, set] | None = None
                        ) -> Count | None:
@@ -4013,25 +4049,31 @@ class Interpreter:
         return kw
 
     def _check_sink(self, sink: str, fld: str, kind: str, value_node, value: AVal,
-                    frame: Frame, state: State, severity: str, node) -> None:
+                    frame: Frame, state: State, severity: str, node,
+                    given: set[Taint] | None = None) -> None:
+        """``given``: the taints, already judged (a graph input no replay path wrote), instead of
+        those :meth:`_taints` finds in ``value``."""
         if self.p.is_exempt(fld) or self.p.is_arg_ignored(sink, fld):
             return
         # the argument node is the same object on every path (each function is parsed once);
         # its libcst position is resolved only when the value is stale
         key = (id(node), fld)
-        covers = self._covers(value, state)
-        if covers:
-            self._pad_hit(key, sink, fld, kind, node, frame, covers,
-                          value_node.value if isinstance(value_node, cst.Name) and not isinstance(node, _KwargsKey)
-                          else None)
-        taints = self._taints(value, state, init_accepts=self._init_accepts(fld, frame))
-        if not self.p.is_index_field(fld):
-            # a dummy run's outputs are dropped: its stale rows matter where they are indices
-            # the run writes through (KV slots, blocks, state slots of a live request)
-            taints = {t for t in taints if t.real != (DUMMY_ROWS,) and not (t.dummy and t.reason == "init")}
-        spec = self.p.field_spec(fld)
-        if spec is not None and spec.reads == "buffer":
-            taints |= self._beyond_view(value, state, spec)
+        if given is not None:
+            taints = given
+        else:
+            covers = self._covers(value, state)
+            if covers:
+                self._pad_hit(key, sink, fld, kind, node, frame, covers,
+                              value_node.value if isinstance(value_node, cst.Name)
+                              and not isinstance(node, _KwargsKey) else None)
+            taints = self._taints(value, state, init_accepts=self._init_accepts(fld, frame))
+            if not self.p.is_index_field(fld):
+                # a dummy run's outputs are dropped: its stale rows matter where they are indices
+                # the run writes through (KV slots, blocks, state slots of a live request)
+                taints = {t for t in taints if t.real != (DUMMY_ROWS,) and not (t.dummy and t.reason == "init")}
+            spec = self.p.field_spec(fld)
+            if spec is not None and spec.reads == "buffer":
+                taints |= self._beyond_view(value, state, spec)
         if not taints:
             self.clean_hits.setdefault(key, []).append(frame.chain)
             return

@@ -112,6 +112,10 @@ class Taint:
     # reason "init" at a dummy run's first run: the construction value those rows hold (a literal
     # or ``empty``), judged against the sink field's neutral value where the taint reaches a sink
     init_value: str = ""
+    # a buffer a captured graph reads whole, which the capture wrote with a value computed from
+    # its size and no path of this replay wrote (``buffer`` is the whole buffer): the capture's
+    # write as source text (its line and file are the first step)
+    graph_input: str = ""
 
 
 @dataclass(frozen=True)

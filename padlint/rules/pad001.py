@@ -226,9 +226,32 @@ def sink_phrase(hit: SinkHit) -> str:
     return f"when passed as argument {hit.field} to {hit.sink}"
 
 
+def _graph_input_finding(hit: SinkHit, taint: Taint, path: str) -> Finding:
+    """A buffer the captured graph reads whole, written by the capture from the captured size and
+    by no path to this replay (:meth:`padlint.analysis.callgraph.CallGraph.graph_inputs`)."""
+    cap_line, _note, cap_path = taint.steps[0]
+    where = f"line {cap_line}" if cap_path in ("", path, hit.path) else f"{_shown(cap_path)}:{cap_line}"
+    write = " ".join(taint.graph_input.split())
+    via = ""
+    if len(hit.stale_chains) > 1:
+        via = f" on {len(hit.stale_chains)} paths{_from_entries(hit)}, e.g. " + _path_text(hit)
+    message = (f"`{_short(taint.buffer)}` is read whole by the CUDA graph replayed here (bound at capture as "
+               f"`{hit.field}`), and the capture writes it with a value computed from the size it captures "
+               f"(`{write}`, {where}); no path to this replay writes it{via}, so the graph reads what the last "
+               f"capture or an earlier replay wrote, for another size; write it for this replay's size "
+               f"before line {hit.stmt_line}, as the capture does")
+    return Finding(
+        code=CODE, path=path, line=hit.span[0], column=hit.span[1], end_line=hit.span[2],
+        end_column=hit.span[3], message=message, severity=hit.severity, sink=hit.sink,
+        field=hit.field, buffer=taint.buffer, padded="", real="",
+        trace=sink_trace(hit, (taint,), path), fix=None, statement=hit.stmt_text, function=hit.function)
+
+
 def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: str, path: str) -> Finding:
     """The finding of one sink argument for the stale taints of one origin (``hit.taints``)."""
     taint = hit.taints[0]
+    if taint.graph_input:
+        return _graph_input_finding(hit, taint, path)
     pair = profile.pair_for_padded(taint.padded)
     reals = taint.real or (pair.real if pair else ())  # inferred from the step's writes, or the profile's
     real_canon = next((r for r in reals if r in hit.real_names), reals[0] if reals else None)
@@ -360,8 +383,8 @@ def _outside_findings(hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
     out = []
     sink_at = f"{_shown(hit.path)}:{hit.span[0]}"
     for t in hit.taints:
-        if t.reason == "init" or not t.steps:
-            continue
+        if t.reason == "init" or not t.steps or t.graph_input:
+            continue  # (a graph input's first step is the capture's write, not a padded slice)
         line, _note, spath = t.steps[0]
         placed = origin_place(texts, spath, line, hit)
         if placed is None:

@@ -1,0 +1,211 @@
+"""Graph inputs the capture computes from its size: every replay must write them.
+
+SGLang's EAGLE draft runners (0.5.23) capture one graph per batch size and bind
+``buffers.global_num_tokens_gpu`` whole (``ForwardBatch(global_num_tokens_gpu=...)``) after
+writing it with ``[num_tokens] * dp_size``: a value of the captured size.  All graphs share the
+buffer, so after the captures it holds the last size's value; each replay writes
+``fill_(bs * w)`` before it replays (``execute``).  Deleting that write leaves every replay
+reading another size's token counts: no padding rows, but the same failure (a persistent buffer
+read by the graph holds an earlier step's value).  Written from scratch.
+"""
+
+from __future__ import annotations
+
+from .project_files import check_files
+
+RUNNER = '''\
+import torch
+
+from pkg.forward_batch_info import ForwardBatch
+
+
+class DraftGraphRunner:
+    def __init__(self, model_runner, capture_bs: list[int], dp_size: int) -> None:
+        self.model_runner = model_runner
+        self.capture_bs = sorted(capture_bs)
+        self.dp_size = dp_size
+        max_bs = self.capture_bs[-1]
+        self.seq_lens = torch.ones((max_bs,), dtype=torch.int64)
+        self.global_num_tokens_gpu = torch.zeros((dp_size,), dtype=torch.int32)
+        self.graphs = {}
+
+    def capture_one_shape(self, bs: int) -> None:
+        num_tokens = bs * 2
+        global_num_tokens_cpu = [num_tokens] * self.dp_size
+        num_tokens_tensor = torch.tensor(global_num_tokens_cpu, dtype=torch.int32)
+        {CAPTURE_WRITE}
+        forward_batch = ForwardBatch(
+            batch_size=bs,
+            seq_lens=self.seq_lens[:bs],
+            global_num_tokens_gpu={BOUND},
+        )
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            self.model_runner.model.forward(forward_batch)
+        self.graphs[bs] = graph
+
+    def execute(self, forward_batch: ForwardBatch) -> None:
+        raw_bs = forward_batch.batch_size
+        bs = self.model_runner.pad_to_captured(raw_bs)
+        if bs != raw_bs:
+            self.seq_lens.fill_(1)
+        self.seq_lens[:raw_bs].copy_(forward_batch.seq_lens)
+        {REPLAY_WRITE}
+        self.graphs[bs].replay()
+
+    def _refresh(self, bs: int) -> None:
+        self.global_num_tokens_gpu.fill_(bs * 2)
+'''
+
+BATCH = '''\
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+
+
+@dataclass
+class ForwardBatch:
+    batch_size: int
+    seq_lens: torch.Tensor
+    global_num_tokens_gpu: Optional[torch.Tensor] = None
+'''
+
+SIZED = "self.global_num_tokens_gpu.copy_(num_tokens_tensor)"
+
+
+def _findings(tmp_path, replay_write: str = "pass", capture_write: str = SIZED,
+              bound: str = "self.global_num_tokens_gpu", runner: str = RUNNER):
+    files = {"pkg/__init__.py": "", "pkg/forward_batch_info.py": BATCH, "pkg/graph_runner.py": runner}
+    subst = {"REPLAY_WRITE": replay_write, "CAPTURE_WRITE": capture_write, "BOUND": bound}
+    return check_files(tmp_path, files, ["pkg/graph_runner.py"], subst, profile="sglang")
+
+
+def test_a_sized_graph_input_no_replay_writes_is_reported_at_the_replay(tmp_path):
+    found = _findings(tmp_path)
+    # seq_lens is reset on padded replays and written for the live rows: clean.  The graph input
+    # is written by the capture from `num_tokens` (line 20) and by nothing on the way to the
+    # replay (line 38)
+    assert [(f.code, f.line, f.field) for f in found] == [("PAD001", 38, "global_num_tokens_gpu")]
+    f = found[0]
+    assert f.severity == "error" and f.fix is None
+    assert f.message.startswith("`global_num_tokens_gpu` is read whole by the CUDA graph replayed here")
+    assert "(`self.global_num_tokens_gpu.copy_(num_tokens_tensor)`, line 20)" in f.message
+    assert "so the graph reads what the last capture or an earlier replay wrote, for another size" in f.message
+    assert "write it for this replay's size before line 38" in f.message
+    # the trace: the entry point, the capture's write, the replay
+    assert [s.line for s in f.trace] == [31, 20, 38, 38]
+    assert "(`num_tokens`)" in f.trace[1].note
+
+
+def test_a_replay_that_writes_the_input_is_clean(tmp_path):
+    assert _findings(tmp_path, "self.global_num_tokens_gpu.fill_(bs * 2)") == []
+
+
+def test_a_write_in_a_helper_the_replay_calls_is_seen(tmp_path):
+    assert _findings(tmp_path, "self._refresh(bs)") == []
+
+
+def test_a_write_under_a_test_counts_as_the_replays_refresh(tmp_path):
+    # which configurations make the graph read the buffer is not known (it may not exist in the
+    # others): a replay that writes it on some path is not judged
+    assert _findings(tmp_path, "if self.dp_size > 1:\n            self.global_num_tokens_gpu.fill_(bs * 2)") == []
+
+
+def test_a_constant_the_capture_writes_needs_no_refresh(tmp_path):
+    # the same value for every size: what the last capture left is right for every graph
+    assert _findings(tmp_path, capture_write="self.global_num_tokens_gpu.fill_(self.dp_size)") == []
+
+
+def test_a_sized_write_of_a_buffer_the_capture_does_not_hand_on_is_not_an_input(tmp_path):
+    # written from the size, but no call of the capture takes it: nothing says the graph reads it
+    assert _findings(tmp_path, bound="None") == []
+
+
+HELD = '''\
+import torch
+
+from pkg.forward_batch_info import Buffers, ForwardBatch
+
+
+class DraftGraphRunner:
+    def __init__(self, model_runner, dp_size: int) -> None:
+        self.model_runner = model_runner
+        self.dp_size = dp_size
+        self.buffers = Buffers(global_num_tokens_gpu=torch.zeros((dp_size,), dtype=torch.int32))
+        self.graphs = {}
+
+    def capture_one_shape(self, bs: int) -> None:
+        buffers = self.buffers
+        num_tokens = bs * 2
+        if self.dp_size > 1:
+            buffers.global_num_tokens_gpu.copy_(torch.tensor([num_tokens] * self.dp_size))
+            gathered = buffers.global_num_tokens_gpu
+        else:
+            gathered = None
+        forward_batch = ForwardBatch(batch_size=bs, seq_lens=None,
+                                     global_num_tokens_gpu=gathered if self.dp_size > 1 else None)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            self.model_runner.model.forward(forward_batch)
+        self.graphs[bs] = graph
+
+    def execute(self, forward_batch: ForwardBatch) -> None:
+        buffers = self.buffers
+        bs = self.model_runner.pad_to_captured(forward_batch.batch_size)
+        {REPLAY_WRITE}
+        self.graphs[bs].replay()
+'''
+
+
+def _held(tmp_path, replay_write: str):
+    batch = BATCH + "\n\n@dataclass\nclass Buffers:\n    global_num_tokens_gpu: torch.Tensor\n"
+    files = {"pkg/__init__.py": "", "pkg/forward_batch_info.py": batch, "pkg/graph_runner.py": HELD}
+    return check_files(tmp_path, files, ["pkg/graph_runner.py"], {"REPLAY_WRITE": replay_write},
+                       profile="sglang")
+
+
+def test_a_buffer_of_a_held_object_bound_through_locals_is_an_input(tmp_path):
+    # `buffers = self.buffers` in both methods, the binding through a local and a conditional
+    found = _held(tmp_path, "pass")
+    assert [(f.line, f.field) for f in found] == [(32, "global_num_tokens_gpu")]
+    assert "`buffers.global_num_tokens_gpu.copy_(torch.tensor([num_tokens] * self.dp_size))`, line 17" \
+        in found[0].message
+
+
+def test_the_replays_write_through_its_own_alias_is_seen(tmp_path):
+    assert _held(tmp_path, "buffers.global_num_tokens_gpu.fill_(bs * 2)") == []
+
+
+def test_an_ellipsis_store_of_the_count_is_a_sized_write(tmp_path):
+    found = _findings(tmp_path, capture_write="self.global_num_tokens_gpu[...] = num_tokens")
+    assert [(f.line, f.field) for f in found] == [(38, "global_num_tokens_gpu")]
+
+
+def test_a_host_buffer_is_not_read_by_the_graph(tmp_path):
+    # the sglang profile's `[graphs] host = ["*_cpu"]`: host tensors are not graph inputs
+    runner = RUNNER.replace("global_num_tokens_gpu", "global_num_tokens_cpu_buf").replace(
+        "self.global_num_tokens_cpu_buf = torch", "self.global_num_tokens_cpu = torch").replace(
+        "self.global_num_tokens_cpu_buf", "self.global_num_tokens_cpu")
+    batch = BATCH.replace("global_num_tokens_gpu", "global_num_tokens_cpu_buf")
+    files = {"pkg/__init__.py": "", "pkg/forward_batch_info.py": batch, "pkg/graph_runner.py": runner}
+    subst = {"REPLAY_WRITE": "pass", "CAPTURE_WRITE": "self.global_num_tokens_cpu.copy_(num_tokens_tensor)",
+             "BOUND": "self.global_num_tokens_cpu"}
+    assert check_files(tmp_path, files, ["pkg/graph_runner.py"], subst, profile="sglang") == []
+
+
+def test_a_value_computed_from_the_capture_methods_size_parameter_is_sized(tmp_path):
+    # SGLang's FrozenKV MTP runner: `capture_one_shape(self, size: int, ...)`, then
+    # `expanded_bs = request_bs * w` and `[expanded_bs] * dp`: no name the profile gives an
+    # axis, but the capture method's integer parameter is the size it captures
+    runner = RUNNER.replace("def capture_one_shape(self, bs: int) -> None:\n        num_tokens = bs * 2\n",
+                            "def capture_one_shape(self, size: int, label: str = \"\") -> None:\n"
+                            "        bs = size\n        num_tokens = bs * 2\n")
+    runner = runner.replace("global_num_tokens_cpu = [num_tokens] * self.dp_size",
+                            "expanded = size * 2\n        global_num_tokens_cpu = [expanded] * self.dp_size")
+    found = _findings(tmp_path, runner=runner)
+    assert [(f.line, f.field) for f in found] == [(40, "global_num_tokens_gpu")]
+    assert "(`size`)" in found[0].trace[1].note
+    # a parameter of another type is not the size: `label` read into the value is not sized
+    runner2 = runner.replace("expanded = size * 2", "expanded = len(label)")
+    assert _findings(tmp_path, runner=runner2) == []
