@@ -74,7 +74,7 @@ PROFILE_SCHEMA: dict[str, Any] = {
     "dummy_runs": {"functions": None},
     "registry": {"slot_classes": None, "fill_methods": None, "buffer_position": None, "buffer_keyword": None,
                  "axis": None, "default_axis": None, "policy": None, "default_policy": None, "pad_value": None,
-                 "resets": ANY_KEY, "declared_safe": None, "real_counts": ANY_KEY},
+                 "computed": None, "resets": ANY_KEY, "declared_safe": None, "real_counts": ANY_KEY},
     # the runtime checker's tables: their names here, their contents checked by
     # padlint.runtime.spec (owned with the runtime checker)
     "runtime": {"provider": DELEGATED, "step": DELEGATED, "poison": DELEGATED, "classes": DELEGATED},
@@ -144,7 +144,9 @@ class RegistrySpec:
     keyword ``real_counts[axis]``.  ``resets``: policy -> the value written (a literal,
     or "pad_value": the slot's pad value); ``declared_safe``: policies under which the
     code declares the padding rows never read (taken as a reset of unknown value); any
-    other policy leaves the padding rows as they were."""
+    other policy leaves the padding rows as they were.  ``computed``: the slot keyword of a
+    hook the fill calls to compute the slot's whole buffer (``post_fill=``): such a slot is
+    written at every fill, whatever its policy (its value is the hook's, not judged)."""
 
     slot_classes: tuple[str, ...]
     fill_methods: tuple[str, ...]
@@ -155,6 +157,7 @@ class RegistrySpec:
     policy: str = "padding_policy"
     default_policy: str = ""
     pad_value: str = "pad_value"
+    computed: str = ""
     resets: tuple[tuple[str, str], ...] = ()
     declared_safe: tuple[str, ...] = ()
     real_counts: tuple[tuple[str, str], ...] = ()
@@ -696,7 +699,7 @@ def _registry(value: Any, where: str) -> RegistrySpec:
         buffer_position=pos, buffer_keyword=text("buffer_keyword", "buffer"), axis=text("axis", "axis"),
         default_axis=text("default_axis", ""), policy=text("policy", "padding_policy"),
         default_policy=text("default_policy", ""), pad_value=text("pad_value", "pad_value"),
-        resets=tuple(sorted(resets.items())),
+        computed=text("computed", ""), resets=tuple(sorted(resets.items())),
         declared_safe=_names(t.get("declared_safe", []), f"{where}.declared_safe"),
         real_counts=tuple(sorted(reals.items())))
 

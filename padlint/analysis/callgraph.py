@@ -88,7 +88,7 @@ class CallGraph:
         self._builder_out: dict[str, dict[str, ClassInfo]] = {}
         # the last names of the profile's replay calls (`_replay_graph` of `*._replay_graph`)
         self._replay_names = tuple({p.rsplit(".", 1)[-1].strip("*") for p in profile.graph_replay} - {""})
-        self._slots: dict[str, tuple[tuple[str, str, str, str], ...]] = {}
+        self._slots: dict[str, tuple[tuple[str, str, str, str, bool], ...]] = {}
         # a module is searched for callers only if its text mentions a count (real or
         # padded), a sink, a device copy, a padded getter or a reset helper: a module that only
         # fills tensors of its own (`torch.empty`, `.fill_`) cannot touch the padding rows of a
@@ -137,6 +137,11 @@ class CallGraph:
                 v = bool(tail_stores(fn.node))
             if not v:  # a metadata builder constructs its output (a sink)
                 v = self._builds_output(fn, text)
+            if not v and fn.owner and (".replay(" in text or any(f"{r}(" in text for r in self._replay_names)):
+                # a CUDA graph replay of a class whose graphs read inputs sized at capture: whether
+                # the path to it writes them is the question (no padded slice needed)
+                cls = self.project.class_info(fn.owner)
+                v = cls is not None and bool(self.graph_inputs(cls))
             self._core[fn.key] = v
         return v
 
@@ -529,6 +534,8 @@ class CallGraph:
                     for t in sub.targets:
                         if isinstance(t, ast.Name):
                             defs.setdefault(t.id, []).append(sub.value)
+                elif isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name) and sub.value is not None:
+                    defs.setdefault(sub.target.id, []).append(sub.value)
             handed = _whole_arguments(m.node, aliases, defs)
             # the size a capture method is called with: a parameter annotated `int` (or not at all)
             a = m.node.args
@@ -571,11 +578,14 @@ class CallGraph:
         return ""
 
     def _capture_methods(self, cls: ClassInfo):
-        """The methods of ``cls`` (its MRO) that capture a CUDA graph: named by the profile's
-        ``[graphs] capture``, or holding a ``with ...graph(...):`` block."""
+        """The methods of ``cls`` that capture a CUDA graph, as its objects resolve them (a
+        base's method a subclass overrides is not run by the subclass's objects): named by the
+        profile's ``[graphs] capture``, or holding a ``with ...graph(...):`` block."""
         capture = self.profile.graph_capture
         for c in self.project.mro(cls):
             for m in c.methods.values():
+                if self.project.find_method(cls, m.name) is not m:
+                    continue  # overridden
                 if any(fnmatch.fnmatchcase(m.name, pat) for pat in capture) or any(
                         isinstance(w, ast.With) and any(
                             isinstance(i.context_expr, ast.Call)
@@ -611,17 +621,18 @@ class CallGraph:
         v = self._capture_writes[cls.key] = frozenset(out)
         return v
 
-    def registry_slots(self, cls: ClassInfo) -> tuple[tuple[str, str, str, str], ...]:
+    def registry_slots(self, cls: ClassInfo) -> tuple[tuple[str, str, str, str, bool], ...]:
         """Slots a class registers in a buffer registry (profile ``[registry]``):
-        ``(buffer attribute, axis, policy, pad value as literal text or "")`` for each
-        ``SlotClass(name, self.X, axis=..., padding_policy=Policy.P, pad_value=v)``."""
+        ``(buffer attribute, axis, policy, pad value as literal text or "", computed)`` for each
+        ``SlotClass(name, self.X, axis=..., padding_policy=Policy.P, pad_value=v)`` (``computed``:
+        given a hook that computes the whole buffer at every fill)."""
         spec = self.profile.registry
         if spec is None:
             return ()
         v = self._slots.get(cls.key)
         if v is not None:
             return v
-        out: list[tuple[str, str, str, str]] = []
+        out: list[tuple[str, str, str, str, bool]] = []
         for c in self.project.mro(cls):
             mod = self.project.module(c.module)
             for m in c.methods.values():
@@ -645,8 +656,10 @@ class CallGraph:
                 return k.value
         return call.args[spec.buffer_position] if len(call.args) > spec.buffer_position else None
 
-    def _slot_policy(self, call: ast.Call) -> tuple[str, str, str]:
-        """(axis, policy, pad value as literal text or "") of a slot construction."""
+    def _slot_policy(self, call: ast.Call) -> tuple[str, str, str, bool]:
+        """(axis, policy, pad value as literal text or "", computed) of a slot construction;
+        ``computed``: it is given a hook that computes its whole buffer at every fill (the
+        profile's ``[registry] computed`` keyword, not None)."""
         spec = self.profile.registry
         kw = {k.arg: k.value for k in call.keywords if k.arg}
         axis = kw.get(spec.axis)
@@ -655,9 +668,11 @@ class CallGraph:
         pol_s = (_dotted(pol) or "").rsplit(".", 1)[-1] if pol is not None else spec.default_policy
         pad = kw.get(spec.pad_value)
         pad_s = repr(pad.value) if isinstance(pad, ast.Constant) and isinstance(pad.value, (int, float)) else ""
-        return axis_s, pol_s, pad_s
+        hook = kw.get(spec.computed) if spec.computed else None
+        computed = hook is not None and not (isinstance(hook, ast.Constant) and hook.value is None)
+        return axis_s, pol_s, pad_s, computed
 
-    def _built_slots(self, call: ast.Call, mod: ModuleInfo) -> list[tuple[str, str, str, str]]:
+    def _built_slots(self, call: ast.Call, mod: ModuleInfo) -> list[tuple[str, str, str, str, bool]]:
         """Slots a registry-building function makes for buffers its caller hands it:
         ``build_registry(..., source=self.buffers)`` whose body creates ``Slot("positions", ...)``
         with no buffer and binds each by name, ``getattr(source, slot.name)``: the slot's buffer
@@ -669,16 +684,27 @@ class CallGraph:
         spec = self.profile.registry
         params = [a.arg for a in (*fn.node.args.posonlyargs, *fn.node.args.args, *fn.node.args.kwonlyargs)]
         by_name: set[str] = set()  # parameters the body binds slots from by name
-        slots: list[ast.Call] = []
+        slots: list[tuple[str, ast.Call]] = []
+        # `for name in ("a", "b"): Slot(name, ...)`: the names a loop variable takes
+        looped: dict[str, list[str]] = {}
+        for sub in ast.walk(fn.node):
+            if isinstance(sub, ast.For) and isinstance(sub.target, ast.Name) \
+                    and isinstance(sub.iter, (ast.Tuple, ast.List)) and sub.iter.elts \
+                    and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in sub.iter.elts):
+                looped.setdefault(sub.target.id, []).extend(e.value for e in sub.iter.elts)
         for sub in ast.walk(fn.node):
             if not isinstance(sub, ast.Call):
                 continue
             if (_dotted(sub.func) or "").rsplit(".", 1)[-1] in spec.slot_classes:
                 # a named slot not handed a buffer object (its second argument is a shape
                 # function there): the buffer is bound by name below
-                if sub.args and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str) \
-                        and not isinstance(self._slot_buffer(sub), ast.Attribute):
-                    slots.append(sub)
+                if not sub.args or isinstance(self._slot_buffer(sub), ast.Attribute):
+                    continue
+                first = sub.args[0]
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    slots.append((first.value, sub))
+                elif isinstance(first, ast.Name):
+                    slots.extend((n, sub) for n in looped.get(first.id, ()))
             elif isinstance(sub.func, ast.Name) and sub.func.id == "getattr" and len(sub.args) >= 2 \
                     and isinstance(sub.args[0], ast.Name) and sub.args[0].id in params \
                     and isinstance(sub.args[1], ast.Attribute) and sub.args[1].attr == "name":
@@ -694,8 +720,8 @@ class CallGraph:
             src = given.get(p)
             if not (isinstance(src, ast.Attribute) and isinstance(src.value, ast.Name) and src.value.id == "self"):
                 continue
-            for sl in slots:
-                out.append((f"{src.attr}.{sl.args[0].value}", *self._slot_policy(sl)))
+            for slot_name, sl in slots:
+                out.append((f"{src.attr}.{slot_name}", *self._slot_policy(sl)))
         return out
 
     def callers(self, fn: FunctionInfo) -> list[FunctionInfo]:
@@ -817,6 +843,8 @@ def _self_aliases(fn: ast.AST) -> dict[str, str]:
             for t in sub.targets:
                 if isinstance(t, ast.Name):
                     seen.setdefault(t.id, []).append(sub.value)
+        elif isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name) and sub.value is not None:
+            seen.setdefault(sub.target.id, []).append(sub.value)  # `buffers: Bufs = self.buffers`
     out = {}
     for name, values in seen.items():
         d = _dotted(values[0]) if len(values) == 1 else None

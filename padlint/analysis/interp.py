@@ -1496,6 +1496,12 @@ class Interpreter:
                 return (s.lower, s.upper, dim)
         return None
 
+    def _pair_known(self, canon: str, frame: Frame) -> bool:
+        """Whether ``canon`` is a padded count whose real partner is known on the call path."""
+        pair = self.p.pair_for_padded(canon)
+        return pair is not None and any(r in frame.known or r.split("*", 1)[0] in frame.known
+                                        for r in pair.real)
+
     def _no_padding(self, canon: str, state: State, frame: Frame | None = None) -> bool:
         """True where a slice up to padded count ``canon`` has no padding rows on this path.
 
@@ -2089,7 +2095,13 @@ class Interpreter:
             self._eval(a.value, frame, state)
         resets, safe, reals = dict(reg.resets), set(reg.declared_safe), dict(reg.real_counts)
         line = frame.seg.line(node, frame.stmt)
-        for attr, axis, policy, pad in slots:
+        for attr, axis, policy, pad, computed in slots:
+            if computed:
+                # its hook computes the whole buffer at this fill (a count, a packed table): every
+                # row is this step's, whatever the policy says of padding rows
+                for base in self._self_locs(state):
+                    state.heap[self._attr_loc(base, attr)] = LocState(False, frozenset(), frozenset({Reset(ALL)}))
+                continue
             real = kws.get(reals.get(axis, ""))
             if real is None or (policy not in resets and policy not in safe):
                 continue  # FOREACH_COPY and the like: the padding rows keep what they held
@@ -2200,6 +2212,11 @@ class Interpreter:
         A write on some path only (under a test) is taken as the replay's refresh: which
         configurations make the graph read the buffer is not known here (the buffer may not exist
         in the others), so only a replay that never writes it is reported."""
+        if not any(self._pair_known(canon, frame) for canon in self._names_in_scope(frame, state)[1]):
+            # no padding decided on this path (`bs` handed in, its real count not known here): the
+            # replay runs after another call prepared the step (`prepare()` then `replay()`), whose
+            # writes this path does not see; the graph-bound slices are not judged there either
+            return
         line = frame.seg.line(node, frame.stmt)
         for gi in inputs:
             locs = []

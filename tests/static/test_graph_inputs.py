@@ -152,7 +152,8 @@ class DraftGraphRunner:
 
     def execute(self, forward_batch: ForwardBatch) -> None:
         buffers = self.buffers
-        bs = self.model_runner.pad_to_captured(forward_batch.batch_size)
+        raw_bs = forward_batch.batch_size
+        bs = self.model_runner.pad_to_captured(raw_bs)
         {REPLAY_WRITE}
         self.graphs[bs].replay()
 '''
@@ -168,13 +169,26 @@ def _held(tmp_path, replay_write: str):
 def test_a_buffer_of_a_held_object_bound_through_locals_is_an_input(tmp_path):
     # `buffers = self.buffers` in both methods, the binding through a local and a conditional
     found = _held(tmp_path, "pass")
-    assert [(f.line, f.field) for f in found] == [(32, "global_num_tokens_gpu")]
+    assert [(f.line, f.field) for f in found] == [(33, "global_num_tokens_gpu")]
     assert "`buffers.global_num_tokens_gpu.copy_(torch.tensor([num_tokens] * self.dp_size))`, line 17" \
         in found[0].message
 
 
 def test_the_replays_write_through_its_own_alias_is_seen(tmp_path):
     assert _held(tmp_path, "buffers.global_num_tokens_gpu.fill_(bs * 2)") == []
+
+
+def test_a_replay_of_a_size_handed_in_is_not_judged(tmp_path):
+    # `prepare(fb)` pads and writes the inputs, a later `replay(bs)` (another call of the caller,
+    # SGLang's multi-layer EAGLE runners) replays: no real count on this path, so nothing says
+    # this path is the step's whole preparation (the graph-bound slices are not judged there
+    # either)
+    runner = HELD.replace("    def execute(self, forward_batch: ForwardBatch) -> None:\n",
+                          "    def execute(self, bs: int) -> None:\n").replace(
+        "        raw_bs = forward_batch.batch_size\n        bs = self.model_runner.pad_to_captured(raw_bs)\n", "")
+    batch = BATCH + "\n\n@dataclass\nclass Buffers:\n    global_num_tokens_gpu: torch.Tensor\n"
+    files = {"pkg/__init__.py": "", "pkg/forward_batch_info.py": batch, "pkg/graph_runner.py": runner}
+    assert check_files(tmp_path, files, ["pkg/graph_runner.py"], {"REPLAY_WRITE": "pass"}, profile="sglang") == []
 
 
 def test_an_ellipsis_store_of_the_count_is_a_sized_write(tmp_path):
@@ -209,3 +223,103 @@ def test_a_value_computed_from_the_capture_methods_size_parameter_is_sized(tmp_p
     # a parameter of another type is not the size: `label` read into the value is not sized
     runner2 = runner.replace("expanded = size * 2", "expanded = len(label)")
     assert _findings(tmp_path, runner=runner2) == []
+
+
+REGISTRY = '''\
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class GraphSlot:
+    name: str
+    shape_fn: object
+    dtype: object
+    axis: str = "tokens"
+    post_fill: object = None
+    buffer: torch.Tensor | None = None
+
+
+class CudaGraphBufferRegistry:
+    def __init__(self) -> None:
+        self._slots = {}
+
+    def register_slot(self, slot: GraphSlot, bind=None) -> None:
+        slot.buffer = bind
+        self._slots[slot.name] = slot
+
+    def fill_from(self, forward_batch, *, raw_bs: int, padded_bs: int, raw_num_tokens: int,
+                  padded_num_tokens: int) -> None:
+        for slot in self._slots.values():
+            if slot.post_fill is not None:
+                slot.post_fill(slot.buffer, forward_batch, padded_num_tokens)
+
+
+def build_decode_registry(*, dp_size: int, source=None) -> CudaGraphBufferRegistry:
+    reg = CudaGraphBufferRegistry()
+
+    def _global_post_fill(buf, fb, padded_num_tokens):
+        buf.fill_(padded_num_tokens)
+
+    slots = []
+    for name in ("global_num_tokens_gpu", "global_num_tokens_for_logprob_gpu"):
+        slots.append(GraphSlot(name, lambda bs, t: (dp_size,), torch.int32, axis="none", {HOOK}))
+    for slot in slots:
+        reg.register_slot(slot, bind=getattr(source, slot.name, None))
+    return reg
+'''
+
+REG_RUNNER = '''\
+import torch
+
+from pkg.forward_batch_info import ForwardBatch
+from pkg.registry import build_decode_registry
+
+
+class InputBuffers:
+    def __init__(self, dp_size: int) -> None:
+        self.global_num_tokens_gpu = torch.zeros((dp_size,), dtype=torch.int32)
+        self.global_num_tokens_for_logprob_gpu = torch.zeros((dp_size,), dtype=torch.int32)
+
+
+class DecodeGraphRunner:
+    def __init__(self, model_runner, dp_size: int) -> None:
+        self.model_runner = model_runner
+        self.dp_size = dp_size
+        self.buffers = InputBuffers(dp_size)
+        self.buffer_registry = build_decode_registry(dp_size=dp_size, source=self.buffers)
+        self.graphs = {}
+
+    def capture_one_shape(self, bs: int) -> None:
+        buffers = self.buffers
+        num_tokens = bs * 2
+        buffers.global_num_tokens_gpu.fill_(num_tokens)
+        forward_batch = ForwardBatch(batch_size=bs, seq_lens=None,
+                                     global_num_tokens_gpu=buffers.global_num_tokens_gpu)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            self.model_runner.model.forward(forward_batch)
+        self.graphs[bs] = graph
+
+    def execute(self, forward_batch: ForwardBatch) -> None:
+        raw_bs = forward_batch.batch_size
+        bs = self.model_runner.pad_to_captured(raw_bs)
+        self.buffer_registry.fill_from(forward_batch, raw_bs=raw_bs, padded_bs=bs,
+                                       raw_num_tokens=raw_bs * 2, padded_num_tokens=bs * 2)
+        self.graphs[bs].replay()
+'''
+
+
+def test_a_registry_slot_a_hook_computes_at_every_fill_is_written(tmp_path):
+    # the sglang profile's `[registry] computed = "post_fill"`: such a slot (here two, named by
+    # a loop over a tuple, bound to `self.buffers.<name>`) is written whole by `fill_from`
+    files = {"pkg/__init__.py": "", "pkg/forward_batch_info.py": BATCH, "pkg/registry.py": REGISTRY,
+             "pkg/graph_runner.py": REG_RUNNER}
+    hooked = check_files(tmp_path / "a", files, ["pkg/graph_runner.py"], {"HOOK": "post_fill=_global_post_fill"},
+                         profile="sglang")
+    assert hooked == []
+    # without the hook the registry leaves the slot as it was: the replay writes nothing
+    bare = check_files(tmp_path / "b", files, ["pkg/graph_runner.py"], {"HOOK": "post_fill=None"},
+                       profile="sglang")
+    assert [(f.line, f.field) for f in bare] == [(37, "global_num_tokens_gpu")]
