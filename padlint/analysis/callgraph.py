@@ -537,9 +537,11 @@ class CallGraph:
                 elif isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name) and sub.value is not None:
                     defs.setdefault(sub.target.id, []).append(sub.value)
             handed = _whole_arguments(m.node, aliases, defs)
-            # the size a capture method is called with: a parameter annotated `int` (or not at all)
+            # the size a capture method is called with: its first parameter, annotated `int` or not
+            # at all (`capture_one_shape(self, size, forward, stream_idx: int = 0)`)
             a = m.node.args
-            sizes = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)[1:]
+            first = (*a.posonlyargs, *a.args)[1:2]
+            sizes = {p.arg for p in first
                      if p.annotation is None or (isinstance(p.annotation, ast.Name) and p.annotation.id == "int")}
             mod = self.project.module(m.module)
             for sub in ast.walk(m.node):
@@ -577,6 +579,19 @@ class CallGraph:
                         return found
         return ""
 
+    def _runs_for(self, cls: ClassInfo, m: FunctionInfo) -> bool:
+        """Whether objects of ``cls`` run method ``m`` of their MRO under its name: it is the one
+        the name resolves to, or each override between calls ``super().name(...)``."""
+        r = self.project.find_method(cls, m.name)
+        while r is not None and r is not m:
+            if not any(isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
+                       and sub.func.attr == m.name and isinstance(sub.func.value, ast.Call)
+                       and isinstance(sub.func.value.func, ast.Name) and sub.func.value.func.id == "super"
+                       for sub in ast.walk(r.node)):
+                return False
+            r = self.project.find_method(cls, m.name, after=r.owner)
+        return r is m
+
     def _capture_methods(self, cls: ClassInfo):
         """The methods of ``cls`` that capture a CUDA graph, as its objects resolve them (a
         base's method a subclass overrides is not run by the subclass's objects): named by the
@@ -584,8 +599,8 @@ class CallGraph:
         capture = self.profile.graph_capture
         for c in self.project.mro(cls):
             for m in c.methods.values():
-                if self.project.find_method(cls, m.name) is not m:
-                    continue  # overridden
+                if not self._runs_for(cls, m):
+                    continue  # overridden, and the override does not call it
                 if any(fnmatch.fnmatchcase(m.name, pat) for pat in capture) or any(
                         isinstance(w, ast.With) and any(
                             isinstance(i.context_expr, ast.Call)

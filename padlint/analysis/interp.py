@@ -24,10 +24,15 @@ from padlint.analysis.values import (
     Ref, Refs, Reset, State, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, origin_key, stamp, with_step,
 )
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
+from padlint.analysis.buffers import _MODULES as READ_ONLY_MODULES, _PURE_MODULE_FUNCS as READ_ONLY_FUNCS
 from padlint.analysis.literals import same_literal
 from padlint.analysis.callgraph import CallGraph
 from padlint.analysis.project import ClassInfo, FunctionInfo, Project, _type_names, scan_method_attr_types
 from padlint.profile import Profile
+
+
+#: heap key prefix of "some path handed this location to code the analysis does not read"
+MAY_WRITE = "!w:"
 
 
 @dataclass(frozen=True)
@@ -1084,7 +1089,7 @@ class Interpreter:
         """A call returns: its resets made under tests of its own locals hold under facts no
         other code can test again (and would make every call's heap differ): drop them."""
         for loc in list(state.heap.dirty):
-            if loc.startswith(("@", "?")):
+            if loc.startswith(("@", "?", "!")):
                 continue
             st = dict.get(state.heap, loc)
             if st is None or not any(r.when for r in st.clean):
@@ -1135,7 +1140,7 @@ class Interpreter:
         if not fields:
             return
         for loc in then_end.heap.dirty:
-            if loc.startswith(("@", "?")) or not (self._loc_owners.get(loc, set()) & fields):
+            if loc.startswith(("@", "?", "!")) or not (self._loc_owners.get(loc, set()) & fields):
                 continue
             st = then_end.heap.get(loc)
             if st is not None:
@@ -1444,6 +1449,7 @@ class Interpreter:
         base = self._eval(target.value, frame, state)
         if not isinstance(base, Refs):
             return
+        self._mark_written([base], state)  # `x[...] = v`, `x[0] = v`: some rows written
         found = self._slice_dim(target)
         if found is None:
             return
@@ -2212,6 +2218,8 @@ class Interpreter:
         A write on some path only (under a test) is taken as the replay's refresh: which
         configurations make the graph read the buffer is not known here (the buffer may not exist
         in the others), so only a replay that never writes it is reported."""
+        if self._graph_replay is not None and any(self._graph_replay.fullmatch(q) for q in self._stack[1:]):
+            return  # inside a replay call the profile names, judged at that call already
         if not any(self._pair_known(canon, frame) for canon in self._names_in_scope(frame, state)[1]):
             # no padding decided on this path (`bs` handed in, its real count not known here): the
             # replay runs after another call prepared the step (`prepare()` then `replay()`), whose
@@ -2224,8 +2232,10 @@ class Interpreter:
                 for part in gi.attr.split("."):
                     loc = self._attr_loc(loc, part)
                 locs.append(loc)
-            # a key in the heap: some path since the entry point wrote the buffer (a join keeps it)
+            # a key in the heap: some path since the entry point wrote the buffer (a join keeps it),
+            # or handed it to code the analysis does not read (a kernel, an `out=` call)
             if any(state.heap.get(loc) is not None or state.heap.get(loc + "#dev") is not None
+                   or any(state.heap.get(MAY_WRITE + holder) is not None for holder in _holders(loc))
                    for loc in locs):
                 continue
             text = f"self.{gi.attr}"
@@ -3240,8 +3250,7 @@ class Interpreter:
         if name in self.p.uninitialized_allocators:
             return self._alloc(node, frame, state, uninit=True, like=name.endswith("_like"))
         if name in self.p.initialized_allocators:
-            for a in node.args:
-                self._eval(a.value, frame, state)
+            self._mark_written(self._out_args(node, [self._eval(a.value, frame, state) for a in node.args]), state)
             loc = self._new_loc(frame.seg.line(node, frame.stmt), node, frame)
             state.heap[loc] = LocState(False, frozenset(), self._fill_reset(name, node, frame, state))
             return Refs(frozenset({Ref(loc, None, node, frame.seg.line(node, frame.stmt), False,
@@ -3299,11 +3308,27 @@ class Interpreter:
             if isinstance(recv, Refs):
                 return self._method(recv, method, node, arg_vals, frame, state)
             self._opaque(self._out_args(node, arg_vals), state)
+            if not (name and name.split(".")[0] in READ_ONLY_MODULES and last in READ_ONLY_FUNCS):
+                self._mark_written(arg_vals, state)  # (`torch.sum(buf)` only reads it)
             return UNKNOWN
 
         arg_vals = [self._eval(a.value, frame, state) for a in node.args]
         self._opaque(self._out_args(node, arg_vals), state)
+        if not (name and name.split(".")[0] in READ_ONLY_MODULES and last in READ_ONLY_FUNCS):
+            self._mark_written(arg_vals, state)  # (`torch.sum(buf)` only reads it)
         return UNKNOWN
+
+    @staticmethod
+    def _mark_written(vals, state: State) -> None:
+        """The persistent buffers of ``vals`` may have been written here (a store into some of
+        their rows, or a call the analysis does not read that receives them: an extension op, a
+        library function, a method of an object of unknown class).  Only "did any path write
+        it?" reads the mark (:meth:`_check_graph_inputs`); the padding state is not changed."""
+        for v in vals:
+            if isinstance(v, Refs):
+                for r in v.refs:
+                    if r.persistent:
+                        state.heap[MAY_WRITE + r.loc] = True
 
     @staticmethod
     def _out_args(node: cst.Call, vals: list) -> list:
@@ -3316,6 +3341,7 @@ class Interpreter:
         ``out=``, a function it does not follow) may have any rows written there: what this
         step wrote into them is no longer known (their write extents are dropped; their
         padding state is kept: such code is not trusted to reset)."""
+        self._mark_written(vals, state)
         for v in vals:
             if not isinstance(v, Refs):
                 continue
@@ -3471,6 +3497,7 @@ class Interpreter:
         if method.endswith("_") and not method.startswith("_"):
             self._opaque([recv], state)  # an in-place method: `buf.index_copy_(...)`, `buf.scatter_(...)`
         self._opaque(self._out_args(node, arg_vals), state)
+        self._mark_written(arg_vals, state)  # `self.model_runner.fill_counts(buf, n)`: may write buf
         return UNKNOWN
 
     def _true_from(self, mask: AVal, target: Refs, state: State) -> str | None:
@@ -4257,6 +4284,13 @@ class _KwargsKey:
 
     arg: cst.Arg
     key: str
+
+
+def _holders(loc: str) -> list[str]:
+    """``loc`` and the locations of the objects that hold it (``self.buffers.x``: also
+    ``self.buffers`` and ``self``): code handed a holder may write the buffer through it."""
+    parts = loc.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
 
 
 def _maybe_int(p: cst.Param) -> bool:

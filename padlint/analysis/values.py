@@ -477,6 +477,10 @@ class State:
                 if k.startswith("?"):  # a record of a join (Interpreter._keep_conditional)
                     records.add(k)
                     continue
+                if k.startswith("!"):  # a mark that some path did something (Interpreter._opaque)
+                    if dict.get(out.heap, k) is None and s.heap.get(k) is not None:
+                        out.heap[k] = s.heap.get(k)
+                    continue
                 a, b = out.heap.get(k), s.heap.get(k)
                 if a is b or a == b:
                     continue

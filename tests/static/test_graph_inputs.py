@@ -323,3 +323,31 @@ def test_a_registry_slot_a_hook_computes_at_every_fill_is_written(tmp_path):
     bare = check_files(tmp_path / "b", files, ["pkg/graph_runner.py"], {"HOOK": "post_fill=None"},
                        profile="sglang")
     assert [(f.line, f.field) for f in bare] == [(37, "global_num_tokens_gpu")]
+
+
+def test_a_buffer_handed_to_code_the_analysis_does_not_read_may_be_written(tmp_path):
+    # an extension op, a library call with `out=`, a method of an object of unknown class, a
+    # store into some of its rows: the replay may refresh the input there (no finding), and the
+    # mark this leaves in the heap is not a buffer's state (a callee that resets under a test of
+    # its own local, `_prep`, drops those resets at its return: it must skip the mark)
+    runner = RUNNER.replace("    def _refresh(self, bs: int) -> None:\n", """\
+    def _prep(self, raw_bs: int, bs: int, forward_batch) -> None:
+        live = forward_batch.batch_size
+        if live < bs:
+            self.seq_lens[raw_bs:bs].fill_(1)
+        {HOW}
+
+    def _refresh(self, bs: int) -> None:
+""")
+    for how in ("write_num_tokens(self.global_num_tokens_gpu, bs * 2)",
+                "torch.full((self.dp_size,), bs * 2, out=self.global_num_tokens_gpu)",
+                "self.model_runner.fill_counts(self.global_num_tokens_gpu, bs)",
+                "self.global_num_tokens_gpu[...] = bs * 2",
+                "self.global_num_tokens_gpu[0] = bs * 2"):
+        found = _findings(tmp_path / str(abs(hash(how))), "self._prep(raw_bs, bs, forward_batch)",
+                          runner=runner.replace("{HOW}", how))
+        assert found == [], how
+    # reading it is not writing it: `torch.sum` reads
+    found = _findings(tmp_path / "read", "self._prep(raw_bs, bs, forward_batch)",
+                      runner=runner.replace("{HOW}", "total = torch.sum(self.global_num_tokens_gpu)"))
+    assert [(f.line, f.field) for f in found] == [(38, "global_num_tokens_gpu")]
