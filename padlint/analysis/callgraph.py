@@ -58,6 +58,9 @@ class GraphInput:
     line: int      # the capture's write
     write: str     # that write, as source text
     count: str     # the count its value is computed from (``num_tokens``)
+    # the attributes of ``self`` the capturing method stores graphs into (``self.graphs[bs] =
+    # graph``: "graphs"); empty when it stores none (a backend keeps them)
+    tables: frozenset = frozenset()
 
 
 # a slice of an attribute of `self` with a named bound: `self.buf[:n]`, `self.a.b[k:n]`, `self.buf[n:]`
@@ -537,6 +540,10 @@ class CallGraph:
                 elif isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name) and sub.value is not None:
                     defs.setdefault(sub.target.id, []).append(sub.value)
             handed = _whole_arguments(m.node, aliases, defs)
+            tables = frozenset(t.value.attr for sub in ast.walk(m.node) if isinstance(sub, ast.Assign)
+                               for t in sub.targets if isinstance(t, ast.Subscript)
+                               and isinstance(t.value, ast.Attribute) and isinstance(t.value.value, ast.Name)
+                               and t.value.value.id == "self")
             # the size a capture method is called with: its first parameter, annotated `int` or not
             # at all (`capture_one_shape(self, size, forward, stream_idx: int = 0)`)
             a = m.node.args
@@ -559,7 +566,7 @@ class CallGraph:
                 count = self._count_in(value, defs, set(), sizes)
                 if count:
                     out[path] = GraphInput(path, handed[path], mod.path if mod is not None else "",
-                                           sub.lineno, ast.unparse(sub), count)
+                                           sub.lineno, ast.unparse(sub), count, tables)
         v = self._graph_inputs[cls.key] = tuple(out[k] for k in sorted(out))
         return v
 

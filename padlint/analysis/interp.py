@@ -2153,6 +2153,12 @@ class Interpreter:
         bound_all = self.graph.graph_bound(cls)
         inputs = self.graph.graph_inputs(cls)
         if inputs:
+            table = graphs.value.attr.value if graphs is not None and isinstance(graphs.value, cst.Attribute) \
+                and isinstance(graphs.value.value, cst.Name) and graphs.value.value.value == "self" else None
+            # `self.draft_graphs[bs].replay()` replays graphs of the methods that store into
+            # `self.draft_graphs`: the inputs of another table's captures are not read here
+            inputs = tuple(gi for gi in inputs if table is None or not gi.tables or table in gi.tables)
+        if inputs:
             self._check_graph_inputs(node, inputs, frame, state)
         if not bound_all:
             return

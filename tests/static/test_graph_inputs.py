@@ -351,3 +351,39 @@ def test_a_buffer_handed_to_code_the_analysis_does_not_read_may_be_written(tmp_p
     found = _findings(tmp_path / "read", "self._prep(raw_bs, bs, forward_batch)",
                       runner=runner.replace("{HOW}", "total = torch.sum(self.global_num_tokens_gpu)"))
     assert [(f.line, f.field) for f in found] == [(38, "global_num_tokens_gpu")]
+
+
+def test_a_replay_reads_the_inputs_of_the_captures_of_its_own_graph_table(tmp_path):
+    # two capture methods, each storing into its own table and sizing its own input; each replay
+    # writes its own input: the other table's input is not read by its graphs
+    runner = RUNNER.replace("        self.graphs = {}\n", "        self.graphs = {}\n        self.draft_graphs = {}\n"
+                            "        self.draft_tokens_gpu = torch.zeros((dp_size,), dtype=torch.int32)\n")
+    runner = runner.replace("    def _refresh(self, bs: int) -> None:\n", """\
+    def capture_draft(self, bs: int) -> None:
+        self.draft_tokens_gpu.fill_(bs * 3)
+        forward_batch = ForwardBatch(batch_size=bs, seq_lens=None, global_num_tokens_gpu=self.draft_tokens_gpu)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            self.model_runner.model.forward(forward_batch)
+        self.draft_graphs[bs] = graph
+
+    def execute_draft(self, forward_batch: ForwardBatch) -> None:
+        raw_bs = forward_batch.batch_size
+        bs = self.model_runner.pad_to_captured(raw_bs)
+        {DRAFT_WRITE}
+        self.draft_graphs[bs].replay()
+
+    def _refresh(self, bs: int) -> None:
+""")
+    # (the graph-bound slices are still judged per class: `seq_lens[:bs]` of the first capture is
+    # judged at the draft replay, which resets nothing; only the graph inputs are looked at here)
+    def inputs(found):
+        return [f for f in found if f.field == "global_num_tokens_gpu"]
+
+    both = runner.replace("{DRAFT_WRITE}", "self.draft_tokens_gpu.fill_(bs * 3)")
+    assert inputs(_findings(tmp_path / "a", "self.global_num_tokens_gpu.fill_(bs * 2)", runner=both)) == []
+    # the draft replay not writing its own input is reported there, and only there
+    bare = runner.replace("{DRAFT_WRITE}", "pass")
+    found = inputs(_findings(tmp_path / "b", "self.global_num_tokens_gpu.fill_(bs * 2)", runner=bare))
+    assert [(f.line, f.function) for f in found] == [(54, "DraftGraphRunner.execute_draft")]
+    assert "`self.draft_tokens_gpu.fill_(bs * 3)`" in found[0].message
