@@ -520,7 +520,8 @@ class CallGraph:
         capture computes from the size it captures: in a capturing method (see
         :meth:`graph_bound`), a whole-buffer write (``buffers.x.copy_(v)``, ``.fill_(v)``,
         ``buffers.x[...] = v``) whose value ``v`` depends on a count (a name with an axis in the
-        profile, directly or through the method's locals: ``t = torch.tensor([num_tokens] * k)``),
+        profile, or the method's first parameter when it is an ``int`` or unannotated, directly or
+        through the method's locals: ``t = torch.tensor([num_tokens] * k)``),
         of a buffer the method hands on whole (``x=buffers.x``, or through a local bound to it).
         The graphs are captured at many sizes and share the buffer: after the captures it holds
         the last size's value, so every replay must write it for its own size."""
@@ -572,9 +573,9 @@ class CallGraph:
 
     def _count_in(self, node: ast.AST, defs: dict[str, list[ast.AST]], seen: set[str],
                   sizes: set[str] = frozenset()) -> str:
-        """The first count name (one with an axis in the profile, or one of ``sizes``, the
-        capture method's integer parameters) ``node`` reads, directly or through the locals
-        ``defs`` assigns; "" if none."""
+        """The first count name (one with an axis in the profile, or one of ``sizes``: the
+        capture method's size parameter, never reassigned) ``node`` reads, directly or through
+        the locals ``defs`` assigns; "" if none."""
         for sub in ast.walk(node):
             if isinstance(sub, ast.Name) and sub.id not in seen:
                 if self.profile.count_axis(sub.id) or (sub.id in sizes and sub.id not in defs):
