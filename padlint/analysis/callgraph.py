@@ -88,6 +88,7 @@ class CallGraph:
         self._graph_bound: dict[str, tuple[tuple[str, str, str, str, int], ...]] = {}
         self._capture_writes: dict[str, frozenset[str]] = {}
         self._graph_inputs: dict[str, tuple[GraphInput, ...]] = {}
+        self._holders: dict[tuple[str, str], tuple[str, ...]] = {}
         self._builder_out: dict[str, dict[str, ClassInfo]] = {}
         # the last names of the profile's replay calls (`_replay_graph` of `*._replay_graph`)
         self._replay_names = tuple({p.rsplit(".", 1)[-1].strip("*") for p in profile.graph_replay} - {""})
@@ -569,6 +570,34 @@ class CallGraph:
                     out[path] = GraphInput(path, handed[path], mod.path if mod is not None else "",
                                            sub.lineno, ast.unparse(sub), count, tables)
         v = self._graph_inputs[cls.key] = tuple(out[k] for k in sorted(out))
+        return v
+
+    def holders(self, cls: ClassInfo, attr: str) -> tuple[str, ...]:
+        """Attributes of ``self`` that a method of ``cls`` (its MRO) sets to the result of a call
+        handed the buffer at attribute path ``attr`` or an object holding it
+        (``self.refresher = Refresher(self.buf)``, ``self.registry = build(source=self.buffers)``
+        for ``buffers.x``): an object that may keep the buffer and write it in its methods."""
+        key = (cls.key, attr)
+        v = self._holders.get(key)
+        if v is not None:
+            return v
+        parts = attr.split(".")
+        wanted = {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+        out: set[str] = set()
+        for c in self.project.mro(cls):
+            for m in c.methods.values():
+                aliases = _self_aliases(m.node)
+                for sub in ast.walk(m.node):
+                    if not (isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call)):
+                        continue
+                    handed = [*sub.value.args, *(k.value for k in sub.value.keywords)]
+                    if not any(_attr_path(a, aliases) in wanted for a in handed if isinstance(a, ast.Attribute)):
+                        continue
+                    for t in sub.targets:
+                        p = _attr_path(t, aliases) if isinstance(t, ast.Attribute) else None
+                        if p is not None:
+                            out.add(p)
+        v = self._holders[key] = tuple(sorted(out))
         return v
 
     def _count_in(self, node: ast.AST, defs: dict[str, list[ast.AST]], seen: set[str],

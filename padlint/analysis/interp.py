@@ -2218,6 +2218,7 @@ class Interpreter:
                              severity, node=key)
 
     def _check_graph_inputs(self, node: cst.Call, inputs, frame: Frame, state: State) -> None:
+        cls = self.project.class_info(frame.cls or frame.owner)
         """A graph input (:meth:`CallGraph.graph_inputs`: a buffer the graph reads whole, which the
         capture wrote with a value computed from the captured size) that no path from the entry
         point to this replay wrote holds what the last capture or replay wrote, for another size.
@@ -2239,10 +2240,13 @@ class Interpreter:
                     loc = self._attr_loc(loc, part)
                 locs.append(loc)
             # a key in the heap: some path since the entry point wrote the buffer (a join keeps it),
-            # or handed it to code the analysis does not read (a kernel, an `out=` call)
+            # or handed it, or an object holding it, to code the analysis does not read (a kernel,
+            # an `out=` call) or called a method of an object the class built with it
+            held = [self._attr_loc(base, h) for base in self._self_locs(state)
+                    for h in self.graph.holders(cls, gi.attr)]
             if any(state.heap.get(loc) is not None or state.heap.get(loc + "#dev") is not None
                    or any(state.heap.get(MAY_WRITE + holder) is not None for holder in _holders(loc))
-                   for loc in locs):
+                   for loc in locs) or any(state.heap.get(MAY_WRITE + h) is not None for h in held):
                 continue
             text = f"self.{gi.attr}"
             taint = Taint(
@@ -3325,6 +3329,18 @@ class Interpreter:
         return UNKNOWN
 
     @staticmethod
+    def _not_self(recv, state: State):
+        """``recv`` without the frame's own ``self`` (a receiver: a method of its own class that
+        is not followed writes what the analysis cannot see either way; marking ``self`` would
+        mark every buffer it holds); other values as they are."""
+        me = state.env.get("self")
+        if not isinstance(recv, Refs) or not isinstance(me, Refs):
+            return recv
+        mine = {r.loc for r in me.refs}
+        other = frozenset(r for r in recv.refs if r.loc not in mine)
+        return Refs(other) if other else None
+
+    @staticmethod
     def _mark_written(vals, state: State) -> None:
         """The persistent buffers of ``vals`` may have been written here (a store into some of
         their rows, or a call the analysis does not read that receives them: an extension op, a
@@ -3333,7 +3349,7 @@ class Interpreter:
         for v in vals:
             if isinstance(v, Refs):
                 for r in v.refs:
-                    if r.persistent:
+                    if r.persistent or r.types:  # a buffer, or an object that may hold one
                         state.heap[MAY_WRITE + r.loc] = True
 
     @staticmethod
@@ -3503,7 +3519,9 @@ class Interpreter:
         if method.endswith("_") and not method.startswith("_"):
             self._opaque([recv], state)  # an in-place method: `buf.index_copy_(...)`, `buf.scatter_(...)`
         self._opaque(self._out_args(node, arg_vals), state)
-        self._mark_written(arg_vals, state)  # `self.model_runner.fill_counts(buf, n)`: may write buf
+        # `self.model_runner.fill_counts(buf, n)` may write buf; `self.refresher.refresh(n)` what
+        # the refresher holds
+        self._mark_written([self._not_self(recv, state), *arg_vals], state)
         return UNKNOWN
 
     def _true_from(self, mask: AVal, target: Refs, state: State) -> str | None:
@@ -3796,11 +3814,11 @@ class Interpreter:
         """Interpret one callee with the caller's heap and count bindings."""
         if fn is not None:
             if not self.graph.relevant(fn):
-                self._opaque([*arg_vals, recv], state)
+                self._opaque([*arg_vals, self._not_self(recv, state)], state)
                 return UNKNOWN
             seg = self.segment(fn)
             if seg is None:
-                self._opaque([*arg_vals, recv], state)
+                self._opaque([*arg_vals, self._not_self(recv, state)], state)
                 return UNKNOWN
             func, owner, qual, name = seg.func, fn.owner, fn.key, fn.name
             mod = self.project.module(fn.module)
@@ -3811,7 +3829,7 @@ class Interpreter:
             name = func.name.value
             qual = f"{frame.qual}.{name}"
         if qual in self._stack or len(self._stack) > self.MAX_DEPTH:
-            self._opaque([*arg_vals, recv], state)
+            self._opaque([*arg_vals, self._not_self(recv, state)], state)
             return UNKNOWN
         line = frame.seg.line(node, frame.stmt)
         callee = Frame(qual=qual, owner=owner, seg=seg, module=module, path=path,
@@ -3833,6 +3851,15 @@ class Interpreter:
             and not any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
                         for d in func.decorators)
         if is_method:
+            if isinstance(recv, Refs):
+                # a method of another object: what that object holds may be written there
+                # (`self.refresher.refresh(bs)` with `self.refresher = Refresher(buf)`); not the
+                # caller's own `self` (its buffers' writes are seen in the callee)
+                me = state.env.get("self")
+                mine = {r.loc for r in me.refs} if isinstance(me, Refs) else set()
+                other = frozenset(r for r in recv.refs if r.loc not in mine)
+                if other:
+                    self._mark_written([Refs(other)], state)
             self_val = recv if isinstance(recv, Refs) else state.env.get("self") if recv is None else None
             if not isinstance(self_val, Refs):
                 self_val = self._self_ref(owner)

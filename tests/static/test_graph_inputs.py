@@ -387,3 +387,25 @@ def test_a_replay_reads_the_inputs_of_the_captures_of_its_own_graph_table(tmp_pa
     found = inputs(_findings(tmp_path / "b", "self.global_num_tokens_gpu.fill_(bs * 2)", runner=bare))
     assert [(f.line, f.function) for f in found] == [(54, "DraftGraphRunner.execute_draft")]
     assert "`self.draft_tokens_gpu.fill_(bs * 3)`" in found[0].message
+
+
+def test_a_method_of_an_object_built_with_the_input_may_write_it(tmp_path):
+    # `self.refresher = Refresher(self.global_num_tokens_gpu)`: the refresher keeps the buffer
+    # and its `refresh()` writes it; the fields it was built with are not known at the replay,
+    # so a call of one of its methods on the way counts as a write.  A method of an object not
+    # built with the buffer (`self.model_runner`) does not
+    helper = "class Refresher:\n    def __init__(self, buf) -> None:\n        self.buf = buf\n\n" \
+             "    def refresh(self, n: int) -> None:\n        self.buf.fill_(n)\n"
+    runner = RUNNER.replace("from pkg.forward_batch_info import ForwardBatch\n",
+                            "from pkg.forward_batch_info import ForwardBatch\nfrom pkg.helper import Refresher\n")
+    runner = runner.replace("        self.graphs = {}\n",
+                            "        self.graphs = {}\n        self.refresher = Refresher(self.global_num_tokens_gpu)\n", 1)
+    files = {"pkg/__init__.py": "", "pkg/forward_batch_info.py": BATCH, "pkg/helper.py": helper,
+             "pkg/graph_runner.py": runner}
+    subst = {"CAPTURE_WRITE": SIZED, "BOUND": "self.global_num_tokens_gpu"}
+    held = check_files(tmp_path / "a", files, ["pkg/graph_runner.py"],
+                       {**subst, "REPLAY_WRITE": "self.refresher.refresh(bs * 2)"}, profile="sglang")
+    assert held == []
+    other = check_files(tmp_path / "b", files, ["pkg/graph_runner.py"],
+                        {**subst, "REPLAY_WRITE": "self.model_runner.sync(bs)"}, profile="sglang")
+    assert [(f.line, f.field) for f in other] == [(40, "global_num_tokens_gpu")]
