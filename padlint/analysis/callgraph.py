@@ -541,7 +541,7 @@ class CallGraph:
                             defs.setdefault(t.id, []).append(sub.value)
                 elif isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name) and sub.value is not None:
                     defs.setdefault(sub.target.id, []).append(sub.value)
-            handed = _whole_arguments(m.node, aliases, defs)
+            handed = _whole_arguments(m.node, aliases, defs, self._binds_graph_input)
             tables = frozenset(t.value.attr for sub in ast.walk(m.node) if isinstance(sub, ast.Assign)
                                for t in sub.targets if isinstance(t, ast.Subscript)
                                and isinstance(t.value, ast.Attribute) and isinstance(t.value.value, ast.Name)
@@ -599,6 +599,12 @@ class CallGraph:
                             out.add(p)
         v = self._holders[key] = tuple(sorted(out))
         return v
+
+    def _binds_graph_input(self, call: ast.Call, inside: bool) -> bool:
+        """A call of a capturing method whose keyword arguments the captured graph reads: one in
+        the ``with ...graph(...):`` block (the captured forward), or the construction of a sink
+        class of the profile (``ForwardBatch(...)``, handed to the forward)."""
+        return inside or self.profile.is_sink_constructor(_dotted(call.func) or "")
 
     def _count_in(self, node: ast.AST, defs: dict[str, list[ast.AST]], seen: set[str],
                   sizes: set[str] = frozenset()) -> str:
@@ -864,11 +870,19 @@ def _whole_index(node: ast.Subscript) -> bool:
     return isinstance(sl, ast.Slice) and sl.lower is None and sl.upper is None and sl.step is None
 
 
-def _whole_arguments(fn: ast.AST, aliases: dict[str, str], defs: dict[str, list[ast.AST]]) -> dict[str, str]:
+def _whole_arguments(fn: ast.AST, aliases: dict[str, str], defs: dict[str, list[ast.AST]],
+                     binds=None) -> dict[str, str]:
     """Attribute paths of ``self`` (see :func:`_attr_path`) that ``fn`` passes whole as a call's
     keyword argument (``x=buffers.x``; through a local bound to it, ``g = buffers.x`` then
-    ``x=g``; either arm of ``a if c else b``): path -> the keyword."""
+    ``x=g``; either arm of ``a if c else b``): path -> the keyword.  ``binds(call, inside)``:
+    which calls count (``inside``: the call is in a ``with ...graph(...):`` block); all if None."""
     out: dict[str, str] = {}
+    inside: set[int] = set()
+    for w in ast.walk(fn):
+        if isinstance(w, ast.With) and any(isinstance(i.context_expr, ast.Call)
+                                           and (_dotted(i.context_expr.func) or "").rsplit(".", 1)[-1] == "graph"
+                                           for i in w.items):
+            inside.update(id(n) for n in ast.walk(w))
 
     def paths(node: ast.AST, depth: int = 0) -> list[str]:
         if isinstance(node, ast.IfExp):
@@ -880,10 +894,13 @@ def _whole_arguments(fn: ast.AST, aliases: dict[str, str], defs: dict[str, list[
             return [p for d in defs.get(node.id, ()) for p in paths(d, depth + 1)]
         return []
 
-    for sub in ast.walk(fn):
-        if isinstance(sub, ast.keyword) and sub.arg:
-            for p in paths(sub.value):
-                out.setdefault(p, sub.arg)
+    for call in ast.walk(fn):
+        if not isinstance(call, ast.Call) or (binds is not None and not binds(call, id(call) in inside)):
+            continue
+        for sub in call.keywords:
+            if sub.arg:
+                for p in paths(sub.value):
+                    out.setdefault(p, sub.arg)
     return out
 
 

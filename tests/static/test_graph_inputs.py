@@ -409,3 +409,18 @@ def test_a_method_of_an_object_built_with_the_input_may_write_it(tmp_path):
     other = check_files(tmp_path / "b", files, ["pkg/graph_runner.py"],
                         {**subst, "REPLAY_WRITE": "self.model_runner.sync(bs)"}, profile="sglang")
     assert [(f.line, f.field) for f in other] == [(40, "global_num_tokens_gpu")]
+
+
+def test_a_keyword_of_a_call_the_graph_does_not_read_does_not_bind(tmp_path):
+    # handed whole to a logging helper outside the graph block, not to the captured forward nor to
+    # a sink class's construction: nothing says a graph reads it
+    runner = RUNNER.replace("        graph = torch.cuda.CUDAGraph()\n",
+                            "        print_stats(tensor=self.global_num_tokens_gpu)\n"
+                            "        graph = torch.cuda.CUDAGraph()\n", 1)
+    assert _findings(tmp_path / "a", bound="None", runner=runner) == []
+    # inside the graph block, a keyword of the forward call binds
+    inside = RUNNER.replace("            self.model_runner.model.forward(forward_batch)\n",
+                            "            self.model_runner.model.forward(forward_batch, "
+                            "num_tokens=self.global_num_tokens_gpu)\n")
+    found = _findings(tmp_path / "b", bound="None", runner=inside)
+    assert [(f.line, f.field) for f in found] == [(38, "num_tokens")]
