@@ -63,6 +63,15 @@ class GraphInput:
     tables: frozenset = frozenset()
 
 
+def _graph_tables(node: ast.AST) -> frozenset:
+    """The attributes of ``self`` a capturing method stores into by key (``self.graphs[bs] =
+    graph``: ``graphs``): the tables its graphs are replayed from."""
+    return frozenset(t.value.attr for sub in ast.walk(node) if isinstance(sub, ast.Assign)
+                     for t in sub.targets if isinstance(t, ast.Subscript)
+                     and isinstance(t.value, ast.Attribute) and isinstance(t.value.value, ast.Name)
+                     and t.value.value.id == "self")
+
+
 # a slice of an attribute of `self` with a named bound: `self.buf[:n]`, `self.a.b[k:n]`, `self.buf[n:]`
 _ANY_COUNT_SLICE = re.compile(r"\w\[\s*:\s*[A-Za-z_]")
 _COUNT_SLICE = re.compile(r"\bself\.[\w.]+\[\s*(?:[\w.]*\s*:\s*[A-Za-z_]|[A-Za-z_][\w.]*\s*(?:[+-]\s*\d+\s*)?:)")
@@ -483,7 +492,7 @@ class CallGraph:
                 return True
         return False
 
-    def graph_bound(self, cls: ClassInfo) -> tuple[tuple[str, str, str, str, int], ...]:
+    def graph_bound(self, cls: ClassInfo) -> tuple[tuple[str, str, str, str, int, frozenset], ...]:
         """Persistent buffers a CUDA graph captured by this class reads at every replay:
         ``(attribute path, field, bound, definition, dim)`` for each slice ``self.X[:n]``, or
         ``self.X[:, :n]`` (``dim`` 1: the count bounds the second dimension) (also through a local
@@ -493,26 +502,38 @@ class CallGraph:
         name) and ``bound`` the name ``n`` when it is one (the replay reads rows up to that
         count: a token buffer sliced ``[:num_tokens]`` is read up to the replay's
         ``num_tokens``), and ``definition`` the source of that name's one assignment in the
-        capturing method when it is arithmetic (``bs * self.captured_req_width``; else "")."""
+        capturing method when it is arithmetic (``bs * self.captured_req_width``; else "").
+        A seventh element, ``tables``: the attributes of ``self`` the capturing methods that bind
+        the buffer store their graphs into (``self.draft_graphs[bs] = graph``), empty when one of
+        them stores none (a backend keeps its graphs: any replay of the class may read it)."""
         v = self._graph_bound.get(cls.key)
         if v is not None:
             return v
         out: dict[str, tuple[str, str, str, int]] = {}
+        tables: dict[str, frozenset | None] = {}  # attribute -> tables (None: some capture keeps none)
+
+        def bind(attr: str, entry: tuple, stored: frozenset) -> None:
+            out.setdefault(attr, entry)
+            if attr in tables and tables[attr] is None:
+                return
+            tables[attr] = None if not stored else (tables.get(attr) or frozenset()) | stored
+
         for m in self._capture_methods(cls):
             aliases = _self_aliases(m.node)
             defs = _single_definitions(m.node)
+            stored = _graph_tables(m.node)
             for sub in ast.walk(m.node):
                 if isinstance(sub, ast.keyword) and sub.arg and (attr := _self_slice(sub.value, aliases)):
                     b = _bound_name(sub.value)
-                    out.setdefault(attr, (sub.arg, b, defs.get(b, ""), _slice_dim(sub.value)))
+                    bind(attr, (sub.arg, b, defs.get(b, ""), _slice_dim(sub.value)), stored)
             for sub in ast.walk(m.node):
                 attr = _self_slice(sub, aliases) if isinstance(sub, ast.Subscript) else None
                 if attr:
                     b = _bound_name(sub)
-                    out.setdefault(attr, (attr.rsplit(".", 1)[-1], b, defs.get(b, ""), _slice_dim(sub)))
+                    bind(attr, (attr.rsplit(".", 1)[-1], b, defs.get(b, ""), _slice_dim(sub)), stored)
         host = self.profile.graph_host
         v = self._graph_bound[cls.key] = tuple(sorted(
-            (a, f, b, d, dim) for a, (f, b, d, dim) in out.items()
+            (a, f, b, d, dim, tables[a] or frozenset()) for a, (f, b, d, dim) in out.items()
             if not any(fnmatch.fnmatchcase(a.rsplit(".", 1)[-1], pat) for pat in host)))
         return v
 
@@ -542,10 +563,7 @@ class CallGraph:
                 elif isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name) and sub.value is not None:
                     defs.setdefault(sub.target.id, []).append(sub.value)
             handed = _whole_arguments(m.node, aliases, defs, self._binds_graph_input)
-            tables = frozenset(t.value.attr for sub in ast.walk(m.node) if isinstance(sub, ast.Assign)
-                               for t in sub.targets if isinstance(t, ast.Subscript)
-                               and isinstance(t.value, ast.Attribute) and isinstance(t.value.value, ast.Name)
-                               and t.value.value.id == "self")
+            tables = _graph_tables(m.node)
             # the size a capture method is called with: its first parameter, annotated `int` or not
             # at all (`capture_one_shape(self, size, forward, stream_idx: int = 0)`)
             a = m.node.args

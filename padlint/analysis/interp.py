@@ -2150,14 +2150,13 @@ class Interpreter:
         cls = self.project.class_info(frame.cls or frame.owner)
         if cls is None:
             return
-        bound_all = self.graph.graph_bound(cls)
-        inputs = self.graph.graph_inputs(cls)
-        if inputs:
-            table = graphs.value.attr.value if graphs is not None and isinstance(graphs.value, cst.Attribute) \
-                and isinstance(graphs.value.value, cst.Name) and graphs.value.value.value == "self" else None
-            # `self.draft_graphs[bs].replay()` replays graphs of the methods that store into
-            # `self.draft_graphs`: the inputs of another table's captures are not read here
-            inputs = tuple(gi for gi in inputs if table is None or not gi.tables or table in gi.tables)
+        # `self.draft_graphs[bs].replay()` replays graphs of the methods that store into
+        # `self.draft_graphs`: the buffers another table's captures bind are not read here
+        table = graphs.value.attr.value if graphs is not None and isinstance(graphs.value, cst.Attribute) \
+            and isinstance(graphs.value.value, cst.Name) and graphs.value.value.value == "self" else None
+        bound_all = tuple(b for b in self.graph.graph_bound(cls) if table is None or not b[5] or table in b[5])
+        inputs = tuple(gi for gi in self.graph.graph_inputs(cls)
+                       if table is None or not gi.tables or table in gi.tables)
         if inputs:
             self._check_graph_inputs(node, inputs, frame, state)
         if not bound_all:
@@ -2168,7 +2167,7 @@ class Interpreter:
             if axis:
                 by_axis.setdefault(axis, set()).add((canon, name))
         line = frame.seg.line(node, frame.stmt)
-        for attr, fld, bound, definition, dim in bound_all:
+        for attr, fld, bound, definition, dim, _tables in bound_all:
             if dim and not (bound and self.p.count_axis(bound)):
                 continue  # columns bounded by no count of an axis (a top-k width): no padding
             defined = self._capture_width(definition, state)

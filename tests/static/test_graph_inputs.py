@@ -375,8 +375,6 @@ def test_a_replay_reads_the_inputs_of_the_captures_of_its_own_graph_table(tmp_pa
 
     def _refresh(self, bs: int) -> None:
 """)
-    # (the graph-bound slices are still judged per class: `seq_lens[:bs]` of the first capture is
-    # judged at the draft replay, which resets nothing; only the graph inputs are looked at here)
     def inputs(found):
         return [f for f in found if f.field == "global_num_tokens_gpu"]
 
@@ -387,6 +385,40 @@ def test_a_replay_reads_the_inputs_of_the_captures_of_its_own_graph_table(tmp_pa
     found = inputs(_findings(tmp_path / "b", "self.global_num_tokens_gpu.fill_(bs * 2)", runner=bare))
     assert [(f.line, f.function) for f in found] == [(54, "DraftGraphRunner.execute_draft")]
     assert "`self.draft_tokens_gpu.fill_(bs * 3)`" in found[0].message
+    # the graph-bound slices too: `seq_lens[:bs]`, bound by the first table's capture (whose replay
+    # resets its padding rows), is not read by the draft table's graphs, whose replay resets nothing
+    assert [f for f in _findings(tmp_path / "c", "self.global_num_tokens_gpu.fill_(bs * 2)", runner=both)
+            if f.field == "seq_lens"] == []
+
+
+def test_a_buffer_bound_by_the_captures_of_two_tables_is_read_by_the_replays_of_both(tmp_path):
+    # the draft capture binds `seq_lens[:bs]` too: its replay reads the padding rows it does not
+    # reset (the first table's replay resets them), and only there (line 53) is it reported
+    runner = RUNNER.replace("        self.graphs = {}\n", "        self.graphs = {}\n        self.draft_graphs = {}\n")
+    runner = runner.replace("    def _refresh(self, bs: int) -> None:\n", """\
+    def capture_draft(self, bs: int) -> None:
+        forward_batch = ForwardBatch(batch_size=bs, seq_lens=self.seq_lens[:bs], global_num_tokens_gpu=None)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            self.model_runner.model.forward(forward_batch)
+        self.draft_graphs[bs] = graph
+
+    def execute_draft(self, forward_batch: ForwardBatch) -> None:
+        raw_bs = forward_batch.batch_size
+        bs = self.model_runner.pad_to_captured(raw_bs)
+        self.seq_lens[:raw_bs].copy_(forward_batch.seq_lens)
+        {DRAFT_RESET}
+        self.draft_graphs[bs].replay()
+
+    def _refresh(self, bs: int) -> None:
+""")
+    bare = _findings(tmp_path / "a", "self.global_num_tokens_gpu.fill_(bs * 2)",
+                     runner=runner.replace("{DRAFT_RESET}", "pass"))
+    assert [(f.line, f.field, f.function) for f in bare if f.field == "seq_lens"] == \
+        [(53, "seq_lens", "DraftGraphRunner.execute_draft")]
+    reset = _findings(tmp_path / "b", "self.global_num_tokens_gpu.fill_(bs * 2)",
+                      runner=runner.replace("{DRAFT_RESET}", "self.seq_lens[raw_bs:bs].fill_(1)"))
+    assert [f for f in reset if f.field == "seq_lens"] == []
 
 
 def test_a_method_of_an_object_built_with_the_input_may_write_it(tmp_path):
