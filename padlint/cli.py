@@ -226,6 +226,8 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
         _refuse_non_regular(getattr(args, option), f"--{option}")
     stdin = None if args.show_files or args.show_settings else _stdin_input(args)
     paths = args.paths or ["."]
+    _refuse_output_over_input(args.output_file, [p for p in paths if p != "-"]
+                              + [p for p in (args.config, args.baseline) if p])
     config = resolve_config([args.stdin_filename or "."] if (stdin or args.stdin_filename) else paths, args.config)
     profile = config.build_profile(args.profile)
     cli_select = _split_codes(args.select, "--select") if args.select else None
@@ -341,6 +343,19 @@ def _cli_value(parse, value: str | None, option: str):
         return parse(value, option)
     except ConfigError as e:
         raise UsageError(str(e)) from None
+
+
+def _refuse_output_over_input(output: str | None, inputs: list[str]) -> None:
+    """``-o`` naming a file the run reads (a path checked, a Python file under a directory checked,
+    the configuration or baseline) would replace the user's file with the report: refuse it."""
+    if not output:
+        return
+    out = Path(output).resolve()
+    for p in inputs:
+        here = Path(p).resolve()
+        if out == here or (here.is_dir() and out.suffix in (".py", ".pyi") and here in out.parents):
+            raise UsageError(f"--output-file: {output}: is an input of this run ({p}); "
+                             f"writing the report there would replace it")
 
 
 def _refuse_non_regular(path: str | None, option: str) -> None:

@@ -540,7 +540,11 @@ def load_profile(name_or_path: str) -> Profile:
     import stat
 
     path = Path(name_or_path)
-    if not (path.suffix == ".toml" and os.path.lexists(path)):
+    # a path (a `.toml` name, or one with a directory part) is a file, never a shipped name
+    if path.suffix == ".toml" or any(sep and sep in name_or_path for sep in (os.sep, os.altsep)):
+        if not os.path.lexists(path):
+            raise UnknownProfileError(f"{name_or_path}: profile file not found")
+    else:
         path = rules_dir() / f"{name_or_path}.toml"
         if not path.is_file():
             raise UnknownProfileError(

@@ -34,8 +34,10 @@ Pad policies (on the allocation statement of a persistent buffer)
 
 PAD101 (invalid directive)
     A ``padlint:`` comment that cannot be understood: unknown directive,
-    bad code list, ``pad=keep`` without a reason, ``pad=fill`` without a
-    value, a pad policy not on an assignment to a name or attribute.
+    bad code list (also a code no rule has, ``ignore[PAD9]``), ``pad=keep``
+    without a reason, ``pad=fill`` without a value or with one a fix cannot
+    write (not a finite literal, ``self.<attribute>`` or a name the module
+    binds), a pad policy not on an assignment to a name or attribute.
     Reported as a finding (severity "error") rather than a run error, so it
     points at the line and obeys select/ignore.
 """
@@ -44,6 +46,7 @@ from __future__ import annotations
 
 import ast
 import io
+import math
 import re
 import tokenize
 from dataclasses import dataclass, field, replace
@@ -105,6 +108,34 @@ class Directives:
     problems: list[Finding] = field(default_factory=list)
     spans: dict[int, tuple[int, int]] = field(default_factory=dict)
     comment_only: set[int] = field(default_factory=set)
+    text: str = ""
+    _module_names: frozenset[str] | None = None
+
+    def module_names(self) -> frozenset[str]:
+        """The names the module binds at its top level (imports, assignments, functions, classes,
+        also under top-level ``if``/``try``); empty when the text does not parse."""
+        if self._module_names is None:
+            names: set[str] = set()
+            try:
+                body = ast.parse(self.text).body
+            except (SyntaxError, ValueError):
+                body = []
+            todo = list(body)
+            while todo:
+                node = todo.pop()
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(node.name)
+                elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+                elif isinstance(node, (ast.If, ast.Try, ast.With)):
+                    todo.extend(ast.iter_child_nodes(node))
+                elif isinstance(node, ast.ExceptHandler):
+                    todo.extend(node.body)
+            self._module_names = frozenset(names)
+        return self._module_names
 
 
 @dataclass
@@ -127,7 +158,7 @@ def scan(text: str, path: str) -> Directives:
     Never raises: a tokenize error (the file may not even be valid Python
     when the prefilter skipped parsing) keeps what was read before it.
     """
-    out = Directives(path=path)
+    out = Directives(path=path, text=text)
     comments: list[tokenize.TokenInfo] = []
     logical: list[tuple[int, int, list[tokenize.TokenInfo]]] = []
     start: int | None = None
@@ -208,6 +239,10 @@ def _read_padlint(directive: str, line: int, column: int, end_column: int, path:
             bad = [c for c in codes if not _CODE.fullmatch(c)]
             if bad:
                 return f"invalid rule code {bad[0]!r} (expected e.g. PAD001)"
+            known = _known_codes()
+            unknown = [c for c in codes if not any(k.startswith(c) for k in known)]
+            if unknown:
+                return f"unknown rule code {unknown[0]!r} (no rule's code starts with it; `padlint rules` lists them)"
         shown = "# padlint: ignore" + (rest[: rest.index("]") + 1] if codes else "")
         out.suppressions.append(Suppression(line, column, min(end_column, column + len(shown)), "padlint", codes,
                                             shown))
@@ -237,9 +272,12 @@ def _read_padlint(directive: str, line: int, column: int, end_column: int, path:
         if not inner:
             return "pad=fill needs a value: `pad=fill(-1)`"
         try:
-            ast.parse(inner, mode="eval")
+            expr = ast.parse(inner, mode="eval").body
         except SyntaxError:
             return f"pad=fill value {inner!r} is not a Python expression"
+        problem = _fill_value_problem(expr, inner, out)
+        if problem:
+            return problem
         value = inner
     else:
         return f"unknown pad policy {kind!r} (expected keep, zero or fill)"
@@ -248,6 +286,33 @@ def _read_padlint(directive: str, line: int, column: int, end_column: int, path:
         return "a pad policy must be on an assignment to a name or attribute (the buffer's allocation)"
     out.policies.append(PadPolicy(path, target[0], target[1], kind, value))
     return None
+
+
+def _known_codes() -> tuple[str, ...]:
+    from padlint.rules.registry import codes  # the one list of rule codes
+
+    return tuple(codes())
+
+
+def _fill_value_problem(expr: ast.expr, text: str, out: Directives) -> str | None:
+    """Why ``pad=fill(text)`` cannot be written into a fix, or None: the value must be a finite
+    literal (``-1``, ``0``, ``False``), ``self.<attribute>``, or a name the module binds at its top
+    level (an imported constant, ``NULL_BLOCK_ID``), as such a name or one of its attributes."""
+    try:
+        value = ast.literal_eval(expr)
+    except (ValueError, SyntaxError, TypeError):
+        value = None
+    else:
+        if isinstance(value, (bool, int)) or (isinstance(value, float) and math.isfinite(value)):
+            return None
+        return f"pad=fill value {text!r} is not a finite number or bool"
+    root = expr
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if isinstance(root, ast.Name) and (root.id == "self" and root is not expr or root.id in out.module_names()):
+        return None
+    return (f"pad=fill value {text!r} is neither a literal (-1, 0, False), `self.<attribute>`, nor a name this "
+            f"module binds at its top level (the fix would write it into the code)")
 
 
 def _closing_paren(text: str) -> int | None:

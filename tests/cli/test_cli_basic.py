@@ -133,6 +133,21 @@ def test_output_file_unwritable_is_exit_2(project):
     assert len(r.err.strip().splitlines()) == 1
 
 
+def test_output_file_over_an_input_is_refused_and_the_input_kept(project):
+    # `-o bug.py` while checking bug.py (or the directory holding it) would replace the user's
+    # source with the report: exit 2, one line, the file untouched
+    project.write("bug.py", CANONICAL)
+    for args in (["bug.py", "-o", "bug.py"], [".", "-o", "bug.py"], ["-o", "./bug.py"]):
+        r = project.run("check", *args)
+        assert r.rc == 2, args
+        assert r.err.startswith("padlint: error: --output-file: ") and "is an input of this run" in r.err
+        assert len(r.err.strip().splitlines()) == 1
+        assert (project.root / "bug.py").read_text() == CANONICAL
+    # a report file that is no input (not Python, or outside the paths checked) is written
+    assert project.run("check", "bug.py", "-o", "report.py").rc == 1
+    assert "bug.py:7:40: PAD001 " in (project.root / "report.py").read_text()
+
+
 def test_statistics(project, fake_analysis):
     project.write("a.py", """\
         self.keep_me = torch.zeros(8)  # padlint: pad=keep(kernel reads only [:num_reqs])
@@ -245,6 +260,13 @@ def test_profile_option(project):
     r = project.run("check", "--profile", "nosuchengine")
     assert r.rc == 2
     assert "unknown profile 'nosuchengine'" in r.err
+    # a path is a profile file: a missing one, or a directory, is said to be that, in one line
+    r = project.run("check", "--profile", "nowhere/engine.toml")
+    assert (r.rc, r.err.strip()) == (2, "padlint: error: nowhere/engine.toml: profile file not found")
+    (project.root / "profdir").mkdir()
+    r = project.run("check", "--profile", str(project.root / "profdir"))
+    assert r.rc == 2 and r.err.strip().endswith("profdir: cannot read profile: not a regular file")
+    assert len(r.err.strip().splitlines()) == 1
 
 
 def test_internal_error_outside_files_is_one_line(project, monkeypatch):

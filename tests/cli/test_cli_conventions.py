@@ -141,6 +141,8 @@ def test_junit(project):
     project.write("bad.py", "x = 1\n")
     clean = ET.fromstring(project.run("check", "--format", "junit").out)
     assert clean.get("failures") == "0" and clean.find("testsuite/testcase").get("name") == "No errors found"
+    # the top level counts the one passing test case of its one suite
+    assert clean.get("tests") == "1" == clean.find("testsuite").get("tests")
 
 
 @pytest.mark.parametrize("fmt", ["json-lines", "gitlab", "junit"])

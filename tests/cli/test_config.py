@@ -251,7 +251,8 @@ def test_profile_path_relative_to_config(project):
     assert [f["path"] for f in doc["findings"]] == ["sub/bug.py"]
     project.write("sub/padlint.toml", 'profile = "missing.toml"\n')
     line = _one_line_error(project.run("check", "sub"))
-    assert "unknown profile" in line
+    # a path is a file to read, not a shipped profile's name: say so, with the key it came from
+    assert "padlint.toml: profile: " in line and line.endswith("missing.toml: profile file not found")
 
 
 NEUTRAL_EXPECTED = ("neutral.seq_lens: expected a literal (false, 0, -1), a constant of the profile's [constants] "

@@ -145,6 +145,29 @@ def test_pad101_invalid_directives(project):
     assert all(f["severity"] == "error" for f in found)
 
 
+def test_pad101_a_fill_value_a_fix_cannot_write_and_an_unknown_code(project):
+    # the fill value is written into the fix as it stands: a name the module does not bind
+    # (`abc`, `nan`) or a non-finite number would make broken or meaningless code; an imported
+    # constant, `self.<attribute>` and a finite literal are fine.  A code no rule has is invalid,
+    # not merely unused
+    project.write("a.py", """\
+        from pkg.consts import PAD_SLOT_ID
+        self.a = torch.zeros(8)  # padlint: pad=fill(abc)
+        self.b = torch.zeros(8)  # padlint: pad=fill(nan)
+        self.c = torch.zeros(8)  # padlint: pad=fill(1e999)
+        self.d = torch.zeros(8)  # padlint: pad=fill(-1)
+        self.e = torch.zeros(8)  # padlint: pad=fill(PAD_SLOT_ID)
+        self.f = torch.zeros(8)  # padlint: pad=fill(self.fill_value)
+        x = 1  # padlint: ignore[PAD9]
+        """)
+    found = _findings(project)
+    assert _summary(found) == [("PAD101", 2), ("PAD101", 3), ("PAD101", 4), ("PAD101", 8)]
+    msgs = [f["message"] for f in found]
+    assert "pad=fill value 'abc' is neither a literal" in msgs[0] and "'nan'" in msgs[1]
+    assert "pad=fill value '1e999' is not a finite number" in msgs[2]
+    assert "unknown rule code 'PAD9'" in msgs[3]
+
+
 def test_pad_keep_silences_matching_buffer_any_view(project, fake_analysis):
     project.write("a.py", """\
         class R:
