@@ -161,7 +161,13 @@ def sink_trace(hit: SinkHit, taints, path: str) -> tuple[TraceStep, ...]:
     trace = [TraceStep(_shown(p) or path, line, note) for line, note, p in hit.chain]
     steps: list[tuple[int, str, str]] = []
     for t in tuple(taints)[:3]:
-        steps.extend(st for st in t.steps if st not in steps)
+        for i, st in enumerate(t.steps):
+            if st in steps:
+                continue
+            # before the first later step of its own taint already listed (a second source goes
+            # before the derivation both sources share): each taint's steps stay in their order
+            later = next((steps.index(x) for x in t.steps[i + 1:] if x in steps), len(steps))
+            steps.insert(later, st)
     trace.extend(TraceStep(_shown(p) or path, line, note) for line, note, p in steps)
     trace.append(TraceStep(_shown(hit.path) or path, hit.span[0], f"reaches sink {hit.sink} as `{hit.field}`"))
     return tuple(trace)

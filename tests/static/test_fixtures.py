@@ -408,3 +408,16 @@ def test_cli_json_over_fixture_directory():
     missing = sorted((expected - got).elements())
     unexpected = sorted((got - expected).elements())
     assert not missing and not unexpected, f"missing: {missing}\nunexpected: {unexpected}"
+
+
+def test_a_derived_tensor_trace_lists_both_sources_before_the_derivation(profile):
+    # `is_prefilling = computed < prompt` takes its rows from two padded slices: the trace shows
+    # each source where it is made (lines of `computed = ...` then `prompt = ...`), then the
+    # derivation, then the sink, in that order (before, the second source came after the
+    # derivation: merged per taint, the shared step first)
+    source, found = run_fixture("derived_tensor_buggy.py", profile)
+    (f,) = [f for f in found if f.field == "is_prefilling"]
+    lines = [s.line for s in f.trace]
+    computed, prompt = line_of(source, "computed = self."), line_of(source, "prompt = self.")
+    derived = line_of(source, "is_prefilling = computed < prompt")
+    assert lines[-4:-1] == [computed, prompt, derived]
