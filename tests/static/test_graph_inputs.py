@@ -353,15 +353,13 @@ def test_a_buffer_handed_to_code_the_analysis_does_not_read_may_be_written(tmp_p
     assert [(f.line, f.field) for f in found] == [(38, "global_num_tokens_gpu")]
 
 
-def test_a_replay_reads_the_inputs_of_the_captures_of_its_own_graph_table(tmp_path):
-    # two capture methods, each storing into its own table and sizing its own input; each replay
-    # writes its own input: the other table's input is not read by its graphs
-    runner = RUNNER.replace("        self.graphs = {}\n", "        self.graphs = {}\n        self.draft_graphs = {}\n"
-                            "        self.draft_tokens_gpu = torch.zeros((dp_size,), dtype=torch.int32)\n")
-    runner = runner.replace("    def _refresh(self, bs: int) -> None:\n", """\
+def _with_draft_table(init: str, capture_first: str, fields: str, execute_first: str) -> str:
+    """RUNNER with a second capture method storing into its own table (``self.draft_graphs``) and
+    a replay of that table; ``{DRAFT}`` in ``execute_draft`` is the statement before its replay."""
+    runner = RUNNER.replace("        self.graphs = {}\n", "        self.graphs = {}\n        self.draft_graphs = {}\n" + init)
+    return runner.replace("    def _refresh(self, bs: int) -> None:\n", f"""\
     def capture_draft(self, bs: int) -> None:
-        self.draft_tokens_gpu.fill_(bs * 3)
-        forward_batch = ForwardBatch(batch_size=bs, seq_lens=None, global_num_tokens_gpu=self.draft_tokens_gpu)
+{capture_first}        forward_batch = ForwardBatch(batch_size=bs, {fields})
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             self.model_runner.model.forward(forward_batch)
@@ -370,18 +368,27 @@ def test_a_replay_reads_the_inputs_of_the_captures_of_its_own_graph_table(tmp_pa
     def execute_draft(self, forward_batch: ForwardBatch) -> None:
         raw_bs = forward_batch.batch_size
         bs = self.model_runner.pad_to_captured(raw_bs)
-        {DRAFT_WRITE}
+{execute_first}        {{DRAFT}}
         self.draft_graphs[bs].replay()
 
     def _refresh(self, bs: int) -> None:
 """)
+
+
+def test_a_replay_reads_the_inputs_of_the_captures_of_its_own_graph_table(tmp_path):
+    # two capture methods, each storing into its own table and sizing its own input; each replay
+    # writes its own input: the other table's input is not read by its graphs
+    runner = _with_draft_table("        self.draft_tokens_gpu = torch.zeros((dp_size,), dtype=torch.int32)\n",
+                               "        self.draft_tokens_gpu.fill_(bs * 3)\n",
+                               "seq_lens=None, global_num_tokens_gpu=self.draft_tokens_gpu", "")
+
     def inputs(found):
         return [f for f in found if f.field == "global_num_tokens_gpu"]
 
-    both = runner.replace("{DRAFT_WRITE}", "self.draft_tokens_gpu.fill_(bs * 3)")
+    both = runner.replace("{DRAFT}", "self.draft_tokens_gpu.fill_(bs * 3)")
     assert inputs(_findings(tmp_path / "a", "self.global_num_tokens_gpu.fill_(bs * 2)", runner=both)) == []
     # the draft replay not writing its own input is reported there, and only there
-    bare = runner.replace("{DRAFT_WRITE}", "pass")
+    bare = runner.replace("{DRAFT}", "pass")
     found = inputs(_findings(tmp_path / "b", "self.global_num_tokens_gpu.fill_(bs * 2)", runner=bare))
     assert [(f.line, f.function) for f in found] == [(54, "DraftGraphRunner.execute_draft")]
     assert "`self.draft_tokens_gpu.fill_(bs * 3)`" in found[0].message
@@ -394,30 +401,13 @@ def test_a_replay_reads_the_inputs_of_the_captures_of_its_own_graph_table(tmp_pa
 def test_a_buffer_bound_by_the_captures_of_two_tables_is_read_by_the_replays_of_both(tmp_path):
     # the draft capture binds `seq_lens[:bs]` too: its replay reads the padding rows it does not
     # reset (the first table's replay resets them), and only there (line 53) is it reported
-    runner = RUNNER.replace("        self.graphs = {}\n", "        self.graphs = {}\n        self.draft_graphs = {}\n")
-    runner = runner.replace("    def _refresh(self, bs: int) -> None:\n", """\
-    def capture_draft(self, bs: int) -> None:
-        forward_batch = ForwardBatch(batch_size=bs, seq_lens=self.seq_lens[:bs], global_num_tokens_gpu=None)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            self.model_runner.model.forward(forward_batch)
-        self.draft_graphs[bs] = graph
-
-    def execute_draft(self, forward_batch: ForwardBatch) -> None:
-        raw_bs = forward_batch.batch_size
-        bs = self.model_runner.pad_to_captured(raw_bs)
-        self.seq_lens[:raw_bs].copy_(forward_batch.seq_lens)
-        {DRAFT_RESET}
-        self.draft_graphs[bs].replay()
-
-    def _refresh(self, bs: int) -> None:
-""")
-    bare = _findings(tmp_path / "a", "self.global_num_tokens_gpu.fill_(bs * 2)",
-                     runner=runner.replace("{DRAFT_RESET}", "pass"))
+    runner = _with_draft_table("", "", "seq_lens=self.seq_lens[:bs], global_num_tokens_gpu=None",
+                               "        self.seq_lens[:raw_bs].copy_(forward_batch.seq_lens)\n")
+    bare = _findings(tmp_path / "a", "self.global_num_tokens_gpu.fill_(bs * 2)", runner=runner.replace("{DRAFT}", "pass"))
     assert [(f.line, f.field, f.function) for f in bare if f.field == "seq_lens"] == \
         [(53, "seq_lens", "DraftGraphRunner.execute_draft")]
     reset = _findings(tmp_path / "b", "self.global_num_tokens_gpu.fill_(bs * 2)",
-                      runner=runner.replace("{DRAFT_RESET}", "self.seq_lens[raw_bs:bs].fill_(1)"))
+                      runner=runner.replace("{DRAFT}", "self.seq_lens[raw_bs:bs].fill_(1)"))
     assert [f for f in reset if f.field == "seq_lens"] == []
 
 
