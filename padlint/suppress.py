@@ -186,6 +186,7 @@ def scan(text: str, path: str) -> Directives:
         pass
     for tok in comments:
         _read_comment(tok, path, logical, out)
+    out.text = ""  # read by the directives above only (a fill value's names); not kept per file
     return out
 
 
