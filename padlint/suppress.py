@@ -45,12 +45,15 @@ PAD101 (invalid directive)
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import math
 import re
 import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from padlint.config import known_codes
 from padlint.model import Finding
 
 UNUSED_CODE = "PAD100"
@@ -108,34 +111,6 @@ class Directives:
     problems: list[Finding] = field(default_factory=list)
     spans: dict[int, tuple[int, int]] = field(default_factory=dict)
     comment_only: set[int] = field(default_factory=set)
-    text: str = ""
-    _module_names: frozenset[str] | None = None
-
-    def module_names(self) -> frozenset[str]:
-        """The names the module binds at its top level (imports, assignments, functions, classes,
-        also under top-level ``if``/``try``); empty when the text does not parse."""
-        if self._module_names is None:
-            names: set[str] = set()
-            try:
-                body = ast.parse(self.text).body
-            except (SyntaxError, ValueError):
-                body = []
-            todo = list(body)
-            while todo:
-                node = todo.pop()
-                if isinstance(node, (ast.Import, ast.ImportFrom)):
-                    names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
-                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    names.add(node.name)
-                elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
-                elif isinstance(node, (ast.If, ast.Try, ast.With)):
-                    todo.extend(ast.iter_child_nodes(node))
-                elif isinstance(node, ast.ExceptHandler):
-                    todo.extend(node.body)
-            self._module_names = frozenset(names)
-        return self._module_names
 
 
 @dataclass
@@ -158,7 +133,8 @@ def scan(text: str, path: str) -> Directives:
     Never raises: a tokenize error (the file may not even be valid Python
     when the prefilter skipped parsing) keeps what was read before it.
     """
-    out = Directives(path=path, text=text)
+    out = Directives(path=path)
+    module_names = functools.cache(lambda: _top_level_names(text))  # read for fill values only
     comments: list[tokenize.TokenInfo] = []
     logical: list[tuple[int, int, list[tokenize.TokenInfo]]] = []
     start: int | None = None
@@ -185,12 +161,12 @@ def scan(text: str, path: str) -> Directives:
     except (tokenize.TokenError, SyntaxError):
         pass
     for tok in comments:
-        _read_comment(tok, path, logical, out)
-    out.text = ""  # read by the directives above only (a fill value's names); not kept per file
+        _read_comment(tok, path, logical, out, module_names)
     return out
 
 
-def _read_comment(tok: tokenize.TokenInfo, path: str, logical, out: Directives) -> None:
+def _read_comment(tok: tokenize.TokenInfo, path: str, logical, out: Directives,
+                  module_names: Callable[[], frozenset[str]]) -> None:
     """Record the directives of one comment token.
 
     A comment may hold several (``# noqa: E501  # padlint: ignore[PAD001]``);
@@ -218,14 +194,14 @@ def _read_comment(tok: tokenize.TokenInfo, path: str, logical, out: Directives) 
         if not m:
             continue
         directive = m.group("body").strip()
-        problem = _read_padlint(directive, line, column, end_column, path, logical, out)
+        problem = _read_padlint(directive, line, column, end_column, path, logical, out, module_names)
         if problem:
             out.problems.append(_finding(INVALID_CODE, path, line, column, end_column,
                                          f"invalid padlint directive `# {body}`: {problem}", "error", body))
 
 
 def _read_padlint(directive: str, line: int, column: int, end_column: int, path: str, logical,
-                  out: Directives) -> str | None:
+                  out: Directives, module_names: Callable[[], frozenset[str]]) -> str | None:
     """Record one ``padlint:`` directive; returns a problem description or None."""
     m = _IGNORE.match(directive)
     if m:
@@ -240,7 +216,7 @@ def _read_padlint(directive: str, line: int, column: int, end_column: int, path:
             bad = [c for c in codes if not _CODE.fullmatch(c)]
             if bad:
                 return f"invalid rule code {bad[0]!r} (expected e.g. PAD001)"
-            known = _known_codes()
+            known = known_codes()
             unknown = [c for c in codes if not any(k.startswith(c) for k in known)]
             if unknown:
                 return f"unknown rule code {unknown[0]!r} (no rule's code starts with it; `padlint rules` lists them)"
@@ -276,7 +252,7 @@ def _read_padlint(directive: str, line: int, column: int, end_column: int, path:
             expr = ast.parse(inner, mode="eval").body
         except SyntaxError:
             return f"pad=fill value {inner!r} is not a Python expression"
-        problem = _fill_value_problem(expr, inner, out)
+        problem = _fill_value_problem(expr, inner, module_names)
         if problem:
             return problem
         value = inner
@@ -289,13 +265,31 @@ def _read_padlint(directive: str, line: int, column: int, end_column: int, path:
     return None
 
 
-def _known_codes() -> tuple[str, ...]:
-    from padlint.rules.registry import codes  # the one list of rule codes
+def _top_level_names(text: str) -> frozenset[str]:
+    """The names a module binds at its top level (imports, assignments, functions, classes, also
+    under top-level ``if``/``try``/``with``); empty when the text does not parse."""
+    try:
+        todo = list(ast.parse(text).body)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    names: set[str] = set()
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            todo.extend(ast.iter_child_nodes(node))
+        elif isinstance(node, ast.ExceptHandler):
+            todo.extend(node.body)
+    return frozenset(names)
 
-    return tuple(codes())
 
-
-def _fill_value_problem(expr: ast.expr, text: str, out: Directives) -> str | None:
+def _fill_value_problem(expr: ast.expr, text: str, module_names: Callable[[], frozenset[str]]) -> str | None:
     """Why ``pad=fill(text)`` cannot be written into a fix, or None: the value must be a finite
     literal (``-1``, ``0``, ``False``), ``self.<attribute>``, or a name the module binds at its top
     level (an imported constant, ``NULL_BLOCK_ID``), as such a name or one of its attributes."""
@@ -310,7 +304,7 @@ def _fill_value_problem(expr: ast.expr, text: str, out: Directives) -> str | Non
     root = expr
     while isinstance(root, ast.Attribute):
         root = root.value
-    if isinstance(root, ast.Name) and (root.id == "self" and root is not expr or root.id in out.module_names()):
+    if isinstance(root, ast.Name) and (root.id == "self" and root is not expr or root.id in module_names()):
         return None
     return (f"pad=fill value {text!r} is neither a literal (-1, 0, False), `self.<attribute>`, nor a name this "
             f"module binds at its top level (the fix would write it into the code)")
