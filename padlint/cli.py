@@ -317,18 +317,38 @@ def _check(args: argparse.Namespace, debug: bool) -> int:
             _recheck(output, sorted({f.fix.path for f in written if f.fix is not None} | {f.path for f in written}),
                      options, cwd)
         fixed, not_removed = _verify(written, result.findings)
-        footer = f"Fixed {fixed} finding{'s' if fixed != 1 else ''} ({len(result.findings)} remaining)."
-        if not_removed:
-            footer += (f" {not_removed} fix{'es' if not_removed != 1 else ''} written did not remove "
-                       f"{'its' if not_removed == 1 else 'their'} finding.")
-        if skipped_unsafe:
-            footer += f" {skipped_unsafe} unsafe fix{'es' if skipped_unsafe != 1 else ''} available with --unsafe-fixes."
+        footer = _fixed_line(fixed, len(result.findings), not_removed, skipped_unsafe)
+    footer = _footer(footer, _baselined_line(output))
 
     text = _render(args, output, result, selection, "" if args.quiet else footer)
     _emit(text, args.output_file)
     if args.exit_zero:
         return 0
     return 1 if result.findings or result.errors else 0
+
+
+def _fixed_line(fixed: int, remaining: int, not_removed: int, skipped_unsafe: int) -> str:
+    """The line after a ``--fix`` run: "Fixed M findings (K remaining)." and what was not fixed.
+    ``fixed`` counts only findings whose fix was written and that the check after the write no
+    longer reports (:func:`_verify`)."""
+    line = f"Fixed {fixed} finding{'s' if fixed != 1 else ''} ({remaining} remaining)."
+    if not_removed:
+        line += (f" {not_removed} fix{'es' if not_removed != 1 else ''} written did not remove "
+                 f"{'its' if not_removed == 1 else 'their'} finding.")
+    if skipped_unsafe:
+        line += f" {skipped_unsafe} unsafe fix{'es' if skipped_unsafe != 1 else ''} available with --unsafe-fixes."
+    return line
+
+
+def _baselined_line(output) -> str:
+    """"N findings hidden by the baseline." when ``--baseline`` hid any, else ""."""
+    n = sum(output.baselined.values())
+    return f"{n} finding{'s' if n != 1 else ''} hidden by the baseline." if n else ""
+
+
+def _footer(*lines: str) -> str:
+    """The non-empty ``lines``, one per line (no trailing newline)."""
+    return "\n".join(line for line in lines if line)
 
 
 def _first(*values):
@@ -513,13 +533,8 @@ def _fix_stdin(args: argparse.Namespace, stdin: tuple[str | None, bytes], option
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
     fixed_n, not_removed = _verify(written, result.findings) if data is not stdin[1] else (0, 0)
-    footer = f"Fixed {fixed_n} finding{'s' if fixed_n != 1 else ''} ({len(result.findings)} remaining)."
-    if not_removed:
-        footer += (f" {not_removed} fix{'es' if not_removed != 1 else ''} written did not remove "
-                   f"{'its' if not_removed == 1 else 'their'} finding.")
-    if skipped_unsafe:
-        footer += f" {skipped_unsafe} unsafe fix{'es' if skipped_unsafe != 1 else ''} available with --unsafe-fixes."
-    _emit(_render(args, output, result, selection, footer), args.output_file, sys.stderr)
+    footer = _footer(_fixed_line(fixed_n, len(result.findings), not_removed, skipped_unsafe), _baselined_line(output))
+    _emit(_render(args, output, result, selection, "" if args.quiet else footer), args.output_file, sys.stderr)
     if args.exit_zero:
         return 0
     return 1 if result.findings or result.errors else 0
@@ -544,7 +559,8 @@ def _render(args: argparse.Namespace, output, result: CheckResult, selection: Ru
         if fmt == "concise":
             from padlint.reporters import concise
 
-            return _nl(concise.render(result))
+            # no summary line; the footer (fixes made, findings the baseline hid) as the text format prints it
+            return _nl(concise.render(result)) + _nl(footer)
         if fmt == "github":
             from padlint.reporters import github
 
@@ -683,6 +699,7 @@ def _recheck(output, changed: list[str], options, cwd: Path) -> None:
     result.errors.sort(key=FileError.sort_key)
     output.sources.update(again.sources)
     output.policies = [(p, n) for p, n in output.policies if p.path not in gone] + again.policies
+    output.baselined = {**{p: n for p, n in output.baselined.items() if p not in gone}, **again.baselined}
 
 
 def _finding_key(f: Finding) -> tuple[str, ...]:

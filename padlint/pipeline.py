@@ -25,6 +25,7 @@ import os
 import sys
 import traceback
 import warnings
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -99,14 +100,16 @@ class RunOutput:
     ``sources``: decoded text of every file with a finding (for source
     lines in reports and for fixes).  ``policies``: ``pad=keep`` buffers
     with the number of findings each silenced.  ``suppressed``: findings
-    hidden by suppression comments.  ``notes``: messages for stderr
-    (stale baseline entries).
+    hidden by suppression comments.  ``baselined``: the number of findings
+    the baseline hid, per finding path (paths with none are absent).
+    ``notes``: messages for stderr (stale baseline entries).
     """
 
     result: CheckResult
     sources: dict[str, SourceFile] = field(default_factory=dict)
     policies: list[tuple[PadPolicy, int]] = field(default_factory=list)
     suppressed: int = 0
+    baselined: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -194,6 +197,7 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
         def in_scope(full: str, code: str) -> bool:
             return full in checked and options.selection.enabled(code)
 
+        before = Counter(f.path for f in out.result.findings)
         try:
             out.result.findings, baseline_notes = apply_baseline(options.baseline, out.result.findings, cwd,
                                                                  in_scope)
@@ -202,6 +206,7 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
 
             raise BaselineError(f"{options.baseline}: cannot read baseline: nested too deeply") from None
         out.notes.extend(baseline_notes)
+        out.baselined = dict(before - Counter(f.path for f in out.result.findings))
     out.result.findings.sort(key=Finding.sort_key)
     out.result.errors.sort(key=FileError.sort_key)
     live = {f.path for f in out.result.findings} | {f.fix.path for f in out.result.findings if f.fix}

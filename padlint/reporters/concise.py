@@ -2,8 +2,10 @@
 
 The format of ruff's ``--output-format concise`` (lines and columns 1-based).
 A file that could not be checked is ``path:line: error: message``, or
-``path: error: message`` when no line applies.  No summary line: the CLI
-prints that.
+``path: error: message`` when no line applies.  No summary line; the CLI
+appends, as for the text format, the ``Fixed M findings (K remaining).``
+line of ``--fix`` and the ``N findings hidden by the baseline.`` line
+(:func:`padlint.cli._render`).
 """
 
 from __future__ import annotations

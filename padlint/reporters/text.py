@@ -11,8 +11,10 @@ For each file with findings, a header line, then per finding::
 
 then file errors (``path:line: error: message``) and a summary line
 "Found N findings in M files (K errors)." where M is the number of files
-checked.  Rendered with rich; colour only when asked (``color=True``), so
-piped output and ``--output-file`` carry no ANSI codes.  Everything is
+checked, and the footer the CLI passes (``Fixed M findings (K remaining).``
+after ``--fix``, ``N findings hidden by the baseline.``).  Rendered with
+rich; colour only when asked (``color=True``), so piped output and
+``--output-file`` carry no ANSI codes.  Everything is
 printed as :class:`rich.text.Text` (never markup), so ``[`` in messages or
 paths is literal.
 """
