@@ -5,7 +5,9 @@ own code (so an engine change in a development checkout is never answered from
 an old entry), the profile, every checked file's path and text, and which of
 them are seeds.  An
 entry also lists every *other* file the analysis read (modules reached through
-imports, calls and subclass lookups) with the hash of its content; it is used
+imports, calls and subclass lookups) with the hash of its content (and, where the
+file still had that content when the entry was written, its size and modification
+time: an unchanged stat is taken as an unchanged file, as ruff does); it is used
 only while all of them still hash the same, so an edit anywhere the analysis
 looked invalidates it.  Entries are JSON (never pickle: a cache directory in
 an untrusted checkout must not be able to run code), written atomically.  A
@@ -76,6 +78,11 @@ def load(cache_dir: str, key: str) -> dict[str, list[Finding] | FileError] | Non
             return None
         for dep, want in entry.get("deps", {}).items():
             try:
+                if isinstance(want, list):  # [digest, size, mtime_ns]: unchanged stat, unchanged file
+                    st = os.stat(dep)
+                    if [st.st_size, st.st_mtime_ns] == want[1:]:
+                        continue
+                    want = want[0]
                 if digest(Path(dep).read_bytes()) != want:
                     return None
             except OSError:
@@ -88,10 +95,28 @@ def load(cache_dir: str, key: str) -> dict[str, list[Finding] | FileError] | Non
         return None  # a damaged or foreign entry: analyse again
 
 
+def _with_stat(deps: dict[str, str]) -> dict[str, str | list]:
+    """Each dependency's digest with the file's size and modification time where the file on
+    disk still has that digest (read again now: a file edited while the analysis ran keeps its
+    bare digest, so the entry is used only if the file returns to what was analysed).  A later
+    load trusts an unchanged (size, mtime) without reading the file, as ruff's cache does; the
+    thousands of modules a whole-program analysis reads are then not hashed on every run."""
+    out: dict[str, str | list] = {}
+    for dep, want in deps.items():
+        out[dep] = want
+        try:
+            st = os.stat(dep)
+            if digest(Path(dep).read_bytes()) == want and os.stat(dep).st_mtime_ns == st.st_mtime_ns:
+                out[dep] = [want, st.st_size, st.st_mtime_ns]
+        except OSError:
+            pass
+    return out
+
+
 def store(cache_dir: str, key: str, results: dict[str, list[Finding] | FileError], deps: dict[str, str]) -> str | None:
     """Write one entry; returns a one-line note when the cache cannot be written (else None)."""
     entry = {
-        "format": CACHE_FORMAT, "key": key, "deps": deps,
+        "format": CACHE_FORMAT, "key": key, "deps": _with_stat(deps),
         "results": {p: ({"error": r.to_dict()} if isinstance(r, FileError)
                         else {"findings": [f.to_dict() for f in r]}) for p, r in results.items()},
     }

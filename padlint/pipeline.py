@@ -278,8 +278,6 @@ def _analyse_all(sources: list[SourceFile], seeds: set[str], options: RunOptions
     pathological nesting, the budget), each seed file is analysed on its own,
     with its own budget, so that one bad file costs only its own result.
     """
-    from padlint.analysis.engine import AnalysisSyntaxError, Source, check_project
-
     report = progress or (lambda stage, done, total: None)
 
     def full(path: str) -> str:
@@ -300,19 +298,22 @@ def _analyse_all(sources: list[SourceFile], seeds: set[str], options: RunOptions
         return out
 
     by_path = {s.path: s for s in sources}
-    srcs = [Source(s.path, s.text, full(s.path)) for s in sources]
     report("analyse", 0, len(seeds))
     key = None
     if options.cache_dir:
         from padlint import cache
 
-        # keyed on the paths as reported too: a cached finding carries its reported path
-        key = cache.run_key(options.profile, [(f"{s.path}\0{s.file}", s.text) for s in srcs],
+        # keyed on the paths as reported too: a cached finding carries its reported path.  Looked
+        # up before the engine is imported: a cache hit needs neither the engine nor libcst
+        key = cache.run_key(options.profile, [(f"{s.path}\0{full(s.path)}", s.text) for s in sources],
                             {f"{p}\0{full(p)}" for p in seeds})
         cached = cache.load(options.cache_dir, key)
         if cached is not None:
             report("analyse", len(seeds), len(seeds))
             return cached
+    from padlint.analysis.engine import AnalysisSyntaxError, Source, check_project
+
+    srcs = [Source(s.path, s.text, full(s.path)) for s in sources]
     try:
         read: dict[str, str] = {}
         res: dict = {}

@@ -20,7 +20,7 @@ import libcst as cst
 
 from padlint.analysis.kernels import tail_stores
 from padlint.analysis.values import (
-    ALL, DUMMY_ROWS, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
+    ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
     Ref, Refs, Reset, State, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, origin_key, stamp, with_step,
 )
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
@@ -71,7 +71,6 @@ MAX_KEYS = 32
 #: a padded count (``_build_attention_metadata(num_reqs=num_reqs_padded)``, a dummy run): the
 #: rows the caller did not write on that path hold an earlier step's values.  Rules count the
 #: paths through such a step (:func:`padlint.rules.pad001`).
-PADDED_AS_REAL = "as its real count"
 
 _FALSE = frozenset({"False", "0"})
 _TRUE = frozenset({"True", "1"})
@@ -2797,7 +2796,8 @@ class Interpreter:
                     cands.add(Taint(
                         buffer=rtext, padded=c.canon, offset=c.offset, reason="stale", dim=c.dim,
                         padded_written=c.written, real=inferred,
-                        steps=((r.line, f"slice `{rtext}` of persistent buffer `{self._base_text(rtext)}`: "
+                        element_of=self._element_of(r, rtext),
+                        steps=((r.line, f"slice `{rtext}` of {self._buffer_phrase(r, rtext)}: "
                                         f"this step wrote only rows {written}, so rows up to "
                                         f"{c.written or c.canon} may be stale", r.path),)))
                     out.update(t for t in cands if not covers(clean, t, self._real_for, accepts, self._active))
@@ -2829,9 +2829,9 @@ class Interpreter:
                     rtext = self._t(r.text)
                     stale = Taint(
                         buffer=rtext, padded=c.canon, offset=c.offset, reason="stale", dim=c.dim,
-                        padded_written=c.written,
-                        steps=((r.line, f"padded slice `{rtext}` of persistent buffer "
-                                        f"`{self._base_text(rtext)}`: its padding rows (up to "
+                        padded_written=c.written, element_of=self._element_of(r, rtext),
+                        steps=((r.line, f"padded slice `{rtext}` of {self._buffer_phrase(r, rtext)}: "
+                                        f"its padding rows (up to "
                                         f"{c.written or c.canon}) may be stale", r.path),))
                     cands.add(stale)
                     first = self._first_run_taint(r, stale) if r.dummy else None
@@ -2855,8 +2855,8 @@ class Interpreter:
         rtext = self._t(r.text)
         return Taint(
             buffer=rtext, padded=c.canon, offset=c.offset, reason="stale", dim=c.dim,
-            padded_written=c.written, real=(DUMMY_ROWS,), dummy=r.dummy,
-            steps=((r.line, f"slice `{rtext}` of persistent buffer `{self._base_text(rtext)}` in the dummy "
+            padded_written=c.written, real=(DUMMY_ROWS,), dummy=r.dummy, element_of=self._element_of(r, rtext),
+            steps=((r.line, f"slice `{rtext}` of {self._buffer_phrase(r, rtext)} in the dummy "
                             f"run `{r.dummy}`: no write of this run reached its rows, which hold what an "
                             f"earlier step left there", r.path),))
 
@@ -2997,6 +2997,25 @@ class Interpreter:
         if offset:
             return f"[{real} + {offset}:{padded} + {offset}]"
         return f"[{real}:{padded}]"
+
+    def _element_of(self, r: Ref, text: str) -> str:
+        """The persistent container ``r`` is an element of, as code names it
+        (``self.block_tables.input_block_tables``), where ``text`` names the element by a local
+        (``x[:n]`` in ``[x[:n] for x in self.block_tables.input_block_tables]``); else ""."""
+        base = self._base_text(text)
+        if not base.isidentifier() or base == "self" or not r.loc.endswith("[*]"):
+            return ""
+        container = r.loc[:-3].replace("#host", "." + (self.p.shared_views[0] if self.p.shared_views
+                                                       else "cpu")).replace("#dev", "." + self.p.device_view)
+        return container if re.fullmatch(r"self(\.\w+)+", container) else ""
+
+    def _buffer_phrase(self, r: Ref, text: str) -> str:
+        """``persistent buffer `x` ``, or for an element of a persistent list named by a local,
+        ``` `x`, an element of the persistent list `self.tables` ```."""
+        container = self._element_of(r, text)
+        base = self._base_text(text)
+        return f"`{base}`, an element of the persistent list `{container}`" if container \
+            else f"persistent buffer `{base}`"
 
     @staticmethod
     def _base_text(text: str) -> str:
@@ -3831,9 +3850,10 @@ class Interpreter:
             self._opaque([*arg_vals, self._not_self(recv, state)], state)
             return UNKNOWN
         line = frame.seg.line(node, frame.stmt)
+        chain, shown = _qualified_call(frame, name, owner if fn is not None else "")
         callee = Frame(qual=qual, owner=owner, seg=seg, module=module, path=path,
                        cls=frame.cls if fn is None else owner,
-                       chain=frame.chain + ((line, f"calls `{name}`", frame.path),), known=set(frame.known),
+                       chain=chain + ((line, f"calls `{shown}`", frame.path),), known=set(frame.known),
                        dummy=(name if self.p.is_dummy_run(name) else
                               frame.dummy if fn is None or fn.owner == frame.owner else ""))
         if fn is None:
@@ -3925,8 +3945,8 @@ class Interpreter:
             env[pname] = self._cv(v)
             if isinstance(v, CountVal) and v.canon and not v.offset and self.p.is_padded_name(v.canon) \
                     and any(pname in pair.real for pair in self.p.counts) and fn is not None:
-                callee.chain = frame.chain + (
-                    (line, f"calls `{name}` with the padded count `{v.canon}` {PADDED_AS_REAL} `{pname}`",
+                callee.chain = chain + (
+                    (line, f"calls `{shown}` with the padded count `{v.canon}` {PADDED_AS_REAL} `{pname}`",
                      frame.path),)
         # a summary: the same callee, with the same arguments, on a heap that agrees on every
         # location the callee read, has the same effect (its writes) and result; a nested
@@ -4285,6 +4305,25 @@ class Interpreter:
 
 
 _NOPAIR = type("NoPair", (), {"real": ()})()
+
+
+def _qualified_call(frame: Frame, name: str, owner: str) -> tuple[tuple, str]:
+    """The caller's chain and the name a call step shows for callee ``name`` (of class key
+    ``owner``).  A method that calls a method of the same name of another class (a worker's
+    ``execute_model`` calling the runner's) would read ``execute_model -> execute_model``, like a
+    recursion: both steps then name their class (``Worker.execute_model ->
+    GPUModelRunner.execute_model``)."""
+    chain = frame.chain
+    if not chain or not owner or not frame.owner or owner == frame.owner:
+        return chain, name
+    line, note, path = chain[-1]
+    head, tick, rest = note.partition("`")
+    shown, tick2, tail = rest.partition("`")
+    if not tick2 or shown.rpartition(".")[2] != name:
+        return chain, name
+    caller = f"{frame.owner.rpartition(':')[2].rpartition('.')[2]}.{name}"
+    return chain[:-1] + ((line, f"{head}`{caller}`{tail}", path),), \
+        f"{owner.rpartition(':')[2].rpartition('.')[2]}.{name}"
 
 
 def _holds_tensor(value: AVal) -> bool:

@@ -26,6 +26,9 @@ from typing import Callable, Iterable
 ALL = "*"  # Reset.real for a reset of the whole buffer
 
 
+# the note of a call-path step that binds a padded count to the callee's real count (a dummy run)
+PADDED_AS_REAL = "as its real count"
+
 @dataclass(frozen=True, order=True)
 class PadWrite:
     """One statement that writes the padding rows' value: a reset (``x[R:] = v``,
@@ -116,6 +119,9 @@ class Taint:
     # its size and no path of this replay wrote (``buffer`` is the whole buffer): the capture's
     # write as source text (its line and file are the first step)
     graph_input: str = ""
+    # the slice is of an element of a persistent list named by a local (``x[:n] for x in
+    # self.tables``): that list as the code names it, so that messages name the buffer
+    element_of: str = ""
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,15 @@ import os
 import re
 from dataclasses import replace
 
-from padlint.analysis.interp import PADDED_AS_REAL, Interpreter, SinkHit
-from padlint.analysis.values import Taint, origin_key
+from typing import TYPE_CHECKING
+
+from padlint.analysis.values import PADDED_AS_REAL, Taint, origin_key
 from padlint.model import Finding, Fix, TraceStep
 from padlint.profile import Profile
 from padlint.rules.base import Facts, Rule
+
+if TYPE_CHECKING:  # the engine (and libcst) load only when a rule runs: a cached run needs neither
+    from padlint.analysis.interp import Interpreter, SinkHit
 
 CODE = "PAD001"
 
@@ -85,13 +89,24 @@ def _fix_text(hit: SinkHit, taint: Taint, real: str | None, neutral: str) -> str
         return None
     upper = dims[-1][1:]
     if neutral == "flat":
-        return f"{base}[{lead}{lo}:{upper}] = {base}[{lead}{_flat_source(real, off)}]"
-    return f"{base}[{lead}{lo}:{upper}] = {neutral}"
+        text = f"{base}[{lead}{lo}:{upper}] = {base}[{lead}{_flat_source(real, off)}]"
+    else:
+        text = f"{base}[{lead}{lo}:{upper}] = {neutral}"
+    if taint.element_of:
+        # `x` is a comprehension's local (`[x[:P] for x in self.tables]`), not bound at the sink:
+        # reset that rows of every element of the list
+        return f"for {base} in {taint.element_of}: {text}" if base.isidentifier() else None
+    return text
 
 
-def _path_text(hit) -> str:
-    """The functions of the finding's shown path, entry first: ``a -> b -> c``."""
-    return " -> ".join(n.split("`")[1] for _, n, _p in hit.chain if "`" in n)
+def _path_text(hit, shown: int = 5) -> str:
+    """The functions of the finding's shown path, entry first: ``a -> b -> c``.  A path of more
+    than ``shown`` functions keeps its first two and last two (``a -> b -> ... -> y -> z``): the
+    finding's trace lists every step with its file and line."""
+    names = [n.split("`")[1] for _, n, _p in hit.chain if "`" in n]
+    if len(names) > shown:
+        names = [*names[:2], "...", *names[-2:]]
+    return " -> ".join(names)
 
 
 def _from_entries(hit, shown: int = 3) -> str:
@@ -287,8 +302,10 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     if taint.beyond:  # to the end of the buffer
         rows = f"[{real_shown} + {taint.offset}:]" if taint.offset else f"[{real_shown}:]"
     short = _short(taint.buffer)
+    # a slice of a list's element named by a local (`x[:n] for x in self.tables`): the list too
+    of = f" of an element of `{_short(taint.element_of)}`" if taint.element_of else ""
     if hit.container:
-        what = f"`{hit.arg_name or hit.arg_text}` holds the padded slice `{short}`"
+        what = f"`{hit.arg_name or hit.arg_text}` holds the padded slice `{short}`{of}"
     elif taint.beyond:
         whole = taint.buffer[:taint.buffer.rfind("[")]
         what = (f"`{hit.arg_name or hit.arg_text}` is a slice of the persistent buffer `{_short(whole)}`, "
@@ -298,7 +315,7 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     elif hit.arg_name and taint.reason == "uninit":
         what = f"`{hit.arg_name}` is allocated with `{taint.buffer}`"
     elif hit.arg_name:
-        what = f"`{hit.arg_name}` is the padded slice `{short}`"
+        what = f"`{hit.arg_name}` is the padded slice `{short}`{of}"
     elif taint.reason == "uninit":
         what = f"`{hit.arg_text}` is allocated with `{taint.buffer}`"
     elif taint.derived_from:
@@ -307,6 +324,8 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
         whole = taint.buffer[:taint.buffer.rfind("[")] if taint.buffer.endswith("]") else taint.buffer
         what = (f"`{_short(whole)}` is a persistent buffer handed whole to a sink whose "
                 f"`{taint.width}` makes its consumer read rows up to {padded_shown}")
+    elif of:
+        what = f"`{short}` is a padded slice{of}, a persistent buffer"
     else:
         what = f"`{short}` is a padded slice of a persistent buffer"
     state = "are uninitialised" if taint.reason == "uninit" else "may be stale"

@@ -12,23 +12,22 @@ from __future__ import annotations
 
 import re
 
-from padlint.analysis.interp import norm
-from padlint.analysis.padvalue import (
-    ConstructionDisagrees,
-    PadValueFacts,
-    UnknownContract,
-    WrongPadValue,
-    pad_value_facts,
-)
+from typing import TYPE_CHECKING
+
 from padlint.model import Finding, Fix, TraceStep, split_lines
 from padlint.profile import Profile
 from padlint.rules.base import Facts, Rule
 from padlint.rules.pad001 import _short, _shown
 
+if TYPE_CHECKING:  # the engine (and libcst) load only when a rule runs: a cached run needs neither
+    from padlint.analysis.padvalue import ConstructionDisagrees, PadValueFacts, UnknownContract, WrongPadValue
+
 CODE = "PAD002"
 
 
 def _facts(facts: Facts) -> PadValueFacts:
+    from padlint.analysis.padvalue import pad_value_facts
+
     return facts.family("pad_values", lambda f: pad_value_facts(f.interp, f.profile, f.project, f.keys))
 
 
@@ -103,6 +102,8 @@ def _placed(facts: Facts, site, hit, span) -> tuple[str, tuple[int, int, int, in
     else:
         path, where, statement_line = hit.path, hit.span()[:4], hit.stmt_line
     lines = split_lines(facts.texts.get(path, ""))
+    from padlint.analysis.interp import norm
+
     return path, where, norm(lines[statement_line - 1]) if 0 < statement_line <= len(lines) else ""
 
 
@@ -223,6 +224,8 @@ def _unknown(facts: Facts, u: UnknownContract) -> Finding:
         line, col, end_line, end_col = sink_span
         statement_line = hit.stmt_line
     lines = split_lines(facts.texts.get(path, ""))
+    from padlint.analysis.interp import norm
+
     statement = norm(lines[statement_line - 1]) if 0 < statement_line <= len(lines) else ""
     return Finding(code=CODE, path=path, line=line, column=col, end_line=end_line, end_column=end_col,
                    message=message, severity="warning", sink=hit.sink, field=u.field, buffer=u.cover.buffer,

@@ -22,15 +22,18 @@ stale one, and this rule reports it when that value is not neutral.
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from padlint.analysis.buffers import EMPTY
-from padlint.analysis.interp import Interpreter
 from padlint.analysis.project import _dotted
 from padlint.analysis.values import DUMMY_ROWS
 from padlint.model import Finding, TraceStep, split_lines
 from padlint.profile import Profile
 from padlint.rules.base import Facts, Rule
 from padlint.rules.pad001 import _short, _shown, origin_place, sink_phrase, sink_trace
+
+if TYPE_CHECKING:  # the engine (and libcst) load only when a rule runs: a cached run needs neither
+    from padlint.analysis.interp import Interpreter
 
 CODE = "PAD005"
 

@@ -151,3 +151,66 @@ def test_the_key_changes_with_padlints_own_code(monkeypatch):
     cache.code_digest.cache_clear()
     monkeypatch.setattr(cache, "code_digest", lambda: "another engine")
     assert cache.run_key("profile", [("a.py", "x = 1\n")], {"a.py"}) != before
+
+
+def _runner_project(project):
+    project.write("pkg/__init__.py", "")
+    project.write("pkg/runner.py", RUNNER)
+    return project.write("pkg/attn.py", ATTN)
+
+
+def test_an_unchanged_module_is_not_read_again(project, monkeypatch):
+    # attn.py is a dependency of the entry (read, not checked); its size and mtime are stored
+    # with its digest, so the cached run compares the stat and hashes no file's bytes
+    _runner_project(project)
+    project.run("check", "pkg/runner.py", "--format", "json")
+    from padlint import cache
+
+    hashed = []
+    real = cache.digest
+    monkeypatch.setattr(cache, "digest", lambda t: hashed.append(type(t)) or real(t))
+    calls = _counting(monkeypatch)
+    project.run("check", "pkg/runner.py", "--format", "json")
+    assert calls == []           # answered from the cache
+    assert bytes not in hashed   # no dependency's bytes were read and hashed (texts of the key only)
+
+
+def test_a_same_size_edit_of_a_module_analyses_again(project, monkeypatch):
+    # the edit keeps the size; the new mtime sends the load to the digest, which differs
+    attn = _runner_project(project)
+    calls = _counting(monkeypatch)
+    project.run("check", "pkg/runner.py", "--format", "json")
+    edited = ATTN.replace("seq_lens=seq_lens", "seq_lens=seq_lenz")
+    assert len(edited) == len(ATTN)
+    st = attn.stat()
+    attn.write_text(edited)
+    os.utime(attn, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    project.run("check", "pkg/runner.py", "--format", "json")
+    assert len(calls) == 2
+
+
+def test_a_touched_but_unchanged_module_still_hits(project, monkeypatch):
+    # a new mtime, the same bytes: the digest decides, and it agrees
+    attn = _runner_project(project)
+    calls = _counting(monkeypatch)
+    project.run("check", "pkg/runner.py", "--format", "json")
+    st = attn.stat()
+    os.utime(attn, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    project.run("check", "pkg/runner.py", "--format", "json")
+    assert len(calls) == 1
+
+
+def test_a_module_edited_during_the_analysis_keeps_only_its_digest(tmp_path):
+    # the entry is written after the analysis: a file whose bytes no longer have the digest the
+    # analysis read gets no stat, so a later load hashes it (never trusts the newer stat)
+    from padlint import cache
+
+    dep = tmp_path / "dep.py"
+    dep.write_text("x = 2\n")
+    analysed = cache.digest("x = 1\n")   # what the analysis read before the edit
+    assert cache.store(str(tmp_path / "c"), "k", {}, {str(dep): analysed}) is None
+    entry = json.loads((tmp_path / "c" / "k.json").read_text())
+    assert entry["deps"] == {str(dep): analysed}
+    assert cache.load(str(tmp_path / "c"), "k") is None   # the file is not what was analysed
+    dep.write_text("x = 1\n")                             # back to what was analysed
+    assert cache.load(str(tmp_path / "c"), "k") == {}
