@@ -6,8 +6,9 @@ an old entry), the profile, every checked file's path and text, and which of
 them are seeds.  An
 entry also lists every *other* file the analysis read (modules reached through
 imports, calls and subclass lookups) with the hash of its content (and, where the
-file still had that content when the entry was written, its size and modification
-time: an unchanged stat is taken as an unchanged file, as ruff does); it is used
+file still had that content when the entry was written and was not changed in the two
+seconds before, its size, mtime, ctime and inode: an unchanged stat is taken as an
+unchanged file, as git's index does); it is used
 only while all of them still hash the same, so an edit anywhere the analysis
 looked invalidates it.  Entries are JSON (never pickle: a cache directory in
 an untrusted checkout must not be able to run code), written atomically.  A
@@ -22,6 +23,7 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -76,13 +78,15 @@ def load(cache_dir: str, key: str) -> dict[str, list[Finding] | FileError] | Non
         entry = json.loads(path.read_text(encoding="utf-8"))
         if entry.get("format") != CACHE_FORMAT or entry.get("key") != key:
             return None
-        for dep, want in entry.get("deps", {}).items():
+        deps = entry.get("deps", {})
+        restat: dict[str, str] = {}  # same bytes, new stat (touched, checked out again)
+        for dep, want in deps.items():
             try:
-                if isinstance(want, list):  # [digest, size, mtime_ns]: unchanged stat, unchanged file
-                    st = os.stat(dep)
-                    if [st.st_size, st.st_mtime_ns] == want[1:]:
+                if isinstance(want, list):  # [digest, *stat]: an unchanged stat is an unchanged file
+                    if _stat(os.stat(dep)) == want[1:]:
                         continue
                     want = want[0]
+                    restat[dep] = want
                 if digest(Path(dep).read_bytes()) != want:
                     return None
             except OSError:
@@ -90,27 +94,46 @@ def load(cache_dir: str, key: str) -> dict[str, list[Finding] | FileError] | Non
         out: dict[str, list[Finding] | FileError] = {}
         for p, r in entry["results"].items():
             out[p] = FileError(**r["error"]) if "error" in r else [_finding_from(f) for f in r["findings"]]
+        if restat:  # remember the new stats, so that the next run does not hash those files again
+            entry["deps"] = {**deps, **_with_stat(restat)}
+            _write(Path(cache_dir), key, entry)
         return out
     except (OSError, ValueError, TypeError, KeyError, RecursionError):
         return None  # a damaged or foreign entry: analyse again
 
 
 def _with_stat(deps: dict[str, str]) -> dict[str, str | list]:
-    """Each dependency's digest with the file's size and modification time where the file on
-    disk still has that digest (read again now: a file edited while the analysis ran keeps its
-    bare digest, so the entry is used only if the file returns to what was analysed).  A later
-    load trusts an unchanged (size, mtime) without reading the file, as ruff's cache does; the
-    thousands of modules a whole-program analysis reads are then not hashed on every run."""
+    """Each dependency's digest with the file's stat (:func:`_stat`) where the file on disk still
+    has that digest (read again now: a file edited while the analysis ran keeps its bare digest,
+    so the entry is used only if the file returns to what was analysed) and was not changed in
+    the last :data:`RACY_NS`.  A later load trusts an unchanged stat without reading the file;
+    the thousands of modules a whole-program analysis reads are then not hashed on every run."""
     out: dict[str, str | list] = {}
+    now = time.time_ns()
     for dep, want in deps.items():
         out[dep] = want
         try:
             st = os.stat(dep)
-            if digest(Path(dep).read_bytes()) == want and os.stat(dep).st_mtime_ns == st.st_mtime_ns:
-                out[dep] = [want, st.st_size, st.st_mtime_ns]
+            if now - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_NS:
+                continue  # changed just now: another change within the same clock tick would not show
+            if digest(Path(dep).read_bytes()) == want and _stat(os.stat(dep)) == _stat(st):
+                out[dep] = [want, *_stat(st)]
         except OSError:
             pass
     return out
+
+
+def _stat(st: os.stat_result) -> list[int]:
+    """What a file's stat must keep for its bytes to be taken as unchanged: size, mtime, and the
+    inode and ctime, which a copy that restores the mtime (`cp -p`, `rsync -t`, `os.utime`)
+    still changes, as git's index compares them."""
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+#: a file changed less than this long before an entry is written keeps its bare digest: on a file
+#: system with coarse timestamps, an edit in the same tick would leave size and times unchanged
+#: (git's "racily clean" entries)
+RACY_NS = 2_000_000_000
 
 
 def store(cache_dir: str, key: str, results: dict[str, list[Finding] | FileError], deps: dict[str, str]) -> str | None:
@@ -120,7 +143,11 @@ def store(cache_dir: str, key: str, results: dict[str, list[Finding] | FileError
         "results": {p: ({"error": r.to_dict()} if isinstance(r, FileError)
                         else {"findings": [f.to_dict() for f in r]}) for p, r in results.items()},
     }
-    d = Path(cache_dir)
+    return _write(Path(cache_dir), key, entry, cache_dir)
+
+
+def _write(d: Path, key: str, entry: dict, shown: str | None = None) -> str | None:
+    """Write ``entry`` atomically; a one-line note when it cannot be (else None)."""
     try:
         d.mkdir(parents=True, exist_ok=True)
         ignore = d / ".gitignore"
@@ -135,5 +162,5 @@ def store(cache_dir: str, key: str, results: dict[str, list[Finding] | FileError
             os.unlink(tmp)
             raise
     except (OSError, TypeError, ValueError) as e:
-        return f"cache not written ({cache_dir}): {e.__class__.__name__}: {e}"
+        return f"cache not written ({shown or d}): {e.__class__.__name__}: {e}"
     return None

@@ -543,6 +543,9 @@ class Interpreter:
         # locations of buffers a CUDA graph replay seen here reads (bound at capture): capture ran
         # the graph with their construction value in every row (:mod:`padlint.analysis.padvalue`)
         self.graph_bound_locs: dict[str, set[tuple[str, str]]] = {}  # loc -> {(class key, attribute path)}
+        # (element location, local, file) of a loop or comprehension binding a container's elements
+        # to a local (`x[:n] for x in self.tables`) -> the container as the code names it there
+        self._elem_text: dict[tuple[str, int, str], str] = {}
         # path conditions that hold where the interpreter is now (``(key, polarity)`` facts of the
         # enclosing `if` tests of the current function): resets made under them count here
         self._active: frozenset = frozenset()
@@ -725,6 +728,7 @@ class Interpreter:
                 # may be empty, so the body may not run; but then there is no element to be stale:
                 # the elements' state after the loop is what the rounds that ran left
                 elem, elocs = e, tuple(r.loc for r in e.refs)
+                self._name_container(e, stmt.target, stmt.iter, frame)
         else:
             self._eval(stmt.test, frame, state)
         saved = frame.loop_exits
@@ -2609,6 +2613,8 @@ class Interpreter:
                     # `block_table[:n] for block_table in self.input_block_tables`: each element
                     e = join_all(it.items) if isinstance(it, TupleVal) else self._container_elem(it) \
                         if isinstance(it, MapVal) or self._sliced(comp.target, node) else None
+                    if isinstance(e, Refs):
+                        self._name_container(e, comp.target, comp.iter, frame)
                     self._bind(comp.target, e if e is not None else UNKNOWN, frame, inner)
                     for cond in comp.ifs:
                         self._eval(cond.test, frame, inner)
@@ -2998,23 +3004,33 @@ class Interpreter:
             return f"[{real} + {offset}:{padded} + {offset}]"
         return f"[{real}:{padded}]"
 
+    def _name_container(self, elem: Refs, target, iterable, frame: Frame) -> None:
+        """Remember how the code names the container whose elements a loop or comprehension binds
+        to a local (``for x in self.block_tables.input_block_tables``): a slice ``x[:n]`` of one
+        names its buffer by that local only.  Only a name or an attribute chain (a view of it,
+        ``.np``, shares its location but is named as the code writes it)."""
+        text = dotted(iterable)
+        if text is None or not isinstance(target, cst.Name):
+            return
+        for r in elem.refs:
+            if r.loc.endswith("[*]"):
+                self._elem_text[(r.loc, target.value, frame.path)] = text
+
     def _element_of(self, r: Ref, text: str) -> str:
-        """The persistent container ``r`` is an element of, as code names it
+        """The persistent container ``r`` is an element of, as the code that sliced it names it
         (``self.block_tables.input_block_tables``), where ``text`` names the element by a local
         (``x[:n]`` in ``[x[:n] for x in self.block_tables.input_block_tables]``); else ""."""
         base = self._base_text(text)
         if not base.isidentifier() or base == "self" or not r.loc.endswith("[*]"):
             return ""
-        container = r.loc[:-3].replace("#host", "." + (self.p.shared_views[0] if self.p.shared_views
-                                                       else "cpu")).replace("#dev", "." + self.p.device_view)
-        return container if re.fullmatch(r"self(\.\w+)+", container) else ""
+        return self._elem_text.get((r.loc, base, r.path), "")
 
     def _buffer_phrase(self, r: Ref, text: str) -> str:
-        """``persistent buffer `x` ``, or for an element of a persistent list named by a local,
-        ``` `x`, an element of the persistent list `self.tables` ```."""
+        """``persistent buffer `x` ``, or for an element of a persistent container named by a
+        local, ``` `x`, an element of `self.tables` ```."""
         container = self._element_of(r, text)
         base = self._base_text(text)
-        return f"`{base}`, an element of the persistent list `{container}`" if container \
+        return f"`{base}`, an element of `{container}`" if container \
             else f"persistent buffer `{base}`"
 
     @staticmethod
@@ -3850,7 +3866,7 @@ class Interpreter:
             self._opaque([*arg_vals, self._not_self(recv, state)], state)
             return UNKNOWN
         line = frame.seg.line(node, frame.stmt)
-        chain, shown = _qualified_call(frame, name, owner if fn is not None else "")
+        chain, shown = _qualified_call(frame, name, owner if fn is not None else "", module, fn is None)
         callee = Frame(qual=qual, owner=owner, seg=seg, module=module, path=path,
                        cls=frame.cls if fn is None else owner,
                        chain=chain + ((line, f"calls `{shown}`", frame.path),), known=set(frame.known),
@@ -4307,23 +4323,37 @@ class Interpreter:
 _NOPAIR = type("NoPair", (), {"real": ()})()
 
 
-def _qualified_call(frame: Frame, name: str, owner: str) -> tuple[tuple, str]:
-    """The caller's chain and the name a call step shows for callee ``name`` (of class key
-    ``owner``).  A method that calls a method of the same name of another class (a worker's
-    ``execute_model`` calling the runner's) would read ``execute_model -> execute_model``, like a
-    recursion: both steps then name their class (``Worker.execute_model ->
-    GPUModelRunner.execute_model``)."""
+def _qualified_call(frame: Frame, name: str, owner: str, module: str, nested: bool) -> tuple[tuple, str]:
+    """The caller's chain and the name a call step shows for callee ``name`` (a method of class
+    key ``owner``, or a function of module key ``module`` where ``owner`` is "").  A function that
+    calls a function of the same name elsewhere (a worker's ``execute_model`` calling the
+    runner's) would read ``execute_model -> execute_model``, like a recursion: both steps then
+    name where they are defined, the class for a method, the module for a module function
+    (``Worker.execute_model -> GPUModelRunner.execute_model``, ``helpers.execute_model``), in
+    full (``pkg.a.worker.Worker``) where those names are the same.  A nested function (of the
+    caller or the callee) is not qualified: it has no such name."""
     chain = frame.chain
-    if not chain or not owner or not frame.owner or owner == frame.owner:
+    caller_owner = frame.owner
+    caller_is_function = frame.qual in (f"{caller_owner}.{name}" if caller_owner else f"{frame.module}:{name}",)
+    if not chain or nested or not caller_is_function:
         return chain, name
+    if (owner or module) == (caller_owner or frame.module) and bool(owner) == bool(caller_owner):
+        return chain, name  # the same function (recursion) or the same place
     line, note, path = chain[-1]
-    head, tick, rest = note.partition("`")
+    head, _tick, rest = note.partition("`")
     shown, tick2, tail = rest.partition("`")
     if not tick2 or shown.rpartition(".")[2] != name:
         return chain, name
-    caller = f"{frame.owner.rpartition(':')[2].rpartition('.')[2]}.{name}"
-    return chain[:-1] + ((line, f"{head}`{caller}`{tail}", path),), \
-        f"{owner.rpartition(':')[2].rpartition('.')[2]}.{name}"
+
+    def place(cls_key: str, mod_key: str, full: bool) -> str:
+        if cls_key:
+            mod, _c, cls = cls_key.partition(":")
+            return f"{mod}.{cls}" if full else cls.rpartition(".")[2]
+        return mod_key if full else mod_key.rpartition(".")[2]
+
+    full = place(caller_owner, frame.module, False) == place(owner, module, False)
+    caller = f"{place(caller_owner, frame.module, full)}.{name}"
+    return chain[:-1] + ((line, f"{head}`{caller}`{tail}", path),), f"{place(owner, module, full)}.{name}"
 
 
 def _holds_tensor(value: AVal) -> bool:

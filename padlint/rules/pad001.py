@@ -92,11 +92,34 @@ def _fix_text(hit: SinkHit, taint: Taint, real: str | None, neutral: str) -> str
         text = f"{base}[{lead}{lo}:{upper}] = {base}[{lead}{_flat_source(real, off)}]"
     else:
         text = f"{base}[{lead}{lo}:{upper}] = {neutral}"
-    if taint.element_of:
-        # `x` is a comprehension's local (`[x[:P] for x in self.tables]`), not bound at the sink:
-        # reset that rows of every element of the list
-        return f"for {base} in {taint.element_of}: {text}" if base.isidentifier() else None
+    line = taint.steps[0][0] if taint.steps else 0  # the slice, in the sink's file (checked by the caller)
+    if base.isidentifier() and 0 < line <= len(hit.lines) and \
+            re.search(rf"\bfor\s+{re.escape(base)}\s+in\b", hit.lines[line - 1]):
+        # `x` is bound by a `for` on the slice's line (`[x[:P] for x in self.tables]`): not at the
+        # sink, or not to one element only
+        return _reset_every_element(hit, taint, base, text) if taint.element_of else None
     return text
+
+
+def _reset_every_element(hit: SinkHit, taint: Taint, base: str, text: str) -> str | None:
+    """The reset of a slice ``x[:P]`` of each element of a persistent container, ``x`` a local of
+    a comprehension or loop (``[x[:P] for x in self.tables]``): a loop over the container with a
+    name the file does not use (``x`` may be bound at the sink to something else, or not at
+    all).  Only where the slice's own line iterates over the container as the code names it
+    (``for x in self.tables``) in the sink's function (same file, no ``def`` between the two
+    lines): elsewhere the container's name (``self...``) is in another function's terms."""
+    line = taint.steps[0][0]
+    lines = hit.lines
+    if not 0 < line <= hit.stmt_line <= len(lines):
+        return None
+    if not re.search(rf"\bfor\s+{re.escape(base)}\s+in\s+{re.escape(taint.element_of)}\b(?!\.)",
+                     lines[line - 1]):
+        return None
+    if any(re.match(r"\s*(async\s+)?def\s", ln) for ln in lines[line:hit.stmt_line - 1]):
+        return None
+    words = set(re.findall(r"\w+", "\n".join(lines)))
+    fresh = next(n for n in ("buf", "padded_buf", *(f"buf{i}" for i in range(2, 1000))) if n not in words)
+    return f"for {fresh} in {taint.element_of}: " + re.sub(rf"\b{re.escape(base)}\b", fresh, text)
 
 
 def _path_text(hit, shown: int = 5) -> str:
@@ -113,8 +136,16 @@ def _from_entries(hit, shown: int = 3) -> str:
     """`` from `a` and `b` ``: the entry points of the paths on which the value is stale, so that
     two reports tell which steps reach the sink (a fix that removes the real step's path and
     leaves a dummy run's changes this part of the message)."""
-    names = sorted({c[0][1].split("`")[1] for c in hit.stale_chains
-                    if c and c[0][1].startswith("entry point `")})
+    # one name per entry point (its file and line): a path through a same-named callee names the
+    # entry with its class (`Worker.execute_model`), another path from it may not
+    by_entry: dict[tuple[str, int], str] = {}
+    for c in hit.stale_chains:
+        if c and c[0][1].startswith("entry point `"):
+            name = c[0][1].split("`")[1]
+            where = (c[0][2], c[0][0])
+            if len(name) > len(by_entry.get(where, "")):
+                by_entry[where] = name
+    names = sorted(set(by_entry.values()))
     if not names:
         return ""
     if len(names) == 1:
@@ -303,7 +334,7 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
         rows = f"[{real_shown} + {taint.offset}:]" if taint.offset else f"[{real_shown}:]"
     short = _short(taint.buffer)
     # a slice of a list's element named by a local (`x[:n] for x in self.tables`): the list too
-    of = f" of an element of `{_short(taint.element_of)}`" if taint.element_of else ""
+    of = f" of an element of `{taint.element_of}`" if taint.element_of else ""
     if hit.container:
         what = f"`{hit.arg_name or hit.arg_text}` holds the padded slice `{short}`{of}"
     elif taint.beyond:

@@ -160,11 +160,14 @@ def _runner_project(project):
 
 
 def test_an_unchanged_module_is_not_read_again(project, monkeypatch):
-    # attn.py is a dependency of the entry (read, not checked); its size and mtime are stored
-    # with its digest, so the cached run compares the stat and hashes no file's bytes
+    # attn.py is a dependency of the entry (read, not checked); its stat is stored with its
+    # digest, so the cached run compares the stat and hashes no file's bytes (files written less
+    # than RACY_NS before the entry keep a bare digest: set to 0 here, the files are new)
+    from padlint import cache
+
+    monkeypatch.setattr(cache, "RACY_NS", 0)
     _runner_project(project)
     project.run("check", "pkg/runner.py", "--format", "json")
-    from padlint import cache
 
     hashed = []
     real = cache.digest
@@ -177,6 +180,9 @@ def test_an_unchanged_module_is_not_read_again(project, monkeypatch):
 
 def test_a_same_size_edit_of_a_module_analyses_again(project, monkeypatch):
     # the edit keeps the size; the new mtime sends the load to the digest, which differs
+    from padlint import cache
+
+    monkeypatch.setattr(cache, "RACY_NS", 0)
     attn = _runner_project(project)
     calls = _counting(monkeypatch)
     project.run("check", "pkg/runner.py", "--format", "json")
@@ -190,14 +196,49 @@ def test_a_same_size_edit_of_a_module_analyses_again(project, monkeypatch):
 
 
 def test_a_touched_but_unchanged_module_still_hits(project, monkeypatch):
-    # a new mtime, the same bytes: the digest decides, and it agrees
+    # a new mtime, the same bytes: the digest decides, and it agrees; the entry then keeps the
+    # new stat, so the run after it hashes nothing
+    from padlint import cache
+
+    monkeypatch.setattr(cache, "RACY_NS", 0)
     attn = _runner_project(project)
     calls = _counting(monkeypatch)
     project.run("check", "pkg/runner.py", "--format", "json")
     st = attn.stat()
-    os.utime(attn, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    os.utime(attn, ns=(st.st_atime_ns, st.st_mtime_ns - 5_000_000_000))
     project.run("check", "pkg/runner.py", "--format", "json")
     assert len(calls) == 1
+    hashed = []
+    real = cache.digest
+    monkeypatch.setattr(cache, "digest", lambda t: hashed.append(type(t)) or real(t))
+    project.run("check", "pkg/runner.py", "--format", "json")
+    assert len(calls) == 1 and bytes not in hashed
+
+
+def test_a_same_size_edit_with_its_mtime_restored_analyses_again(project, monkeypatch):
+    # `cp -p` / `rsync -t` / os.utime restore the mtime of an edited file; its ctime (and, for a
+    # copy, its inode) still changes, so the load hashes it and sees the edit
+    from padlint import cache
+
+    monkeypatch.setattr(cache, "RACY_NS", 0)
+    attn = _runner_project(project)
+    calls = _counting(monkeypatch)
+    project.run("check", "pkg/runner.py", "--format", "json")
+    st = attn.stat()
+    attn.write_text(ATTN.replace("seq_lens=seq_lens", "seq_lens=seq_lenz"))
+    os.utime(attn, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert attn.stat().st_size == st.st_size and attn.stat().st_mtime_ns == st.st_mtime_ns
+    project.run("check", "pkg/runner.py", "--format", "json")
+    assert len(calls) == 2
+
+
+def test_a_module_changed_just_before_the_entry_keeps_only_its_digest(project, monkeypatch):
+    # with the default RACY_NS, files written a moment ago get no stat: the next run hashes them
+    # (an edit in the same timestamp tick would otherwise go unseen)
+    _runner_project(project)
+    project.run("check", "pkg/runner.py", "--format", "json", "--cache-dir", "cc")
+    (entry,) = [json.loads(p.read_text()) for p in (project.root / "cc").glob("*.json")]
+    assert entry["deps"] and all(isinstance(v, str) for v in entry["deps"].values())
 
 
 def test_a_module_edited_during_the_analysis_keeps_only_its_digest(tmp_path):
