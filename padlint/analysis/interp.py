@@ -67,11 +67,6 @@ class KeyVal(UnknownVal):
 #: the names a module-level tuple of keys may hold at most (a loop over it runs once per name)
 MAX_KEYS = 32
 
-#: The words a call-path step's note ends with when the caller binds the callee's real count to
-#: a padded count (``_build_attention_metadata(num_reqs=num_reqs_padded)``, a dummy run): the
-#: rows the caller did not write on that path hold an earlier step's values.  Rules count the
-#: paths through such a step (:func:`padlint.rules.pad001`).
-
 _FALSE = frozenset({"False", "0"})
 _TRUE = frozenset({"True", "1"})
 
@@ -545,7 +540,7 @@ class Interpreter:
         self.graph_bound_locs: dict[str, set[tuple[str, str]]] = {}  # loc -> {(class key, attribute path)}
         # (element location, local, file) of a loop or comprehension binding a container's elements
         # to a local (`x[:n] for x in self.tables`) -> the container as the code names it there
-        self._elem_text: dict[tuple[str, int, str], str] = {}
+        self._elem_text: dict[tuple[str, str, str], str] = {}
         # path conditions that hold where the interpreter is now (``(key, polarity)`` facts of the
         # enclosing `if` tests of the current function): resets made under them count here
         self._active: frozenset = frozenset()
@@ -4334,7 +4329,7 @@ def _qualified_call(frame: Frame, name: str, owner: str, module: str, nested: bo
     caller or the callee) is not qualified: it has no such name."""
     chain = frame.chain
     caller_owner = frame.owner
-    caller_is_function = frame.qual in (f"{caller_owner}.{name}" if caller_owner else f"{frame.module}:{name}",)
+    caller_is_function = frame.qual == (f"{caller_owner}.{name}" if caller_owner else f"{frame.module}:{name}")
     if not chain or nested or not caller_is_function:
         return chain, name
     if (owner or module) == (caller_owner or frame.module) and bool(owner) == bool(caller_owner):

@@ -26,8 +26,12 @@ from typing import Callable, Iterable
 ALL = "*"  # Reset.real for a reset of the whole buffer
 
 
-# the note of a call-path step that binds a padded count to the callee's real count (a dummy run)
+#: The words a call-path step's note ends with when the caller binds the callee's real count to
+#: a padded count (``_build_attention_metadata(num_reqs=num_reqs_padded)``, a dummy run): the
+#: rows the caller did not write on that path hold an earlier step's values.  Rules count the
+#: paths through such a step (:func:`padlint.rules.pad001`).
 PADDED_AS_REAL = "as its real count"
+
 
 @dataclass(frozen=True, order=True)
 class PadWrite:

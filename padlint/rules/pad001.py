@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import replace
-
 from typing import TYPE_CHECKING
 
 from padlint.analysis.values import PADDED_AS_REAL, Taint, origin_key

@@ -11,7 +11,6 @@ each index field without a contract into one finding.
 from __future__ import annotations
 
 import re
-
 from typing import TYPE_CHECKING
 
 from padlint.model import Finding, Fix, TraceStep, split_lines
@@ -97,13 +96,13 @@ def _location(facts: Facts, path: str, line: int, span) -> tuple[int, int, int, 
 def _placed(facts: Facts, site, hit, span) -> tuple[str, tuple[int, int, int, int], str]:
     """Where a finding about a write is reported: at the write when it is in a checked file (its
     span when known), else at the sink; with the reported statement's text."""
+    from padlint.analysis.interp import norm  # the engine loads when a rule runs (see above)
+
     if site.path in facts.texts:
         path, where, statement_line = site.path, _location(facts, site.path, site.line, span), site.line
     else:
         path, where, statement_line = hit.path, hit.span()[:4], hit.stmt_line
     lines = split_lines(facts.texts.get(path, ""))
-    from padlint.analysis.interp import norm
-
     return path, where, norm(lines[statement_line - 1]) if 0 < statement_line <= len(lines) else ""
 
 
@@ -197,6 +196,8 @@ def _wrong(facts: Facts, w: WrongPadValue) -> Finding:
 
 
 def _unknown(facts: Facts, u: UnknownContract) -> Finding:
+    from padlint.analysis.interp import norm  # the engine loads when a rule runs (see above)
+
     profile = facts.profile
     hit = u.hit
     rows = _rows(profile, u.cover.padded, u.cover.offset, u.cover.real)
@@ -224,8 +225,6 @@ def _unknown(facts: Facts, u: UnknownContract) -> Finding:
         line, col, end_line, end_col = sink_span
         statement_line = hit.stmt_line
     lines = split_lines(facts.texts.get(path, ""))
-    from padlint.analysis.interp import norm
-
     statement = norm(lines[statement_line - 1]) if 0 < statement_line <= len(lines) else ""
     return Finding(code=CODE, path=path, line=line, column=col, end_line=end_line, end_column=end_col,
                    message=message, severity="warning", sink=hit.sink, field=u.field, buffer=u.cover.buffer,
