@@ -159,33 +159,42 @@ def _runner_project(project):
     return project.write("pkg/attn.py", ATTN)
 
 
-def test_an_unchanged_module_is_not_read_again(project, monkeypatch):
-    # attn.py is a dependency of the entry (read, not checked); its stat is stored with its
-    # digest, so the cached run compares the stat and hashes no file's bytes (files written less
-    # than RACY_NS before the entry keep a bare digest: set to 0 here, the files are new)
-    from padlint import cache
-
-    monkeypatch.setattr(cache, "RACY_NS", 0)
-    _runner_project(project)
-    project.run("check", "pkg/runner.py", "--format", "json")
-
-    hashed = []
-    real = cache.digest
-    monkeypatch.setattr(cache, "digest", lambda t: hashed.append(type(t)) or real(t))
-    calls = _counting(monkeypatch)
-    project.run("check", "pkg/runner.py", "--format", "json")
-    assert calls == []           # answered from the cache
-    assert bytes not in hashed   # no dependency's bytes were read and hashed (texts of the key only)
-
-
-def test_a_same_size_edit_of_a_module_analyses_again(project, monkeypatch):
-    # the edit keeps the size; the new mtime sends the load to the digest, which differs
+def _trusting_stats(project, monkeypatch):
+    """The runner project checked once with stats stored for every dependency (files written
+    less than RACY_NS before the entry keep a bare digest: set to 0 here, the files are new);
+    returns attn.py (a dependency, read and not checked) and the analyses counted from the start."""
     from padlint import cache
 
     monkeypatch.setattr(cache, "RACY_NS", 0)
     attn = _runner_project(project)
     calls = _counting(monkeypatch)
     project.run("check", "pkg/runner.py", "--format", "json")
+    return attn, calls
+
+
+def _hashing(monkeypatch) -> list:
+    """The types of what padlint.cache hashes from now on (bytes: a file read from disk)."""
+    from padlint import cache
+
+    hashed: list = []
+    real = cache.digest
+    monkeypatch.setattr(cache, "digest", lambda t: hashed.append(type(t)) or real(t))
+    return hashed
+
+
+def test_an_unchanged_module_is_not_read_again(project, monkeypatch):
+    # attn.py is a dependency of the entry (read, not checked); its stat is stored with its
+    # digest, so the cached run compares the stat and hashes no file's bytes
+    _attn, calls = _trusting_stats(project, monkeypatch)
+    hashed = _hashing(monkeypatch)
+    project.run("check", "pkg/runner.py", "--format", "json")
+    assert len(calls) == 1       # the second run was answered from the cache
+    assert bytes not in hashed   # no dependency's bytes were read and hashed (texts of the key only)
+
+
+def test_a_same_size_edit_of_a_module_analyses_again(project, monkeypatch):
+    # the edit keeps the size; the new mtime sends the load to the digest, which differs
+    attn, calls = _trusting_stats(project, monkeypatch)
     edited = ATTN.replace("seq_lens=seq_lens", "seq_lens=seq_lenz")
     assert len(edited) == len(ATTN)
     st = attn.stat()
@@ -198,19 +207,12 @@ def test_a_same_size_edit_of_a_module_analyses_again(project, monkeypatch):
 def test_a_touched_but_unchanged_module_still_hits(project, monkeypatch):
     # a new mtime, the same bytes: the digest decides, and it agrees; the entry then keeps the
     # new stat, so the run after it hashes nothing
-    from padlint import cache
-
-    monkeypatch.setattr(cache, "RACY_NS", 0)
-    attn = _runner_project(project)
-    calls = _counting(monkeypatch)
-    project.run("check", "pkg/runner.py", "--format", "json")
+    attn, calls = _trusting_stats(project, monkeypatch)
     st = attn.stat()
     os.utime(attn, ns=(st.st_atime_ns, st.st_mtime_ns - 5_000_000_000))
     project.run("check", "pkg/runner.py", "--format", "json")
     assert len(calls) == 1
-    hashed = []
-    real = cache.digest
-    monkeypatch.setattr(cache, "digest", lambda t: hashed.append(type(t)) or real(t))
+    hashed = _hashing(monkeypatch)
     project.run("check", "pkg/runner.py", "--format", "json")
     assert len(calls) == 1 and bytes not in hashed
 
@@ -218,12 +220,7 @@ def test_a_touched_but_unchanged_module_still_hits(project, monkeypatch):
 def test_a_same_size_edit_with_its_mtime_restored_analyses_again(project, monkeypatch):
     # `cp -p` / `rsync -t` / os.utime restore the mtime of an edited file; its ctime (and, for a
     # copy, its inode) still changes, so the load hashes it and sees the edit
-    from padlint import cache
-
-    monkeypatch.setattr(cache, "RACY_NS", 0)
-    attn = _runner_project(project)
-    calls = _counting(monkeypatch)
-    project.run("check", "pkg/runner.py", "--format", "json")
+    attn, calls = _trusting_stats(project, monkeypatch)
     st = attn.stat()
     attn.write_text(ATTN.replace("seq_lens=seq_lens", "seq_lens=seq_lenz"))
     os.utime(attn, ns=(st.st_atime_ns, st.st_mtime_ns))
