@@ -337,7 +337,8 @@ class CallGraph:
                      depth: int = 0) -> list[ClassInfo]:
         """Classes an expression's value may be an object of, as far as annotations say:
         ``self.a.b``, a parameter, a local bound to one, an element of a typed container
-        (``self.attn_groups[i][j]``), the result of a method or function with a return
+        (``self.attn_groups[i][j]``) or of an object whose class's ``__getitem__`` says what it
+        gives (``self.block_table[gid]``), the result of a method or function with a return
         annotation (``g.get_metadata_builder()``)."""
         if depth > 4:
             return []
@@ -361,14 +362,19 @@ class CallGraph:
             node = expr.value
             while isinstance(node, ast.Subscript):
                 node = node.value
+            out = {}
             if isinstance(node, ast.Attribute):
                 base = self.expr_classes(node.value, mod, owner, params, local, depth + 1)
-                out = {}
                 for c in base:
                     for t in self.project.attr_elem_classes(c, node.attr):
                         out.setdefault(t.key, t)
-                return list(out.values())
-            return []
+            if not out:
+                # an object whose class indexes to another (`def __getitem__(...) -> BlockTable`)
+                for c in self.expr_classes(expr.value, mod, owner, params, local, depth + 1):
+                    getitem = self.project.find_method(c, "__getitem__")
+                    for t in self.project.returned_classes(getitem) if getitem is not None else ():
+                        out.setdefault(t.key, t)
+            return list(out.values())
         if isinstance(expr, ast.Call):
             out = {}
             for t in self.resolve_call(expr.func, mod, owner, params, local, depth + 1):

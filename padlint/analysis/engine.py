@@ -168,6 +168,38 @@ def find_entries(graph: CallGraph, seeds: list[FunctionInfo]) -> list[FunctionIn
     return sorted(entries, key=lambda f: (f.module, f.start))
 
 
+def dummy_run_functions(project: Project, graph: CallGraph, profile: Profile) -> list[FunctionInfo]:
+    """The project's dummy-run functions (the profile's ``[dummy_runs] functions``) that may
+    reach a sink, found by their ``def`` lines' text."""
+    words = [f"def {pat.split('*', 1)[0].split('?', 1)[0].split('[', 1)[0]}" for pat in profile.dummy_runs]
+    out: list[FunctionInfo] = []
+    for key in sorted(project.modules_mentioning(words)) if words else ():
+        mod = project.module(key)
+        if mod is None:
+            continue
+        out.extend(fn for fn in module_functions(mod) if profile.is_dummy_run(fn.name) and graph.relevant(fn))
+    return out
+
+
+def dummy_reads(project: Project, graph: CallGraph, interp: Interpreter, profile: Profile) -> dict:
+    """Every buffer a dummy run of the project reads unwritten into an index field
+    (:attr:`Interpreter.dummy_reads`): the run's own records, and those of the dummy-run
+    functions its entry points did not reach (a file checked alone whose classes a dummy run
+    reads but does not call: ``InputBatch``'s block table), interpreted apart so that the
+    findings of the run stay those of its entry points."""
+    reads = dict(interp.dummy_reads)
+    missing = [fn for fn in dummy_run_functions(project, graph, profile) if fn.key not in interp.dummy_started]
+    if missing:
+        extra = Interpreter(profile, project, graph)
+        with _deep_recursion():
+            for fn in missing:
+                if fn.key not in extra.dummy_started:
+                    extra.run_entry(fn)
+        for k, v in extra.dummy_reads.items():
+            reads.setdefault(k, v)
+    return reads
+
+
 def stale_paths(interp: Interpreter) -> dict[tuple[str, int, str], list[tuple[str, ...]]]:
     """(sink file, sink line, field) -> every call path (function names, entry first) on which
     the value reaching that sink argument may be stale: the engine's facts behind a finding,

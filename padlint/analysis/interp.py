@@ -362,6 +362,20 @@ def _header_end(a) -> int:
     return a.lineno
 
 
+@dataclass(frozen=True)
+class DummyRead:
+    """A dummy run reads rows ``[0:padded]`` of a persistent buffer into an index field with no
+    write of the run reaching them (the first such read seen): ``slice`` as written at
+    ``path:line`` in the dummy run ``dummy`` (or a method it calls)."""
+
+    dummy: str
+    field: str
+    slice: str
+    path: str
+    line: int
+    padded: str
+
+
 @dataclass
 class SinkHit:
     """A sink argument reached on one path (stale or clean)."""
@@ -467,8 +481,12 @@ class Frame:
     # different value on each branch of a test of local names (see Interpreter._keep_conditional)
     cond_fields: set[str] = field(default_factory=set)
     # the dummy-run function this frame runs in (itself or a caller: the profile's
-    # ``[dummy_runs] functions``), "" outside dummy runs
+    # ``[dummy_runs] functions``) where the frame's function is of that run's class (or nested
+    # in one), "" elsewhere: its views' rows are judged as a dummy run's (:meth:`_dummy_taint`)
     dummy: str = ""
+    # the dummy-run function this frame runs under, in any class (the methods of other objects
+    # it calls too): only recorded as :attr:`Interpreter.dummy_reads`
+    dummy_any: str = ""
 
 
 # attributes that describe a tensor (its shape, type, placement) rather than hold rows: never a
@@ -541,6 +559,11 @@ class Interpreter:
         # (element location, local, file) of a loop or comprehension binding a container's elements
         # to a local (`x[:n] for x in self.tables`) -> the container as the code names it there
         self._elem_text: dict[tuple[str, str, str], str] = {}
+        # (class key of the object holding a buffer, buffer attribute) -> the first read of its rows
+        # ``[0:n]`` by a dummy run that reached an index field unwritten (:class:`DummyRead`): rows
+        # a request left hold that request's values there, whatever admission writes later
+        self.dummy_reads: dict[tuple[str, str], DummyRead] = {}
+        self.dummy_started: set[str] = set()  # keys of the dummy-run functions interpreted
         # path conditions that hold where the interpreter is now (``(key, polarity)`` facts of the
         # enclosing `if` tests of the current function): resets made under them count here
         self._active: frozenset = frozenset()
@@ -588,9 +611,12 @@ class Interpreter:
         mod = self.project.module(fn.module)
         path = mod.path if mod is not None else ""
         line = seg.def_line
+        if self.p.is_dummy_run(fn.name):
+            self.dummy_started.add(fn.key)
         frame = Frame(qual=fn.key, owner=fn.owner, seg=seg, module=fn.module, path=path, cls=fn.owner,
                       chain=((line, f"entry point `{fn.name}`", path),),
-                      dummy=fn.name if self.p.is_dummy_run(fn.name) else "")
+                      dummy=fn.name if self.p.is_dummy_run(fn.name) else "",
+                      dummy_any=fn.name if self.p.is_dummy_run(fn.name) else "")
         state = State()
         self._active = frozenset()
         params = self._params(seg.func)
@@ -2488,6 +2514,24 @@ class Interpreter:
             out = self._attr_type_cache[key] = frozenset(found)
         return out
 
+    def _getitem_types(self, types: frozenset) -> frozenset:
+        """Class keys that indexing an object of ``types`` gives: the classes its
+        ``__getitem__`` returns (return annotation, or the constructions it returns), memoised;
+        empty when a class has none."""
+        key = (types, "[]", True)
+        out = self._attr_type_cache.get(key)
+        if out is None:
+            found: set[str] = set()
+            for t in types:
+                c = self.project.class_info(t)
+                fn = self.project.find_method(c, "__getitem__") if c is not None else None
+                if fn is None:
+                    found.clear()
+                    break
+                found.update(x.key for x in self.project.returned_classes(fn))
+            out = self._attr_type_cache[key] = frozenset(found)
+        return out
+
     @staticmethod
     def _new_loc(line: int, node, frame: Frame) -> str:
         """The location of a tensor or object made at ``node``: one per allocation site and
@@ -2729,6 +2773,11 @@ class Interpreter:
                 else ["*"] if isinstance(idx, cst.Index) else []
             for r in base.refs:
                 if r.count is None:
+                    item = self._getitem_types(r.types) if r.types and not r.elem_types else frozenset()
+                    if item:  # an object whose class indexes to another (`def __getitem__(...) -> X`)
+                        out.update(Ref(f"{r.loc}[{k}]", None, text, line, r.persistent, path=frame.path,
+                                       types=item) for k in keys)
+                        continue
                     out.update(self._element(r, k, text, line, frame.path, r.persistent) for k in keys)
             return Refs(frozenset(out)) if out else UNKNOWN
         lower, upper = sl
@@ -2752,7 +2801,8 @@ class Interpreter:
                 out.add(r)
                 continue
             out.add(Ref(r.loc, count if count is not None else Count("", 0, ""),
-                        text, line, r.persistent, path=frame.path, dummy=frame.dummy))
+                        text, line, r.persistent, path=frame.path, dummy=frame.dummy,
+                        dummy_any=frame.dummy_any))
         return Refs(frozenset(out))
 
     def _taints(self, value: AVal | None, state: State, accepts=None, init_accepts=None,
@@ -2845,21 +2895,49 @@ class Interpreter:
                                           and not init_accepts(t.init_value)))}
         return out
 
-    def _dummy_taint(self, r: Ref, st: LocState) -> Taint | None:
+    def _dummy_taint(self, r: Ref, st: LocState, dummy: str | None = None) -> Taint | None:
         """Rows ``[0:n]`` of a view ``buf[:n]`` taken in a dummy run (:attr:`Ref.dummy`) of a
         persistent buffer that no write of this step reached (no write extent, no write of every
-        row): the dummy requests' rows hold what an earlier step left there."""
+        row): the dummy requests' rows hold what an earlier step left there.  ``dummy``: the dummy
+        run to judge the view in instead (:attr:`Ref.dummy_any`, :meth:`_note_dummy_reads`)."""
         c = r.count
-        if not r.dummy or not r.persistent or not st.entry_stale or c is None or not c.canon or c.dim \
+        dummy = r.dummy if dummy is None else dummy
+        if not dummy or not r.persistent or not st.entry_stale or c is None or not c.canon or c.dim \
                 or st.extents or r.extents_at or r.loc.startswith(("arg:", "@arg:")):
             return None  # a parameter object's buffer: its writes are the caller's, not seen here
         rtext = self._t(r.text)
-        return Taint(
+        t = Taint(
             buffer=rtext, padded=c.canon, offset=c.offset, reason="stale", dim=c.dim,
-            padded_written=c.written, real=(DUMMY_ROWS,), dummy=r.dummy, element_of=self._element_of(r, rtext),
+            padded_written=c.written, real=(DUMMY_ROWS,), dummy=dummy, element_of=self._element_of(r, rtext),
             steps=((r.line, f"slice `{rtext}` of {self._buffer_phrase(r, rtext)} in the dummy "
-                            f"run `{r.dummy}`: no write of this run reached its rows, which hold what an "
+                            f"run `{dummy}`: no write of this run reached its rows, which hold what an "
                             f"earlier step left there", r.path),))
+        return t
+
+    def _note_dummy_reads(self, value: AVal, state: State, fld: str, frame: Frame) -> None:
+        """Record the buffers whose rows ``[0:n]`` a dummy run hands to the index field ``fld``
+        unwritten (:attr:`dummy_reads`), by the class that holds each and its attribute: views
+        taken in any function the run calls (:attr:`Ref.dummy_any`), judged as :meth:`_dummy_taint`
+        judges the run's own."""
+        while isinstance(value, MapVal):
+            value = value.item
+        if not isinstance(value, Refs):
+            return
+        for r in value.refs:
+            if not r.dummy_any or not r.persistent:
+                continue
+            st = state.loc(r.loc)
+            t = self._dummy_taint(r, st, r.dummy_any)
+            clean = st.clean | r.clean_at if r.clean_at else st.clean
+            if t is None or covers(clean, t, self._real_for, None, self._active):
+                continue
+            owners = self._loc_owners.get(r.loc) or set()
+            holders = self._loc_holders.get(r.loc.rsplit("#", 1)[0] if r.loc.endswith(("#host", "#dev")) else r.loc)
+            for holder, attr in sorted({(h, a) for h in holders or () for a in owners}, key=str):
+                if holder is not None and attr is not None:
+                    self.dummy_reads.setdefault((holder, attr), DummyRead(
+                        dummy=t.dummy, field=fld, slice=t.buffer, path=t.steps[0][2] or frame.path,
+                        line=t.steps[0][0], padded=t.padded or t.padded_written))
 
     def _first_run_taint(self, r: Ref, stale: Taint) -> Taint | None:
         """The rows of ``stale`` (a view a dummy run took) at the first dummy run: a profile run,
@@ -3524,7 +3602,9 @@ class Interpreter:
                 count = replace(count, unpadded=self._no_padding(count.canon, state, frame))
             line = frame.seg.line(node, frame.stmt)
             out = {Ref(r.loc + "#dev", count if count is not None else Count(""), node, line,
-                       r.persistent, path=frame.path) for r in recv.refs if r.count is None}
+                       r.persistent, path=frame.path, dummy=frame.dummy, dummy_any=frame.dummy_any)
+                   for r in recv.refs if r.count is None}
+
             return Refs(frozenset(out)) if out else UNKNOWN
         if method == "masked_fill_" and len(node.args) >= 2:
             low = self._true_from(arg_vals[0], recv, state)
@@ -3862,11 +3942,14 @@ class Interpreter:
             return UNKNOWN
         line = frame.seg.line(node, frame.stmt)
         chain, shown = _qualified_call(frame, name, owner if fn is not None else "", module, fn is None)
+        if fn is not None and self.p.is_dummy_run(name):
+            self.dummy_started.add(fn.key)
         callee = Frame(qual=qual, owner=owner, seg=seg, module=module, path=path,
                        cls=frame.cls if fn is None else owner,
                        chain=chain + ((line, f"calls `{shown}`", frame.path),), known=set(frame.known),
                        dummy=(name if self.p.is_dummy_run(name) else
-                              frame.dummy if fn is None or fn.owner == frame.owner else ""))
+                              frame.dummy if fn is None or fn.owner == frame.owner else ""),
+                       dummy_any=name if self.p.is_dummy_run(name) else frame.dummy_any)
         if fn is None:
             callee.nested = dict(frame.nested)
             # closure: the enclosing locals the nested function names (only those: its summary
@@ -3964,7 +4047,8 @@ class Interpreter:
         # function's environment holds the enclosing locals it sees (its closure)
         base_key = None
         try:
-            base_key = (qual, callee.cls, frozenset(env.items()), frozenset(callee.known), callee.dummy)
+            base_key = (qual, callee.cls, frozenset(env.items()), frozenset(callee.known), callee.dummy,
+                        callee.dummy_any)
             hash(base_key)
         except TypeError:
             base_key = None
@@ -4178,6 +4262,8 @@ class Interpreter:
                 # a dummy run's outputs are dropped: its stale rows matter where they are indices
                 # the run writes through (KV slots, blocks, state slots of a live request)
                 taints = {t for t in taints if t.real != (DUMMY_ROWS,) and not (t.dummy and t.reason == "init")}
+            else:
+                self._note_dummy_reads(value, state, fld, frame)
             spec = self.p.field_spec(fld)
             if spec is not None and spec.reads == "buffer":
                 taints |= self._beyond_view(value, state, spec)

@@ -131,6 +131,35 @@ class ViewSwap:
 
 
 @dataclass(frozen=True)
+class RowRelease:
+    """A method that removes the request of row ``row`` (``self._req_ids[row] = None``, ``del
+    self.reqs[row]``) while an object of the class keeps rows per request too: ``holder``
+    (``self.block_table``), which the admitting method hands the row (``self.block_table.add_row(
+    ids, row)``).  ``handled``: the method hands the row to that object as well (a call on it with
+    ``row`` among the arguments: ``self.block_table.clear_row(row)``); otherwise the object's
+    row keeps the old request's values.  ``buffers``: (class key, attribute) of the buffers whose
+    rows the admission of the holder's classes, or of the element classes of the containers they
+    hold (``MultiGroupBlockTable`` and its ``BlockTable`` elements), writes one row of
+    (``BlockTable.block_table``, not the per-token ``slot_mapping``); ``resetter``: a method of the
+    holder's class that clears one row, if any."""
+
+    cls: str
+    method: str
+    path: str
+    holder: str          # the attribute of self (``block_table``)
+    buffers: tuple[tuple[str, str], ...]
+    row: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    stmt_text: str
+    indent: str
+    handled: bool
+    resetter: str = ""
+
+
+@dataclass(frozen=True)
 class Coverage:
     """How the admitting method(s) write a buffer's rows for a new request.
 
@@ -160,6 +189,7 @@ class ClassLifecycle:
     moves: list[RowMove] = field(default_factory=list)
     swaps: list[ViewSwap] = field(default_factory=list)
     admitting: tuple[str, ...] = ()
+    releases: list[RowRelease] = field(default_factory=list)
     _cls: ClassInfo | None = field(default=None, repr=False)
     _project: Project | None = field(default=None, repr=False)
     _aliases: dict[str, str] = field(default_factory=dict, repr=False)
@@ -547,6 +577,94 @@ class _Scan:
                         out.append((buf[0], None, stmt.lineno))  # `buf[k:] = 0`: a range of rows
         return out
 
+    # releases -------------------------------------------------------------------------------
+    def releases(self) -> None:
+        """Row releases (:class:`RowRelease`) of the objects that admission hands a row to."""
+        holders: dict[str, list[tuple[str, str]]] = {}  # attribute -> (class key, buffer) it keeps by row
+        for name in self.out.admitting:
+            for call in ast.walk(self.cls.methods[name].node):
+                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                        and any(isinstance(a, ast.Name) for a in call.args)):
+                    continue
+                chain = _self_chain(call.func.value)
+                if chain is None or len(chain) != 1 or chain[0] in self.out.buffers or chain[0] in holders:
+                    continue
+                classes = self.project.attr_classes(self.cls, chain[0])
+                if classes:
+                    keys = {c.key for c in classes}
+                    for c in classes:
+                        for attr in c.attr_types.keys() | c.elem_types.keys():
+                            keys.update(e.key for e in self.project.attr_elem_classes(c, attr))
+                        getitem = self.project.find_method(c, "__getitem__")  # `-> BlockTable`
+                        if getitem is not None:
+                            keys.update(e.key for e in self.project.returned_classes(getitem))
+                    rows = sorted({(k, a) for k in keys for a in self._admitted_rows(k)})
+                    if rows:
+                        holders[chain[0]] = rows
+        if not holders:
+            return
+        for meth in self.cls.methods.values():
+            if meth.name in self.out.admitting or meth.name == "__init__":
+                continue
+            released = _released_row(meth.node)
+            if released is None:
+                continue
+            stmt, row = released
+            lines = self.mod.lines
+            indent = lines[stmt.lineno - 1][:stmt.col_offset] if stmt.lineno <= len(lines) else ""
+            for attr, rows in holders.items():
+                handled = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                              and _self_chain(n.func.value) == [attr]
+                              and any(isinstance(a, ast.Name) and a.id == row for a in n.args)
+                              for n in ast.walk(meth.node))
+                self.out.releases.append(RowRelease(
+                    self.cls.key, meth.name, self.mod.path, attr, tuple(rows), row, stmt.lineno,
+                    stmt.col_offset + 1, stmt.end_lineno or stmt.lineno, (stmt.end_col_offset or 0) + 1,
+                    _text(stmt), indent, handled, self._resetter(attr)))
+
+    def _admitted_rows(self, cls_key: str) -> set[str]:
+        """Buffers of class ``cls_key`` whose one row its admitting methods (or the methods of
+        ``self`` they call, two levels) write: the buffers it keeps per request row."""
+        cls = self.project.class_info(cls_key)
+        mod = self.project.module(cls.module) if cls is not None else None
+        if cls is None or mod is None:
+            return set()
+        scan = _Scan(cls, mod, self.project)
+        scan.buffers()
+        if not scan.out.buffers:
+            return set()
+        scan.admission()
+        out: set[str] = set()
+        todo, seen = [(m, 0) for m in scan.out.admitting], set()
+        while todo:
+            name, depth = todo.pop()
+            meth = cls.methods.get(name)
+            if meth is None or name in seen:
+                continue
+            seen.add(name)
+            scan.fancy = _fancy_names(meth.node) | _several_params(meth.node)
+            scan.local_alias = _local_aliases(meth.node)
+            for stmt, _g in _walk(meth.node.body, ()):
+                out.update(attr for attr, row, _line in scan.writes_of(stmt) if row is not None)
+            if depth < MAX_INLINE:
+                todo.extend((n.func.attr, depth + 1) for n in ast.walk(meth.node)
+                            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                            and isinstance(n.func.value, ast.Name) and n.func.value.id == "self")
+        return out
+
+    def _resetter(self, attr: str) -> str:
+        """A method of ``self.<attr>``'s class (every class it may be) that clears one row: its
+        name says so (``clear_row``, ``reset_row``) and it takes one argument besides self."""
+        found: set[str] = set()
+        for c in self.project.attr_classes(self.cls, attr):
+            names = {m.name for m in c.methods.values()
+                     if re.search(r"(clear|reset|zero)", m.name) and "row" in m.name
+                     and len(m.node.args.args) == 2}
+            if not names:
+                return ""
+            found |= names
+        return sorted(found)[0] if len(found) == 1 else ""
+
     # admission ------------------------------------------------------------------------------
     def admission(self) -> None:
         names = []
@@ -628,6 +746,24 @@ def _subscripts(node: ast.Subscript) -> list[ast.Subscript]:
     while isinstance(out[0].value, ast.Subscript):
         out.insert(0, out[0].value)
     return out
+
+
+def _released_row(fn: FuncNode) -> tuple[ast.stmt, str] | None:
+    """The first statement of ``fn`` that removes the request of one row from a table of
+    requests kept by row (``self._req_ids[i] = None``, ``del self.requests[i]``), and the row's
+    name; None when there is none."""
+    for stmt, _g in _walk(fn.body, ()):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                and isinstance(stmt.value, ast.Constant) and stmt.value.value is None:
+            targets = stmt.targets
+        elif isinstance(stmt, ast.Delete):
+            targets = stmt.targets
+        else:
+            continue
+        for t in targets:
+            if isinstance(t, ast.Subscript) and _self_chain(t.value) and isinstance(t.slice, ast.Name):
+                return stmt, t.slice.id
+    return None
 
 
 def _calls_self(fn: ast.AST) -> bool:
@@ -798,6 +934,7 @@ def class_lifecycle(cls: ClassInfo, mod: ModuleInfo, project: Project) -> ClassL
     if scan.out.buffers:
         scan.methods()
         scan.admission()
+        scan.releases()
     return scan.out
 
 
@@ -829,6 +966,6 @@ def module_lifecycles(project: Project, module_key: str, text: str | None = None
     out = []
     for cls in mod.classes.values():
         life = class_lifecycle(cls, mod, project)
-        if life.moves or life.swaps:
+        if life.moves or life.swaps or life.releases:
             out.append(life)
     return out

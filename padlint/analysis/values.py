@@ -161,6 +161,9 @@ class Ref:
     # that function), whose rows are dummy requests: a row no write of the run reached holds an
     # earlier step's values even below the real count
     dummy: str = ""
+    # the view was taken under a dummy run in any class (``dummy`` only in the run's own): the
+    # run's name, for :attr:`Interpreter.dummy_reads`
+    dummy_any: str = ""
 
 
 class AVal:

@@ -17,6 +17,7 @@ the analysis.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -59,6 +60,16 @@ class Facts:
         return self._families[name]
 
 
+def shown_path(path: str) -> str:
+    """A trace step's file as the user sees it: a module read from disk (an absolute path)
+    under the working directory is shown relative to it, like the checked files."""
+    if path and os.path.isabs(path):
+        rel = os.path.relpath(path)
+        if not rel.startswith(".."):
+            return rel
+    return path
+
+
 class Rule:
     """Base of every rule.  Subclasses set :attr:`code`, :attr:`name` and
     :attr:`kind`; static rules implement :meth:`check`."""
@@ -68,6 +79,11 @@ class Rule:
     kind: ClassVar[str] = "static"
     #: The profile the page's examples are checked with (``vllm`` or ``sglang``).
     example_profile: ClassVar[str] = "vllm"
+
+    #: Whether a file that only this rule :meth:`wants` starts an entry-point search (the rule
+    #: queries what the interpreter records while it runs the entry points, not only facts of
+    #: the file's own classes).
+    wants_entries: ClassVar[bool] = False
 
     def wants(self, text: str, profile: Profile | None = None) -> bool:
         """Whether a file's text may hold something this rule reports although it has no sink or

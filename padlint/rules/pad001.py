@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from padlint.analysis.values import PADDED_AS_REAL, Taint, origin_key
 from padlint.model import Finding, Fix, TraceStep
 from padlint.profile import Profile
-from padlint.rules.base import Facts, Rule
+from padlint.rules.base import Facts, Rule, shown_path
 
 if TYPE_CHECKING:  # the engine (and libcst) load only when a rule runs: a cached run needs neither
     from padlint.analysis.interp import Interpreter, SinkHit
@@ -189,14 +189,7 @@ def _shared_owner(hit: SinkHit, taint: Taint, profile: Profile) -> tuple[str, st
     return base, owner
 
 
-def _shown(path: str) -> str:
-    """A trace step's file as the user sees it: a module read from disk (an absolute path)
-    under the working directory is shown relative to it, like the checked files."""
-    if path and os.path.isabs(path):
-        rel = os.path.relpath(path)
-        if not rel.startswith(".."):
-            return rel
-    return path
+_shown = shown_path
 
 
 def sink_trace(hit: SinkHit, taints, path: str) -> tuple[TraceStep, ...]:

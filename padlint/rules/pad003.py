@@ -10,21 +10,28 @@ it is read as a live row, and every view swap.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from padlint.analysis.lifecycle import (
     ClassLifecycle,
     RowMove,
+    RowRelease,
     ViewSwap,
     module_lifecycles,
 )
 from padlint.model import Finding, Fix, TraceStep, split_lines
 from padlint.profile import Profile
-from padlint.rules.base import Facts, Rule
+from padlint.rules.base import Facts, Rule, shown_path
+
+if TYPE_CHECKING:
+    from padlint.analysis.interp import DummyRead
 
 CODE = "PAD003"
 #: Text a file must hold for this rule to find anything in it: a row copied or swapped.
 _NEEDLE = re.compile(r"\]\s*=\s*\(?\s*self\.|\]\s*\.copy_\(\s*self\.|\]\s*,\s*self\."
-                     r"|\b(\w+)\[[^\]\n]*\]\s*=\s*\(?\s*\1\[")  # also through a local (`bt[t] = bt[s]`)
+                     r"|\b(\w+)\[[^\]\n]*\]\s*=\s*\(?\s*\1\["  # also through a local (`bt[t] = bt[s]`)
+                     r"|self\.\w+\[\w+\]\s*=\s*None\b|\bdel\s+self\.\w+\[")  # a row's request removed
 _SUFFIXES = ("_cpu_tensor", "_gpu_tensor", "_tensor", "_cpu", "_gpu", "_np")
 
 
@@ -55,14 +62,100 @@ def _condition_words(conditions: tuple[str, ...]) -> str:
     return " and ".join(f"`{c}`" for c in conditions) if conditions else "on some paths"
 
 
-def _move_finding(life: ClassLifecycle, mv: RowMove, profile: Profile, lines: list[str]) -> Finding | None:
+def _dummy_reads(facts: Facts) -> dict:
+    """Every buffer a dummy run of the project reads unwritten into an index field (an engine
+    fact: :func:`padlint.analysis.engine.dummy_reads`)."""
+    from padlint.analysis.engine import dummy_reads
+
+    return dummy_reads(facts.project, facts.graph, facts.interp, facts.profile)
+
+
+def _dummy_read(facts: Facts, life: ClassLifecycle, attr: str) -> DummyRead | None:
+    """The engine's first dummy-run read of ``attr`` of an object of ``life``'s class (or of a
+    subclass, whose rows are the same buffer) into an index field with no write of the run
+    reaching its rows (:attr:`Interpreter.dummy_reads`), or None."""
+    reads = facts.family("dummy_reads", _dummy_reads)
+    if not reads:
+        return None
+    found = reads.get((life.key, attr))
+    if found is not None:
+        return found
+    for (holder, a), read in sorted(reads.items(), key=lambda kv: kv[0]):
+        if a != attr:
+            continue
+        ci = facts.project.class_info(holder)
+        if ci is not None and any(c.key == life.key for c in facts.project.mro(ci)):
+            return read
+    return None
+
+
+def _holder_dummy_read(facts: Facts, buffers: tuple[tuple[str, str], ...]) -> tuple[str, DummyRead] | None:
+    """The first dummy-run read (:func:`_dummy_read`) of one of ``buffers`` ((class key,
+    attribute); an object of a subclass holds the same buffer), with its attribute; None."""
+    reads = facts.family("dummy_reads", _dummy_reads)
+    wanted = set(buffers)
+    for (holder, attr), read in sorted(reads.items(), key=lambda kv: kv[0]):
+        ci = facts.project.class_info(holder)
+        if (holder, attr) in wanted or (ci is not None and any((c.key, attr) in wanted
+                                                               for c in facts.project.mro(ci))):
+            return attr, read
+    return None
+
+
+def _release_finding(life: ClassLifecycle, rel: RowRelease, facts: Facts) -> Finding | None:
+    """A request removed from row ``rel.row`` whose row of another object's buffers (a block
+    table) is left as it was and read by a dummy run before any admission can write it."""
+    if rel.handled:
+        return None
+    found = _holder_dummy_read(facts, rel.buffers)
+    if found is None:
+        return None
+    attr, dummy = found
+    where = f"{shown_path(dummy.path)}:{dummy.line}"
+    holder = f"self.{rel.holder}"
+    fix = None
+    if rel.resetter:
+        text = f"{holder}.{rel.resetter}({rel.row})"
+        fix = Fix(path=rel.path, line=rel.end_line + 1, indent=rel.indent, text=text, after=True, safe=False,
+                  description=f"reset row `{rel.row}` of `{holder}` where `{rel.method}` removes its request")
+        hint = f"; add `{text}` after line {rel.end_line}"
+    else:
+        hint = f"; reset row `{rel.row}` of `{holder}`'s buffers to their neutral value here"
+    message = (f"`{rel.method}` removes the request of row `{rel.row}` (line {rel.line}) but leaves its values in "
+               f"that row of `{holder}` (buffer `{attr}`): nothing in `{rel.method}` hands `{rel.row}` to "
+               f"`{holder}`, and a dummy run reads the row before any admission can overwrite it: "
+               f"`{dummy.dummy}` hands rows [0:{dummy.padded}] of `{attr}` (`{dummy.slice}`, {where}) to the "
+               f"index field `{dummy.field}` with no write of the run reaching them (the dummy forward writes "
+               f"KV or state through such indices){hint}")
+    trace = (TraceStep(rel.path, rel.line, f"row `{rel.row}` released by `{rel.method}`; `{holder}` keeps its "
+                                           f"values there"),
+             TraceStep(shown_path(dummy.path), dummy.line, f"the dummy run `{dummy.dummy}` reads rows "
+                                                           f"[0:{dummy.padded}] of `{attr}` (`{dummy.slice}`) "
+                                                           f"into `{dummy.field}`"))
+    return Finding(code=CODE, path=rel.path, line=rel.line, column=rel.col, end_line=rel.end_line,
+                   end_column=rel.end_col, message=message, severity="error", sink=f"{life.name}.{rel.method}",
+                   field=attr, buffer=holder, padded="", real="", trace=trace, fix=fix,
+                   statement=rel.stmt_text, function=f"{life.name}.{rel.method}")
+
+
+def _move_finding(life: ClassLifecycle, mv: RowMove, profile: Profile, lines: list[str],
+                  dummy: DummyRead | None = None) -> Finding | None:
+    """``dummy``: a dummy run's read of the buffer's rows (:func:`_dummy_read`), which reaches a
+    vacated row before any admission can overwrite it."""
     if mv.released_at is not None:
         return None
     cov = life.coverage(mv.attr, mv.guards)
-    if cov.overwrites or cov.status == "no_admission":
+    if (cov.overwrites or cov.status == "no_admission") and dummy is None:
         return None
     short = mv.written.removeprefix("self.")
-    if cov.status == "conditional":
+    if cov.overwrites or cov.status == "no_admission":
+        where = f"{shown_path(dummy.path)}:{dummy.line}"
+        why = (f"a dummy run reads the row before any admission can overwrite it: `{dummy.dummy}` hands rows "
+               f"[0:{dummy.padded}] of this buffer (`{dummy.slice}`, {where}) to the index field "
+               f"`{dummy.field}` with no write of the run reaching them, and the rows a shrunken batch "
+               f"left are among them (the dummy forward writes KV or state through such indices)")
+        cov = replace(cov, line=0)
+    elif cov.status == "conditional":
         why = (f"`{cov.method}` writes this buffer's row only when {_condition_words(cov.conditions)} "
                f"(line {cov.line}), so a request admitted into row `{mv.src}` without that inherits them")
     else:
@@ -96,6 +189,10 @@ def _move_finding(life: ClassLifecycle, mv: RowMove, profile: Profile, lines: li
     message = (f"`{mv.method}` copies row `{mv.src}` of `{short}` into row `{mv.dst}` and leaves the old "
                f"request's values in row `{mv.src}`: `{mv.method}` does not reset it, and {why}{fix_hint}")
     trace = (TraceStep(mv.path, mv.line, f"row `{mv.src}` of `{short}` vacated by `{mv.method}`"),)
+    if dummy is not None and not cov.line:
+        trace += (TraceStep(shown_path(dummy.path), dummy.line, f"the dummy run `{dummy.dummy}` reads rows "
+                                                    f"[0:{dummy.padded}] of `{short}` (`{dummy.slice}`) "
+                                                    f"into `{dummy.field}`"),)
     if cov.line:
         trace += (TraceStep(mv.path, cov.line, f"`{cov.method}` writes the row only when "
                                                f"{_condition_words(cov.conditions)}"),)
@@ -122,6 +219,7 @@ def _swap_finding(life: ClassLifecycle, sw: ViewSwap) -> Finding:
 class VacatedRowKeepsData(Rule):
     code = CODE
     name = "vacated-row-keeps-data"
+    wants_entries = True  # the rows dummy runs read (Interpreter.dummy_reads)
 
     def wants(self, text: str, profile=None) -> bool:
         return _NEEDLE.search(text) is not None
@@ -135,19 +233,22 @@ class VacatedRowKeepsData(Rule):
             lines = split_lines(text)
             for life in lives:
                 for mv in life.moves:
-                    f = _move_finding(life, mv, facts.profile, lines)
+                    f = _move_finding(life, mv, facts.profile, lines, _dummy_read(facts, life, mv.attr))
                     if f is not None:
                         out.append(_reported_at(f, path))
                 for sw in life.swaps:
                     out.append(_reported_at(_swap_finding(life, sw), path))
+                for rel in life.releases:
+                    f = _release_finding(life, rel, facts)
+                    if f is not None:
+                        out.append(_reported_at(f, path))
         out.sort(key=Finding.sort_key)
         return out
 
 
 def _reported_at(f: Finding, path: str) -> Finding:
-    """The finding (and its fix and trace) under the checked file's path as reported."""
-    from dataclasses import replace
-
+    """The finding (and its fix and trace steps in its file) under the checked file's path as
+    reported; steps in other files keep theirs."""
     fix = replace(f.fix, path=path) if f.fix else None
-    trace = tuple(replace(t, path=path) for t in f.trace)
+    trace = tuple(replace(t, path=path) if t.path == f.path else t for t in f.trace)
     return replace(f, path=path, fix=fix, trace=trace)

@@ -84,3 +84,54 @@ def test_vllm_0_31_0_reports_nothing():
     _path, text, findings = _pad003("0.31.0")
     assert "self.allowed_token_ids_mask_cpu_tensor[last_req_index].fill_(False)" in text
     assert findings == [], [(f.line, f.function, f.field) for f in findings]
+
+
+# vLLM 0.26.0 -> 0.27.0 (docs/historical-bugs.md, B5): `BlockTable.move_row` copies the source
+# row's block ids into the target row and leaves them in the source row; `add_row` rewrites a row
+# at admission, but `_dummy_run` (gpu_model_runner.py) hands rows [0:num_reqs_padded] of the
+# block table to the attention metadata first, with nothing of the run writing them, so the rows
+# condense vacated (the last rows) are read as the dummy requests' block ids.  0.27.0 clears the
+# source row (`block_table_np[src, :num_blocks] = 0`).  Checked as pre-commit would, the file
+# alone: the runner is found as the caller through `MultiGroupBlockTable.__getitem__`.
+BLOCK_TABLE = "vllm/v1/worker/block_table.py"
+
+
+def _block_table_pad003(version: str):
+    path = _tree(version) / BLOCK_TABLE
+    res = check_project([Source(str(path), path.read_text(encoding="utf-8"))], load_profile("vllm"),
+                        rules=[VacatedRowKeepsData()])
+    return sorted(res[str(path)], key=lambda f: f.line)
+
+
+def test_vllm_0_26_0_move_row_is_read_by_the_dummy_run():
+    (f,) = _block_table_pad003("0.26.0")
+    assert (f.line, f.function, f.field) == (145, "BlockTable.move_row", "block_table")
+    assert "`_dummy_run` hands rows [0:num_reqs_padded]" in f.message
+    assert "`block_table_tensor`" in f.message
+
+
+def test_vllm_0_27_0_clears_the_source_row():
+    assert _block_table_pad003("0.27.0") == []
+
+
+# vLLM 0.18.1 -> 0.19.0 (docs/historical-bugs.md, B2): `InputBatch.remove_request` frees the row
+# (`self._req_ids[req_index] = None`) and leaves the removed request's block ids in that row of
+# `self.block_table`, which `add_request` hands every admitted row (`add_row`); a DP dummy run
+# reads rows [0:num_reqs_padded] of the block table first.  0.19.0 adds
+# `self.block_table.clear_row(req_index)`.  The file alone: the dummy run is found by name.
+def _input_batch_releases(version: str):
+    path = _tree(version) / FILE
+    res = check_project([Source(str(path), path.read_text(encoding="utf-8"))], load_profile("vllm"),
+                        rules=[VacatedRowKeepsData()])
+    return [f for f in res[str(path)] if f.function == "InputBatch.remove_request"]
+
+
+def test_vllm_0_18_1_remove_request_leaves_the_block_table_row():
+    (f,) = _input_batch_releases("0.18.1")
+    assert (f.line, f.field, f.buffer) == (490, "block_table", "self.block_table")
+    assert "`_dummy_run` hands rows [0:num_reqs_padded] of `block_table`" in f.message
+    assert f.fix is None  # 0.18.1's block table has no row reset to call
+
+
+def test_vllm_0_19_0_clears_the_row():
+    assert _input_batch_releases("0.19.0") == []
