@@ -160,13 +160,11 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
             continue
         source = replace(source, path=path)  # keeps `identity`: fixes are written to the file read
         every.append(source)
-        matters = prefilter.may_matter(source.text)
-        wants = [] if matters else [r for r in wanting if r.wants(source.text, options.profile)]
-        if not matters and not any(r.wants_entries for r in wants):
+        if not prefilter.may_matter(source.text):
             # a rule that reports without a sink (PAD003) may still want it analysed: then the
-            # analysis runs, but the file does not start an entry-point search unless the rule
-            # asks for what the entry points do (PAD003: the rows dummy runs read)
-            wanted = wanted or bool(wants)
+            # analysis runs, but the file does not start an entry-point search (what such a rule
+            # needs of the entry points it asks the engine for: the rows dummy runs read)
+            wanted = wanted or any(r.wants(source.text, options.profile) for r in wanting)
         else:
             if 0 < options.max_file_size < len(source.raw):
                 out.result.errors.append(FileError(path, None, _too_large(len(source.raw), options.max_file_size)))

@@ -187,7 +187,7 @@ def dummy_reads(project: Project, graph: CallGraph, interp: Interpreter, profile
     functions its entry points did not reach (a file checked alone whose classes a dummy run
     reads but does not call: ``InputBatch``'s block table), interpreted apart so that the
     findings of the run stay those of its entry points."""
-    reads = dict(interp.dummy_reads)
+    reads = {k: list(v) for k, v in interp.dummy_reads.items()}
     missing = [fn for fn in dummy_run_functions(project, graph, profile) if fn.key not in interp.dummy_started]
     if missing:
         extra = Interpreter(profile, project, graph)
@@ -196,7 +196,8 @@ def dummy_reads(project: Project, graph: CallGraph, interp: Interpreter, profile
                 if fn.key not in extra.dummy_started:
                     extra.run_entry(fn)
         for k, v in extra.dummy_reads.items():
-            reads.setdefault(k, v)
+            known = reads.setdefault(k, [])
+            known.extend(r for r in v if all(r.via != x.via for x in known))
     return reads
 
 

@@ -374,6 +374,9 @@ class DummyRead:
     path: str
     line: int
     padded: str
+    # the classes of the objects on the way to the buffer (``self.input_batch.block_table[*]``:
+    # the runner's, the input batch's, the block table's), where known
+    via: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -518,6 +521,7 @@ class Interpreter:
         self._summaries: dict = {}  # (callee, self class, arguments, known counts) -> [(reads, writes, value, fields stored)]
         self._reads: list[ReadLog] = []  # read logs of the callees being interpreted (innermost last)
         self._attr_type_cache: dict = {}
+        self._getitem_cache: dict[tuple, tuple[frozenset, str]] = {}  # see _getitem_types
         self._returned: dict[str, AVal] = {}
         self._param_cache: dict = {}
         self._member_nodes: dict = {}
@@ -559,10 +563,11 @@ class Interpreter:
         # (element location, local, file) of a loop or comprehension binding a container's elements
         # to a local (`x[:n] for x in self.tables`) -> the container as the code names it there
         self._elem_text: dict[tuple[str, str, str], str] = {}
-        # (class key of the object holding a buffer, buffer attribute) -> the first read of its rows
-        # ``[0:n]`` by a dummy run that reached an index field unwritten (:class:`DummyRead`): rows
-        # a request left hold that request's values there, whatever admission writes later
-        self.dummy_reads: dict[tuple[str, str], DummyRead] = {}
+        # (class key of the object holding a buffer, buffer attribute) -> the reads of its rows
+        # ``[0:n]`` by a dummy run that reached an index field unwritten (:class:`DummyRead`, the
+        # first for each way to the buffer): rows a request left hold that request's values
+        # there, whatever admission writes later
+        self.dummy_reads: dict[tuple[str, str], list[DummyRead]] = {}
         self.dummy_started: set[str] = set()  # keys of the dummy-run functions interpreted
         # path conditions that hold where the interpreter is now (``(key, polarity)`` facts of the
         # enclosing `if` tests of the current function): resets made under them count here
@@ -2514,14 +2519,16 @@ class Interpreter:
             out = self._attr_type_cache[key] = frozenset(found)
         return out
 
-    def _getitem_types(self, types: frozenset) -> frozenset:
-        """Class keys that indexing an object of ``types`` gives: the classes its
-        ``__getitem__`` returns (return annotation, or the constructions it returns), memoised;
-        empty when a class has none."""
+    def _getitem_types(self, types: frozenset) -> tuple[frozenset, str]:
+        """What indexing an object of ``types`` gives: the classes its ``__getitem__`` returns
+        (return annotation, or the constructions it returns; empty when a class has none), and
+        the attribute whose element it returns when every class's ``__getitem__`` is ``return
+        self.<attr>[...]`` ("" otherwise: the element is a location of its own), memoised."""
         key = (types, "[]", True)
-        out = self._attr_type_cache.get(key)
+        out = self._getitem_cache.get(key)
         if out is None:
             found: set[str] = set()
+            attrs: set[str] = set()
             for t in types:
                 c = self.project.class_info(t)
                 fn = self.project.find_method(c, "__getitem__") if c is not None else None
@@ -2529,7 +2536,16 @@ class Interpreter:
                     found.clear()
                     break
                 found.update(x.key for x in self.project.returned_classes(fn))
-            out = self._attr_type_cache[key] = frozenset(found)
+                body = [st for st in fn.node.body
+                        if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))]
+                ret = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+                if isinstance(ret, ast.Subscript) and isinstance(ret.value, ast.Attribute) \
+                        and isinstance(ret.value.value, ast.Name) and ret.value.value.id == "self":
+                    attrs.add(ret.value.attr)
+                else:
+                    attrs.add("")
+            attr = attrs.pop() if len(attrs) == 1 and found else ""
+            out = self._getitem_cache[key] = (frozenset(found), attr)
         return out
 
     @staticmethod
@@ -2773,10 +2789,14 @@ class Interpreter:
                 else ["*"] if isinstance(idx, cst.Index) else []
             for r in base.refs:
                 if r.count is None:
-                    item = self._getitem_types(r.types) if r.types and not r.elem_types else frozenset()
-                    if item:  # an object whose class indexes to another (`def __getitem__(...) -> X`)
-                        out.update(Ref(f"{r.loc}[{k}]", None, text, line, r.persistent, path=frame.path,
-                                       types=item) for k in keys)
+                    item, via = self._getitem_types(r.types) if r.types and not r.elem_types \
+                        else (frozenset(), "")
+                    if item:  # an object whose class indexes to another (`def __getitem__(...) -> X`):
+                        # the element of the container it returns from (`return self.tables[i]`),
+                        # which its other methods' loops over `self.tables` write, or its own
+                        base_loc = self._attr_loc(r.loc, via) if via else r.loc
+                        out.update(Ref(f"{base_loc}[*]", None, text, line, r.persistent, path=frame.path,
+                                       types=item) for _k in keys[:1])
                         continue
                     out.update(self._element(r, k, text, line, frame.path, r.persistent) for k in keys)
             return Refs(frozenset(out)) if out else UNKNOWN
@@ -2933,11 +2953,24 @@ class Interpreter:
                 continue
             owners = self._loc_owners.get(r.loc) or set()
             holders = self._loc_holders.get(r.loc.rsplit("#", 1)[0] if r.loc.endswith(("#host", "#dev")) else r.loc)
+            via = self._loc_path_classes(r.loc)
             for holder, attr in sorted({(h, a) for h in holders or () for a in owners}, key=str):
                 if holder is not None and attr is not None:
-                    self.dummy_reads.setdefault((holder, attr), DummyRead(
-                        dummy=t.dummy, field=fld, slice=t.buffer, path=t.steps[0][2] or frame.path,
-                        line=t.steps[0][0], padded=t.padded or t.padded_written))
+                    known = self.dummy_reads.setdefault((holder, attr), [])
+                    if len(known) < 8 and all(k.via != via for k in known):
+                        known.append(DummyRead(
+                            dummy=t.dummy, field=fld, slice=t.buffer, path=t.steps[0][2] or frame.path,
+                            line=t.steps[0][0], padded=t.padded or t.padded_written, via=via))
+
+    def _loc_path_classes(self, loc: str) -> frozenset[str]:
+        """Classes of the objects an attribute location is read through: the holders of each of
+        its prefixes (``a.b[*].c``: those of ``a.b`` and of ``a.b[*].c``)."""
+        base = loc.rsplit("#", 1)[0] if loc.endswith(("#host", "#dev")) else loc
+        out: set[str] = set()
+        for i, ch in enumerate(base + "."):
+            if ch in ".[" and i:
+                out.update(h for h in self._loc_holders.get(base[:i], ()) if h is not None)
+        return frozenset(out)
 
     def _first_run_taint(self, r: Ref, stale: Taint) -> Taint | None:
         """The rows of ``stale`` (a view a dummy run took) at the first dummy run: a profile run,

@@ -431,6 +431,7 @@ class _Scan:
         self.local_alias = _local_aliases(meth.node)
         moves: list[tuple[RowMove, ast.stmt]] = []
         writes: list[tuple[str, str | None, int]] = []  # (attr, row text or None for a range, line)
+        calls: list[tuple[int, set[str], set[str], bool]] = []  # see row_calls
         for stmt, guards in _walk(meth.node.body, ()):
             lines = self.mod.lines
             indent = lines[stmt.lineno - 1][:stmt.col_offset] if stmt.lineno <= len(lines) else ""
@@ -447,12 +448,18 @@ class _Scan:
                                                stmt.lineno, stmt.col_offset + 1, stmt.end_lineno or stmt.lineno,
                                                (stmt.end_col_offset or 0) + 1, _text(stmt), swap[4]))
             writes.extend(self.writes_of(stmt))
+            calls.extend(self.row_calls(stmt))
         evidence = self.relocation_evidence(meth, [(mv.src, mv.dst) for mv, _s in moves])
         for mv, stmt in moves:
             if (mv.src, mv.dst) not in evidence:
                 continue  # a copy of one row (a fork: the source keeps its owner), not a relocation
+            after = stmt.end_lineno or stmt.lineno
             later = [line for attr, row, line in writes
-                     if attr == mv.attr and line > (stmt.end_lineno or stmt.lineno) and (row is None or row == mv.src)]
+                     if attr == mv.attr and line > after and (row is None or row == mv.src)]
+            # a helper handed the row after the move may reset it (`self.clear_row(src)`, a method
+            # of the class; `zero_row(self.table, src)`, a function handed the buffer too)
+            later += [line for line, rows, bufs, own in calls
+                      if line > after and mv.src in rows and (own or mv.attr in bufs)]
             if later:
                 mv = RowMove(**{**mv.__dict__, "released_at": min(later)})
             self.out.moves.append(mv)
@@ -545,6 +552,20 @@ class _Scan:
             return None
         return a, wa, i1, i2, lib
 
+    def row_calls(self, stmt: ast.stmt) -> list[tuple[int, set[str], set[str], bool]]:
+        """The calls in ``stmt`` as (line, texts of its arguments, buffers among them, whether it
+        calls a method of ``self``): a helper that may write a row it is handed."""
+        out = []
+        for n in ast.walk(stmt):
+            if not isinstance(n, ast.Call):
+                continue
+            args = [*n.args, *(k.value for k in n.keywords)]
+            own = isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                and n.func.value.id == "self"
+            bufs = {b[0] for b in (self.canonical(a) for a in args) if b is not None}
+            out.append((stmt.lineno, {_text(a) for a in args}, bufs, own))
+        return out
+
     def writes_of(self, stmt: ast.stmt) -> list[tuple[str, str | None, int]]:
         """Rows of buffers ``stmt`` writes: (attr, row index text or None for a range/whole)."""
         out: list[tuple[str, str | None, int]] = []
@@ -579,48 +600,93 @@ class _Scan:
 
     # releases -------------------------------------------------------------------------------
     def releases(self) -> None:
-        """Row releases (:class:`RowRelease`) of the objects that admission hands a row to."""
+        """Row releases (:class:`RowRelease`) of the objects that admission hands a row to.
+
+        The admitting method hands a row name to an object of the class's (``self.block_table.
+        add_row(ids, req_index)``, positionally or by keyword) and records the request in a
+        *row table* of its own under that name (``self._req_ids[req_index] = req_id``); a method
+        that clears the row table's entry of a row (``self._req_ids[i] = None``, ``del
+        self._req_ids[i]``) removes that row's request.  A dict keyed by request id, or a field
+        admission does not write by the handed row, is no row table."""
         holders: dict[str, list[tuple[str, str]]] = {}  # attribute -> (class key, buffer) it keeps by row
+        handed: set[str] = set()  # the row names admission hands to those objects
+        tables: set[str] = set()  # attributes admission writes under a handed row name
         for name in self.out.admitting:
-            for call in ast.walk(self.cls.methods[name].node):
-                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                        and any(isinstance(a, ast.Name) for a in call.args)):
+            node = self.cls.methods[name].node
+            for call in ast.walk(node):
+                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
                     continue
+                names = [a.id for a in (*call.args, *(k.value for k in call.keywords)) if isinstance(a, ast.Name)]
                 chain = _self_chain(call.func.value)
-                if chain is None or len(chain) != 1 or chain[0] in self.out.buffers or chain[0] in holders:
+                if not names or chain is None or len(chain) != 1 or chain[0] in self.out.buffers:
                     continue
-                classes = self.project.attr_classes(self.cls, chain[0])
-                if classes:
-                    keys = {c.key for c in classes}
-                    for c in classes:
-                        for attr in c.attr_types.keys() | c.elem_types.keys():
-                            keys.update(e.key for e in self.project.attr_elem_classes(c, attr))
-                        getitem = self.project.find_method(c, "__getitem__")  # `-> BlockTable`
-                        if getitem is not None:
-                            keys.update(e.key for e in self.project.returned_classes(getitem))
-                    rows = sorted({(k, a) for k in keys for a in self._admitted_rows(k)})
-                    if rows:
-                        holders[chain[0]] = rows
-        if not holders:
+                if chain[0] not in holders:
+                    rows = self._holder_rows(chain[0])
+                    if not rows:
+                        continue
+                    holders[chain[0]] = rows
+                handed.update(names)
+            for sub in ast.walk(node):
+                targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] \
+                    if isinstance(sub, ast.AnnAssign) else []
+                for t in targets:
+                    if isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Name) and t.slice.id in handed:
+                        chain = _self_chain(t.value)
+                        if chain and len(chain) == 1:
+                            tables.add(chain[0])
+        if not holders or not tables:
             return
         for meth in self.cls.methods.values():
             if meth.name in self.out.admitting or meth.name == "__init__":
                 continue
-            released = _released_row(meth.node)
+            released = _released_row(meth.node, tables)
             if released is None:
                 continue
             stmt, row = released
             lines = self.mod.lines
             indent = lines[stmt.lineno - 1][:stmt.col_offset] if stmt.lineno <= len(lines) else ""
+            reached = self._self_callees(meth)
             for attr, rows in holders.items():
-                handled = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                              and _self_chain(n.func.value) == [attr]
-                              and any(isinstance(a, ast.Name) and a.id == row for a in n.args)
-                              for n in ast.walk(meth.node))
+                # anything the method (or a method of self it calls, two levels) does with that
+                # object may reset the row: a call on it (directly, through a local bound to it,
+                # by keyword or with a list of rows), or the object handed to a function
+                handled = any(_uses_holder(fn.node, attr) for fn in reached)
                 self.out.releases.append(RowRelease(
                     self.cls.key, meth.name, self.mod.path, attr, tuple(rows), row, stmt.lineno,
                     stmt.col_offset + 1, stmt.end_lineno or stmt.lineno, (stmt.end_col_offset or 0) + 1,
                     _text(stmt), indent, handled, self._resetter(attr)))
+
+    def _holder_rows(self, attr: str) -> list[tuple[str, str]]:
+        """(class key, buffer) pairs the object ``self.<attr>`` keeps one row of per request: the
+        buffers its class's admission (or that of the element classes of its containers, or of
+        what its ``__getitem__`` returns) writes one row of."""
+        classes = self.project.attr_classes(self.cls, attr)
+        keys = {c.key for c in classes}
+        for c in classes:
+            for a in c.attr_types.keys() | c.elem_types.keys():
+                keys.update(e.key for e in self.project.attr_elem_classes(c, a))
+            getitem = self.project.find_method(c, "__getitem__")  # `-> BlockTable`
+            if getitem is not None:
+                keys.update(e.key for e in self.project.returned_classes(getitem))
+        return sorted({(k, a) for k in keys for a in self._admitted_rows(k)})
+
+    def _self_callees(self, meth: FunctionInfo) -> list[FunctionInfo]:
+        """``meth`` and the methods of the class it calls on ``self``, two levels deep."""
+        out, todo, seen = [], [(meth, 0)], set()
+        while todo:
+            fn, depth = todo.pop()
+            if fn.name in seen:
+                continue
+            seen.add(fn.name)
+            out.append(fn)
+            if depth < MAX_INLINE:
+                for n in ast.walk(fn.node):
+                    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                            and isinstance(n.func.value, ast.Name) and n.func.value.id == "self":
+                        callee = self.project.find_method(self.cls, n.func.attr)
+                        if callee is not None:
+                            todo.append((callee, depth + 1))
+        return out
 
     def _admitted_rows(self, cls_key: str) -> set[str]:
         """Buffers of class ``cls_key`` whose one row its admitting methods (or the methods of
@@ -748,9 +814,27 @@ def _subscripts(node: ast.Subscript) -> list[ast.Subscript]:
     return out
 
 
-def _released_row(fn: FuncNode) -> tuple[ast.stmt, str] | None:
-    """The first statement of ``fn`` that removes the request of one row from a table of
-    requests kept by row (``self._req_ids[i] = None``, ``del self.requests[i]``), and the row's
+def _uses_holder(fn: FuncNode, attr: str) -> bool:
+    """Whether ``fn`` calls a method of ``self.<attr>`` (also through a local bound to it) or
+    hands ``self.<attr>`` to a call."""
+    aliases = {n.targets[0].id for n in ast.walk(fn)
+               if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+               and _self_chain(n.value) == [attr]}
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.Call):
+            continue
+        if isinstance(n.func, ast.Attribute):
+            recv = n.func.value
+            if _self_chain(recv) == [attr] or (isinstance(recv, ast.Name) and recv.id in aliases):
+                return True
+        if any(_self_chain(a) == [attr] for a in (*n.args, *(k.value for k in n.keywords))):
+            return True
+    return False
+
+
+def _released_row(fn: FuncNode, tables: set[str]) -> tuple[ast.stmt, str] | None:
+    """The first statement of ``fn`` that removes the request of one row from one of the row
+    tables ``tables`` (``self._req_ids[i] = None``, ``del self._req_ids[i]``), and the row's
     name; None when there is none."""
     for stmt, _g in _walk(fn.body, ()):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
@@ -761,7 +845,8 @@ def _released_row(fn: FuncNode) -> tuple[ast.stmt, str] | None:
         else:
             continue
         for t in targets:
-            if isinstance(t, ast.Subscript) and _self_chain(t.value) and isinstance(t.slice, ast.Name):
+            if isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Name) \
+                    and (_self_chain(t.value) or [""])[0] in tables and len(_self_chain(t.value) or []) == 1:
                 return stmt, t.slice.id
     return None
 

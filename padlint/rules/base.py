@@ -80,11 +80,6 @@ class Rule:
     #: The profile the page's examples are checked with (``vllm`` or ``sglang``).
     example_profile: ClassVar[str] = "vllm"
 
-    #: Whether a file that only this rule :meth:`wants` starts an entry-point search (the rule
-    #: queries what the interpreter records while it runs the entry points, not only facts of
-    #: the file's own classes).
-    wants_entries: ClassVar[bool] = False
-
     def wants(self, text: str, profile: Profile | None = None) -> bool:
         """Whether a file's text may hold something this rule reports although it has no sink or
         padded count (the prefilter's test): such a file is analysed too.  Cheap text tests only;

@@ -73,48 +73,60 @@ def _dummy_reads(facts: Facts) -> dict:
 def _dummy_read(facts: Facts, life: ClassLifecycle, attr: str) -> DummyRead | None:
     """The engine's first dummy-run read of ``attr`` of an object of ``life``'s class (or of a
     subclass, whose rows are the same buffer) into an index field with no write of the run
-    reaching its rows (:attr:`Interpreter.dummy_reads`), or None."""
-    reads = facts.family("dummy_reads", _dummy_reads)
-    if not reads:
-        return None
-    found = reads.get((life.key, attr))
-    if found is not None:
-        return found
-    for (holder, a), read in sorted(reads.items(), key=lambda kv: kv[0]):
-        if a != attr:
-            continue
-        ci = facts.project.class_info(holder)
-        if ci is not None and any(c.key == life.key for c in facts.project.mro(ci)):
-            return read
+    reaching its rows (:func:`_dummy_reads`), or None."""
+    for (holder, a), reads in sorted(facts.family("dummy_reads", _dummy_reads).items(), key=lambda kv: kv[0]):
+        if a == attr and _is_a(facts, holder, life.key):
+            return reads[0]
     return None
 
 
-def _holder_dummy_read(facts: Facts, buffers: tuple[tuple[str, str], ...]) -> tuple[str, DummyRead] | None:
+def _is_a(facts: Facts, cls_key: str, base: str) -> bool:
+    """``cls_key`` is ``base`` or a project subclass of it."""
+    if cls_key == base:
+        return True
+    ci = facts.project.class_info(cls_key)
+    return ci is not None and any(c.key == base for c in facts.project.mro(ci))
+
+
+def _holder_dummy_read(facts: Facts, buffers: tuple[tuple[str, str], ...], owner: str) -> tuple[str, DummyRead] | None:
     """The first dummy-run read (:func:`_dummy_read`) of one of ``buffers`` ((class key,
-    attribute); an object of a subclass holds the same buffer), with its attribute; None."""
-    reads = facts.family("dummy_reads", _dummy_reads)
-    wanted = set(buffers)
-    for (holder, attr), read in sorted(reads.items(), key=lambda kv: kv[0]):
-        ci = facts.project.class_info(holder)
-        if (holder, attr) in wanted or (ci is not None and any((c.key, attr) in wanted
-                                                               for c in facts.project.mro(ci))):
-            return attr, read
+    attribute); an object of a subclass holds the same buffer) through an object of class
+    ``owner`` (the class that removes the request: the read is of its holder, not of another
+    object of the holder's class), with its attribute; None."""
+    for (holder, attr), reads in sorted(facts.family("dummy_reads", _dummy_reads).items(), key=lambda kv: kv[0]):
+        if not any(_is_a(facts, holder, k) and attr == a for k, a in buffers):
+            continue
+        for read in reads:
+            if any(_is_a(facts, v, owner) for v in read.via):
+                return attr, read
     return None
 
 
-def _release_finding(life: ClassLifecycle, rel: RowRelease, facts: Facts) -> Finding | None:
+def _own_lines(lines: list[str], line: int, col: int, end_line: int, end_col: int) -> bool:
+    """Whether a statement has its lines to itself and a line follows it, so that a statement
+    can be inserted after it (not `if c: a[d] = a[s]`, not `a[d] = a[s]; x = 1`, not the file's
+    last line)."""
+    if not (0 < line <= len(lines) and 0 < end_line < len(lines)):
+        return False
+    last = lines[end_line - 1]
+    tail = last[end_col - 1:] if end_col - 1 <= len(last) else ""
+    return not lines[line - 1][: col - 1].strip() and not tail.strip().startswith(";")
+
+
+def _release_finding(life: ClassLifecycle, rel: RowRelease, facts: Facts,
+                     lines: list[str]) -> Finding | None:
     """A request removed from row ``rel.row`` whose row of another object's buffers (a block
     table) is left as it was and read by a dummy run before any admission can write it."""
     if rel.handled:
         return None
-    found = _holder_dummy_read(facts, rel.buffers)
+    found = _holder_dummy_read(facts, rel.buffers, life.key)
     if found is None:
         return None
     attr, dummy = found
     where = f"{shown_path(dummy.path)}:{dummy.line}"
     holder = f"self.{rel.holder}"
     fix = None
-    if rel.resetter:
+    if rel.resetter and _own_lines(lines, rel.line, rel.col, rel.end_line, rel.end_col):
         text = f"{holder}.{rel.resetter}({rel.row})"
         fix = Fix(path=rel.path, line=rel.end_line + 1, indent=rel.indent, text=text, after=True, safe=False,
                   description=f"reset row `{rel.row}` of `{holder}` where `{rel.method}` removes its request")
@@ -166,13 +178,8 @@ def _move_finding(life: ClassLifecycle, mv: RowMove, profile: Profile, lines: li
     fix = None
     fix_hint = f"; reset row `{mv.src}` to the field's neutral value right after line {mv.end_line}"
     next_line = mv.end_line + 1
-    last_text = lines[mv.end_line - 1] if 0 < mv.end_line <= len(lines) else ""
-    tail = last_text[mv.end_col - 1:] if mv.end_col - 1 <= len(last_text) else ""
-    head = lines[mv.line - 1][: mv.col - 1] if 0 < mv.line <= len(lines) else "x"
-    # the reset goes on its own line after the statement: only where the statement has its lines
-    # to itself (not `if c: a[d] = a[s]`, not `a[d] = a[s]; x = 1`) and a line follows it
-    if neutral is not None and next_line <= len(lines) and not tail.strip().startswith(";") \
-            and not head.strip():
+    # the reset goes on its own line after the statement
+    if neutral is not None and _own_lines(lines, mv.line, mv.col, mv.end_line, mv.end_col):
         raw = mv.written.rsplit(".", 1)[-1]
         if raw == "np":
             lib = "numpy"
@@ -219,7 +226,6 @@ def _swap_finding(life: ClassLifecycle, sw: ViewSwap) -> Finding:
 class VacatedRowKeepsData(Rule):
     code = CODE
     name = "vacated-row-keeps-data"
-    wants_entries = True  # the rows dummy runs read (Interpreter.dummy_reads)
 
     def wants(self, text: str, profile=None) -> bool:
         return _NEEDLE.search(text) is not None
@@ -239,7 +245,7 @@ class VacatedRowKeepsData(Rule):
                 for sw in life.swaps:
                     out.append(_reported_at(_swap_finding(life, sw), path))
                 for rel in life.releases:
-                    f = _release_finding(life, rel, facts)
+                    f = _release_finding(life, rel, facts, lines)
                     if f is not None:
                         out.append(_reported_at(f, path))
         out.sort(key=Finding.sort_key)

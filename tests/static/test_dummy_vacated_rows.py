@@ -214,3 +214,116 @@ def test_no_dummy_run_reads_the_table_no_finding(tmp_path):
         "RESET": "self.table[src].fill_(0)", "CLEAR": "pass",
         "DUMMY": "self.input_batch.block_table[0].get(num_reqs_padded).fill_(0)"})
     assert not [f for f in got if f.code == "PAD003"]
+
+
+# -- what is not a removal, what hands the row on (a review's probes) ---------------------------
+
+def _release_with(tmp_path, remove_body: str, extra: str = ""):
+    """The B2 shape with ``remove_request``'s body replaced (``self`` methods in ``extra``)."""
+    batch = BATCH.replace('''    def remove_request(self, req_index: int) -> None:
+        self._req_ids[req_index] = None
+        {CLEAR}
+''', "    def remove_request(self, req_id) -> None:\n" + remove_body + extra)
+    batch = batch.replace("self._req_ids = [None] * max_num_reqs",
+                          "self._req_ids = [None] * max_num_reqs\n        self.req_id_to_index = {}\n"
+                          "        self.in_progress = {}")
+    files = {"pkg/__init__.py": "", "pkg/tables.py": TABLES + MULTI_ADD, "pkg/runner.py": RUNNER_BATCH,
+             "pkg/batch.py": batch}
+    got = check_files(tmp_path, files, ["pkg/batch.py"], {"RESET": "self.table[src].fill_(0)", "DUMMY": "pass"})
+    return [f for f in got if f.code == "PAD003"]
+
+
+def test_a_dict_keyed_by_request_id_is_no_row_table(tmp_path):
+    # `del self.in_progress[req_id]` comes first but admission never writes `in_progress` by the
+    # row it hands the block table: the removal is the `_req_ids` line, which is handled here
+    body = ("        del self.in_progress[req_id]\n"
+            "        req_index = self.req_id_to_index.pop(req_id)\n"
+            "        self._req_ids[req_index] = None\n"
+            "        self.block_table.clear_row(req_index)\n")
+    assert _release_with(tmp_path, body) == []
+
+
+def test_a_dict_entry_alone_is_no_removal(tmp_path):
+    body = "        self.in_progress[req_id] = None\n"
+    assert _release_with(tmp_path, body) == []
+
+
+def test_the_row_handed_on_by_keyword_or_through_a_helper_or_an_alias(tmp_path):
+    head = ("        req_index = self.req_id_to_index.pop(req_id)\n"
+            "        self._req_ids[req_index] = None\n")
+    assert _release_with(tmp_path, head + "        self.block_table.clear_row(row=req_index)\n") == []
+    assert _release_with(tmp_path, head + "        self._clear(req_index)\n",
+                         "\n    def _clear(self, i):\n        self.block_table.clear_row(i)\n") == []
+    assert _release_with(tmp_path, head + "        bt = self.block_table\n        bt.clear_row(req_index)\n") == []
+
+
+def test_no_fix_where_a_statement_cannot_follow(tmp_path):
+    # the release in a one-line `if`: the finding stands, the fix is not offered
+    body = ("        req_index = self.req_id_to_index.pop(req_id)\n"
+            "        if req_index is not None: self._req_ids[req_index] = None\n"
+            "        return req_index\n")
+    (f,) = _release_with(tmp_path, body)
+    assert f.fix is None and "add `" not in f.message
+
+
+def test_a_move_whose_source_row_a_helper_resets(tmp_path):
+    # `move_row` ends with `self.clear_src(src)`: a method of the class handed the source row may
+    # reset it, so the dummy run's read is no proof of a stale row
+    tables = TABLES.replace("        {RESET}\n", "        self.clear_src(src)\n\n"
+                            "    def clear_src(self, row: int) -> None:\n        self.table[row].fill_(0)\n")
+    files = {"pkg/__init__.py": "", "pkg/tables.py": tables, "pkg/runner.py": RUNNER}
+    got = check_files(tmp_path, files, ["pkg/tables.py", "pkg/runner.py"], {"DUMMY": "pass"})
+    assert not [f for f in got if f.code == "PAD003"]
+
+
+def test_a_read_of_another_object_of_the_holder_class_is_not_evidence(tmp_path):
+    # the dummy run writes the batch's block table and reads a second BlockTable of the runner's:
+    # the removal's row is not read; the other object's rows are its own
+    runner = RUNNER_BATCH.replace(
+        "self.input_batch = InputBatch(max_num_reqs)",
+        "self.input_batch = InputBatch(max_num_reqs)\n        self.cross = BlockTable(max_num_reqs, 16)").replace(
+        "from pkg.batch import InputBatch", "from pkg.batch import InputBatch\nfrom pkg.tables import BlockTable").replace(
+        "block_table_tensor=self.input_batch.block_table[0].get(num_reqs_padded),",
+        "block_table_tensor=self.input_batch.block_table[0].get(num_reqs_padded),\n"
+        "            slot_mapping=self.cross.get(num_reqs_padded),")
+    files = {"pkg/__init__.py": "", "pkg/tables.py": TABLES + MULTI_ADD, "pkg/runner.py": runner,
+             "pkg/batch.py": BATCH}
+    got = check_files(tmp_path, files, ["pkg/batch.py"], {
+        "RESET": "self.table[src].fill_(0)", "CLEAR": "pass",
+        "DUMMY": "self.input_batch.block_table[0].get(num_reqs_padded).fill_(0)"})
+    assert not [f for f in got if f.code == "PAD003"]
+
+
+def test_an_indexed_element_is_the_container_element_its_getitem_returns(tmp_path):
+    # a reset through `self.block_table.block_tables[0]` and a read through `self.block_table[0]`
+    # are of one location (`__getitem__` returns `self.block_tables[gid]`)
+    tables = TABLES.replace("self.block_tables = [", "self.block_tables: list[BlockTable] = [")
+    runner = RUNNER.replace("bt[num_reqs:num_reqs_padded].fill_(0)",
+                            "self.block_table.block_tables[0].table[num_reqs:num_reqs_padded].fill_(0)")
+    files = {"pkg/__init__.py": "", "pkg/tables.py": tables, "pkg/runner.py": runner}
+    got = check_files(tmp_path, files, ["pkg/runner.py"], {"RESET": "pass", "DUMMY": "pass"})
+    assert not [f for f in got if f.function == "ModelRunner.execute_model"]
+
+
+def test_the_cli_on_the_tables_file_alone_and_its_selection(tmp_path, monkeypatch, capsys):
+    # as pre-commit runs it: `padlint check pkg/tables.py`. The file has no sink and no padded
+    # count, so it starts no entry-point search; PAD003 gets the dummy run's read from the engine
+    # all the same, and what PAD001 reports there does not depend on whether PAD003 is selected
+    import json
+
+    from padlint.cli import main
+
+    files = {"pkg/__init__.py": "", "pkg/tables.py": TABLES, "pkg/runner.py": RUNNER}
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text.replace("{RESET}", "pass").replace("{DUMMY}", "pass"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+
+    def run(*extra):
+        assert main(["check", "pkg/tables.py", "--profile", "vllm", "--no-cache", "--format", "json",
+                     "--exit-zero", *extra]) == 0
+        return sorted((f["code"], f["line"]) for f in json.loads(capsys.readouterr().out)["findings"])
+
+    assert run() == [("PAD003", 15)]
+    assert run("--select", "PAD001") == []
