@@ -134,8 +134,8 @@ def _release_finding(life: ClassLifecycle, rel: RowRelease, facts: Facts,
     else:
         hint = f"; reset row `{rel.row}` of `{holder}`'s buffers to their neutral value here"
     message = (f"`{rel.method}` removes the request of row `{rel.row}` (line {rel.line}) but leaves its values in "
-               f"that row of `{holder}` (buffer `{attr}`): nothing in `{rel.method}` hands `{rel.row}` to "
-               f"`{holder}`, and a dummy run reads the row before any admission can overwrite it: "
+               f"that row of `{holder}` (buffer `{attr}`): nothing in `{rel.method}` (or the methods it calls) "
+               f"touches `{holder}`, and a dummy run reads the row before any admission can overwrite it: "
                f"`{dummy.dummy}` hands rows [0:{dummy.padded}] of `{attr}` (`{dummy.slice}`, {where}) to the "
                f"index field `{dummy.field}` with no write of the run reaching them (the dummy forward writes "
                f"KV or state through such indices){hint}")
