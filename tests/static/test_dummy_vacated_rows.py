@@ -175,11 +175,11 @@ RUNNER_BATCH = RUNNER.replace("from pkg.tables import MultiGroupBlockTable", "fr
     "self.block_table[0]", "self.input_batch.block_table[0]")
 
 
-def _release(tmp_path, clear="pass", checked=("pkg/batch.py",)):
-    files = {"pkg/__init__.py": "", "pkg/tables.py": TABLES + MULTI_ADD, "pkg/runner.py": RUNNER_BATCH,
+def _release(tmp_path, clear="pass", checked=("pkg/batch.py",), runner=RUNNER_BATCH, dummy="pass"):
+    files = {"pkg/__init__.py": "", "pkg/tables.py": TABLES + MULTI_ADD, "pkg/runner.py": runner,
              "pkg/batch.py": BATCH}
     # the move is released here: only the removal is at stake
-    return check_files(tmp_path, files, list(checked), {"RESET": "self.table[src].fill_(0)", "DUMMY": "pass",
+    return check_files(tmp_path, files, list(checked), {"RESET": "self.table[src].fill_(0)", "DUMMY": dummy,
                                                          "CLEAR": clear})
 
 
@@ -208,11 +208,7 @@ def test_a_per_request_buffer_of_the_batch_itself_is_not_this_finding(tmp_path):
 
 def test_no_dummy_run_reads_the_table_no_finding(tmp_path):
     # the dummy run writes the rows it hands on (a fill of the view): the vacated row is not read
-    files = {"pkg/__init__.py": "", "pkg/tables.py": TABLES + MULTI_ADD, "pkg/runner.py": RUNNER_BATCH,
-             "pkg/batch.py": BATCH}
-    got = check_files(tmp_path, files, ["pkg/batch.py"], {
-        "RESET": "self.table[src].fill_(0)", "CLEAR": "pass",
-        "DUMMY": "self.input_batch.block_table[0].get(num_reqs_padded).fill_(0)"})
+    got = _release(tmp_path, dummy="self.input_batch.block_table[0].get(num_reqs_padded).fill_(0)")
     assert not [f for f in got if f.code == "PAD003"]
 
 
@@ -286,11 +282,7 @@ def test_a_read_of_another_object_of_the_holder_class_is_not_evidence(tmp_path):
         "block_table_tensor=self.input_batch.block_table[0].get(num_reqs_padded),",
         "block_table_tensor=self.input_batch.block_table[0].get(num_reqs_padded),\n"
         "            slot_mapping=self.cross.get(num_reqs_padded),")
-    files = {"pkg/__init__.py": "", "pkg/tables.py": TABLES + MULTI_ADD, "pkg/runner.py": runner,
-             "pkg/batch.py": BATCH}
-    got = check_files(tmp_path, files, ["pkg/batch.py"], {
-        "RESET": "self.table[src].fill_(0)", "CLEAR": "pass",
-        "DUMMY": "self.input_batch.block_table[0].get(num_reqs_padded).fill_(0)"})
+    got = _release(tmp_path, runner=runner, dummy="self.input_batch.block_table[0].get(num_reqs_padded).fill_(0)")
     assert not [f for f in got if f.code == "PAD003"]
 
 
