@@ -258,8 +258,6 @@ def check_project(sources: list[Source], profile: Profile, *, seeds: set[str] | 
             interp.run_entry(entry)
     if facts is not None:
         facts.update(stale_paths(interp))
-    if read is not None:
-        read.update(project.files_read())  # other files the analysis looked at: path -> text
     texts = {s.path: s.text for s in sources}
     by_key = {keys[s.path]: s.path for s in sources}
     for mod_key, (msg, line, col) in interp.syntax_errors.items():
@@ -275,6 +273,10 @@ def check_project(sources: list[Source], profile: Profile, *, seeds: set[str] | 
         for f in rule.check(known):
             if f.path in texts and not isinstance(out.get(f.path), AnalysisSyntaxError):
                 out.setdefault(f.path, []).append(f)  # type: ignore[union-attr]
+    if read is not None:
+        # other files the analysis looked at (path -> text), the rules' queries included (the
+        # dummy runs PAD003 asks about): the cache's dependencies
+        read.update(project.files_read())
     for s in sources:
         out.setdefault(s.path, [])
     return out

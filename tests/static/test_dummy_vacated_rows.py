@@ -319,3 +319,30 @@ def test_the_cli_on_the_tables_file_alone_and_its_selection(tmp_path, monkeypatc
 
     assert run() == [("PAD003", 15)]
     assert run("--select", "PAD001") == []
+
+
+def test_the_cache_depends_on_the_dummy_run_read(tmp_path, monkeypatch, capsys):
+    # the runner is read only for PAD003's query (the tables file alone starts no entry search);
+    # an edit of the runner that makes its dummy run write the rows must not be answered from
+    # the cached result of the tables file
+    import json
+
+    from padlint.cli import main
+
+    files = {"pkg/__init__.py": "", "pkg/tables.py": TABLES.replace("{RESET}", "pass"),
+             "pkg/runner.py": RUNNER.replace("{DUMMY}", "pass")}
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+
+    def run():
+        assert main(["check", "pkg/tables.py", "--profile", "vllm", "--cache-dir", str(tmp_path / "cache"),
+                     "--format", "json", "--exit-zero"]) == 0
+        return [f["code"] for f in json.loads(capsys.readouterr().out)["findings"]]
+
+    assert run() == ["PAD003"]
+    (tmp_path / "pkg/runner.py").write_text(
+        RUNNER.replace("{DUMMY}", "self.block_table[0].get(num_reqs_padded).fill_(0)"), encoding="utf-8")
+    assert run() == []
