@@ -521,7 +521,7 @@ class Interpreter:
         self._summaries: dict = {}  # (callee, self class, arguments, known counts) -> [(reads, writes, value, fields stored)]
         self._reads: list[ReadLog] = []  # read logs of the callees being interpreted (innermost last)
         self._attr_type_cache: dict = {}
-        self._getitem_cache: dict[tuple, tuple[frozenset, str]] = {}  # see _getitem_types
+        self._getitem_cache: dict[frozenset, tuple[frozenset, str]] = {}  # see _getitem_types
         self._returned: dict[str, AVal] = {}
         self._param_cache: dict = {}
         self._member_nodes: dict = {}
@@ -2524,8 +2524,7 @@ class Interpreter:
         (return annotation, or the constructions it returns; empty when a class has none), and
         the attribute whose element it returns when every class's ``__getitem__`` is ``return
         self.<attr>[...]`` ("" otherwise: the element is a location of its own), memoised."""
-        key = (types, "[]", True)
-        out = self._getitem_cache.get(key)
+        out = self._getitem_cache.get(types)
         if out is None:
             found: set[str] = set()
             attrs: set[str] = set()
@@ -2545,7 +2544,7 @@ class Interpreter:
                 else:
                     attrs.add("")
             attr = attrs.pop() if len(attrs) == 1 and found else ""
-            out = self._getitem_cache[key] = (frozenset(found), attr)
+            out = self._getitem_cache[types] = (frozenset(found), attr)
         return out
 
     @staticmethod
@@ -2795,8 +2794,9 @@ class Interpreter:
                         # the element of the container it returns from (`return self.tables[i]`),
                         # which its other methods' loops over `self.tables` write, or its own
                         base_loc = self._attr_loc(r.loc, via) if via else r.loc
-                        out.update(Ref(f"{base_loc}[*]", None, text, line, r.persistent, path=frame.path,
-                                       types=item) for _k in keys[:1])
+                        if keys:
+                            out.add(Ref(f"{base_loc}[*]", None, text, line, r.persistent, path=frame.path,
+                                        types=item))
                         continue
                     out.update(self._element(r, k, text, line, frame.path, r.persistent) for k in keys)
             return Refs(frozenset(out)) if out else UNKNOWN

@@ -135,9 +135,10 @@ class RowRelease:
     """A method that removes the request of row ``row`` (``self._req_ids[row] = None``, ``del
     self.reqs[row]``) while an object of the class keeps rows per request too: ``holder``
     (``self.block_table``), which the admitting method hands the row (``self.block_table.add_row(
-    ids, row)``).  ``handled``: the method hands the row to that object as well (a call on it with
-    ``row`` among the arguments: ``self.block_table.clear_row(row)``); otherwise the object's
-    row keeps the old request's values.  ``buffers``: (class key, attribute) of the buffers whose
+    ids, row)``).  ``handled``: the method (or a method of the class it calls, two levels) does
+    anything with that object (``self.block_table.clear_row(row)``, through a local, the object
+    handed to a function), which may reset the row; otherwise the object's row keeps the old
+    request's values.  ``buffers``: (class key, attribute) of the buffers whose
     rows the admission of the holder's classes, or of the element classes of the containers they
     hold (``MultiGroupBlockTable`` and its ``BlockTable`` elements), writes one row of
     (``BlockTable.block_table``, not the per-token ``slot_mapping``); ``resetter``: a method of the
@@ -645,7 +646,7 @@ class _Scan:
             stmt, row = released
             lines = self.mod.lines
             indent = lines[stmt.lineno - 1][:stmt.col_offset] if stmt.lineno <= len(lines) else ""
-            reached = self._self_callees(meth)
+            reached = _self_methods(self.project, self.cls, [meth.name])
             for attr, rows in holders.items():
                 # anything the method (or a method of self it calls, two levels) does with that
                 # object may reset the row: a call on it (directly, through a local bound to it,
@@ -670,24 +671,6 @@ class _Scan:
                 keys.update(e.key for e in self.project.returned_classes(getitem))
         return sorted({(k, a) for k in keys for a in self._admitted_rows(k)})
 
-    def _self_callees(self, meth: FunctionInfo) -> list[FunctionInfo]:
-        """``meth`` and the methods of the class it calls on ``self``, two levels deep."""
-        out, todo, seen = [], [(meth, 0)], set()
-        while todo:
-            fn, depth = todo.pop()
-            if fn.name in seen:
-                continue
-            seen.add(fn.name)
-            out.append(fn)
-            if depth < MAX_INLINE:
-                for n in ast.walk(fn.node):
-                    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
-                            and isinstance(n.func.value, ast.Name) and n.func.value.id == "self":
-                        callee = self.project.find_method(self.cls, n.func.attr)
-                        if callee is not None:
-                            todo.append((callee, depth + 1))
-        return out
-
     def _admitted_rows(self, cls_key: str) -> set[str]:
         """Buffers of class ``cls_key`` whose one row its admitting methods (or the methods of
         ``self`` they call, two levels) write: the buffers it keeps per request row."""
@@ -701,21 +684,11 @@ class _Scan:
             return set()
         scan.admission()
         out: set[str] = set()
-        todo, seen = [(m, 0) for m in scan.out.admitting], set()
-        while todo:
-            name, depth = todo.pop()
-            meth = cls.methods.get(name)
-            if meth is None or name in seen:
-                continue
-            seen.add(name)
+        for meth in _self_methods(self.project, cls, scan.out.admitting):
             scan.fancy = _fancy_names(meth.node) | _several_params(meth.node)
             scan.local_alias = _local_aliases(meth.node)
             for stmt, _g in _walk(meth.node.body, ()):
                 out.update(attr for attr, row, _line in scan.writes_of(stmt) if row is not None)
-            if depth < MAX_INLINE:
-                todo.extend((n.func.attr, depth + 1) for n in ast.walk(meth.node)
-                            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                            and isinstance(n.func.value, ast.Name) and n.func.value.id == "self")
         return out
 
     def _resetter(self, attr: str) -> str:
@@ -811,6 +784,25 @@ def _subscripts(node: ast.Subscript) -> list[ast.Subscript]:
     out = [node]
     while isinstance(out[0].value, ast.Subscript):
         out.insert(0, out[0].value)
+    return out
+
+
+def _self_methods(project: Project, cls: ClassInfo, names) -> list[FunctionInfo]:
+    """The methods ``names`` of ``cls`` and the methods of the class they call on ``self``, two
+    levels deep (:data:`MAX_INLINE`), each once."""
+    out: list[FunctionInfo] = []
+    todo, seen = [(n, 0) for n in names], set()
+    while todo:
+        name, depth = todo.pop()
+        fn = project.find_method(cls, name)
+        if fn is None or name in seen:
+            continue
+        seen.add(name)
+        out.append(fn)
+        if depth < MAX_INLINE:
+            todo.extend((n.func.attr, depth + 1) for n in ast.walk(fn.node)
+                        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                        and isinstance(n.func.value, ast.Name) and n.func.value.id == "self")
     return out
 
 
