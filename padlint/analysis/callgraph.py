@@ -371,8 +371,7 @@ class CallGraph:
             if not out:
                 # an object whose class indexes to another (`def __getitem__(...) -> BlockTable`)
                 for c in self.expr_classes(expr.value, mod, owner, params, local, depth + 1):
-                    getitem = self.project.find_method(c, "__getitem__")
-                    for t in self.project.returned_classes(getitem) if getitem is not None else ():
+                    for t in self.project.item_classes(c):
                         out.setdefault(t.key, t)
             return list(out.values())
         if isinstance(expr, ast.Call):

@@ -666,9 +666,7 @@ class _Scan:
         for c in classes:
             for a in c.attr_types.keys() | c.elem_types.keys():
                 keys.update(e.key for e in self.project.attr_elem_classes(c, a))
-            getitem = self.project.find_method(c, "__getitem__")  # `-> BlockTable`
-            if getitem is not None:
-                keys.update(e.key for e in self.project.returned_classes(getitem))
+            keys.update(e.key for e in self.project.item_classes(c))  # `__getitem__ -> BlockTable`
         return sorted({(k, a) for k in keys for a in self._admitted_rows(k)})
 
     def _admitted_rows(self, cls_key: str) -> set[str]:

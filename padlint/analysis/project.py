@@ -685,6 +685,12 @@ class Project:
                     out.append(t)
         return out
 
+    def item_classes(self, cls: ClassInfo) -> list[ClassInfo]:
+        """Classes indexing an object of ``cls`` gives: what its ``__getitem__`` (its own or a
+        base's) returns (:meth:`returned_classes`: ``-> BlockTable``); empty without one."""
+        getitem = self.find_method(cls, "__getitem__")
+        return self.returned_classes(getitem) if getitem is not None else []
+
     # ------------------------------------------------------- whole project
     def files(self) -> list[tuple[str, Path]]:
         """Every (module key, path) of ``.py`` files under the roots' packages."""

@@ -102,6 +102,21 @@ def _holder_dummy_read(facts: Facts, buffers: tuple[tuple[str, str], ...], owner
     return None
 
 
+def _dummy_hands(dummy: DummyRead, what: str) -> str:
+    """The dummy run's read in a message: "`_dummy_run` hands rows [0:P] of <what> (`slice`,
+    file:line) to the index field `f` with no write of the run reaching them"."""
+    return (f"`{dummy.dummy}` hands rows [0:{dummy.padded}] of {what} (`{dummy.slice}`, "
+            f"{shown_path(dummy.path)}:{dummy.line}) to the index field `{dummy.field}` with no write of "
+            f"the run reaching them")
+
+
+def _dummy_step(dummy: DummyRead, name: str) -> TraceStep:
+    """The trace step at the dummy run's read of buffer ``name``."""
+    return TraceStep(shown_path(dummy.path), dummy.line, f"the dummy run `{dummy.dummy}` reads rows "
+                                                         f"[0:{dummy.padded}] of `{name}` (`{dummy.slice}`) "
+                                                         f"into `{dummy.field}`")
+
+
 def _own_lines(lines: list[str], line: int, col: int, end_line: int, end_col: int) -> bool:
     """Whether a statement has its lines to itself and a line follows it, so that a statement
     can be inserted after it (not `if c: a[d] = a[s]`, not `a[d] = a[s]; x = 1`, not the file's
@@ -123,7 +138,6 @@ def _release_finding(life: ClassLifecycle, rel: RowRelease, facts: Facts,
     if found is None:
         return None
     attr, dummy = found
-    where = f"{shown_path(dummy.path)}:{dummy.line}"
     holder = f"self.{rel.holder}"
     fix = None
     if rel.resetter and _own_lines(lines, rel.line, rel.col, rel.end_line, rel.end_col):
@@ -136,14 +150,11 @@ def _release_finding(life: ClassLifecycle, rel: RowRelease, facts: Facts,
     message = (f"`{rel.method}` removes the request of row `{rel.row}` (line {rel.line}) but leaves its values in "
                f"that row of `{holder}` (buffer `{attr}`): nothing in `{rel.method}` (or the methods it calls) "
                f"touches `{holder}`, and a dummy run reads the row before any admission can overwrite it: "
-               f"`{dummy.dummy}` hands rows [0:{dummy.padded}] of `{attr}` (`{dummy.slice}`, {where}) to the "
-               f"index field `{dummy.field}` with no write of the run reaching them (the dummy forward writes "
-               f"KV or state through such indices){hint}")
+               f"{_dummy_hands(dummy, f'`{attr}`')} (the dummy forward writes KV or state through such "
+               f"indices){hint}")
     trace = (TraceStep(rel.path, rel.line, f"row `{rel.row}` released by `{rel.method}`; `{holder}` keeps its "
                                            f"values there"),
-             TraceStep(shown_path(dummy.path), dummy.line, f"the dummy run `{dummy.dummy}` reads rows "
-                                                           f"[0:{dummy.padded}] of `{attr}` (`{dummy.slice}`) "
-                                                           f"into `{dummy.field}`"))
+             _dummy_step(dummy, attr))
     return Finding(code=CODE, path=rel.path, line=rel.line, column=rel.col, end_line=rel.end_line,
                    end_column=rel.end_col, message=message, severity="error", sink=f"{life.name}.{rel.method}",
                    field=attr, buffer=holder, padded="", real="", trace=trace, fix=fix,
@@ -151,21 +162,21 @@ def _release_finding(life: ClassLifecycle, rel: RowRelease, facts: Facts,
 
 
 def _move_finding(life: ClassLifecycle, mv: RowMove, profile: Profile, lines: list[str],
-                  dummy: DummyRead | None = None) -> Finding | None:
-    """``dummy``: a dummy run's read of the buffer's rows (:func:`_dummy_read`), which reaches a
-    vacated row before any admission can overwrite it."""
+                  facts: Facts) -> Finding | None:
+    """A vacated row nothing resets: overwritten only conditionally or never by admission, or
+    overwritten but read first by a dummy run (:func:`_dummy_read`, asked only then: it may
+    interpret the project's dummy runs)."""
     if mv.released_at is not None:
         return None
     cov = life.coverage(mv.attr, mv.guards)
+    dummy = _dummy_read(facts, life, mv.attr) if cov.overwrites or cov.status == "no_admission" else None
     if (cov.overwrites or cov.status == "no_admission") and dummy is None:
         return None
     short = mv.written.removeprefix("self.")
-    if cov.overwrites or cov.status == "no_admission":
-        where = f"{shown_path(dummy.path)}:{dummy.line}"
-        why = (f"a dummy run reads the row before any admission can overwrite it: `{dummy.dummy}` hands rows "
-               f"[0:{dummy.padded}] of this buffer (`{dummy.slice}`, {where}) to the index field "
-               f"`{dummy.field}` with no write of the run reaching them, and the rows a shrunken batch "
-               f"left are among them (the dummy forward writes KV or state through such indices)")
+    if dummy is not None:
+        why = (f"a dummy run reads the row before any admission can overwrite it: {_dummy_hands(dummy, 'this buffer')}, "
+               f"and the rows a shrunken batch left are among them (the dummy forward writes KV or state "
+               f"through such indices)")
         cov = replace(cov, line=0)
     elif cov.status == "conditional":
         why = (f"`{cov.method}` writes this buffer's row only when {_condition_words(cov.conditions)} "
@@ -196,10 +207,8 @@ def _move_finding(life: ClassLifecycle, mv: RowMove, profile: Profile, lines: li
     message = (f"`{mv.method}` copies row `{mv.src}` of `{short}` into row `{mv.dst}` and leaves the old "
                f"request's values in row `{mv.src}`: `{mv.method}` does not reset it, and {why}{fix_hint}")
     trace = (TraceStep(mv.path, mv.line, f"row `{mv.src}` of `{short}` vacated by `{mv.method}`"),)
-    if dummy is not None and not cov.line:
-        trace += (TraceStep(shown_path(dummy.path), dummy.line, f"the dummy run `{dummy.dummy}` reads rows "
-                                                    f"[0:{dummy.padded}] of `{short}` (`{dummy.slice}`) "
-                                                    f"into `{dummy.field}`"),)
+    if dummy is not None:
+        trace += (_dummy_step(dummy, short),)
     if cov.line:
         trace += (TraceStep(mv.path, cov.line, f"`{cov.method}` writes the row only when "
                                                f"{_condition_words(cov.conditions)}"),)
@@ -239,7 +248,7 @@ class VacatedRowKeepsData(Rule):
             lines = split_lines(text)
             for life in lives:
                 for mv in life.moves:
-                    f = _move_finding(life, mv, facts.profile, lines, _dummy_read(facts, life, mv.attr))
+                    f = _move_finding(life, mv, facts.profile, lines, facts)
                     if f is not None:
                         out.append(_reported_at(f, path))
                 for sw in life.swaps:
