@@ -161,6 +161,34 @@ class RowRelease:
 
 
 @dataclass(frozen=True)
+class AdmissionGap:
+    """A persistent buffer whose row the admitting method writes on some paths only, that no
+    other method of the class writes (no removal resets the row, no step refreshes it) and that
+    a method of the class reads (``reader``): a request admitted on a path without the write
+    keeps the values the row's previous request left.  ``line``/``col``/``end_*``: the write;
+    ``written``: the buffer as the write names it (``self.num_bad_words.np``); ``row``: the row
+    index; ``conditions``: when the write runs; ``fix_line``/``fix_indent``: where a reset of the
+    row on every admission can go (0: nowhere safe, the row's name is bound too late)."""
+
+    cls: str
+    method: str
+    path: str
+    attr: str
+    written: str
+    row: str
+    conditions: tuple[str, ...]
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    stmt_text: str
+    reader: str
+    reader_line: int
+    fix_line: int = 0
+    fix_indent: str = ""
+
+
+@dataclass(frozen=True)
 class Coverage:
     """How the admitting method(s) write a buffer's rows for a new request.
 
@@ -191,6 +219,7 @@ class ClassLifecycle:
     swaps: list[ViewSwap] = field(default_factory=list)
     admitting: tuple[str, ...] = ()
     releases: list[RowRelease] = field(default_factory=list)
+    gaps: list[AdmissionGap] = field(default_factory=list)
     _cls: ClassInfo | None = field(default=None, repr=False)
     _project: Project | None = field(default=None, repr=False)
     _aliases: dict[str, str] = field(default_factory=dict, repr=False)
@@ -301,6 +330,10 @@ def _allocation(value: ast.AST, buffers: dict[str, Buffer]) -> tuple[str, int | 
         return "numpy", _shape_ndim(value, fname), _fill_of(value, fname)
     if fname.endswith("Buffer") or fname in ("_make_buffer", "make_buffer"):
         return "", None, None
+    if fname[:1].isupper() and any(k.arg == "dtype" for k in value.keywords):
+        # a tensor container class given a dtype (vLLM MRV2 `UvaBackedTensor(n, dtype=...)`,
+        # `StagedWriteTensor((n, k), dtype=...)`): rows of a buffer it allocates
+        return "", None, None
     return None
 
 
@@ -346,6 +379,7 @@ class _Scan:
         self.project = project
         self.fancy: set[str] = set()
         self.local_alias: dict[str, list[str]] = {}
+        self._settings: set[str] | None = None  # attributes of self assigned outside __init__
         self.out = ClassLifecycle(key=cls.key, name=cls.name, path=mod.path, _cls=cls, _project=project,
                                   _scan=self)
 
@@ -714,6 +748,205 @@ class _Scan:
         self.out.admitting = tuple(names)
 
 
+    def gaps(self) -> None:
+        """Admission gaps (:class:`AdmissionGap`): buffers admission writes one row of on some
+        paths only, written by no other method of the class and read by one."""
+        if not self.out.admitting:
+            return
+        admission = _self_methods(self.project, self.cls, self.out.admitting)
+        own = {fn.name for fn in admission}
+        written_elsewhere: set[str] = set()
+        readers: dict[str, tuple[str, int]] = {}
+        handed: dict[str, tuple[str, int]] = {}
+        for meth in self.cls.methods.values():
+            if meth.name in own or meth.name == "__init__":
+                continue
+            self.fancy = _fancy_names(meth.node) | _several_params(meth.node)
+            self.local_alias = _local_aliases(meth.node)
+            # the reset of a row a move vacated clears that row only, not a row a removal freed
+            released = {(mv.attr, mv.released_at) for mv in self.out.moves
+                        if mv.method == meth.name and mv.released_at is not None}
+            copies: set[int] = set()  # lines of row copies (moves, swaps)
+            not_reads: set[int] = set()  # ids of expressions written into or tested against None
+            for stmt, _g in _walk(meth.node.body, ()):
+                if self.move_of(stmt) is not None or self.swap_of(stmt) is not None or self._inner_copy(stmt):
+                    # a row copied from another row carries a request's values: it neither
+                    # resets a row nor reads one for a consumer
+                    copies.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+                    continue
+                written_elsewhere.update(attr for attr, _row, line in self.writes_of(stmt)
+                                         if (attr, line) not in released)
+                not_reads.update(_write_bases(stmt))
+            for sub in ast.walk(meth.node):
+                # `self.x is None`: a test of the attribute, no read of the buffer's rows
+                if isinstance(sub, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in sub.ops):
+                    not_reads.update(id(e) for e in (sub.left, *sub.comparators))
+            for n in ast.walk(meth.node):
+                if getattr(n, "lineno", 0) in copies or id(n) in not_reads:
+                    continue
+                if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
+                    buf = self.canonical(n)
+                    if buf is not None and buf[0] not in readers:
+                        readers[buf[0]] = (meth.name, n.lineno)
+                # the reader to name: a call handed the buffer (a kernel launch, a function)
+                if isinstance(n, ast.Call):
+                    for a in (*n.args, *(k.value for k in n.keywords)):
+                        buf = self.canonical(a)
+                        if buf is not None and buf[0] not in handed:
+                            handed[buf[0]] = (meth.name, a.lineno)
+        for attr in sorted(self.out.buffers):
+            if attr != self.out._aliases.get(attr, attr) or attr in written_elsewhere or attr not in readers:
+                continue
+            cov = self.out.coverage(attr)
+            if cov.status != "conditional" or not cov.line:
+                continue
+            if cov.conditions and all(self._invariant(c) for c in cov.conditions):
+                continue  # written for every request or for none: a setting of the object
+            fn = self.cls.methods.get(cov.method)
+            if fn is None:
+                continue
+            found = self._row_write(fn, attr, cov.line)
+            if found is None:
+                continue  # the write is in a helper of the admitting method: not located here
+            stmt, written, row = found
+            lines = self.mod.lines
+            fix_line, fix_indent = _fix_anchor(fn.node, row, lines)
+            reader, reader_line = handed.get(attr) or readers[attr]
+            self.out.gaps.append(AdmissionGap(
+                self.cls.key, cov.method, self.mod.path, attr, written, row, cov.conditions, stmt.lineno,
+                stmt.col_offset + 1, stmt.end_lineno or stmt.lineno, (stmt.end_col_offset or 0) + 1,
+                _text(stmt), reader, reader_line, fix_line, fix_indent))
+
+    def _inner_copy(self, stmt: ast.stmt) -> bool:
+        """Rows of a buffer copied into rows of the same buffer (``b[idx] = b[rev]``, a
+        permutation; ``b[d].copy_(b[s])``): no read for a consumer, no reset."""
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            dst, src = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "copy_" \
+                and stmt.value.args:
+            dst, src = stmt.value.func.value, stmt.value.args[0]
+        else:
+            return False
+        while isinstance(src, ast.Call) and isinstance(src.func, ast.Attribute) \
+                and src.func.attr in ("clone", "copy", "detach") and not src.args:
+            src = src.func.value
+
+        def base(node: ast.AST):
+            if not isinstance(node, ast.Subscript):
+                return None
+            while isinstance(node, ast.Subscript):
+                node = node.value
+            b = self.canonical(node)
+            return b[0] if b is not None else None
+
+        b = base(dst)
+        return b is not None and b == base(src)
+
+    def _invariant(self, condition: str) -> bool:
+        """Whether a condition reads only settings of the object: attributes of ``self`` that no
+        method but ``__init__`` assigns, literals and upper-case constants (``self.enabled``,
+        ``self.decoder_layers is not None``): the same for every request admitted."""
+        try:
+            tree = ast.parse(condition, mode="eval")
+        except SyntaxError:
+            return False
+        if self._settings is None:
+            assigned: set[str] = set()
+            for meth in self.cls.methods.values():
+                if meth.name == "__init__":
+                    continue
+                for n in ast.walk(meth.node):
+                    targets = n.targets if isinstance(n, ast.Assign) else [n.target] \
+                        if isinstance(n, (ast.AugAssign, ast.AnnAssign)) else []
+                    for t in targets:
+                        for sub in ast.walk(t):
+                            chain = _self_chain(sub) if isinstance(sub, ast.Attribute) else None
+                            if chain:
+                                assigned.add(chain[0])
+            self._settings = assigned
+        for n in ast.walk(tree.body):
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self":
+                if n.attr in self._settings or n.attr in self.out.buffers:
+                    return False
+            elif isinstance(n, ast.Name) and n.id != "self" and not n.id.isupper():
+                return False
+            elif isinstance(n, (ast.Call, ast.Subscript)):
+                return False
+        return True
+
+    def _row_write(self, fn: FunctionInfo, attr: str, line: int) -> tuple[ast.stmt, str, str] | None:
+        """The statement of ``fn`` at ``line`` that writes one row of ``attr``: (statement, the
+        buffer as written, the row index text)."""
+        self.fancy = _fancy_names(fn.node) | _several_params(fn.node)
+        self.local_alias = _local_aliases(fn.node)
+        for stmt, _g in _walk(fn.node.body, ()):
+            if stmt.lineno != line:
+                continue
+            targets: list[ast.AST] = []
+            if isinstance(stmt, ast.Assign):
+                targets = list(stmt.targets)
+            elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+                targets = [stmt.target]
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                    and isinstance(stmt.value.func, ast.Attribute):
+                targets = [stmt.value.func.value]
+            for t in targets:
+                ref = self.row_ref(t)
+                if ref is not None and ref[0] == attr:
+                    inner = ref[3]
+                    while isinstance(inner.value, ast.Subscript):
+                        inner = inner.value
+                    return stmt, _text(inner.value), ref[2]
+        return None
+
+
+def _write_bases(stmt: ast.stmt) -> set[int]:
+    """The ``id`` of each node on the chain of an expression ``stmt`` writes into without
+    reading it (``self.x.np`` and ``self.x`` in ``self.x.np[i] = v`` or ``self.x[i].fill_(v)``)."""
+    roots: list[ast.AST] = []
+    if isinstance(stmt, ast.Assign):
+        for t in stmt.targets:
+            roots.extend(t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])
+    elif isinstance(stmt, ast.AnnAssign):
+        roots.append(stmt.target)
+    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+            and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr in ROW_WRITERS:
+        roots.append(stmt.value.func.value)
+    out: set[int] = set()
+    for node in roots:
+        while isinstance(node, (ast.Subscript, ast.Attribute)):
+            out.add(id(node))
+            node = node.value
+    return out
+
+
+def _fix_anchor(fn: FuncNode, row: str, lines: list[str]) -> tuple[int, str]:
+    """(line, indent) before which a statement of ``fn``'s body can write row ``row`` on every
+    path: the body's first statement (after a docstring) when ``row`` is a parameter, else the
+    statement after the top-level assignment that binds it; (0, "") when neither."""
+    body = fn.body
+    start = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and isinstance(body[0].value.value, str) else 0
+    a = fn.args
+    params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    at: int | None = start if row in params else None
+    if at is None:
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and any(
+                    isinstance(t, ast.Name) and t.id == row
+                    for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])):
+                at = i + 1
+                break
+    if at is None or at >= len(body):
+        return 0, ""
+    stmt = body[at]
+    if getattr(stmt, "decorator_list", None):
+        return 0, ""  # a decorated nested definition: its line is not where its text starts
+    text = lines[stmt.lineno - 1] if stmt.lineno <= len(lines) else ""
+    return stmt.lineno, text[:stmt.col_offset]
+
+
 def _local_aliases(fn: ast.AST) -> dict[str, list[str]]:
     """Local names bound once to an attribute chain of ``self`` (``bt = self.block_table.np``)."""
     out: dict[str, list[str]] = {}
@@ -851,6 +1084,19 @@ def _cond_text(test: ast.AST) -> str:
     return _text(test.value if isinstance(test, ast.NamedExpr) else test)
 
 
+def _negated(test: ast.AST) -> str:
+    """The text of ``not test``: ``x`` for ``not x``, ``not x`` for ``x``, ``not (a and b)``."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _cond_text(test.operand)
+    inverse = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn,
+               ast.NotIn: ast.In, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt}
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in inverse:
+        return _text(ast.Compare(test.left, [inverse[type(test.ops[0])]()], test.comparators))
+    t = _cond_text(test)
+    return f"not {t}" if isinstance(test, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.NamedExpr)) \
+        else f"not ({t})"
+
+
 def _walk(body: list[ast.stmt], guards: tuple[Guard, ...]):
     """Every simple statement of ``body`` (nested blocks included, not nested functions) with
     the guards it runs under.  ``if X: continue/return/raise/break`` adds ``not X`` to the
@@ -887,10 +1133,15 @@ class _Result:
 
     covers: bool = False
     exits: bool = False
+    #: some path of the block returned (the request admitted) without writing the buffer
+    ends: bool = False
     per_kind: bool = False
     guarded: tuple[str, ...] = ()
     line: int = 0
     conditions: tuple[str, ...] = ()
+    #: with ``ends``: the conditions under which the block does not return (``not X`` for an
+    #: ``if X: return``), under which a later write runs
+    ends_conditions: tuple[str, ...] = ()
 
 
 class _Cover:
@@ -902,19 +1153,30 @@ class _Cover:
 
     def body(self, stmts: list[ast.stmt], depth: int) -> _Result:
         acc = _Result()
+        ended: tuple[str, ...] = ()  # the conditions under which no earlier return was taken
         for stmt in stmts:
             r = self.stmt(stmt, depth)
             if r.line and not acc.line:
                 acc.line = r.line
+                if acc.ends:
+                    # written only past an earlier return: under the conditions that skip it
+                    acc.conditions = ended + (r.conditions if not r.covers else ())
             if not acc.conditions and r.conditions:
                 acc.conditions = r.conditions
             acc.per_kind = acc.per_kind or r.per_kind
             acc.guarded = acc.guarded or r.guarded
-            if r.covers:
+            if r.covers and not acc.ends:
                 acc.covers = True
                 return acc
-            if r.exits:
+            if r.exits and not acc.ends:
                 acc.exits = True
+                return acc
+            if r.ends and not acc.ends:
+                # a path returned without writing: nothing after it covers every admission; read
+                # on to find the write (its line and the conditions it runs under)
+                acc.ends = True
+                ended = r.ends_conditions
+            if acc.ends and (r.covers or r.exits or (r.ends and isinstance(stmt, ast.Return))):
                 return acc
         return acc
 
@@ -922,12 +1184,13 @@ class _Cover:
         if isinstance(stmt, ast.Raise):
             return _Result(exits=True)
         if isinstance(stmt, ast.Return):
-            return _Result(covers=self._calls_cover(stmt, depth).covers, line=0)
+            covers = self._calls_cover(stmt, depth).covers
+            return _Result(covers=covers, ends=not covers, line=0)
         if isinstance(stmt, ast.If):
             return self.if_(stmt, depth)
         if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
             inner = self.body(stmt.body, depth)
-            return _Result(line=inner.line, conditions=inner.conditions or
+            return _Result(line=inner.line, ends=inner.ends, conditions=inner.conditions or
                            ((f"the loop `{_text(stmt.iter if not isinstance(stmt, ast.While) else stmt.test)}` runs",)
                             if inner.line else ()))
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
@@ -940,6 +1203,19 @@ class _Cover:
             if attr == self.attr and row is not None:
                 return _Result(covers=True, line=stmt.lineno)
         return self._calls_cover(stmt, depth)
+
+    def _writes_unless_equal(self, node: ast.If) -> bool:
+        """``if X != v: X = v`` (``X`` a row of the buffer): the row holds ``v`` either way."""
+        t = node.test
+        if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.NotEq)):
+            return False
+        left, right = _text(t.left), _text(t.comparators[0])
+        for stmt in node.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _text(stmt.targets[0]) == left \
+                    and _text(stmt.value) == right and any(
+                        attr == self.attr and row is not None for attr, row, _l in self.scan.writes_of(stmt)):
+                return True
+        return False
 
     def _calls_cover(self, stmt: ast.stmt, depth: int) -> _Result:
         if depth >= MAX_INLINE or self.life._cls is None:
@@ -962,6 +1238,10 @@ class _Cover:
         if chain is not None:
             results = [self.body(b, depth) for _t, b in chain]
             line = next((r.line for r in results if r.line), 0)
+            if any(r.ends for r in results):
+                conditions = next(((_cond_text(test),) + r.conditions for (test, _b), r in zip(chain, results)
+                                   if r.line), ())
+                return _Result(ends=True, line=line, conditions=conditions)
             if all(r.covers for r in results):
                 return _Result(covers=True, line=line)
             if any(r.covers for r in results):
@@ -971,12 +1251,25 @@ class _Cover:
         yes = self.body(node.body, depth)
         no = self.body(node.orelse, depth)
         line = yes.line or no.line
+        if not node.orelse and self._writes_unless_equal(node):
+            # `if buf[i] != v: buf[i] = v`: the row holds `v` on both paths
+            return _Result(covers=True, line=line)
         if (t, True) in self.move_guards and (yes.covers or yes.exits):
             return _Result(covers=yes.covers, exits=yes.exits and not yes.covers, per_kind=yes.per_kind,
                            guarded=(t,), line=line)
         if (t, False) in self.move_guards and (no.covers or no.exits):
             return _Result(covers=no.covers, exits=no.exits and not no.covers, per_kind=no.per_kind,
                            guarded=(f"not {t}",), line=line)
+        if yes.ends or no.ends:
+            # a branch returns (the request admitted) without writing the buffer
+            conditions: tuple[str, ...] = ()
+            if yes.line and not no.line:
+                conditions = (t,) + yes.conditions
+            elif no.line and not yes.line:
+                conditions = (_negated(node.test),) + no.conditions
+            ends_conditions = () if yes.ends and no.ends else \
+                (_negated(node.test),) if yes.ends else (t,)
+            return _Result(ends=True, line=line, conditions=conditions, ends_conditions=ends_conditions)
         y_ok = yes.covers or yes.exits
         n_ok = no.covers or no.exits
         if y_ok and n_ok:
@@ -988,7 +1281,7 @@ class _Cover:
         if yes.line and not no.line:
             conditions = (t,) + yes.conditions
         elif no.line and not yes.line:
-            conditions = (f"not {t}",) + no.conditions
+            conditions = (_negated(node.test),) + no.conditions
         elif line:
             conditions = yes.conditions or no.conditions or (t,)
         return _Result(line=line, conditions=conditions)
@@ -1010,6 +1303,7 @@ def class_lifecycle(cls: ClassInfo, mod: ModuleInfo, project: Project) -> ClassL
         scan.methods()
         scan.admission()
         scan.releases()
+        scan.gaps()
     return scan.out
 
 
@@ -1019,7 +1313,7 @@ def class_lifecycle(cls: ClassInfo, mod: ModuleInfo, project: Project) -> ClassL
 #: view swap, so a module without such text is not parsed for its lifecycle facts (on vLLM
 #: 0.33.0, 915 of 3,231 modules have it; most others are parsed for nothing else either).
 _ALLOCATION_TEXT = re.compile(
-    r"\b(?:%s)\s*\.\s*(?:%s)\b|Buffer\s*\(|make_buffer\s*\(" % (
+    r"\b(?:%s)\s*\.\s*(?:%s)\b|Buffer\s*\(|make_buffer\s*\(|\bdtype\s*=" % (
         "|".join(sorted(TORCH_NAMES | NUMPY_NAMES)), "|".join(sorted(ALLOC_TORCH | ALLOC_NUMPY))))
 _CLASS_TEXT = re.compile(r"^\s*class\s", re.M)
 
@@ -1041,6 +1335,6 @@ def module_lifecycles(project: Project, module_key: str, text: str | None = None
     out = []
     for cls in mod.classes.values():
         life = class_lifecycle(cls, mod, project)
-        if life.moves or life.swaps or life.releases:
+        if life.moves or life.swaps or life.releases or life.gaps:
             out.append(life)
     return out

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from padlint.analysis.lifecycle import (
+    AdmissionGap,
     ClassLifecycle,
     RowMove,
     RowRelease,
@@ -31,7 +32,8 @@ CODE = "PAD003"
 #: Text a file must hold for this rule to find anything in it: a row copied or swapped.
 _NEEDLE = re.compile(r"\]\s*=\s*\(?\s*self\.|\]\s*\.copy_\(\s*self\.|\]\s*,\s*self\."
                      r"|\b(\w+)\[[^\]\n]*\]\s*=\s*\(?\s*\1\["  # also through a local (`bt[t] = bt[s]`)
-                     r"|self\.\w+\[\w+\]\s*=\s*None\b|\bdel\s+self\.\w+\[")  # a row's request removed
+                     r"|self\.\w+\[\w+\]\s*=\s*None\b|\bdel\s+self\.\w+\["  # a row's request removed
+                     r"|\bdef\s+_*(?:add|\w*add_req|\w*admit)")  # a row admitted
 _SUFFIXES = ("_cpu_tensor", "_gpu_tensor", "_tensor", "_cpu", "_gpu", "_np")
 
 
@@ -218,6 +220,36 @@ def _move_finding(life: ClassLifecycle, mv: RowMove, profile: Profile, lines: li
                    statement=mv.stmt_text, function=f"{life.name}.{mv.method}")
 
 
+def _gap_finding(life: ClassLifecycle, gap: AdmissionGap, profile: Profile) -> Finding | None:
+    """A row that admission writes on some paths only, that nothing else writes: a request
+    admitted on another path keeps the value the row's previous request left."""
+    if profile.is_exempt(gap.attr):
+        return None  # the profile names the consumer that ignores the row on those paths
+    short = gap.written.removeprefix("self.")
+    buf = life.buffers.get(gap.attr)
+    neutral, origin = _neutral(profile, gap.attr, buf.fill if buf else None)
+    fix = None
+    if neutral is not None and gap.fix_line:
+        text = f"{gap.written}[{gap.row}] = {neutral}"
+        fix = Fix(path=gap.path, line=gap.fix_line, indent=gap.fix_indent, text=text, safe=False,
+                  description=f"write row `{gap.row}` of `{short}` ({neutral}: {origin}) on every admission")
+        hint = f"; add `{text}` before line {gap.fix_line}, or write the row on the other paths"
+    else:
+        hint = (f"; write row `{gap.row}` of `{short}` on every path of `{gap.method}` (with the value a "
+                f"request without {_condition_words(gap.conditions)} must see)")
+    message = (f"`{gap.method}` writes row `{gap.row}` of `{short}` only when {_condition_words(gap.conditions)}, "
+               f"and no other method of `{life.name}` writes that row: a request admitted otherwise keeps the "
+               f"value the row's previous request left, which `{gap.reader}` reads (line {gap.reader_line}){hint}")
+    trace = (TraceStep(gap.path, gap.line, f"`{gap.method}` writes row `{gap.row}` of `{short}` only when "
+                                           f"{_condition_words(gap.conditions)}"),
+             TraceStep(gap.path, gap.reader_line, f"`{gap.reader}` reads `{short}`, the rows of earlier "
+                                                  f"requests included"))
+    return Finding(code=CODE, path=gap.path, line=gap.line, column=gap.col, end_line=gap.end_line,
+                   end_column=gap.end_col, message=message, severity="error", sink=f"{life.name}.{gap.reader}",
+                   field=gap.attr, buffer=gap.written, padded="", real="", trace=trace, fix=fix,
+                   statement=gap.stmt_text, function=f"{life.name}.{gap.method}")
+
+
 def _swap_finding(life: ClassLifecycle, sw: ViewSwap) -> Finding:
     w, a, b = sw.written, sw.left, sw.right
     replacement = f"{w}[[{a}, {b}]] = {w}[[{b}, {a}]]"
@@ -253,6 +285,10 @@ class VacatedRowKeepsData(Rule):
                         out.append(_reported_at(f, path))
                 for sw in life.swaps:
                     out.append(_reported_at(_swap_finding(life, sw), path))
+                for gap in life.gaps:
+                    f = _gap_finding(life, gap, facts.profile)
+                    if f is not None:
+                        out.append(_reported_at(f, path))
                 for rel in life.releases:
                     f = _release_finding(life, rel, facts, lines)
                     if f is not None:

@@ -29,8 +29,8 @@ def test_list_rules():
         ("PAD002", "pad-value-differs-from-contract",
          "The padding rows of a sink field are written, but with a value its consumer does not treat as padding"),
         ("PAD003", "vacated-row-keeps-data",
-         "A method that moves, swaps or frees rows of a persistent per-request buffer leaves the old request's values "
-         "in the vacated row"),
+         "A method that moves, swaps, frees or admits rows of a persistent per-request buffer leaves the old request's "
+         "values in the row"),
         ("PAD004", "count-axis-mismatch",
          "A buffer with one row per request is sliced with a token count, the fields of one metadata object are "
          "sliced to different widths, or a buffer refreshed up to a count is handed out whole"),
