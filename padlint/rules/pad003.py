@@ -166,12 +166,13 @@ def _release_finding(life: ClassLifecycle, rel: RowRelease, facts: Facts,
 def _move_finding(life: ClassLifecycle, mv: RowMove, profile: Profile, lines: list[str],
                   facts: Facts) -> Finding | None:
     """A vacated row nothing resets: overwritten only conditionally or never by admission, or
-    overwritten but read first by a dummy run (:func:`_dummy_read`, asked only then: it may
-    interpret the project's dummy runs)."""
+    overwritten but read first by a dummy run (:func:`_dummy_read`: it may interpret the
+    project's dummy runs).  A dummy run's read is the reason given when there is one: it reads
+    the row whatever the next admission writes."""
     if mv.released_at is not None:
         return None
     cov = life.coverage(mv.attr, mv.guards)
-    dummy = _dummy_read(facts, life, mv.attr) if cov.overwrites or cov.status == "no_admission" else None
+    dummy = _dummy_read(facts, life, mv.attr)
     if (cov.overwrites or cov.status == "no_admission") and dummy is None:
         return None
     short = mv.written.removeprefix("self.")
