@@ -73,8 +73,9 @@ def _graph_tables(node: ast.AST) -> frozenset:
 
 
 # a slice of an attribute of `self` with a named bound: `self.buf[:n]`, `self.a.b[k:n]`, `self.buf[n:]`
-_ANY_COUNT_SLICE = re.compile(r"\w\[\s*:\s*[A-Za-z_]")
-_COUNT_SLICE = re.compile(r"\bself\.[\w.]+\[\s*(?:[\w.]*\s*:\s*[A-Za-z_]|[A-Za-z_][\w.]*\s*(?:[+-]\s*\d+\s*)?:)")
+# (after any leading whole dimensions: `x[:, :n]` bounds the columns)
+_ANY_COUNT_SLICE = re.compile(r"\w\[\s*(?::\s*,\s*)*:\s*[A-Za-z_]")
+_COUNT_SLICE = re.compile(r"\bself\.[\w.]+\[\s*(?::\s*,\s*)*(?:[\w.]*\s*:\s*[A-Za-z_]|[A-Za-z_][\w.]*\s*(?:[+-]\s*\d+\s*)?:)")
 
 
 class CallGraph:

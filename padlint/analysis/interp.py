@@ -2787,6 +2787,11 @@ class Interpreter:
             keys = [repr(k) for k in sorted(kv.keys)] if kv is not None \
                 else ["*"] if isinstance(idx, cst.Index) else []
             for r in base.refs:
+                if r.count is not None and r.count.dim == 1 and keys:
+                    # `slot_mappings[gid]` of a view bounded in its columns (`buf[:, :n]`, one row per
+                    # KV-cache group): the row is a view of the same columns of the same buffer
+                    out.add(replace(r, text=text, line=line, path=frame.path))
+                    continue
                 if r.count is None:
                     item, via = self._getitem_types(r.types) if r.types and not r.elem_types \
                         else (frozenset(), "")
@@ -2922,7 +2927,7 @@ class Interpreter:
         run to judge the view in instead (:attr:`Ref.dummy_any`, :meth:`_note_dummy_reads`)."""
         c = r.count
         dummy = r.dummy if dummy is None else dummy
-        if not dummy or not r.persistent or not st.entry_stale or c is None or not c.canon or c.dim \
+        if not dummy or not r.persistent or not st.entry_stale or c is None or not c.canon \
                 or st.extents or r.extents_at or r.loc.startswith(("arg:", "@arg:")):
             return None  # a parameter object's buffer: its writes are the caller's, not seen here
         rtext = self._t(r.text)
