@@ -2787,9 +2787,13 @@ class Interpreter:
             keys = [repr(k) for k in sorted(kv.keys)] if kv is not None \
                 else ["*"] if isinstance(idx, cst.Index) else []
             for r in base.refs:
-                if r.count is not None and r.count.dim == 1 and keys:
-                    # `slot_mappings[gid]` of a view bounded in its columns (`buf[:, :n]`, one row per
-                    # KV-cache group): the row is a view of the same columns of the same buffer
+                if r.count is not None and r.count.dim == 1 and keys and r.dummy:
+                    # `slot_mappings[gid]` of a dummy run's view bounded in its columns (`buf[:, :n]`,
+                    # one row per KV-cache group): the row is a view of the same columns of the same
+                    # buffer.  (Only a view a dummy run took in its own class, judged where it was
+                    # taken: other views' rows are judged by the heap at the sink, which a join of
+                    # two objects' paths, `p or q`, leaves stale where each path wrote its own
+                    # buffer whole.)
                     out.add(replace(r, text=text, line=line, path=frame.path))
                     continue
                 if r.count is None:
@@ -2825,9 +2829,13 @@ class Interpreter:
                 # fields) keeps the padding rows of the first slice, whose resets name its counts
                 out.add(r)
                 continue
+            # a dummy run's view of a buffer this run already wrote whole before taking it is
+            # not one "no write of the run reached" (judged here, on the path that took it: where
+            # paths join, `p or q` dispatching to two objects, the heap alone no longer says so)
+            fresh = r.persistent and (frame.dummy or frame.dummy_any) and not state.loc(r.loc).entry_stale
             out.add(Ref(r.loc, count if count is not None else Count("", 0, ""),
-                        text, line, r.persistent, path=frame.path, dummy=frame.dummy,
-                        dummy_any=frame.dummy_any))
+                        text, line, r.persistent, path=frame.path, dummy="" if fresh else frame.dummy,
+                        dummy_any="" if fresh else frame.dummy_any))
         return Refs(frozenset(out))
 
     def _taints(self, value: AVal | None, state: State, accepts=None, init_accepts=None,

@@ -747,7 +747,6 @@ class _Scan:
                 names.append(name)
         self.out.admitting = tuple(names)
 
-
     def gaps(self) -> None:
         """Admission gaps (:class:`AdmissionGap`): buffers admission writes one row of on some
         paths only, written by no other method of the class and read by one."""

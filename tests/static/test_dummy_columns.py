@@ -75,3 +75,62 @@ def test_the_fill_of_the_whole_buffer_writes_the_view(tmp_path):
 
 def test_a_fill_of_the_viewed_columns_writes_the_view(tmp_path):
     assert _found(tmp_path, "self.slot_mappings[:, :num_tokens].fill_(PAD_SLOT_ID)") == []
+
+
+PROVIDERS = '''\
+import torch
+
+PAD_SLOT_ID = -1
+
+
+class BlockTables:
+    def __init__(self, groups: int, max_tokens: int) -> None:
+        self.slot_mappings = torch.zeros(groups, max_tokens, dtype=torch.int64)
+
+    def get_dummy_slot_mappings(self, num_tokens: int) -> torch.Tensor:
+        self.slot_mappings.fill_(PAD_SLOT_ID)
+        return self.slot_mappings[:, :num_tokens]
+
+
+class PCPManager:
+    def __init__(self, groups: int, max_tokens: int) -> None:
+        self.gathered = torch.zeros(groups, max_tokens, dtype=torch.int64)
+
+    def get_dummy_slot_mappings(self, num_tokens: int) -> torch.Tensor:
+        {FILL}
+        return self.gathered[:, :num_tokens]
+'''
+
+EITHER = '''\
+from vllm.v1.attention.backend import CommonAttentionMetadata
+
+from pkg.tables import BlockTables, PCPManager
+
+
+class ModelRunner:
+    def __init__(self) -> None:
+        self.block_tables = BlockTables(2, 1024)
+        self.pcp_manager = PCPManager(2, 1024)  # (`... if pcp else None` is not typed yet)
+
+    def _dummy_run(self, num_tokens: int):
+        provider = self.pcp_manager or self.block_tables
+        slot_mappings = provider.get_dummy_slot_mappings(num_tokens)
+        return [CommonAttentionMetadata(slot_mapping=slot_mappings[gid], num_actual_tokens=num_tokens)
+                for gid in range(2)]
+'''
+
+
+def test_either_provider_writes_its_own_buffer_whole(tmp_path):
+    # vLLM MRV2 `self.pcp_manager or self.block_tables`: each object's method fills its own buffer
+    # before taking the view; after the two paths join, each buffer is written on one path only,
+    # but each view was taken after its own buffer's fill: no row is one the run did not write
+    files = {"pkg/__init__.py": "", "pkg/tables.py": PROVIDERS, "pkg/runner.py": EITHER}
+    got = check_files(tmp_path, files, ["pkg/runner.py"], {"FILL": "self.gathered.fill_(PAD_SLOT_ID)"})
+    assert [f for f in got if f.code in ("PAD001", "PAD005")] == []
+    # without the PCP manager's fill its view is the dummy run's unwritten rows, and only its:
+    # the first-run finding names the PCP manager's buffer (`self.gathered`, line 17), not the
+    # block tables' (line 8)
+    got = check_files(tmp_path, files, ["pkg/runner.py"], {"FILL": "pass"})
+    assert [f.field for f in got if f.code == "PAD001"] == ["slot_mapping"]
+    (first,) = [f for f in got if f.code == "PAD005"]
+    assert [(t.path.rsplit("/", 1)[-1], t.line) for t in first.trace if "constructed" in t.note] == [("tables.py", 17)]
