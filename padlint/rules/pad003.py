@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from padlint.analysis.interp import DummyRead
 
 CODE = "PAD003"
-#: Text a file must hold for this rule to find anything in it: a row copied or swapped.
+#: Text a file must hold for this rule to find anything in it: a row copied, swapped, removed or
+#: admitted.
 _NEEDLE = re.compile(r"\]\s*=\s*\(?\s*self\.|\]\s*\.copy_\(\s*self\.|\]\s*,\s*self\."
                      r"|\b(\w+)\[[^\]\n]*\]\s*=\s*\(?\s*\1\["  # also through a local (`bt[t] = bt[s]`)
                      r"|self\.\w+\[\w+\]\s*=\s*None\b|\bdel\s+self\.\w+\["  # a row's request removed
@@ -243,7 +244,7 @@ def _gap_finding(life: ClassLifecycle, gap: AdmissionGap, profile: Profile) -> F
                f"value the row's previous request left, which `{gap.reader}` reads (line {gap.reader_line}){hint}")
     trace = (TraceStep(gap.path, gap.line, f"`{gap.method}` writes row `{gap.row}` of `{short}` only when "
                                            f"{_condition_words(gap.conditions)}"),
-             TraceStep(gap.path, gap.reader_line, f"`{gap.reader}` reads `{short}`, the rows of earlier "
+             TraceStep(gap.path, gap.reader_line, f"`{gap.reader}` reads `{gap.attr}`, the rows of earlier "
                                                   f"requests included"))
     return Finding(code=CODE, path=gap.path, line=gap.line, column=gap.col, end_line=gap.end_line,
                    end_column=gap.end_col, message=message, severity="error", sink=f"{life.name}.{gap.reader}",
