@@ -604,16 +604,7 @@ class _Scan:
     def writes_of(self, stmt: ast.stmt) -> list[tuple[str, str | None, int]]:
         """Rows of buffers ``stmt`` writes: (attr, row index text or None for a range/whole)."""
         out: list[tuple[str, str | None, int]] = []
-        targets: list[ast.AST] = []
-        if isinstance(stmt, ast.Assign):
-            for t in stmt.targets:
-                targets.extend(t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])
-        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
-            targets.append(stmt.target)
-        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
-                and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr in ROW_WRITERS:
-            targets.append(stmt.value.func.value)
-        for t in targets:
+        for t in _write_targets(stmt):
             whole = self.canonical(t)
             if whole is not None:
                 out.append((whole[0], None, stmt.lineno))
@@ -768,7 +759,7 @@ class _Scan:
             copies: set[int] = set()  # lines of row copies (moves, swaps)
             not_reads: set[int] = set()  # ids of expressions written into or tested against None
             for stmt, _g in _walk(meth.node.body, ()):
-                if self.move_of(stmt) is not None or self.swap_of(stmt) is not None or self._inner_copy(stmt):
+                if self._inner_copy(stmt) or self.swap_of(stmt) is not None:
                     # a row copied from another row carries a request's values: it neither
                     # resets a row nor reads one for a consumer
                     copies.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
@@ -817,8 +808,9 @@ class _Scan:
                 _text(stmt), reader, reader_line, fix_line, fix_indent))
 
     def _inner_copy(self, stmt: ast.stmt) -> bool:
-        """Rows of a buffer copied into rows of the same buffer (``b[idx] = b[rev]``, a
-        permutation; ``b[d].copy_(b[s])``): no read for a consumer, no reset."""
+        """Rows of a buffer copied into rows of the same buffer (a move, ``b[d] = b[s]``,
+        ``b[d].copy_(b[s])``; a permutation, ``b[idx] = b[rev]``): no read for a consumer, no
+        reset."""
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             dst, src = stmt.targets[0], stmt.value
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
@@ -882,15 +874,7 @@ class _Scan:
         for stmt, _g in _walk(fn.node.body, ()):
             if stmt.lineno != line:
                 continue
-            targets: list[ast.AST] = []
-            if isinstance(stmt, ast.Assign):
-                targets = list(stmt.targets)
-            elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
-                targets = [stmt.target]
-            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
-                    and isinstance(stmt.value.func, ast.Attribute):
-                targets = [stmt.value.func.value]
-            for t in targets:
+            for t in _write_targets(stmt):
                 ref = self.row_ref(t)
                 if ref is not None and ref[0] == attr:
                     inner = ref[3]
@@ -900,20 +884,25 @@ class _Scan:
         return None
 
 
+def _write_targets(stmt: ast.stmt) -> list[ast.AST]:
+    """The expressions ``stmt`` writes into: assignment targets (each element of a tuple target),
+    the receiver of an in-place row writer (``x[i].fill_(v)``)."""
+    if isinstance(stmt, ast.Assign):
+        return [e for t in stmt.targets for e in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])]
+    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+        return [stmt.target]
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+            and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr in ROW_WRITERS:
+        return [stmt.value.func.value]
+    return []
+
+
 def _write_bases(stmt: ast.stmt) -> set[int]:
     """The ``id`` of each node on the chain of an expression ``stmt`` writes into without
     reading it (``self.x.np`` and ``self.x`` in ``self.x.np[i] = v`` or ``self.x[i].fill_(v)``)."""
-    roots: list[ast.AST] = []
-    if isinstance(stmt, ast.Assign):
-        for t in stmt.targets:
-            roots.extend(t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])
-    elif isinstance(stmt, ast.AnnAssign):
-        roots.append(stmt.target)
-    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
-            and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr in ROW_WRITERS:
-        roots.append(stmt.value.func.value)
     out: set[int] = set()
-    for node in roots:
+    # (`x[i] += v` reads the row it writes)
+    for node in _write_targets(stmt) if not isinstance(stmt, ast.AugAssign) else ():
         while isinstance(node, (ast.Subscript, ast.Attribute)):
             out.add(id(node))
             node = node.value
