@@ -767,11 +767,10 @@ class _Scan:
                 written_elsewhere.update(attr for attr, _row, line in self.writes_of(stmt)
                                          if (attr, line) not in released)
                 not_reads.update(_write_bases(stmt))
-            for sub in ast.walk(meth.node):
+            for n in ast.walk(meth.node):  # breadth first: a comparison before its operands
                 # `self.x is None`: a test of the attribute, no read of the buffer's rows
-                if isinstance(sub, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in sub.ops):
-                    not_reads.update(id(e) for e in (sub.left, *sub.comparators))
-            for n in ast.walk(meth.node):
+                if isinstance(n, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops):
+                    not_reads.update(id(e) for e in (n.left, *n.comparators))
                 if getattr(n, "lineno", 0) in copies or id(n) in not_reads:
                     continue
                 if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
