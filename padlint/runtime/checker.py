@@ -134,10 +134,25 @@ _RUNNER_DIRS = (f"{os.sep}pluggy{os.sep}", f"{os.sep}_pytest{os.sep}", f"{os.sep
 def _stack(frame: FrameType | None, limit: int = 10) -> str:
     """The call stack ending at ``frame``, at most ``limit`` frames, without pytest's
     and pluggy's frames (a test's stack is otherwise mostly their dispatch)."""
-    if frame is None:
-        return ""
-    frames = [f for f in traceback.extract_stack(frame, limit=limit + 40)
-              if not any(d in f.filename for d in _RUNNER_DIRS)]
+    return _stack_text(_stack_snapshot(frame, limit), limit)
+
+
+def _stack_snapshot(frame: FrameType | None, limit: int = 10) -> tuple[tuple[str, int, str], ...]:
+    """(file, line, function) of the frames ending at ``frame``, innermost last: what
+    :func:`_stack` formats, taken now without reading any source line (a deferred device
+    check keeps it and formats it only when it reports something)."""
+    out = []
+    f = frame
+    while f is not None and len(out) < limit + 40:
+        out.append((f.f_code.co_filename, f.f_lineno, f.f_code.co_name))
+        f = f.f_back
+    out.reverse()
+    return tuple(out)
+
+
+def _stack_text(snapshot: tuple[tuple[str, int, str], ...], limit: int = 10) -> str:
+    frames = [traceback.FrameSummary(fn, line, name) for fn, line, name in snapshot
+              if not any(d in fn for d in _RUNNER_DIRS)]
     return "".join(traceback.format_list(frames[-limit:]))
 
 
@@ -183,6 +198,8 @@ class Checker:
         self._plan = tuple((r, r.name, r.axis == "tokens", 1 if r.axis == "reqs+1" else 0, r.neutral,
                             checks.stale_test(r.neutral))
                            for r in self._rules)
+        #: the numpy padding-slice test of each checked field (the device path's host-side test)
+        self._tests = {p[1]: p[5] for p in self._plan}
         self._class_exempt: dict[type, frozenset[str]] = {}
         self._infer: dict[type, tuple[str, ...]] = {}
         self._readers: dict[tuple[type, str], Any] = {}
@@ -565,20 +582,21 @@ class Checker:
             host = packed
         host = (host, layout, counts.names)  # the count names, for the fix text read later
         where = _location(frame)
-        stack = _stack(counts.frame)
+        stack = _stack_snapshot(counts.frame) if counts.frame is not None else ""  # formatted when reported
         with self._lock:
             self._pending.append((owner, items, host, event, counts.describe(), when, where, stack, self.label))
             self.stats.pending = len(self._pending)
         return []
 
     def _unpack(self, owner: str, items: list, host: Any, counts: StepCounts | str, when: str,
-                frame: FrameType | None | str, stack: str | None = None, label: str | None = None) -> list[Violation]:
+                frame: FrameType | None | str, stack: str | tuple | None = None,
+                label: str | None = None) -> list[Violation]:
         out = []
         data, layout = host[0], host[1]
         names = host[2] if len(host) > 2 else None
         for (rule, t, real, padded, start, stop), (rows, values, num_bad) in zip(
                 items, checks.unpack_device_rows(data, layout, [(t, s, e, r.neutral) for r, t, _, _, s, e in items],
-                                                 self.max_rows)):
+                                                 self.max_rows, [self._tests.get(r.name) for r, *_ in items])):
             if num_bad:
                 out.append(self._violation(owner, rule, t, real, padded, start, stop, (rows, values, num_bad),
                                            counts, when, frame, stack, label, names))
@@ -586,7 +604,7 @@ class Checker:
 
     def _violation(self, owner: str, rule: FieldRule, t: Any, real: int, padded: int, start: int, stop: int,
                    found: tuple, counts: StepCounts | str, when: str, frame: FrameType | None | str,
-                   stack: str | None = None, label: str | None = None,
+                   stack: str | tuple | None = None, label: str | None = None,
                    names: dict[str, tuple[str, str]] | None = None) -> Violation:
         rows, values, num_bad = found
         is_tensor = isinstance(t, torch.Tensor)
@@ -597,7 +615,8 @@ class Checker:
             fix=self.spec.reset_text(rule, names if names is not None else
                                      counts.names if isinstance(counts, StepCounts) else None),
             constructed_at=frame if isinstance(frame, str) else (_location(frame) if frame is not None else ""),
-            provider_stack=stack if stack is not None else (_stack(counts.frame) if isinstance(counts, StepCounts) else ""),
+            provider_stack=(_stack_text(stack) if isinstance(stack, tuple) else stack) if stack is not None
+            else (_stack(counts.frame) if isinstance(counts, StepCounts) else ""),
             when=when, counts_from=counts if isinstance(counts, str) else counts.describe(),
             test=self.label if label is None else label)
 

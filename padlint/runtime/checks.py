@@ -325,10 +325,10 @@ def pack_device_rows(items: list[tuple[torch.Tensor, int, int, Any]]) -> tuple[t
     for t, start, stop, neutral in items:
         x = _as_torch(t)
         lo = start - 1 if neutral is FLAT else start
-        x = x.narrow(0, lo, stop - lo)
+        x = x[lo:stop]  # one slice (no kernel)
         if not x.is_contiguous():
             x = x.contiguous()
-        flat = x.reshape(-1)
+        flat = x if x.dim() == 1 else x.reshape(-1)
         b = flat.view(torch.uint8) if flat.dtype != torch.uint8 else flat
         layout.append((offset, b.numel(), lo, x.dtype, tuple(x.shape)))
         offset += b.numel()
@@ -338,11 +338,43 @@ def pack_device_rows(items: list[tuple[torch.Tensor, int, int, Any]]) -> tuple[t
     return (torch.cat(parts) if len(parts) > 1 else parts[0].clone()), layout
 
 
+def _numpy_dtype(dtype: torch.dtype) -> np.dtype | None:
+    """The numpy dtype of a torch dtype, None where numpy has none (bfloat16, float8, ...)."""
+    try:
+        return _NUMPY_DTYPES[dtype]
+    except KeyError:
+        try:
+            np_dtype = torch.empty(0, dtype=dtype).numpy().dtype
+        except (TypeError, RuntimeError):
+            np_dtype = None
+        _NUMPY_DTYPES[dtype] = np_dtype
+        return np_dtype
+
+
+_NUMPY_DTYPES: dict[torch.dtype, np.dtype | None] = {}
+
+
 def unpack_device_rows(host: torch.Tensor, layout: list[tuple], items: list[tuple[Any, int, int, Any]],
-                       max_rows: int = MAX_ROWS_SHOWN) -> list[tuple[tuple[int, ...], tuple[Any, ...], int]]:
-    """Per field (rows, values, num_bad) from a host copy of :func:`pack_device_rows`."""
+                       max_rows: int = MAX_ROWS_SHOWN,
+                       tests: list[Callable[[np.ndarray, int, int], bool] | None] | None = None,
+                       ) -> list[tuple[tuple[int, ...], tuple[Any, ...], int]]:
+    """Per field (rows, values, num_bad) from a host copy of :func:`pack_device_rows`.
+
+    ``tests``: per item, the field's numpy padding-slice test (:func:`stale_test`, bound to
+    its neutral value) or None.  A field whose bytes numpy can view is tested with it first,
+    on a view of the host copy (the CPU path's cost, no torch dispatch); only a field that
+    fails, or one numpy cannot view (bfloat16), goes through torch to find its rows."""
+    data = host.numpy() if tests is not None else None
     out = []
-    for (offset, nbytes, lo, dtype, shape), (_, start, stop, neutral) in zip(layout, items):
+    for i, ((offset, nbytes, lo, dtype, shape), (_, start, stop, neutral)) in enumerate(zip(layout, items)):
+        test = tests[i] if tests is not None and i < len(tests) else None
+        if test is not None and nbytes:
+            np_dtype = _numpy_dtype(dtype)
+            if np_dtype is not None:
+                a = data[offset:offset + nbytes].view(np_dtype).reshape(shape)
+                if not test(a, start - lo, stop - lo):
+                    out.append(((), (), 0))
+                    continue
         seg = host[offset:offset + nbytes].clone()  # aligned for the view as `dtype`
         x = seg.view(dtype).reshape(shape) if nbytes else torch.empty(shape, dtype=dtype)
         rows, values, num_bad = find_stale_rows(x, start - lo, stop - lo, neutral, max_rows=max_rows)

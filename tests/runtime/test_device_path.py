@@ -148,3 +148,62 @@ def test_explicit_check_padding_on_the_device_path_costs_one_sync(install_toy):
     assert chk.stats.host_syncs - before == 2  # one per call
     chk.force_device_path = False  # the CPU path agrees
     assert check_padding(seq_lens, 2, 0, name="seq_lens", mode="record")[0].rows == (3, 5)
+
+
+_DTYPES = [torch.int8, torch.bool, torch.int32, torch.int64, torch.float32, torch.float16, torch.bfloat16]
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_byte_gather_host_test_agrees_with_torch(data):
+    """The device path's host side: each field of one gathered byte buffer tested with the
+    field's numpy padding-slice test (a view of the host copy) must give what torch's
+    find_stale_rows gives on the field itself, for fields at unaligned byte offsets (an int8
+    or bool field before an int64 one), 2-D rows, floats (-0.0 equals 0, NaN differs), a
+    dtype numpy cannot view (bfloat16: torch only) and FLAT offsets."""
+    items, tests = [], []
+    for _ in range(data.draw(st.integers(1, 4))):
+        dtype = data.draw(st.sampled_from(_DTYPES))
+        n = data.draw(st.integers(2, 12))
+        width = data.draw(st.sampled_from([None, 1, 3]))
+        if dtype == torch.bool:
+            pool = st.sampled_from([0.0, 1.0])
+        elif dtype.is_floating_point:
+            pool = st.sampled_from([0.0, -0.0, 1.0, -1.0, float("nan"), 2.5])
+        else:
+            pool = st.integers(-2, 2)
+        shape = (n,) if width is None else (n, width)
+        values = data.draw(st.lists(pool, min_size=n * (width or 1), max_size=n * (width or 1)))
+        t = torch.tensor(values).reshape(shape).to(dtype)
+        neutral = data.draw(st.sampled_from([0, -1, 1, FLAT] if dtype != torch.bool else [False, True, FLAT]))
+        start = data.draw(st.integers(1, n - 1))
+        items.append((t, start, n, neutral))
+        tests.append(checks.stale_test(neutral))
+    packed, layout = checks.pack_device_rows(items)
+    expected = [checks.find_stale_rows(t, s, e, v) for t, s, e, v in items]
+    as_str = lambda out: [(r, tuple(map(str, v)), k) for r, v, k in out]  # NaN == NaN as text
+    assert as_str(checks.unpack_device_rows(packed, layout, items, tests=tests)) == as_str(expected)
+    assert as_str(checks.unpack_device_rows(packed, layout, items)) == as_str(expected)
+
+
+def test_deferred_stack_is_the_stack_the_sync_policy_reports(install_toy):
+    """The deferred path keeps (file, line, function) of the provider's frames and formats them
+    only when it reports: the text is the one the sync policy formats at construction (with
+    each frame's source line), not the frames' state at the later flush."""
+    stacks = {}
+    for policy in ("sync", "deferred"):
+        chk = install_toy("buggy", "record", cuda_policy=policy)
+        chk.force_device_path = True
+        runner = make_runner("buggy")
+        _stale_scenario(runner)
+        runner.execute_model()
+        chk.flush()
+        (v,) = [v for v in chk.stats.violations if v.field == "seq_lens"]
+        stacks[policy] = v.provider_stack
+        import padlint.runtime as pr
+        pr.uninstall()
+    assert stacks["sync"] == stacks["deferred"]
+    # the stack of the provider's call: its caller's frame last, with the source line of the call
+    assert stacks["deferred"].rstrip().endswith("attn_metadata = self._build_attention_metadata(num_reqs, "
+                                                "num_reqs_padded, num_tokens, num_tokens_padded)")
+    assert "in execute_model" in stacks["deferred"]
