@@ -1,8 +1,7 @@
 """The runtime checker on CUDA tensors and under CUDA graphs (capture, replay).
 
-Marked ``cuda``: skipped without a GPU.  NOT RUN ON A GPU YET (no GPU was
-available when they were written); run ``scripts/gpu_check.sh`` on a GPU
-machine (see docs/runtime.md).  The CPU stand-ins of the same logic are in
+Marked ``cuda``: skipped without a GPU.  Run on an NVIDIA H200 on 2026-12-04
+(all passed; ``scripts/gpu_check.sh``, docs/runtime.md "GPU check").  The CPU stand-ins of the same logic are in
 test_device_path.py and test_poison.py.
 """
 
