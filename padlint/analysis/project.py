@@ -246,14 +246,25 @@ def scan_method_attr_types(info: ClassInfo) -> None:
                 if elems:
                     info.elem_types.setdefault(t.attr, set()).update(elems)
                 names = _type_names(ann)
-                if isinstance(value, ast.Call):
-                    callee = _dotted(value.func)
-                    if callee:  # a class, or a factory function (its return annotation/constructions)
-                        names.append(callee)
-                elif isinstance(value, ast.Name) and value.id in params:
-                    names.extend(params[value.id])
+                names.extend(_value_type_names(value, params))
                 if names:
                     info.attr_types.setdefault(t.attr, set()).update(names)
+
+
+def _value_type_names(value: ast.AST | None, params: dict[str, list[str]]) -> list[str]:
+    """The classes (or factories) a stored value may be: ``Cls(...)``, an annotated parameter,
+    and each branch of ``A(...) if c else B(...)`` and of ``p or Cls(...)`` (``None`` adds
+    nothing: a dispatch through the attribute then follows the classes it may hold)."""
+    if isinstance(value, ast.Call):
+        callee = _dotted(value.func)
+        return [callee] if callee else []  # a class, or a factory function (its return annotation/constructions)
+    if isinstance(value, ast.Name):
+        return list(params.get(value.id, ()))
+    if isinstance(value, ast.IfExp):
+        return _value_type_names(value.body, params) + _value_type_names(value.orelse, params)
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+        return [n for v in value.values for n in _value_type_names(v, params)]
+    return []
 
 
 def index_module(key: str, path: str, text: str, *, is_package: bool = False) -> ModuleInfo | None:

@@ -108,9 +108,9 @@ from pkg.tables import BlockTables, PCPManager
 
 
 class ModelRunner:
-    def __init__(self) -> None:
+    def __init__(self, pcp: bool) -> None:
         self.block_tables = BlockTables(2, 1024)
-        self.pcp_manager = PCPManager(2, 1024)  # (`... if pcp else None` is not typed yet)
+        self.pcp_manager = PCPManager(2, 1024) if pcp else None
 
     def _dummy_run(self, num_tokens: int):
         provider = self.pcp_manager or self.block_tables

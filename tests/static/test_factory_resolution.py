@@ -89,3 +89,31 @@ def test_a_dispatch_through_a_factory_in_a_quiet_module_is_followed(tmp_path):
 
 def test_with_the_reset_it_is_quiet(tmp_path):
     assert _findings(tmp_path, reset="self.seq_lens[num_reqs:num_reqs_padded] = 0") == []
+
+
+def test_a_conditional_construction_types_the_attribute_with_each_branch():
+    """``self.x = A(...) if c else B(...)`` and ``self.y = p or C(...)`` may hold either class:
+    a dispatch through the attribute follows each (``None`` adds no class)."""
+    import ast
+
+    from padlint.analysis.project import index_module, scan_method_attr_types
+
+    mod = index_module("pkg.m", "pkg/m.py", '''
+class A: ...
+class B: ...
+class C: ...
+
+class Runner:
+    def __init__(self, c: bool, p: "A | None"):
+        self.x = A() if c else B()
+        self.y = p or C()
+        self.z = A() if c else None
+        self.w = 1 if c else 2
+''')
+    info = mod.classes["Runner"]
+    scan_method_attr_types(info)
+    assert info.attr_types["x"] == {"A", "B"}
+    assert info.attr_types["y"] == {"A", "C"}
+    assert info.attr_types["z"] == {"A"}
+    assert "w" not in info.attr_types
+    del ast
