@@ -70,7 +70,7 @@ PROFILE_SCHEMA: dict[str, Any] = {
     "constants": ANY_KEY,
     "axes": {"allocators": None, "reqs": {"sizes": None, "counts": None},
              "tokens": {"sizes": None, "counts": None}, "counterparts": ANY_KEY},
-    "graphs": {"capture": None, "replay": None, "host": None},
+    "graphs": {"capture": None, "captured_by": None, "replay": None, "host": None},
     "dummy_runs": {"functions": None},
     "registry": {"slot_classes": None, "fill_methods": None, "buffer_position": None, "buffer_keyword": None,
                  "axis": None, "default_axis": None, "policy": None, "default_policy": None, "pad_value": None,
@@ -297,6 +297,10 @@ class Profile:
     #: ``[graphs] capture``: names (fnmatch) of methods that stage the inputs of the CUDA graph
     #: captured for one shape; the persistent buffers they slice are bound to that graph
     graph_capture: tuple[str, ...] = ()
+    #: ``[graphs] captured_by``: calls (fnmatch on the callee as written, ``*cudagraph_manager.capture``)
+    #: that capture a graph of each size by calling the function handed to them
+    #: (``manager.capture(self._prefill)``): that method's slices are read by every replay
+    graph_captured_by: tuple[str, ...] = ()
     #: ``[graphs] replay``: calls (fnmatch) that replay the graph of the current shape, which
     #: reads every bound buffer up to the padded count of its axis
     graph_replay: tuple[str, ...] = ()
@@ -607,6 +611,7 @@ def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
         forward_exempt=_reasons(sinks.get("forward_exempt", {}), f"{origin}: sinks.forward_exempt"),
         sink_calls=sink_calls,
         graph_capture=_names(graphs.get("capture", []), f"{origin}: graphs.capture"),
+        graph_captured_by=_names(graphs.get("captured_by", []), f"{origin}: graphs.captured_by"),
         graph_replay=_names(graphs.get("replay", []), f"{origin}: graphs.replay"),
         graph_host=_names(graphs.get("host", []), f"{origin}: graphs.host"),
         dummy_runs=_names(_table(data.get("dummy_runs", {}), f"{origin}: dummy_runs").get("functions", []),

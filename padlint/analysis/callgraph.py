@@ -96,6 +96,7 @@ class CallGraph:
         self._sinkward: dict[str, bool] = {}
         self._callers: dict[str, list[FunctionInfo]] = {}
         self._graph_bound: dict[str, tuple[tuple[str, str, str, str, int], ...]] = {}
+        self._captured: dict[str, dict[str, frozenset[str]]] = {}
         self._capture_writes: dict[str, frozenset[str]] = {}
         self._graph_inputs: dict[str, tuple[GraphInput, ...]] = {}
         self._holders: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -524,17 +525,25 @@ class CallGraph:
                 return
             tables[attr] = None if not stored else (tables.get(attr) or frozenset()) | stored
 
+        captured = self.captured_functions(cls)
         for m in self._capture_methods(cls):
             aliases = _self_aliases(m.node)
             defs = _single_definitions(m.node)
             stored = _graph_tables(m.node)
+            # a function a manager captures runs inside the graph: the rows it writes before (or
+            # without) reading them are the graph's own work, not inputs a replay reads
+            inputs = _graph_read_first(m.node, aliases) if m.name in captured else None
+            if inputs is not None:
+                stored = captured[m.name]  # the managers keep its graphs: their replays run it
             for sub in ast.walk(m.node):
                 if isinstance(sub, ast.keyword) and sub.arg and (attr := _self_slice(sub.value, aliases)):
+                    if inputs is not None and attr not in inputs:
+                        continue
                     b = _bound_name(sub.value)
                     bind(attr, (sub.arg, b, defs.get(b, ""), _slice_dim(sub.value)), stored)
             for sub in ast.walk(m.node):
                 attr = _self_slice(sub, aliases) if isinstance(sub, ast.Subscript) else None
-                if attr:
+                if attr and (inputs is None or attr in inputs):
                     b = _bound_name(sub)
                     bind(attr, (attr.rsplit(".", 1)[-1], b, defs.get(b, ""), _slice_dim(sub)), stored)
         host = self.profile.graph_host
@@ -659,16 +668,57 @@ class CallGraph:
             r = self.project.find_method(cls, m.name, after=r.owner)
         return r is m
 
+    def captured_functions(self, cls: ClassInfo) -> dict[str, frozenset[str]]:
+        """The methods of ``cls`` that a method of its class (or a base) hands to a call the
+        profile's ``[graphs] captured_by`` names (``self.prefill_cudagraph_manager.capture(
+        self._prefill, ...)``; through a local, ``fn = self._a if c else self._b``), each with
+        the attributes of ``self`` holding the managers that capture it (``prefill_cudagraph_manager``;
+        empty for a manager held elsewhere): a manager captures one graph per size by calling
+        them, and its replays run what they read."""
+        pats = self.profile.graph_captured_by
+        if not pats:
+            return {}
+        v = self._captured.get(cls.key)
+        if v is not None:
+            return v
+        out: dict[str, set[str]] = {}
+        for c in self.project.mro(cls):
+            for m in c.methods.values():
+                if not any(isinstance(sub, ast.Call) and fnmatch.fnmatchcase(_dotted(sub.func) or "", pat)
+                           for sub in ast.walk(m.node) for pat in pats):
+                    continue
+                local: dict[str, set[str]] = {}
+                for sub in ast.walk(m.node):
+                    if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
+                        local.setdefault(sub.targets[0].id, set()).update(_self_methods(sub.value))
+                for sub in ast.walk(m.node):
+                    if isinstance(sub, ast.Call) and any(fnmatch.fnmatchcase(_dotted(sub.func) or "", pat)
+                                                         for pat in pats):
+                        recv = _dotted(sub.func.value) if isinstance(sub.func, ast.Attribute) else None
+                        manager = recv[len("self."):] if recv and recv.startswith("self.") \
+                            and recv.count(".") == 1 else ""
+                        for a in sub.args:
+                            for name in (local.get(a.id, set()) if isinstance(a, ast.Name) else _self_methods(a)):
+                                out.setdefault(name, set()).update({manager} - {""})
+        v = self._captured[cls.key] = {k: frozenset(ms) for k, ms in out.items()}
+        return v
+
+    def graph_managers(self, cls: ClassInfo) -> frozenset[str]:
+        """The attributes of ``self`` holding the managers that capture methods of ``cls``."""
+        return frozenset(m for ms in self.captured_functions(cls).values() for m in ms)
+
     def _capture_methods(self, cls: ClassInfo):
         """The methods of ``cls`` that capture a CUDA graph, as its objects resolve them (a
         base's method a subclass overrides is not run by the subclass's objects): named by the
-        profile's ``[graphs] capture``, or holding a ``with ...graph(...):`` block."""
+        profile's ``[graphs] capture``, handed to a ``[graphs] captured_by`` call
+        (:meth:`captured_functions`), or holding a ``with ...graph(...):`` block."""
         capture = self.profile.graph_capture
+        captured = self.captured_functions(cls)
         for c in self.project.mro(cls):
             for m in c.methods.values():
                 if not self._runs_for(cls, m):
                     continue  # overridden, and the override does not call it
-                if any(fnmatch.fnmatchcase(m.name, pat) for pat in capture) or any(
+                if m.name in captured or any(fnmatch.fnmatchcase(m.name, pat) for pat in capture) or any(
                         isinstance(w, ast.With) and any(
                             isinstance(i.context_expr, ast.Call)
                             and (_dotted(i.context_expr.func) or "").rsplit(".", 1)[-1] == "graph"
@@ -926,6 +976,51 @@ def _whole_arguments(fn: ast.AST, aliases: dict[str, str], defs: dict[str, list[
                 for p in paths(sub.value):
                     out.setdefault(p, sub.arg)
     return out
+
+
+def _self_methods(node: ast.AST) -> set[str]:
+    """``m`` for ``self.m``; both for ``self.a if c else self.b``; else nothing."""
+    if isinstance(node, ast.IfExp):
+        return _self_methods(node.body) | _self_methods(node.orelse)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return {node.attr}
+    return set()
+
+
+#: in-place tensor methods whose receiver is written, not read
+_WRITERS = frozenset({"copy_", "fill_", "zero_", "masked_fill_", "index_fill_", "index_copy_", "fill", "uniform_",
+                      "normal_", "random_"})
+
+
+def _graph_read_first(fn: ast.AST, aliases: dict[str, str]) -> set[str]:
+    """Attribute paths (as :func:`_self_slice` names them) of the slices ``fn`` reads before it
+    writes them: the first access in source order (an assignment's value before its target) is
+    not the target of an assignment, nor the receiver of an in-place write (``x[:n].copy_(v)``),
+    nor an ``out=`` argument."""
+    targets: set[int] = set()
+    written: set[int] = set()
+    for sub in ast.walk(fn):
+        if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Subscript):
+                        targets.add(id(n))
+                        if not isinstance(sub, ast.AugAssign):  # `x[:n] += v` reads the rows too
+                            written.add(id(n))
+        elif isinstance(sub, ast.Call):
+            if isinstance(sub.func, ast.Attribute) and sub.func.attr in _WRITERS:
+                written.add(id(sub.func.value))
+            for k in sub.keywords:
+                if k.arg == "out":
+                    written.add(id(k.value))
+    first: dict[str, tuple[int, int, int, bool]] = {}
+    for sub in ast.walk(fn):
+        attr = _self_slice(sub, aliases) if isinstance(sub, ast.Subscript) else None
+        if attr:
+            key = (sub.lineno, 1 if id(sub) in targets else 0, sub.col_offset, id(sub) in written)
+            if attr not in first or key[:3] < first[attr][:3]:
+                first[attr] = key
+    return {a for a, key in first.items() if not key[3]}
 
 
 def _self_aliases(fn: ast.AST) -> dict[str, str]:

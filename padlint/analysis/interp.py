@@ -2183,6 +2183,12 @@ class Interpreter:
         # `self.draft_graphs`: the buffers another table's captures bind are not read here
         table = graphs.value.attr.value if graphs is not None and isinstance(graphs.value, cst.Attribute) \
             and isinstance(graphs.value.value, cst.Name) and graphs.value.value.value == "self" else None
+        if graphs is None and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Attribute) \
+                and isinstance(node.func.value.value, cst.Name) and node.func.value.value.value == "self" \
+                and node.func.value.attr.value in self.graph.graph_managers(cls):
+            # `self.prefill_cudagraph_manager.run_fullgraph(desc)`: the graphs that manager captured
+            table = node.func.value.attr.value
+        managed = graphs is None and table is not None  # a graph manager's replay of a descriptor
         bound_all = tuple(b for b in self.graph.graph_bound(cls) if table is None or not b[5] or table in b[5])
         inputs = tuple(gi for gi in self.graph.graph_inputs(cls)
                        if table is None or not gi.tables or table in gi.tables)
@@ -2225,6 +2231,8 @@ class Interpreter:
                     c = Count(canon, 0, name)
                 else:
                     c = self._capture_width(definition, state, by_axis)
+                    if c is None and managed and not cands:
+                        c = self._descriptor_width(node, bound, state)
                     if c is None:
                         continue
             c = replace(c, unpadded=self._no_padding(c.canon, state, frame), dim=dim)
@@ -2290,6 +2298,29 @@ class Interpreter:
             self._check_sink("CUDA graph replay", gi.field, "replay", node,
                              Refs(frozenset({Ref(locs[0], None, text, line, True, path=frame.path)})),
                              frame, state, "error", node=key, given={taint})
+
+    def _descriptor_width(self, node: cst.Call, bound: str, state: State) -> Count | None:
+        """The padded count a replay call the profile names replays, read off the descriptor it
+        is handed (``manager.run_fullgraph(desc)``: the graph of ``desc.num_reqs`` requests) when
+        the captured function sliced with ``bound`` (``num_reqs``), the descriptor has a field of
+        that name, and ``bound`` is this frame's real count of the step (the descriptor is its
+        padded size): rows ``[num_reqs:desc.num_reqs]`` are the replay's padding rows."""
+        if not bound or self.p.is_padded_name(bound) or not isinstance(state.env.get(bound), CountVal):
+            return None
+        real = self._count(cst.Name(bound), state)
+        if real is None or not real.canon or real.offset or self.p.is_padded_name(real.canon):
+            return None
+        for arg in node.args:
+            if arg.keyword is not None or not isinstance(arg.value, (cst.Name, cst.Attribute)):
+                continue
+            field = cst.Attribute(arg.value, cst.Name(bound))
+            c = self._count(field, state)
+            if c is None or c.offset:
+                continue
+            pair = next((p for p in self.p.counts if real.canon in p.real and p.padded), None)
+            padded = pair.padded[0] if pair is not None else f"{real.canon}_padded"
+            return Count(padded, 0, self._text(field))
+        return None
 
     def _capture_width(self, definition: str, state: State, by_axis: dict[str, set] | None = None
                        ) -> Count | None:
