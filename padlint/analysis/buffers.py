@@ -662,9 +662,12 @@ class BufferIndex:
     def _alloc_value(self, value: ast.AST) -> str | None:
         """The value every row of a fresh allocation holds: a literal text, :data:`EMPTY`, or None."""
         while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
-                and value.func.attr in ("to", "cuda", "cpu", "pin_memory", "contiguous") \
+                and value.func.attr in ("to", "cuda", "cpu", "pin_memory", "contiguous", "repeat",
+                                        "repeat_interleave", "clone", "reshape", "view", "flatten") \
                 and isinstance(value.func.value, ast.Call):
-            value = value.func.value  # torch.zeros(n).to(device)
+            # torch.zeros(n).to(device); torch.arange(k).repeat(n): fresh storage whose every
+            # row holds what the allocation's rows hold
+            value = value.func.value
         if not isinstance(value, ast.Call):
             return None
         name = _dotted(value.func)

@@ -2240,6 +2240,10 @@ class Interpreter:
             for loc in self._self_locs(state):
                 for part in attr.split("."):
                     loc = self._attr_loc(loc, part)
+                    if part not in self.p.shared_views and part != self.p.device_view:
+                        # the buffer this location is (as a read of `self.<attr>` would note it): its
+                        # never-written fact applies (a constant table holds its allocation's rows)
+                        self._loc_owners.setdefault(loc, set()).add(part)
                 text = f"self.{attr}[:, :{c.written}]" if dim else f"self.{attr}[:{c.written}]"
                 refs.add(Ref(loc, c, text, line, True, path=frame.path))
                 self.graph_bound_locs.setdefault(loc, set()).add((cls.key, attr))

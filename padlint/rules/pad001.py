@@ -303,9 +303,10 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     # counts as the sink's code names them; entry-point names only where none is in scope
     real_shown = real_name or real_canon or "?"
     padded_shown = hit.padded_names.get(taint.padded) or taint.padded
-    if taint.padded not in hit.padded_names and re.fullmatch(r"[A-Za-z_]\w*(\.\w+)+", taint.padded_written):
+    if taint.padded not in hit.padded_names and re.fullmatch(r"[A-Za-z_]\w*(\.\w+)+", taint.padded_written) \
+            and not taint.padded_written.startswith("self."):
         # no name for the padded count in scope, but the code at the source wrote it as a field
-        # (`desc.num_reqs`, the descriptor of a replayed graph): shown as written
+        # of a local (`desc.num_reqs`, the descriptor of a replayed graph): shown as written
         padded_shown = taint.padded_written
     if not re.fullmatch(r"[A-Za-z_][\w.]*", padded_shown) and taint.padded_written:
         # a padded count the engine named after an expression (`raw_bs*w_padded` for the capture

@@ -54,7 +54,7 @@ from pkg.cudagraph import GraphManager, dispatch_cg
 
 
 @triton.jit
-def _sample_kernel(idx_mapping_ptr, temperature_ptr, out_ptr):
+def _sample_kernel(idx_mapping_ptr, sample_col_ptr, out_ptr):
     pass
 
 
@@ -63,6 +63,8 @@ class Speculator:
         self.idx_mapping = torch.zeros(max_num_reqs, dtype=torch.int64)
         self.temperature = torch.zeros(max_num_reqs, dtype=torch.float32)
         self.draft_tokens = torch.zeros(max_num_reqs, dtype=torch.int64)
+        # the column of each request's draft step: a constant pattern no step writes
+        self.sample_col = torch.arange(4, dtype=torch.int32).repeat(max_num_reqs)
         self.prefill_cudagraph_manager = GraphManager([8, 16])
 
     def capture(self) -> None:
@@ -85,7 +87,7 @@ class Speculator:
     def _prefill(self, num_reqs: int) -> None:
         idx_mapping = self.idx_mapping[:num_reqs]
         self.draft_tokens[:num_reqs] = 0
-        _sample_kernel[(num_reqs,)](idx_mapping, self.temperature, self.draft_tokens)
+        _sample_kernel[(num_reqs,)](idx_mapping, self.sample_col[:num_reqs], self.draft_tokens)
 '''
 
 FILES = {"pkg/__init__.py": "", "pkg/cudagraph.py": MANAGER, "pkg/speculator.py": SPECULATOR}
@@ -98,10 +100,11 @@ def _check(tmp_path, reset: str):
 
 def test_a_replay_reads_the_padding_rows_of_what_the_captured_function_sliced(tmp_path):
     got = _check(tmp_path, "pass")
-    # the replay at line 31 (`run_fullgraph(desc)`) runs the graph captured for `desc.num_reqs`
+    # the replay at line 33 (`run_fullgraph(desc)`) runs the graph captured for `desc.num_reqs`
     # requests: `_prefill` read `self.idx_mapping[:num_reqs]` at that size, and `propose` wrote
-    # only rows [:num_reqs] (the real count) on this path
-    assert [(f.line, f.field) for f in got] == [(31, "idx_mapping")]
+    # only rows [:num_reqs] (the real count) on this path; `sample_col`, which no step writes,
+    # holds its construction pattern in every row (not stale)
+    assert [(f.line, f.field) for f in got] == [(33, "idx_mapping")]
     (f,) = got
     assert "[num_reqs:" in f.message and "CUDA graph" in f.message
 
