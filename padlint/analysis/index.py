@@ -64,6 +64,7 @@ def _literals(profile: Profile) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return longest + "(" if longest == parts[-1] and longest else longest
     sinks = tuple(lit(p) for p in profile.sink_constructors + profile.forward_calls)
     sinks += tuple(lit(p).rstrip("(") for p in profile.sink_calls)  # calls and kernel launches
+    sinks += tuple(lit(p) for p in profile.graph_replay)  # a graph replay reads its bound buffers
     padded = ["_padded"] + [w for pair in profile.counts for w in pair.padded]
     padded += [f".{g}(" for g in profile.padded_getters] + [f"{a}(" for a in profile.uninitialized_allocators]
     return tuple(x for x in sinks if x), tuple(padded)
