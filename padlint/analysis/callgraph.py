@@ -699,7 +699,8 @@ class CallGraph:
                             and recv.count(".") == 1 else ""
                         for a in sub.args:
                             for name in (local.get(a.id, set()) if isinstance(a, ast.Name) else _self_methods(a)):
-                                out.setdefault(name, set()).update({manager} - {""})
+                                if self.project.find_method(cls, name) is not None:  # not `self.model`
+                                    out.setdefault(name, set()).update({manager} - {""})
         v = self._captured[cls.key] = {k: frozenset(ms) for k, ms in out.items()}
         return v
 
