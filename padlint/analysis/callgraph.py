@@ -684,23 +684,21 @@ class CallGraph:
         out: dict[str, set[str]] = {}
         for c in self.project.mro(cls):
             for m in c.methods.values():
-                if not any(isinstance(sub, ast.Call) and fnmatch.fnmatchcase(_dotted(sub.func) or "", pat)
-                           for sub in ast.walk(m.node) for pat in pats):
-                    continue
                 local: dict[str, set[str]] = {}
+                calls = []
                 for sub in ast.walk(m.node):
                     if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
                         local.setdefault(sub.targets[0].id, set()).update(_self_methods(sub.value))
-                for sub in ast.walk(m.node):
-                    if isinstance(sub, ast.Call) and any(fnmatch.fnmatchcase(_dotted(sub.func) or "", pat)
-                                                         for pat in pats):
-                        recv = _dotted(sub.func.value) if isinstance(sub.func, ast.Attribute) else None
-                        manager = recv[len("self."):] if recv and recv.startswith("self.") \
-                            and recv.count(".") == 1 else ""
-                        for a in sub.args:
-                            for name in (local.get(a.id, set()) if isinstance(a, ast.Name) else _self_methods(a)):
-                                if self.project.find_method(cls, name) is not None:  # not `self.model`
-                                    out.setdefault(name, set()).update({manager} - {""})
+                    elif isinstance(sub, ast.Call) and any(fnmatch.fnmatchcase(_dotted(sub.func) or "", pat)
+                                                           for pat in pats):
+                        calls.append(sub)
+                for sub in calls:
+                    recv = _dotted(sub.func.value) if isinstance(sub.func, ast.Attribute) else None
+                    manager = recv[len("self."):] if recv and recv.startswith("self.") and recv.count(".") == 1 else ""
+                    for a in sub.args:
+                        for name in (local.get(a.id, set()) if isinstance(a, ast.Name) else _self_methods(a)):
+                            if self.project.find_method(cls, name) is not None:  # not `self.model`
+                                out.setdefault(name, set()).update({manager} - {""})
         v = self._captured[cls.key] = {k: frozenset(ms) for k, ms in out.items()}
         return v
 
@@ -988,9 +986,9 @@ def _self_methods(node: ast.AST) -> set[str]:
     return set()
 
 
-#: in-place tensor methods whose receiver is written, not read
-_WRITERS = frozenset({"copy_", "fill_", "zero_", "masked_fill_", "index_fill_", "index_copy_", "fill", "uniform_",
-                      "normal_", "random_"})
+#: in-place tensor methods that write every element of their receiver without reading it (a
+#: masked or indexed fill leaves the other rows as they were: not one of them)
+_WRITERS = frozenset({"copy_", "fill_", "zero_", "fill", "uniform_", "normal_", "random_"})
 
 
 def _graph_read_first(fn: ast.AST, aliases: dict[str, str]) -> set[str]:

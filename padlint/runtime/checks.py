@@ -16,6 +16,7 @@ Three paths, all checking only the padding slice ``[start:stop)`` of one axis:
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable
@@ -338,20 +339,13 @@ def pack_device_rows(items: list[tuple[torch.Tensor, int, int, Any]]) -> tuple[t
     return (torch.cat(parts) if len(parts) > 1 else parts[0].clone()), layout
 
 
+@functools.cache
 def _numpy_dtype(dtype: torch.dtype) -> np.dtype | None:
     """The numpy dtype of a torch dtype, None where numpy has none (bfloat16, float8, ...)."""
     try:
-        return _NUMPY_DTYPES[dtype]
-    except KeyError:
-        try:
-            np_dtype = torch.empty(0, dtype=dtype).numpy().dtype
-        except (TypeError, RuntimeError):
-            np_dtype = None
-        _NUMPY_DTYPES[dtype] = np_dtype
-        return np_dtype
-
-
-_NUMPY_DTYPES: dict[torch.dtype, np.dtype | None] = {}
+        return torch.empty(0, dtype=dtype).numpy().dtype
+    except (TypeError, RuntimeError):
+        return None
 
 
 def unpack_device_rows(host: torch.Tensor, layout: list[tuple], items: list[tuple[Any, int, int, Any]],
