@@ -89,6 +89,12 @@ ENGINES: dict[str, Engine] = {
         Group("attention builders", ("vllm/v1/attention/backends/*.py",)),
         Group("attention builders (MLA)", ("vllm/v1/attention/backends/mla/*.py",)),
     )),
+    # 0.34.0 removed the v1 runner and the v1 input batch: Model Runner V2 is the only GPU runner
+    "vllm-0.34.0": Engine("vllm-0.34.0", "vllm", "0.34.0", "vllm", (
+        Group("Model Runner V2", ("vllm/v1/worker/gpu/**/*.py",)),
+        Group("attention builders", ("vllm/v1/attention/backends/*.py",)),
+        Group("attention builders (MLA)", ("vllm/v1/attention/backends/mla/*.py",)),
+    )),
     "sglang-0.5.23": Engine("sglang-0.5.23", "sglang", "0.5.23", "sglang", (
         Group("graph runners", ("sglang/srt/model_executor/runner/*.py",)),
         Group("input buffers", ("sglang/srt/model_executor/runner_utils/buffers.py",

@@ -61,16 +61,19 @@ _PLATFORMS = ("manylinux_2_35_x86_64", "manylinux_2_31_x86_64", "manylinux_2_28_
 
 @dataclass(frozen=True)
 class Package:
-    """A cached engine: its import name, a file that must exist after extraction, wheel platforms."""
+    """A cached engine: its import name, a file that must exist after extraction (or one of
+    ``alternatives``: a release that dropped the first), wheel platforms."""
 
     name: str
     sentinel: str
     platforms: tuple[str, ...] = ()
+    alternatives: tuple[str, ...] = ()
 
 
 #: The engines the cache knows.  SGLang publishes a pure-Python wheel (no platform tags needed).
 PACKAGES = {
-    "vllm": Package("vllm", RUNNER, _PLATFORMS),
+    # vLLM 0.34.0 removed the v1 runner: Model Runner V2 (`vllm/v1/worker/gpu/`) is the only one
+    "vllm": Package("vllm", RUNNER, _PLATFORMS, ("vllm/v1/worker/gpu/model_runner.py",)),
     "sglang": Package("sglang", "sglang/srt/model_executor/model_runner.py"),
 }
 
@@ -146,7 +149,7 @@ def ensure(package: str, version: str, root: Path | None = None, *, seed: str | 
                 _extract_wheel(wheel, staged, package)
             finally:
                 wheel.unlink(missing_ok=True)
-        if not (staged / pkg.sentinel).is_file():
+        if not any((staged / f).is_file() for f in (pkg.sentinel, *pkg.alternatives)):
             raise CorpusError(f"{package} {version}: {pkg.sentinel} missing after extraction")
         (staged / _MARKER).write_text(version + "\n", encoding="utf-8")
         if target.exists():  # an incomplete earlier attempt

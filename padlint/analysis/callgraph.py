@@ -149,7 +149,8 @@ class CallGraph:
                 # slice to a real count may hand out rows no write of the run reached
                 v = True
             if not v and "store(" in text:  # a kernel that pads the tail rows of a pointer argument
-                v = bool(tail_stores(fn.node))
+                mod = self.project.module(fn.module)
+                v = bool(tail_stores(fn.node, {k: f.node for k, f in mod.functions.items()} if mod else None))
             if not v:  # a metadata builder constructs its output (a sink)
                 v = self._builds_output(fn, text)
             if not v and fn.owner and (".replay(" in text or any(f"{r}(" in text for r in self._replay_names)):
@@ -536,7 +537,9 @@ class CallGraph:
             if inputs is not None:
                 stored = captured[m.name]  # the managers keep its graphs: their replays run it
             for sub in ast.walk(m.node):
-                if isinstance(sub, ast.keyword) and sub.arg and (attr := _self_slice(sub.value, aliases)):
+                # `out=` names where a torch op writes, not an input: the slice keeps its own name
+                if isinstance(sub, ast.keyword) and sub.arg and sub.arg != "out" \
+                        and (attr := _self_slice(sub.value, aliases)):
                     if inputs is not None and attr not in inputs:
                         continue
                     b = _bound_name(sub.value)
@@ -988,7 +991,11 @@ def _self_methods(node: ast.AST) -> set[str]:
 
 #: in-place tensor methods that write every element of their receiver without reading it (a
 #: masked or indexed fill leaves the other rows as they were: not one of them)
-_WRITERS = frozenset({"copy_", "fill_", "zero_", "fill", "uniform_", "normal_", "random_"})
+_WRITERS = frozenset({"copy_", "fill_", "zero_", "fill", "uniform_", "normal_", "random_",
+                      # writes of some elements that read none of the receiver's (`buf[:n].scatter_(1,
+                      # col, v)` stores one column of each row): the rows' other elements are not read
+                      "scatter_", "index_put_", "index_copy_", "index_fill_", "masked_fill_",
+                      "masked_scatter_", "put_"})
 
 
 def _graph_read_first(fn: ast.AST, aliases: dict[str, str]) -> set[str]:

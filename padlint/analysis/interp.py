@@ -3809,7 +3809,9 @@ class Interpreter:
         for fn, _recv in target[1]:
             stores = self._kernel_stores.get(fn.key)
             if stores is None:
-                stores = self._kernel_stores[fn.key] = tail_stores(fn.node)
+                mod = self.project.module(fn.module)
+                helpers = {k: f.node for k, f in mod.functions.items()} if mod is not None else None
+                stores = self._kernel_stores[fn.key] = tail_stores(fn.node, helpers)
             if not stores:
                 continue
             positional = [a for a in node.args if a.keyword is None and not a.star]

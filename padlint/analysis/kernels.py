@@ -31,6 +31,7 @@ This reads the kernel's ``ast`` only; nothing is imported or run.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from padlint.analysis.project import _dotted as _dotted_name
@@ -153,13 +154,34 @@ def _grid_tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: dict[s
     return out
 
 
-def tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[TailStore, ...]:
+def tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                helpers: Mapping[str, ast.AST] | None = None, _depth: int = 0) -> tuple[TailStore, ...]:
     """The tail stores of kernel ``fn`` (see the module docstring), one per parameter: stores in a
-    loop over the tail rows, and stores of the programs a grid launches past the real count."""
+    loop over the tail rows, and stores of the programs a grid launches past the real count.
+
+    ``helpers``: the functions of the kernel's module by name.  A ``@triton.jit`` helper the
+    kernel calls with one of its pointer parameters (``_pad_inputs(out_seq_lens_ptr, ...,
+    num_reqs, ...)``, vLLM 0.34.0 MRV2 DFlash) stores what it stores for that parameter: the
+    helper's tail stores count as the kernel's, for the parameter passed in that position."""
     params = {a.arg: i for i, a in enumerate(fn.args.posonlyargs + fn.args.args)}
     found: dict[str, TailStore] = {}
     for ts in _grid_tail_stores(fn, params):
         found.setdefault(ts.name, ts)
+    if helpers and _depth < 3:
+        for call in ast.walk(fn):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+                continue
+            helper = helpers.get(call.func.id)
+            if helper is None or helper is fn or not isinstance(helper, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    or not is_jit(helper):
+                continue
+            hparams = [a.arg for a in helper.args.posonlyargs + helper.args.args]
+            passed: dict[str, ast.AST] = dict(zip(hparams, call.args))
+            passed.update({k.arg: k.value for k in call.keywords if k.arg})
+            for ts in tail_stores(helper, helpers, _depth + 1):
+                arg = passed.get(ts.name)
+                if isinstance(arg, ast.Name) and arg.id in params:
+                    found.setdefault(arg.id, TailStore(params[arg.id], arg.id, ts.value, ts.line, ts.table))
     for loop in ast.walk(fn):
         if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or not _is_range(loop.iter):
             continue

@@ -798,6 +798,8 @@ class _Scan:
             if found is None:
                 continue  # the write is in a helper of the admitting method: not located here
             stmt, written, row = found
+            if self._length_prefixed(fn, stmt, attr, row):
+                continue
             lines = self.mod.lines
             fix_line, fix_indent = _fix_anchor(fn.node, row, lines)
             reader, reader_line = handed.get(attr) or readers[attr]
@@ -805,6 +807,43 @@ class _Scan:
                 self.cls.key, cov.method, self.mod.path, attr, written, row, cov.conditions, stmt.lineno,
                 stmt.col_offset + 1, stmt.end_lineno or stmt.lineno, (stmt.end_col_offset or 0) + 1,
                 _text(stmt), reader, reader_line, fix_line, fix_indent))
+
+    def _length_prefixed(self, fn: FunctionInfo, stmt: ast.stmt, attr: str, row: str) -> bool:
+        """Whether the conditional row write ``stmt`` fills the row's first ``n`` columns
+        (``self.ids[r, :n] = ...``, ``self.ids[r][:n] = ...``) where the same method stores that
+        ``n`` into the row of a per-request count (``self.num_ids[r] = n``) that every admission
+        writes (``self.num_ids[r] = 0`` on the other paths).  The code then keeps the row
+        length-prefixed: its own write leaves the columns past ``n`` as the previous request
+        left them, so the row's valid part is ``[:count]``, and admission writes that part on
+        every path (empty where the count is 0)."""
+        bound = None
+        for t in _write_targets(stmt):
+            ref = self.row_ref(t)
+            if ref is None or ref[0] != attr:
+                continue
+            sub = ref[3]
+            if sub.value is not None and isinstance(sub.value, ast.Subscript):
+                cols = _index_parts(sub)  # `self.buf[r][:n]`
+            else:
+                cols = _index_parts(sub)[1:]  # `self.buf[r, :n]`
+            if len(cols) == 1 and isinstance(cols[0], ast.Slice) and cols[0].step is None \
+                    and cols[0].upper is not None \
+                    and (cols[0].lower is None or (isinstance(cols[0].lower, ast.Constant)
+                                                   and cols[0].lower.value == 0)):
+                bound = _text(cols[0].upper)
+        if bound is None:
+            return False
+        for other, _g in _walk(fn.node.body, ()):
+            if not isinstance(other, ast.Assign) or _text(other.value) != bound:
+                continue
+            for t in other.targets:
+                ref = self.row_ref(t)
+                if ref is None or ref[0] == attr or ref[2] != row or ref[3].value is None \
+                        or isinstance(ref[3].value, ast.Subscript) or len(_index_parts(ref[3])) != 1:
+                    continue
+                if self.out.coverage(ref[0]).status == "always":
+                    return True
+        return False
 
     def _inner_copy(self, stmt: ast.stmt) -> bool:
         """Rows of a buffer copied into rows of the same buffer (a move, ``b[d] = b[s]``,

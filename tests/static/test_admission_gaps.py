@@ -222,3 +222,55 @@ def test_the_fix_writes_the_row_on_every_admission(tmp_path):
     assert "        self.num_bad_words[req_idx] = 0\n        words = params.bad_words\n" in text
     after = json.loads(run("--format", "json").stdout)
     assert after["findings"] == []
+
+
+LENGTH_PREFIXED = '''\
+import torch
+
+
+class StopTokensState:
+    def __init__(self, max_num_reqs: int, max_ids: int) -> None:
+        self.stop_ids = torch.zeros((max_num_reqs, max_ids), dtype=torch.int32)
+        self.num_stop_ids = torch.zeros(max_num_reqs, dtype=torch.int32)
+        self.num_stop_ids_np = self.num_stop_ids.numpy()
+
+    def add_request(self, req_idx: int, params) -> None:
+        ids = params.stop_token_ids
+        if ids:
+            n = len(ids)
+            self.num_stop_ids_np[req_idx] = n
+            self.stop_ids{COLS} = torch.tensor(ids, dtype=torch.int32)
+        else:
+            {ELSE}
+
+    def apply(self, logits, idx_mapping):
+        return apply_stop_tokens(logits, idx_mapping, self.num_stop_ids, self.stop_ids)
+'''
+
+
+def _prefixed(tmp_path: Path, cols: str = "[req_idx, :n]", other: str = "self.num_stop_ids_np[req_idx] = 0") -> list:
+    got = check_files(tmp_path, {"pkg/__init__.py": "", "pkg/state.py": LENGTH_PREFIXED}, ["pkg/state.py"],
+                      {"COLS": cols, "ELSE": other})
+    return [f for f in got if f.code == "PAD003"]
+
+
+def test_a_row_whose_length_admission_writes_on_every_path_is_no_gap(tmp_path):
+    # vLLM 0.34.0's CPU `CPULogitBiasState`: the id row is written up to `n` when the request has
+    # stop tokens, and the count row is `n` there and 0 otherwise. The write's own columns past
+    # `n` keep the previous request's ids on both paths, so the row's valid part is `[:count]`,
+    # and admission writes that part on every path (nothing on the path where the count is 0)
+    assert _prefixed(tmp_path) == []
+    assert _prefixed(tmp_path, cols="[req_idx][:n]") == []
+
+
+def test_the_count_written_on_one_path_only_leaves_both_rows_stale(tmp_path):
+    # without the `else` write the count row keeps the previous request's length too: both rows
+    # are reported (the count first: it decides how much of the id row the consumer reads)
+    got = _prefixed(tmp_path, other="pass")
+    assert sorted((f.line, f.field) for f in got) == [(14, "num_stop_ids"), (15, "stop_ids")]
+
+
+def test_a_row_filled_to_another_bound_is_not_length_prefixed(tmp_path):
+    # the id row is written up to a fixed width, not the stored count: the count does not bound it
+    (f,) = _prefixed(tmp_path, cols="[req_idx, :4]")
+    assert (f.line, f.field) == (15, "stop_ids")

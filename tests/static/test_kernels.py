@@ -140,3 +140,50 @@ def test_programs_guarded_otherwise_or_storing_data_are_not_padding():
             if pid >= limit:
                 tl.store(out_ptr + pid, 0)
         """) == []
+
+
+def _module_stores(src: str, kernel: str) -> list[tuple[str, int, str]]:
+    tree = ast.parse(textwrap.dedent(src))
+    funcs = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+    return [(t.name, t.index, t.value) for t in tail_stores(funcs[kernel], funcs)]
+
+
+HELPER_PADS = """
+    @triton.jit
+    def _pad(out_seq_lens_ptr, out_slots_ptr, pad_idx, num_reqs, max_num_reqs, BLOCK: tl.constexpr):
+        start = pad_idx * BLOCK
+        for i in range(num_reqs + start, max_num_reqs, 32 * BLOCK):
+            block = i + tl.arange(0, BLOCK)
+            tl.store(out_seq_lens_ptr + block, 0, mask=block < max_num_reqs)
+            tl.store(out_slots_ptr + block, -1, mask=block < max_num_reqs)
+
+    @triton.jit
+    def _prepare(out_seq_lens_ptr, lens_ptr, out_slots_ptr, num_reqs, max_num_reqs, BLOCK: tl.constexpr):
+        req_idx = tl.program_id(0)
+        if req_idx >= num_reqs:
+            {CALL}
+            return
+        tl.store(out_seq_lens_ptr + req_idx, tl.load(lens_ptr + req_idx))
+"""
+
+
+def test_a_jit_helper_the_kernel_hands_its_pointers_pads_them():
+    # vLLM 0.34.0 MRV2 DFlash: the programs past the batch call `_pad_dflash_inputs(...)`, whose
+    # loops from `num_reqs + start` store 0 / -1: the launched kernel's parameters 0 and 2 (as
+    # passed to the helper's positions 0 and 1) get those values in their tail rows
+    src = HELPER_PADS.replace(
+        "{CALL}", "_pad(out_seq_lens_ptr, out_slots_ptr, req_idx - num_reqs, num_reqs, max_num_reqs, BLOCK)")
+    assert _module_stores(src, "_prepare") == [("out_seq_lens_ptr", 0, "0"), ("out_slots_ptr", 2, "-1")]
+    # by keyword, and an argument that is not a parameter of the kernel (a local) pads nothing
+    src = HELPER_PADS.replace(
+        "{CALL}", "tmp = lens_ptr\n            _pad(out_slots_ptr=tmp, out_seq_lens_ptr=out_seq_lens_ptr, pad_idx=0, "
+                  "num_reqs=num_reqs, max_num_reqs=max_num_reqs, BLOCK=BLOCK)")
+    assert _module_stores(src, "_prepare") == [("out_seq_lens_ptr", 0, "0")]
+
+
+def test_a_helper_that_is_not_jit_or_not_given_is_not_followed():
+    src = HELPER_PADS.replace("{CALL}", "_pad(out_seq_lens_ptr, out_slots_ptr, 0, num_reqs, max_num_reqs, BLOCK)")
+    fn = [f for f in ast.parse(textwrap.dedent(src)).body if f.name == "_prepare"][0]
+    assert tail_stores(fn) == ()  # no module functions given: the call is not followed
+    plain = src.replace("@triton.jit\n    def _pad", "def _pad")
+    assert _module_stores(plain, "_prepare") == []

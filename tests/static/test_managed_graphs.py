@@ -78,3 +78,32 @@ def test_each_manager_replays_what_it_captured(tmp_path):
     got = [f for f in check_files(tmp_path, files, ["pkg/speculator.py"],
                                   {"RESET": "self.positions[num_reqs:].zero_()"}) if f.code == "PAD001"]
     assert got == []
+
+
+def test_a_slice_a_torch_op_writes_through_out_keeps_its_name(tmp_path):
+    # vLLM 0.34.0's `_decode` (StandaloneARSpeculator): `torch.clamp(self.positions[:n] + 1, ...,
+    # out=self.positions[:n])` reads the rows first, so the replay reads them; `out` is where the
+    # op writes, not the input's name: the finding names the buffer, once
+    clamp = "torch.clamp(self.positions[:num_reqs] + 1, max=7, out=self.positions[:num_reqs])"
+    src = TWO_MANAGERS.replace("torch.ops.vllm.fused_draft(self.positions[:num_reqs])", clamp).replace(
+        "torch.ops.vllm.draft(self.idx_mapping[:num_reqs], self.positions[:num_reqs])", clamp)
+    files = {"pkg/__init__.py": "", "pkg/cudagraph.py": MANAGER, "pkg/speculator.py": src}
+    got = [f for f in check_files(tmp_path, files, ["pkg/speculator.py"], {"RESET": "pass"}) if f.code == "PAD001"]
+    assert [(f.line, f.field) for f in got] == [(29, "positions")]
+
+
+def test_a_slice_the_captured_function_only_scatters_into_is_not_read(tmp_path):
+    # vLLM 0.34.0's `_decode`: `self.draft_tokens[:num_reqs].scatter_(1, step, tokens)` stores one
+    # column of each row and reads nothing of the rows: the replay reads no padding row of it
+    src = TWO_MANAGERS.replace(
+        "torch.ops.vllm.fused_draft(self.positions[:num_reqs])",
+        "self.positions[:num_reqs].scatter_(0, torch.ops.vllm.step(), torch.ops.vllm.tokens())")
+    files = {"pkg/__init__.py": "", "pkg/cudagraph.py": MANAGER, "pkg/speculator.py": src}
+    got = [f for f in check_files(tmp_path, files, ["pkg/speculator.py"], {"RESET": "pass"}) if f.code == "PAD001"]
+    # `_generate_draft` (the other arm of `decode_fn`) still reads `positions`: reported once
+    assert [(f.line, f.field) for f in got] == [(29, "positions")]
+    src = src.replace("torch.ops.vllm.draft(self.idx_mapping[:num_reqs], self.positions[:num_reqs])",
+                      "torch.ops.vllm.draft(self.idx_mapping[:num_reqs])")
+    files["pkg/speculator.py"] = src
+    got = [f for f in check_files(tmp_path, files, ["pkg/speculator.py"], {"RESET": "pass"}) if f.code == "PAD001"]
+    assert got == []
