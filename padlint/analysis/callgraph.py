@@ -103,6 +103,8 @@ class CallGraph:
         self._builder_out: dict[str, dict[str, ClassInfo]] = {}
         # the last names of the profile's replay calls (`_replay_graph` of `*._replay_graph`)
         self._replay_names = tuple({p.rsplit(".", 1)[-1].strip("*") for p in profile.graph_replay} - {""})
+        # and of its manager captures (`capture` of `*cudagraph_manager.capture`)
+        self._capture_names = tuple({p.rsplit(".", 1)[-1].strip("*") for p in profile.graph_captured_by} - {""})
         self._slots: dict[str, tuple[tuple[str, str, str, str, bool], ...]] = {}
         # a module is searched for callers only if its text mentions a count (real or
         # padded), a sink, a device copy, a padded getter or a reset helper: a module that only
@@ -177,6 +179,12 @@ class CallGraph:
                 # its bound buffers
                 cls = self.project.class_info(fn.owner)
                 v = cls is not None and (bool(self.graph_bound(cls)) or bool(self.graph_inputs(cls)))
+            if not v and fn.owner and any(f"{c}(" in text for c in self._capture_names):
+                # a manager's capture runs the captured functions on rows no request holds: the
+                # index fields they read are judged there (Interpreter._check_capture)
+                cls = self.project.class_info(fn.owner)
+                v = cls is not None and bool(self.graph_managers(cls)) and any(
+                    self.profile.is_index_field(b[1]) for b in self.graph_bound(cls))
             self._sink[fn.key] = v
         return v
 

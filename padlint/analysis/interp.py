@@ -549,6 +549,8 @@ class Interpreter:
         self._sink_call = re.compile("|".join(_glob(p) for p in profile.sink_calls)) if profile.sink_calls else None
         self._graph_replay = re.compile("|".join(_glob(p) for p in profile.graph_replay)) \
             if profile.graph_replay else None
+        self._graph_capture = re.compile("|".join(_glob(p) for p in profile.graph_captured_by)) \
+            if profile.graph_captured_by else None
         self._texts: dict[int, str] = {}
         self._keep: list = []
         # persistent buffers: allocations and writes across the project (the never-written fact)
@@ -2257,6 +2259,69 @@ class Interpreter:
             self._check_sink("CUDA graph replay", fld, "replay", node, Refs(frozenset(refs)), frame, state,
                              severity, node=key)
 
+    def _check_capture(self, node: cst.Call, frame: Frame, state: State) -> None:
+        """A graph manager's capture (``self.decode_cudagraph_manager.capture(self._decode, ...)``,
+        the profile's ``[graphs] captured_by``) runs the functions it captures once per captured
+        size before any request is in a graph: every row they read of a slice they read before
+        writing it (rows ``[0:n]`` at size ``n``) is a padding row, holding what it held when the
+        capture started.  The capture's outputs are dropped, as a dummy run's are; what it leaves
+        behind is what the captured work writes through index fields (KV slots, draft-logits or
+        state rows of a live request), so those fields are judged here, as a dummy run's index
+        fields are: rows no write before the capture reached are stale (PAD001), and a write that
+        reached them must write the field's neutral value (PAD002).  vLLM 0.27.1 -> 0.28.0 added
+        ``self.idx_mapping.zero_()`` before the drafter's captures (stale indices of earlier dummy
+        runs indexed out of bounds); 0.34.0 made it ``fill_(-1)`` (0 is a live request-state row:
+        the captured steps wrote draft logits and KV through it)."""
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute)
+                and isinstance(func.value.value, cst.Name) and func.value.value.value == "self"):
+            return
+        cls = self.project.class_info(frame.cls or frame.owner)
+        if cls is None:
+            return
+        table = func.value.attr.value
+        if table not in self.graph.graph_managers(cls):
+            return
+        line = frame.seg.line(node, frame.stmt)
+        captured = sorted(n for n, ms in self.graph.captured_functions(cls).items() if table in ms)
+        run = f"{frame.qual.rpartition(':')[2].rpartition('.')[2]}"
+        for attr, fld, bound, _definition, dim, tables in self.graph.graph_bound(cls):
+            if dim or not bound or table not in tables or not self.p.is_index_field(fld):
+                continue
+            axis = self.p.count_axis(bound)
+            pair = next((p for p in self.p.counts if p.axis == axis and p.padded), None) if axis else None
+            if pair is None:
+                continue
+            c = Count(pair.padded[0], 0, bound)
+            refs = set()
+            for loc in self._self_locs(state):
+                for part in attr.split("."):
+                    loc = self._attr_loc(loc, part)
+                refs.add(Ref(loc, c, f"self.{attr}[:{bound}]", line, True, path=frame.path, dummy=run))
+            value = Refs(frozenset(refs))
+            key = self._kwkeys.get((id(node), "capture:" + attr))
+            if key is None:
+                key = self._kwkeys[(id(node), "capture:" + attr)] = _KwargsKey(node, fld)
+            if self.p.is_exempt(fld):
+                continue
+            written = self._covers(value, state)
+            if written:
+                self._pad_hit(key, "CUDA graph capture", fld, "capture", key, frame, written)
+            taints: set[Taint] = set()
+            for r in refs:
+                st = state.loc(r.loc)
+                if not st.entry_stale:
+                    continue
+                t = Taint(buffer=r.text, padded=c.canon, offset=0, reason="stale", padded_written=bound,
+                          real=(DUMMY_ROWS,), dummy=run,
+                          steps=((line, f"the capture runs {', '.join(f'`{n}`' for n in captured)} at every "
+                                        f"captured size with no request in the graph: rows [0:{bound}] of "
+                                        f"`self.{attr}` hold what they held before it", frame.path),))
+                if not covers(st.clean, t, self._real_for, None, self._active):
+                    taints.add(t)
+            self._check_sink("CUDA graph capture", fld, "capture", node, value, frame, state, "error",
+                             node=key, given=taints)
+
     def _check_graph_inputs(self, node: cst.Call, inputs, frame: Frame, state: State) -> None:
         cls = self.project.class_info(frame.cls or frame.owner)
         """A graph input (:meth:`CallGraph.graph_inputs`: a buffer the graph reads whole, which the
@@ -3409,6 +3474,10 @@ class Interpreter:
         # graph of the current shape reads its bound buffers; the call is followed as any other
         if name and frame.owner and self._graph_replay is not None and self._graph_replay.fullmatch(name):
             self._check_replay(node, None, frame, state)
+        # a graph manager's capture (`self.decode_cudagraph_manager.capture(fn, ...)`) runs what it
+        # captures on rows that hold no request
+        if name and frame.owner and self._graph_capture is not None and self._graph_capture.fullmatch(name):
+            self._check_capture(node, frame, state)
 
         # Cls(...) of a project dataclass: an object whose fields hold the arguments
         if name and self._looks_like_class(last):

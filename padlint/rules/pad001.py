@@ -265,6 +265,8 @@ def sink_phrase(hit: SinkHit) -> str:
         return f"when stored as `.{hit.field}` on a {hit.sink}"
     if hit.kind == "replay":
         return f"when the CUDA graph replayed here reads them (bound at capture as `{hit.field}`)"
+    if hit.kind == "capture":
+        return f"when the graphs captured here read them as `{hit.field}` at capture"
     if hit.kind == "keyword":
         return f"when passed as `{hit.field}=` to {hit.sink}"
     return f"when passed as argument {hit.field} to {hit.sink}"
@@ -363,6 +365,9 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
         what = what.replace("padded slice", "slice")
         state = (f"were written by no step of the dummy run `{taint.dummy}` and may hold a live "
                  f"request's indices")
+        if hit.kind == "capture":  # every row of a captured size is a padding row at capture
+            state = ("hold no request at capture (every row is a padding row) and nothing before the "
+                     "capture writes them: they may hold a live request's indices from an earlier run")
     where = sink_phrase(hit)
     more = f" (and {len(hit.taints) - 1} more source{'s' if len(hit.taints) > 2 else ''})" \
         if len(hit.taints) > 1 else ""
@@ -378,7 +383,9 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     shared = _shared_owner(hit, taint, profile) if fix_text else None
     shared_note = (f" (it writes into `{shared[0]}`, a buffer of `{shared[1]}` that other code reads too)"
                    if shared else "")
-    if taint.dummy:
+    if taint.dummy and hit.kind == "capture":
+        fix_hint = f"; reset the buffer to {shown} before line {hit.stmt_line}"
+    elif taint.dummy:
         fix_hint = (f"; reset them to {shown} in the dummy run `{taint.dummy}` (or its callees) before "
                     f"they reach the sink, which real steps reach too")
     elif fix_text:

@@ -80,6 +80,8 @@ def _where(hit) -> str:
         return f"passed as `{hit.field}=` to {hit.sink}"
     if hit.kind == "replay":
         return f"read by the CUDA graph replayed there (bound at capture as `{hit.field}`)"
+    if hit.kind == "capture":
+        return f"read as `{hit.field}` by the graphs captured there, on rows that hold no request"
     return f"passed as argument {hit.field} to {hit.sink}"
 
 
@@ -122,6 +124,8 @@ def _wrong(facts: Facts, w: WrongPadValue) -> Finding:
     in_checked = site.path in facts.texts
     source = facts.texts.get(site.path, "")
     rows = _rows(profile, w.cover.padded, w.cover.offset, w.cover.real)
+    if hit.kind == "capture":  # at capture every row of the captured size is a padding row
+        rows = "[0:" + (w.cover.buffer.rpartition("[:")[2].rstrip("]") or w.cover.padded) + "]"
     buffer = hit.arg_name if w.cover.derived and hit.arg_name else _base(w.cover.buffer)
     flat = w.neutral == "flat"
     neutral = "the last real value (cumulative offsets)" if flat else \

@@ -39,6 +39,7 @@ class Speculator:
         self.decode_cudagraph_manager = GraphManager([8, 16])
 
     def capture(self) -> None:
+        self.idx_mapping.fill_(-1)  # no request owns a row at capture (vLLM 0.34.0)
         self.prefill_cudagraph_manager.capture(self._prefill)
         decode_fn = self._generate_fused if self.fused else self._generate_draft
         self.decode_cudagraph_manager.capture(decode_fn)
@@ -71,9 +72,9 @@ def test_each_manager_replays_what_it_captured(tmp_path):
     files = {"pkg/__init__.py": "", "pkg/cudagraph.py": MANAGER, "pkg/speculator.py": TWO_MANAGERS}
     got = [f for f in check_files(tmp_path, files, ["pkg/speculator.py"], {"RESET": "pass"}) if f.code == "PAD001"]
     # `positions` is read by the decode functions only (either arm of `decode_fn`): the decode
-    # replay (line 29) reads its rows [num_reqs:decode_desc.num_reqs], the prefill replay (27)
+    # replay (line 30) reads its rows [num_reqs:decode_desc.num_reqs], the prefill replay (28)
     # does not; `hidden`, which `_prefill` writes before it reads it, is no input of the replay
-    assert [(f.line, f.field) for f in got] == [(29, "positions")]
+    assert [(f.line, f.field) for f in got] == [(30, "positions")]
     assert "rows [num_reqs:decode_desc.num_reqs]" in got[0].message
     got = [f for f in check_files(tmp_path, files, ["pkg/speculator.py"],
                                   {"RESET": "self.positions[num_reqs:].zero_()"}) if f.code == "PAD001"]
@@ -89,7 +90,7 @@ def test_a_slice_a_torch_op_writes_through_out_keeps_its_name(tmp_path):
         "torch.ops.vllm.draft(self.idx_mapping[:num_reqs], self.positions[:num_reqs])", clamp)
     files = {"pkg/__init__.py": "", "pkg/cudagraph.py": MANAGER, "pkg/speculator.py": src}
     got = [f for f in check_files(tmp_path, files, ["pkg/speculator.py"], {"RESET": "pass"}) if f.code == "PAD001"]
-    assert [(f.line, f.field) for f in got] == [(29, "positions")]
+    assert [(f.line, f.field) for f in got] == [(30, "positions")]
 
 
 def test_a_slice_the_captured_function_only_scatters_into_is_not_read(tmp_path):
@@ -101,9 +102,52 @@ def test_a_slice_the_captured_function_only_scatters_into_is_not_read(tmp_path):
     files = {"pkg/__init__.py": "", "pkg/cudagraph.py": MANAGER, "pkg/speculator.py": src}
     got = [f for f in check_files(tmp_path, files, ["pkg/speculator.py"], {"RESET": "pass"}) if f.code == "PAD001"]
     # `_generate_draft` (the other arm of `decode_fn`) still reads `positions`: reported once
-    assert [(f.line, f.field) for f in got] == [(29, "positions")]
+    assert [(f.line, f.field) for f in got] == [(30, "positions")]
     src = src.replace("torch.ops.vllm.draft(self.idx_mapping[:num_reqs], self.positions[:num_reqs])",
                       "torch.ops.vllm.draft(self.idx_mapping[:num_reqs])")
     files["pkg/speculator.py"] = src
     got = [f for f in check_files(tmp_path, files, ["pkg/speculator.py"], {"RESET": "pass"}) if f.code == "PAD001"]
     assert got == []
+
+
+def _capture_findings(tmp_path, reset: str) -> list:
+    src = TWO_MANAGERS.replace("self.idx_mapping.fill_(-1)  # no request owns a row at capture (vLLM 0.34.0)",
+                               reset)
+    files = {"pkg/__init__.py": "", "pkg/cudagraph.py": MANAGER, "pkg/speculator.py": src}
+    return sorted((f.code, f.line, f.field) for f in check_files(tmp_path, files, ["pkg/speculator.py"],
+                                                                  {"RESET": "self.positions[num_reqs:].zero_()"}))
+
+
+def test_a_capture_reads_the_index_fields_of_what_it_captures_on_rows_no_request_holds(tmp_path):
+    # The managers call `_prefill` and `_generate_draft` at every captured size before any request
+    # is in a graph: every row of `self.idx_mapping[:num_reqs]` they read is a padding row then.
+    # Nothing before the captures writes it (vLLM 0.27.1's drafter, B10): each capture (lines 17,
+    # 19) hands the captured steps whatever indices an earlier run left, and they sample and
+    # write KV through them. `positions` is read there too, but it is no index field: the
+    # capture's outputs are dropped, as a dummy run's are
+    got = _capture_findings(tmp_path, "pass")
+    assert got == [("PAD001", 17, "idx_mapping"), ("PAD001", 19, "idx_mapping")]
+    (f, _) = [f for f in check_files(tmp_path, {"pkg/__init__.py": "", "pkg/cudagraph.py": MANAGER,
+                                                   "pkg/speculator.py": TWO_MANAGERS.replace(
+                                                       "self.idx_mapping.fill_(-1)  # no request owns a row at "
+                                                       "capture (vLLM 0.34.0)", "pass")},
+                                     ["pkg/speculator.py"], {"RESET": "pass"}) if f.line in (17, 19)]
+    assert "when the graphs captured here read them as `idx_mapping` at capture" in f.message
+    assert "reset the buffer to -1 before line 17" in f.message
+
+
+def test_a_capture_time_fill_must_write_the_fields_neutral_value(tmp_path):
+    # vLLM 0.28.0-0.33.0 zeroed it before the captures: 0 is a live request's state row (the
+    # captured steps wrote draft logits and KV through it); 0.34.0 fills -1, the profile's
+    # neutral value for `idx_mapping`: PAD002 at the fill, once
+    got = _capture_findings(tmp_path, "self.idx_mapping.zero_()")
+    assert got == [("PAD002", 16, "idx_mapping")]
+    assert "writes 0 into the padding rows [0:num_reqs] of `idx_mapping`" in _messages(tmp_path)
+    assert _capture_findings(tmp_path, "self.idx_mapping.fill_(-1)") == []
+
+
+def _messages(tmp_path) -> str:
+    src = TWO_MANAGERS.replace("self.idx_mapping.fill_(-1)  # no request owns a row at capture (vLLM 0.34.0)",
+                               "self.idx_mapping.zero_()")
+    files = {"pkg/__init__.py": "", "pkg/cudagraph.py": MANAGER, "pkg/speculator.py": src}
+    return "\n".join(f.message for f in check_files(tmp_path, files, ["pkg/speculator.py"], {"RESET": "pass"}))
