@@ -2233,7 +2233,7 @@ class Interpreter:
                     c = Count(canon, 0, name)
                 else:
                     c = self._capture_width(definition, state, by_axis)
-                    if c is None and managed and not cands:
+                    if c is None and managed and not cands and not self._names_descriptor(node, bound, frame):
                         c = self._descriptor_width(node, bound, state)
                     if c is None:
                         continue
@@ -2390,6 +2390,22 @@ class Interpreter:
             padded = pair.padded[0] if pair is not None else f"{real.canon}_padded"
             return Count(padded, 0, self._text(field))
         return None
+
+    def _names_descriptor(self, node: cst.Call, bound: str, frame: Frame) -> bool:
+        """Whether the replaying function assigns ``bound`` from a field of the descriptor it
+        replays (``num_tokens = desc.num_tokens``, ``n = desc.num_reqs or num_reqs``): there the
+        name the captured function sliced with holds the replayed size, not the step's real count,
+        and ``[bound:desc.bound]`` is no range of padding rows."""
+        descs = {self._text(a.value) for a in node.args if a.keyword is None}
+        if not descs:
+            return False
+        for sub in _walk_cst(frame.seg.func):
+            if isinstance(sub, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == bound
+                                                   for t in sub.targets):
+                text = self._text(sub.value)
+                if any(text == f"{d}.{bound}" or text.startswith(f"{d}.{bound} or ") for d in descs):
+                    return True
+        return False
 
     def _capture_width(self, definition: str, state: State, by_axis: dict[str, set] | None = None
                        ) -> Count | None:
@@ -4666,3 +4682,12 @@ def _cst_type_names(ann) -> list[str]:
 
 def _glob(pat: str) -> str:
     return re.escape(pat).replace(r"\*", ".*").replace(r"\?", ".")
+
+
+def _walk_cst(node: cst.CSTNode):
+    """Every node under ``node`` (``node`` included), parents before children."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))

@@ -151,3 +151,43 @@ def _messages(tmp_path) -> str:
                                "self.idx_mapping.zero_()")
     files = {"pkg/__init__.py": "", "pkg/cudagraph.py": MANAGER, "pkg/speculator.py": src}
     return "\n".join(f.message for f in check_files(tmp_path, files, ["pkg/speculator.py"], {"RESET": "pass"}))
+
+
+SHADOWED = '''\
+import torch
+
+from pkg.cudagraph import GraphManager, dispatch_cg
+
+
+class Speculator:
+    def __init__(self, max_num_tokens: int) -> None:
+        self.expanded_ids = torch.zeros(max_num_tokens, dtype=torch.int64)
+        self.prefill_cudagraph_manager = GraphManager([8, 16])
+
+    def capture(self) -> None:
+        self.prefill_cudagraph_manager.capture(self._prefill)
+
+    def propose(self, batch, total: int) -> None:
+        self.expanded_ids[:total].copy_(batch.ids)
+        desc = dispatch_cg(self.prefill_cudagraph_manager, total)
+        {LOCAL}
+        self.prefill_cudagraph_manager.run_fullgraph(desc)
+
+    def _prefill(self, num_tokens: int) -> None:
+        torch.ops.vllm.draft(self.expanded_ids[:num_tokens])
+'''
+
+
+def test_a_local_holding_the_replayed_size_is_not_the_real_count(tmp_path):
+    # vLLM 0.34.0's standalone drafter: `num_tokens = prefill_batch_desc.num_tokens` right before
+    # `run_fullgraph`. The captured `_prefill` slices with `num_tokens`, but at the replay that
+    # name holds the replayed size, so `[num_tokens:desc.num_tokens]` is no range of padding rows
+    # (a fix resetting it would reset nothing): the replay's rows are not judged by that name
+    files = {"pkg/__init__.py": "", "pkg/cudagraph.py": MANAGER, "pkg/speculator.py": SHADOWED}
+    got = [(f.line, f.field, f.message) for f in check_files(tmp_path, files, ["pkg/speculator.py"],
+                                                             {"LOCAL": "num_tokens = desc.num_tokens"})]
+    assert got == []
+    # the step's real token count in scope under the captured function's name: judged
+    got = [(f.line, f.field) for f in check_files(tmp_path, files, ["pkg/speculator.py"],
+                                                  {"LOCAL": "num_tokens = total"})]
+    assert got == [(18, "expanded_ids")]
