@@ -160,6 +160,8 @@ class CallGraph:
                 # the path to it writes them is the question (no padded slice needed)
                 cls = self.project.class_info(fn.owner)
                 v = cls is not None and bool(self.graph_inputs(cls))
+            if not v and fn.owner and any(f"{c}(" in text for c in self._capture_names):
+                v = self._captures_index_fields(fn)  # a manager's capture: a sink (holds_sink)
             self._core[fn.key] = v
         return v
 
@@ -182,11 +184,16 @@ class CallGraph:
             if not v and fn.owner and any(f"{c}(" in text for c in self._capture_names):
                 # a manager's capture runs the captured functions on rows no request holds: the
                 # index fields they read are judged there (Interpreter._check_capture)
-                cls = self.project.class_info(fn.owner)
-                v = cls is not None and bool(self.graph_managers(cls)) and any(
-                    self.profile.is_index_field(b[1]) for b in self.graph_bound(cls))
+                v = self._captures_index_fields(fn)
             self._sink[fn.key] = v
         return v
+
+    def _captures_index_fields(self, fn: FunctionInfo) -> bool:
+        """Whether ``fn``'s class hands methods to graph managers (``[graphs] captured_by``) that
+        read an index field before writing it (what a capture judges)."""
+        cls = self.project.class_info(fn.owner)
+        return cls is not None and bool(self.graph_managers(cls)) and any(
+            self.profile.is_index_field(b[1]) for b in self.graph_bound(cls))
 
     def _calls_sink_class_attr(self, fn: FunctionInfo, text: str) -> bool:
         """``self.X(...)`` in ``fn`` where ``X`` is no method of its class but a class-level
@@ -706,7 +713,9 @@ class CallGraph:
                 for sub in calls:
                     recv = _dotted(sub.func.value) if isinstance(sub.func, ast.Attribute) else None
                     manager = recv[len("self."):] if recv and recv.startswith("self.") and recv.count(".") == 1 else ""
-                    for a in sub.args:
+                    # positional or keyword (`capture(self._generate, prepare_forward=self._prep)`:
+                    # the manager runs both inside the graph)
+                    for a in (*sub.args, *(k.value for k in sub.keywords)):
                         for name in (local.get(a.id, set()) if isinstance(a, ast.Name) else _self_methods(a)):
                             if self.project.find_method(cls, name) is not None:  # not `self.model`
                                 out.setdefault(name, set()).update({manager} - {""})

@@ -2288,8 +2288,11 @@ class Interpreter:
         for attr, fld, bound, _definition, dim, tables in self.graph.graph_bound(cls):
             if dim or not bound or table not in tables or not self.p.is_index_field(fld):
                 continue
+            # every row `[0:bound]` is a padding row at capture, whatever the axis of `bound`
+            # (`num_sample = num_reqs * k`): the pair only names the rows as padding rows
             axis = self.p.count_axis(bound)
             pair = next((p for p in self.p.counts if p.axis == axis and p.padded), None) if axis else None
+            pair = pair or next((p for p in self.p.counts if p.padded), None)
             if pair is None:
                 continue
             c = Count(pair.padded[0], 0, bound)

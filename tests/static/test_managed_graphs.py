@@ -191,3 +191,46 @@ def test_a_local_holding_the_replayed_size_is_not_the_real_count(tmp_path):
     got = [(f.line, f.field) for f in check_files(tmp_path, files, ["pkg/speculator.py"],
                                                   {"LOCAL": "num_tokens = total"})]
     assert got == [(18, "expanded_ids")]
+
+
+KEYWORD_CAPTURED = '''\
+import torch
+
+from pkg.cudagraph import GraphManager
+
+
+class Drafter:
+    def __init__(self, max_num_reqs: int, k: int) -> None:
+        self.k = k
+        self.sample_idx_mapping = torch.full((max_num_reqs * k,), -1, dtype=torch.int32)
+        self.query_cudagraph_manager = GraphManager([8, 16])
+
+    def capture(self) -> None:
+        {RESET}
+        self.query_cudagraph_manager.capture(self._generate, prepare_forward=self._prepare)
+
+    def _generate(self, num_reqs: int) -> None:
+        pass
+
+    def stage(self, idx_mapping, n: int) -> None:
+        self.sample_idx_mapping[:n].copy_(idx_mapping)
+
+    def _prepare(self, num_reqs: int) -> None:
+        num_sample = num_reqs * self.k
+        torch.ops.vllm.sample(self.sample_idx_mapping[:num_sample])
+'''
+
+
+def test_a_function_handed_to_the_capture_by_keyword_is_captured_too(tmp_path):
+    # vLLM 0.34.0's DFlash drafter: `capture(self._generate_draft, ..., prepare_forward=
+    # self._prepare_graph_forward)`; the manager runs both inside the graph. The keyword one reads
+    # `sample_idx_mapping[:num_sample]` (`num_sample = num_reqs * k`: rows of no profile axis, all
+    # padding rows at capture): nothing before the capture writes them (line 14), and `stage`
+    # writes live requests' rows into the buffer
+    files = {"pkg/__init__.py": "", "pkg/cudagraph.py": MANAGER, "pkg/drafter.py": KEYWORD_CAPTURED}
+    got = [(f.code, f.line, f.field) for f in check_files(tmp_path, files, ["pkg/drafter.py"], {"RESET": "pass"})]
+    assert got == [("PAD001", 14, "sample_idx_mapping")]
+    got = [(f.code, f.line, f.field) for f in check_files(tmp_path, files, ["pkg/drafter.py"],
+                                                          {"RESET": "self.sample_idx_mapping.zero_()"})]
+    assert got == [("PAD002", 13, "sample_idx_mapping")]
+    assert check_files(tmp_path, files, ["pkg/drafter.py"], {"RESET": "self.sample_idx_mapping.fill_(-1)"}) == []
