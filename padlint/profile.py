@@ -74,7 +74,8 @@ PROFILE_SCHEMA: dict[str, Any] = {
     "dummy_runs": {"functions": None},
     "registry": {"slot_classes": None, "fill_methods": None, "buffer_position": None, "buffer_keyword": None,
                  "axis": None, "default_axis": None, "policy": None, "default_policy": None, "pad_value": None,
-                 "computed": None, "resets": ANY_KEY, "declared_safe": None, "real_counts": ANY_KEY},
+                 "computed": None, "resets": ANY_KEY, "declared_safe": None, "real_counts": ANY_KEY,
+                 "lookup": None, "slice_method": None, "slice_counts": ANY_KEY},
     # the runtime checker's tables: their names here, their contents checked by
     # padlint.runtime.spec (owned with the runtime checker)
     "runtime": {"provider": DELEGATED, "step": DELEGATED, "poison": DELEGATED, "classes": DELEGATED},
@@ -146,7 +147,12 @@ class RegistrySpec:
     code declares the padding rows never read (taken as a reset of unknown value); any
     other policy leaves the padding rows as they were.  ``computed``: the slot keyword of a
     hook the fill calls to compute the slot's whole buffer (``post_fill=``): such a slot is
-    written at every fill, whatever its policy (its value is the hook's, not judged)."""
+    written at every fill, whatever its policy (its value is the hook's, not judged).
+    ``lookup`` / ``slice_method`` / ``slice_counts``: how code takes a slot's padded view,
+    ``registry.<lookup>("name").<slice_method>(a, b)``, whose rows run up to the argument at
+    position ``slice_counts[axis]`` (SGLang: ``get_slot("positions").slice_for(bs, num_tokens)``,
+    ``bs`` for a slot of axis "bs", ``num_tokens`` for "tokens"): what a capture binds that way
+    its graphs read at every replay."""
 
     slot_classes: tuple[str, ...]
     fill_methods: tuple[str, ...]
@@ -161,6 +167,9 @@ class RegistrySpec:
     resets: tuple[tuple[str, str], ...] = ()
     declared_safe: tuple[str, ...] = ()
     real_counts: tuple[tuple[str, str], ...] = ()
+    lookup: str = ""
+    slice_method: str = ""
+    slice_counts: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -702,6 +711,10 @@ def _registry(value: Any, where: str) -> RegistrySpec:
     resets = {k: _string(v, f"{where}.resets.{k}") for k, v in _table(t.get("resets", {}), f"{where}.resets").items()}
     reals = {k: _string(v, f"{where}.real_counts.{k}", nonempty=True)
              for k, v in _table(t.get("real_counts", {}), f"{where}.real_counts").items()}
+    slice_counts = _table(t.get("slice_counts", {}), f"{where}.slice_counts")
+    for k, v in slice_counts.items():
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise ProfileError(f"{where}.slice_counts.{k}: expected a non-negative integer, got {v!r}")
     return RegistrySpec(
         slot_classes=_names(t.get("slot_classes", []), f"{where}.slot_classes"),
         fill_methods=_names(t.get("fill_methods", []), f"{where}.fill_methods"),
@@ -710,7 +723,8 @@ def _registry(value: Any, where: str) -> RegistrySpec:
         default_policy=text("default_policy", ""), pad_value=text("pad_value", "pad_value"),
         computed=text("computed", ""), resets=tuple(sorted(resets.items())),
         declared_safe=_names(t.get("declared_safe", []), f"{where}.declared_safe"),
-        real_counts=tuple(sorted(reals.items())))
+        real_counts=tuple(sorted(reals.items())), lookup=text("lookup", ""),
+        slice_method=text("slice_method", ""), slice_counts=tuple(sorted(slice_counts.items())))
 
 
 def _axes(value: Any, where: str) -> AxesSpec:

@@ -564,6 +564,9 @@ class CallGraph:
                 if attr and (inputs is None or attr in inputs):
                     b = _bound_name(sub)
                     bind(attr, (attr.rsplit(".", 1)[-1], b, defs.get(b, ""), _slice_dim(sub)), stored)
+            for attr, name, b in self._slot_views(cls, m.node):
+                if inputs is None or attr in inputs:
+                    bind(attr, (name, b, defs.get(b, ""), 0), stored)
         host = self.profile.graph_host
         v = self._graph_bound[cls.key] = tuple(sorted(
             (a, f, b, d, dim, tables[a] or frozenset()) for a, (f, b, d, dim) in out.items()
@@ -799,6 +802,63 @@ class CallGraph:
                         out.extend(self._built_slots(sub, mod))
         v = self._slots[cls.key] = tuple(out)
         return v
+
+    def _slot_views(self, cls: ClassInfo, fn: ast.AST) -> list[tuple[str, str, str]]:
+        """Padded views of registry slots ``fn`` takes (profile ``[registry] lookup``,
+        ``slice_method``, ``slice_counts``): ``registry.get_slot("positions").slice_for(bs,
+        num_tokens)``, also through a helper nested in ``fn`` that does it for the name it is
+        given (``def _slot(name): return registry.get_slot(name).slice_for(bs, num_tokens)``;
+        ``_slot("positions")``): ``(buffer attribute path, slot name, bound name)`` for each, the
+        bound being the argument the slot's axis counts with (SGLang 0.5.13 on binds its graph
+        inputs so)."""
+        spec = self.profile.registry
+        if spec is None or not spec.lookup or not spec.slice_method:
+            return []
+        slots = {path.rsplit(".", 1)[-1]: (path, axis) for path, axis, *_ in self.registry_slots(cls)}
+        if not slots:
+            return []
+        counts = dict(spec.slice_counts)
+
+        def view(call: ast.AST, name_param: str | None = None) -> tuple[str | None, list[ast.AST]] | None:
+            # `<x>.<lookup>(N).<slice_method>(a, b)`: (the slot name N, or None when it is the
+            # helper's parameter, and the slice's arguments)
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and call.func.attr == spec.slice_method):
+                return None
+            inner = call.func.value
+            if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+                    and inner.func.attr == spec.lookup and len(inner.args) == 1):
+                return None
+            arg = inner.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                return arg.value, list(call.args)
+            if name_param is not None and isinstance(arg, ast.Name) and arg.id == name_param:
+                return None, list(call.args)
+            return None
+
+        helpers: dict[str, list[ast.AST]] = {}
+        for sub in ast.walk(fn):
+            if isinstance(sub, ast.FunctionDef) and sub is not fn and len(sub.args.args) == 1 \
+                    and len(sub.body) == 1 and isinstance(sub.body[0], ast.Return):
+                got = view(sub.body[0].value, sub.args.args[0].arg)
+                if got is not None and got[0] is None:
+                    helpers[sub.name] = got[1]
+        out = []
+        for sub in ast.walk(fn):
+            if not isinstance(sub, ast.Call):
+                continue
+            got = view(sub)
+            if got is None and isinstance(sub.func, ast.Name) and sub.func.id in helpers and len(sub.args) == 1 \
+                    and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str):
+                got = (sub.args[0].value, helpers[sub.func.id])
+            if got is None or got[0] not in slots:
+                continue
+            path, axis = slots[got[0]]
+            i = counts.get(axis)
+            if i is None or i >= len(got[1]) or not isinstance(got[1][i], ast.Name):
+                continue
+            out.append((path, got[0], got[1][i].id))
+        return out
 
     def _slot_buffer(self, call: ast.Call) -> ast.AST | None:
         spec = self.profile.registry
