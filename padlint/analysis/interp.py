@@ -552,6 +552,7 @@ class Interpreter:
         self._graph_capture = re.compile("|".join(_glob(p) for p in profile.graph_captured_by)) \
             if profile.graph_captured_by else None
         self._texts: dict[int, str] = {}
+        self._eq_counts: dict[str, dict[str, str]] = {}  # class key -> padded field -> real field
         self._keep: list = []
         # persistent buffers: allocations and writes across the project (the never-written fact)
         self.buffers = BufferIndex(project, profile)
@@ -1965,6 +1966,9 @@ class Interpreter:
             if stored is not None:
                 return None if stored.canon is None else Count(stored.canon, stored.offset, self._text(node))
             if self._known_count(name):
+                real = self._equal_count(node, state)
+                if real is not None:
+                    return Count(real, 0, self._text(node))
                 return Count(name, 0, self._text(node))
             if isinstance(node.value, cst.Name) and node.value.value == "self" and not self.p.axes.size_axis(name) \
                     and isinstance(me := state.env.get("self"), Refs) and len(me.refs) == 1 \
@@ -2007,6 +2011,83 @@ class Interpreter:
                 return self._count(node.right, state)
             return self._count(node.left, state)
         return None
+
+    def _equal_count(self, node: cst.Attribute, state: State) -> str | None:
+        """The real count a padded field of an object denotes when every construction of the
+        object's class binds it to the same expression as that real field (:meth:`_equal_counts`),
+        else None."""
+        name = node.attr.value
+        if not self.p.is_padded_name(name):
+            return None
+        base = self._eval_quiet(node.value, state)
+        if not isinstance(base, Refs) or not base.refs:
+            return None
+        reals = set()
+        for r in base.refs:
+            if not r.types:
+                return None
+            for t in r.types:
+                cls = self.project.class_info(t)
+                real = self._equal_counts(cls).get(name) if cls is not None else None
+                if real is None:
+                    return None
+                reals.add(real)
+        return next(iter(reals)) if len(reals) == 1 else None
+
+    def _equal_counts(self, cls: ClassInfo) -> dict[str, str]:
+        """Padded fields of a dataclass that every construction in the project binds to the same
+        expression as a real field of their pair (``InputBatch(num_tokens=n,
+        num_tokens_after_padding=n)``, also ``cls(...)`` in its own methods): padded field -> that
+        real field.  A runner that shares the field names of a padding runner but never pads
+        (vLLM 0.34.0's CPU runner) has no padding rows there.  Empty for a field some construction
+        binds otherwise, that some ``replace(x, P=...)`` call or ``x.P = ...`` store may change, or
+        that no construction is seen for."""
+        got = self._eq_counts.get(cls.key)
+        if got is not None:
+            return got
+        out: dict[str, str] = {}
+        self._eq_counts[cls.key] = out
+        if not cls.is_dataclass:
+            return out
+        fields = set(cls.fields)
+        cands = {pad: {r for r in pair.real if r in fields}
+                 for pair in self.p.counts for pad in pair.padded if pad in fields}
+        cands = {k: v for k, v in cands.items() if v}
+        if not cands:
+            return out
+        seen: set[str] = set()
+        for key in self.project.modules_mentioning([f"{cls.name}(", *(f"{p}=" for p in cands)]):
+            mod = self.project.module(key)
+            if mod is None:
+                continue
+            own = {id(n) for c in ast.walk(mod.tree) if isinstance(c, ast.ClassDef) and c.name == cls.name
+                   and mod.key == cls.module for n in ast.walk(c)}
+            for n in ast.walk(mod.tree):
+                if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                        if isinstance(t, ast.Attribute) and t.attr in cands:
+                            cands[t.attr] = set()  # a store may change it
+                    continue
+                if not isinstance(n, ast.Call):
+                    continue
+                kws = {k.arg: k.value for k in n.keywords if k.arg}
+                touched = [p for p in cands if p in kws]
+                if not touched:
+                    continue
+                dotted_name = _dotted_ast(n.func)
+                built = (isinstance(n.func, ast.Name) and n.func.id == "cls" and id(n) in own) or (
+                    dotted_name is not None and self.project.resolve(mod, dotted_name) is cls)
+                if built:
+                    for p in touched:
+                        seen.add(p)
+                        cands[p] = {r for r in cands[p] if r in kws and ast.dump(kws[r]) == ast.dump(kws[p])}
+                elif (dotted_name or "").rsplit(".", 1)[-1] == "replace":
+                    for p in touched:
+                        cands[p] = set()
+        for p, rs in cands.items():
+            if p in seen and len(rs) == 1:
+                out[p] = next(iter(rs))
+        return out
 
     def _shape_count(self, node, state: State) -> Count | None:
         """The extent of a view, read off the view: ``v.shape[d]``, ``v.size(d)``, ``len(v)``,
@@ -2595,6 +2676,7 @@ class Interpreter:
         obj = Refs(frozenset({Ref(loc, None, node, line, False, types=frozenset({cls.key}), path=frame.path)}))
         fields = list(cls.fields)
         pos = 0
+        given: dict[str, tuple[str, AVal]] = {}
         for a in node.args:
             v = self._eval(a.value, frame, state)
             if a.star:
@@ -2610,7 +2692,19 @@ class Interpreter:
                 c = self._count_rhs(a.value, name, state)
                 if c is not None:
                     v = c
+            given[name] = (self._text(a.value), v)
             self._store_field(obj, name, self._cv(v), state)
+        # a padded field given the very expression its real partner is given
+        # (`InputBatch(num_tokens=n, num_tokens_after_padding=n)`: a step that does not pad) holds
+        # that real count, not a padded count of its own
+        for pair in self.p.counts:
+            for pad in pair.padded:
+                if pad not in given:
+                    continue
+                same = [r for r in pair.real if r in given and given[r][0] == given[pad][0]
+                        and isinstance(given[r][1], CountVal)]
+                if same:
+                    self._store_field(obj, pad, given[same[0]][1], state)
         return obj
 
     def _int_field(self, types: frozenset, attr: str) -> bool:
@@ -4694,3 +4788,12 @@ def _walk_cst(node: cst.CSTNode):
         n = stack.pop()
         yield n
         stack.extend(reversed(n.children))
+
+
+def _dotted_ast(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted_ast(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
