@@ -2062,8 +2062,13 @@ class Interpreter:
                 continue
             own = {id(n) for c in ast.walk(mod.tree) if isinstance(c, ast.ClassDef) and c.name == cls.name
                    and mod.key == cls.module for n in ast.walk(c)}
+            # a store or `replace()` of the field may concern this class only where the module
+            # knows it (defines it, or its name resolves to it there)
+            knows = mod.key == cls.module or self.project.resolve(mod, cls.name) is cls
             for n in ast.walk(mod.tree):
                 if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                    if not knows:
+                        continue
                     for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
                         if isinstance(t, ast.Attribute) and t.attr in cands:
                             cands[t.attr] = set()  # a store may change it
@@ -2081,7 +2086,7 @@ class Interpreter:
                     for p in touched:
                         seen.add(p)
                         cands[p] = {r for r in cands[p] if r in kws and ast.dump(kws[r]) == ast.dump(kws[p])}
-                elif (dotted_name or "").rsplit(".", 1)[-1] == "replace":
+                elif knows and (dotted_name or "").rsplit(".", 1)[-1] == "replace":
                     for p in touched:
                         cands[p] = set()
         for p, rs in cands.items():
@@ -2175,6 +2180,12 @@ class Interpreter:
         del heap["?" + key]
         if self._store_log:
             self._store_log[-1].add(key)
+
+    @staticmethod
+    def _in_classmethod(frame: Frame) -> bool:
+        func = frame.seg.func if frame.seg is not None else None
+        return func is not None and any(isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod"
+                                        for d in func.decorators)
 
     def _class_named(self, name: str, frame: Frame) -> ClassInfo | None:
         mod = self.project.module(frame.module)
@@ -3592,7 +3603,12 @@ class Interpreter:
         if name and frame.owner and self._graph_capture is not None and self._graph_capture.fullmatch(name):
             self._check_capture(node, frame, state)
 
-        # Cls(...) of a project dataclass: an object whose fields hold the arguments
+        # Cls(...) of a project dataclass: an object whose fields hold the arguments (also
+        # `cls(...)` in a classmethod of one: `InputBatch.make_dummy`)
+        if name == "cls" and frame.owner and self._in_classmethod(frame):
+            cls = self.project.class_info(frame.owner)
+            if cls is not None and (cls.is_dataclass or any(b.endswith("NamedTuple") for b in cls.bases)):
+                return self._construct(cls, node, frame, state)
         if name and self._looks_like_class(last):
             cls = self._class_named(name, frame)
             if cls is not None and (cls.is_dataclass or any(b.endswith("NamedTuple") for b in cls.bases)):

@@ -50,6 +50,9 @@ class Runner:
 
     def forward(self, batch: InputBatch):
         return self.model(input_ids=self.input_ids[:batch.num_tokens_after_padding])
+
+    def warm_up(self, num_tokens: int):
+        return self.forward(InputBatch.make_dummy(num_tokens))
 '''
 
 
@@ -86,7 +89,8 @@ def _typed_only(tmp_path, dummy: str) -> list[tuple[int, str]]:
 
 
 def test_a_padded_field_every_construction_binds_to_the_real_one_has_no_padding(tmp_path):
-    # both constructions (`prepare`, and `make_dummy` through `cls(...)`) bind the two fields alike
+    # both constructions (`prepare`, and `make_dummy` through `cls(...)`, which `warm_up` hands to
+    # `forward`) bind the two fields alike
     assert _found(tmp_path) == []
     assert _typed_only(tmp_path, "num_tokens") == []
 
