@@ -154,6 +154,69 @@ def _grid_tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: dict[s
     return out
 
 
+def _select_tail(value: ast.AST, defs: dict[str, ast.AST], params: dict[str, int], offsets: set[str],
+                 depth: int = 0) -> str | None:
+    """The literal a stored value takes in the rows from a count on: ``tl.where(o < n, x, c)``
+    (``o >= n``: ``tl.where(o >= n, c, x)``) or ``tl.load(p + o, mask=o < n, other=c)``, ``o`` an
+    offset the store's pointer uses and ``n`` a parameter of the kernel; followed through the
+    kernel's single-assignment locals; else None."""
+    if depth > 6:
+        return None
+    if isinstance(value, ast.Name) and value.id in defs:
+        return _select_tail(defs[value.id], defs, params, offsets, depth + 1)
+    if not isinstance(value, ast.Call):
+        return None
+    last = (_dotted_name(value.func) or "").rsplit(".", 1)[-1]
+
+    def bound(cond: ast.AST) -> str | None:
+        # "lt": rows below the count pass the test; "ge": rows from the count on do
+        if isinstance(cond, ast.Compare) and len(cond.ops) == 1 and isinstance(cond.left, ast.Name) \
+                and cond.left.id in offsets and isinstance(cond.comparators[0], ast.Name) \
+                and cond.comparators[0].id in params:
+            if isinstance(cond.ops[0], ast.Lt):
+                return "lt"
+            if isinstance(cond.ops[0], ast.GtE):
+                return "ge"
+        return None
+
+    if last == "where" and len(value.args) == 3:
+        how = bound(value.args[0])
+        tail = value.args[2] if how == "lt" else value.args[1] if how == "ge" else None
+        return _literal_text(tail) or None if tail is not None else None
+    if last == "load":
+        kw = {k.arg: k.value for k in value.keywords if k.arg}
+        if "mask" in kw and "other" in kw and bound(kw["mask"]) == "lt":
+            return _literal_text(kw["other"]) or None
+    return None
+
+
+def _selected_tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: dict[str, int]) -> list[TailStore]:
+    """Stores over the whole range of a pointer whose value is a literal in the rows from a
+    count on (:func:`_select_tail`): vLLM MRV2 ``_dcp_local_seq_lens_kernel``, ``v = tl.where(block
+    < num_reqs, x, 0); tl.store(out_ptr + block, v, mask=block < max_num_reqs)``."""
+    defs: dict[str, ast.AST] = {}
+    counts: dict[str, int] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            counts[name] = counts.get(name, 0) + 1
+            defs[name] = node.value
+    defs = {k: v for k, v in defs.items() if counts[k] == 1}
+    out = []
+    for node in ast.walk(fn):
+        call = _store_call(node)
+        if call is None:
+            continue
+        ptr = _pointer(call.args[0], params)
+        if ptr is None:
+            continue
+        offsets = _names(call.args[0]) - {ptr}
+        value = _select_tail(call.args[1], defs, params, offsets)
+        if value:
+            out.append(TailStore(params[ptr], ptr, value, call.lineno))
+    return out
+
+
 def tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef,
                 helpers: Mapping[str, ast.AST] | None = None, _depth: int = 0) -> tuple[TailStore, ...]:
     """The tail stores of kernel ``fn`` (see the module docstring), one per parameter: stores in a
@@ -166,6 +229,8 @@ def tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef,
     params = {a.arg: i for i, a in enumerate(fn.args.posonlyargs + fn.args.args)}
     found: dict[str, TailStore] = {}
     for ts in _grid_tail_stores(fn, params):
+        found.setdefault(ts.name, ts)
+    for ts in _selected_tail_stores(fn, params):
         found.setdefault(ts.name, ts)
     if helpers and _depth < 3:
         for call in ast.walk(fn):

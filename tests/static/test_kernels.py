@@ -187,3 +187,36 @@ def test_a_helper_that_is_not_jit_or_not_given_is_not_followed():
     assert tail_stores(fn) == ()  # no module functions given: the call is not followed
     plain = src.replace("@triton.jit\n    def _pad", "def _pad")
     assert _module_stores(plain, "_prepare") == []
+
+
+def test_a_store_of_a_value_selected_past_the_count_pads_with_that_literal():
+    # vLLM MRV2 `_dcp_local_seq_lens_kernel`: every row up to max_num_reqs is stored, and the
+    # value is 0 from num_reqs on (`tl.where(block < num_reqs, x, 0)`): parameter 0 is padded with 0
+    assert _stores("""
+        def k(out_ptr, seq_lens_ptr, num_reqs, max_num_reqs, BLOCK: tl.constexpr):
+            block = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(seq_lens_ptr + block, mask=block < num_reqs)
+            v = tl.where(block < num_reqs, x * 2, 0)
+            tl.store(out_ptr + block, v, mask=block < max_num_reqs)
+        """) == [("out_ptr", 0, "0")]
+    # a masked load's `other=` is what the rows past the count get
+    assert _stores("""
+        def k(out_ptr, src_ptr, num_reqs, max_num_reqs, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, tl.load(src_ptr + offs, mask=offs < num_reqs, other=-1), mask=offs < max_num_reqs)
+        """) == [("out_ptr", 0, "-1")]
+
+
+def test_a_selection_by_something_else_is_not_padding():
+    # no `other=` (the rows past the count hold whatever the load gives), a test of a value, not
+    # of the store's offset, and a selection on a local rather than a parameter pad nothing
+    assert _stores("""
+        def k(out_ptr, src_ptr, num_reqs, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(src_ptr + offs, mask=offs < num_reqs)
+            tl.store(out_ptr + offs, x)
+            y = tl.where(x < num_reqs, x, 0)
+            tl.store(out_ptr + offs + BLOCK, y)
+            n = num_reqs - 1
+            tl.store(out_ptr + offs + 2 * BLOCK, tl.where(offs < n, x, 0))
+        """) == []
