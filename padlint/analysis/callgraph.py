@@ -106,6 +106,7 @@ class CallGraph:
         # and of its manager captures (`capture` of `*cudagraph_manager.capture`)
         self._capture_names = tuple({p.rsplit(".", 1)[-1].strip("*") for p in profile.graph_captured_by} - {""})
         self._slots: dict[str, tuple[tuple[str, str, str, str, bool], ...]] = {}
+        self._read_conds: dict[str, dict[str, str]] = {}
         # a module is searched for callers only if its text mentions a count (real or
         # padded), a sink, a device copy, a padded getter or a reset helper: a module that only
         # fills tensors of its own (`torch.empty`, `.fill_`) cannot touch the padding rows of a
@@ -724,6 +725,95 @@ class CallGraph:
                                 out.setdefault(name, set()).update({manager} - {""})
         v = self._captured[cls.key] = {k: frozenset(ms) for k, ms in out.items()}
         return v
+
+    def graph_read_conditions(self, cls: ClassInfo) -> dict[str, str]:
+        """Slices a captured function (:meth:`captured_functions`) hands only to methods of the class
+        that read them only under ``if <p> is not None:``, ``p`` a parameter the call binds to an
+        attribute of ``self``: attribute path -> that attribute (``"self.draft_logits"``).  The
+        graph reads such a slice only when the attribute is set (vLLM 0.25.0's drafter:
+        ``self.sample_draft(..., idx_mapping, ..., self.draft_logits)``, whose ``idx_mapping`` feeds
+        the sampling kernel under ``if draft_logits is not None:``), so a reset made under the same
+        test covers the replay's read."""
+        got = self._read_conds.get(cls.key)
+        if got is not None:
+            return got
+        out: dict[str, str] = {}
+        self._read_conds[cls.key] = out
+        captured = self.captured_functions(cls)
+        for name in captured:
+            m = self.project.find_method(cls, name)
+            if m is None:
+                continue
+            aliases = _self_aliases(m.node)
+            conds: dict[str, set[str | None]] = {}
+            local_of: dict[str, str] = {}  # local -> attribute path of the slice it holds
+            for sub in ast.walk(m.node):
+                if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) \
+                        and isinstance(sub.value, ast.Subscript) and (a := _self_slice(sub.value, aliases)):
+                    local_of[sub.targets[0].id] = a
+            parents: dict[int, ast.AST] = {}
+            for sub in ast.walk(m.node):
+                for ch in ast.iter_child_nodes(sub):
+                    parents[id(ch)] = sub
+            for sub in ast.walk(m.node):
+                attr = None
+                if isinstance(sub, ast.Subscript) and (a := _self_slice(sub, aliases)):
+                    par = parents.get(id(sub))
+                    if isinstance(par, ast.Assign) and par.value is sub and len(par.targets) == 1 \
+                            and isinstance(par.targets[0], ast.Name):
+                        continue  # bound to a local: its uses are judged
+                    attr = a
+                elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in local_of:
+                    attr = local_of[sub.id]
+                if attr is None:
+                    continue
+                conds.setdefault(attr, set()).add(self._use_condition(cls, sub, parents))
+            for attr, cs in conds.items():
+                if len(cs) == 1 and None not in cs and out.get(attr, next(iter(cs))) == next(iter(cs)):
+                    out[attr] = next(iter(cs))
+        return out
+
+    def _use_condition(self, cls: ClassInfo, use: ast.AST, parents: dict[int, ast.AST]) -> str | None:
+        """``self.<attr>`` when ``use`` is an argument of ``self.f(...)`` whose parameter ``f`` reads
+        only under ``if <q> is not None:``, with ``q`` bound at the call to ``self.<attr>``; else None."""
+        call = parents.get(id(use))
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"):
+            return None
+        f = self.project.find_method(cls, call.func.attr)
+        if f is None:
+            return None
+        params = [a.arg for a in (*f.node.args.posonlyargs, *f.node.args.args)][1:]
+        bound: dict[str, ast.AST] = dict(zip(params, call.args))
+        bound.update({k.arg: k.value for k in call.keywords if k.arg})
+        mine = next((p for p, v in bound.items() if v is use), None)
+        if mine is None:
+            return None
+        fparents: dict[int, ast.AST] = {}
+        for sub in ast.walk(f.node):
+            for ch in ast.iter_child_nodes(sub):
+                fparents[id(ch)] = sub
+        guard: str | None = None
+        for sub in ast.walk(f.node):
+            if not (isinstance(sub, ast.Name) and sub.id == mine and isinstance(sub.ctx, ast.Load)):
+                continue
+            cur, found = sub, None
+            while id(cur) in fparents:
+                par = fparents[id(cur)]
+                if isinstance(par, ast.If) and any(cur is b for b in par.body) \
+                        and isinstance(par.test, ast.Compare) and len(par.test.ops) == 1 \
+                        and isinstance(par.test.ops[0], ast.IsNot) and isinstance(par.test.left, ast.Name) \
+                        and isinstance(par.test.comparators[0], ast.Constant) and par.test.comparators[0].value is None:
+                    q = bound.get(par.test.left.id)
+                    d = _dotted(q) if q is not None else None
+                    if d and d.startswith("self.") and d.count(".") == 1:
+                        found = d
+                        break
+                cur = par
+            if found is None or (guard is not None and guard != found):
+                return None
+            guard = found
+        return guard
 
     def graph_managers(self, cls: ClassInfo) -> frozenset[str]:
         """The attributes of ``self`` holding the managers that capture methods of ``cls``."""

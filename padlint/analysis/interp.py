@@ -2348,8 +2348,27 @@ class Interpreter:
             # the graph reads is an input of the captured model forward (the forward severity)
             severity = "error" if graphs is not None or self.p.field_spec(fld) is not None \
                 else self.p.forward_severity
-            self._check_sink("CUDA graph replay", fld, "replay", node, Refs(frozenset(refs)), frame, state,
-                             severity, node=key)
+            fact = self._read_condition(cls, attr, state) if managed else None
+            saved = self._active
+            if fact is not None:
+                # the graph reads the slice only where the attribute is set: a reset made under the
+                # same test covers it (path correlation, as for a repeated test)
+                self._active = saved | {fact}
+            try:
+                self._check_sink("CUDA graph replay", fld, "replay", node, Refs(frozenset(refs)), frame, state,
+                                 severity, node=key)
+            finally:
+                self._active = saved
+
+    def _read_condition(self, cls: ClassInfo, attr: str, state: State):
+        """The fact under which the graphs read ``attr`` (:meth:`CallGraph.graph_read_conditions`:
+        ``self.draft_logits is not None``), keyed as a test of ``self``'s attribute is
+        (:meth:`_cond_keys`), or None."""
+        chain = self.graph.graph_read_conditions(cls).get(attr)
+        me = state.env.get("self")
+        if chain is None or not isinstance(me, Refs) or not me.refs:
+            return None
+        return (("self", tuple(sorted(r.loc for r in me.refs)), f"{chain} is None"), False)
 
     def _check_capture(self, node: cst.Call, frame: Frame, state: State) -> None:
         """A graph manager's capture (``self.decode_cudagraph_manager.capture(self._decode, ...)``,

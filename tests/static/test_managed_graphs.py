@@ -234,3 +234,57 @@ def test_a_function_handed_to_the_capture_by_keyword_is_captured_too(tmp_path):
                                                           {"RESET": "self.sample_idx_mapping.zero_()"})]
     assert got == [("PAD002", 13, "sample_idx_mapping")]
     assert check_files(tmp_path, files, ["pkg/drafter.py"], {"RESET": "self.sample_idx_mapping.fill_(-1)"}) == []
+
+
+CONDITIONAL_READ = '''\
+import torch
+
+from pkg.cudagraph import GraphManager, dispatch_cg
+
+
+class Drafter:
+    def __init__(self, max_num_reqs: int, keep_logits: bool) -> None:
+        self.idx_mapping = torch.zeros(max_num_reqs, dtype=torch.int64)
+        self.draft_logits = torch.zeros(max_num_reqs, 8) if keep_logits else None
+        self.prefill_cudagraph_manager = GraphManager([8, 16])
+
+    def capture(self) -> None:
+        self.idx_mapping.fill_(-1)
+        self.prefill_cudagraph_manager.capture(self._prefill)
+
+    def propose(self, input_batch) -> None:
+        num_reqs = input_batch.num_reqs
+        self.idx_mapping[:num_reqs].copy_(input_batch.idx_mapping)
+        if {GUARD}:
+            self.idx_mapping[num_reqs:].fill_(-1)
+        desc = dispatch_cg(self.prefill_cudagraph_manager, num_reqs)
+        self.prefill_cudagraph_manager.run_fullgraph(desc)
+
+    def _prefill(self, num_reqs: int) -> None:
+        idx_mapping = self.idx_mapping[:num_reqs]
+        self.sample_draft(idx_mapping, self.draft_logits)
+
+    def sample_draft(self, idx_mapping, draft_logits):
+        if draft_logits is not None:
+            return torch.ops.vllm.gumbel_sample(idx_mapping, draft_logits)
+        return None
+'''
+
+
+def test_a_slice_the_graph_reads_only_under_a_setting_is_covered_by_a_reset_under_it(tmp_path):
+    # vLLM 0.25.0 (B3's first fix): the drafter resets idx_mapping's padding rows only when it
+    # keeps draft logits, and the captured `_prefill` hands the slice to `sample_draft`, which
+    # reads it only then (`if draft_logits is not None:`, bound to `self.draft_logits`): the replay
+    # reads no stale row on either path
+    files = {"pkg/__init__.py": "", "pkg/cudagraph.py": MANAGER, "pkg/drafter.py": CONDITIONAL_READ}
+    assert check_files(tmp_path, files, ["pkg/drafter.py"], {"GUARD": "self.draft_logits is not None"}) == []
+    # a reset under another test does not cover it (the replay at line 22)
+    got = [(f.line, f.field) for f in check_files(tmp_path, files, ["pkg/drafter.py"],
+                                                  {"GUARD": "input_batch.full"})]
+    assert got == [(22, "idx_mapping")]
+    # and a read the callee makes outside the test is a read on every path
+    src = CONDITIONAL_READ.replace("        return None\n", "        return torch.ops.vllm.greedy(idx_mapping)\n")
+    files["pkg/drafter.py"] = src
+    got = [(f.line, f.field) for f in check_files(tmp_path, files, ["pkg/drafter.py"],
+                                                  {"GUARD": "self.draft_logits is not None"})]
+    assert got == [(22, "idx_mapping")]
