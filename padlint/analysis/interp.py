@@ -28,6 +28,7 @@ from padlint.analysis.buffers import _MODULES as READ_ONLY_MODULES, _PURE_MODULE
 from padlint.analysis.literals import same_literal
 from padlint.analysis.callgraph import CallGraph
 from padlint.analysis.project import ClassInfo, FunctionInfo, Project, _type_names, scan_method_attr_types
+from padlint.analysis.project import _dotted as _dotted_name_ast
 from padlint.profile import Profile
 
 
@@ -2079,7 +2080,7 @@ class Interpreter:
                 touched = [p for p in cands if p in kws]
                 if not touched:
                     continue
-                dotted_name = _dotted_ast(n.func)
+                dotted_name = _dotted_name_ast(n.func)
                 built = (isinstance(n.func, ast.Name) and n.func.id == "cls" and id(n) in own) or (
                     dotted_name is not None and self.project.resolve(mod, dotted_name) is cls)
                 if built:
@@ -4824,11 +4825,3 @@ def _walk_cst(node: cst.CSTNode):
         yield n
         stack.extend(reversed(n.children))
 
-
-def _dotted_ast(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted_ast(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None

@@ -121,11 +121,8 @@ def _pointer_source(expr: ast.AST, params: dict[str, int], defs: dict[str, ast.A
     return None
 
 
-def _grid_tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: dict[str, int]) -> list[TailStore]:
-    """Stores of one literal value under ``if pid >= n:`` with ``pid = tl.program_id(k)`` and
-    ``n`` a parameter: the programs launched past the real count (a grid of the padded count)
-    write the padding rows (vLLM MRV2 ``_gather_block_tables_kernel``: ``if batch_idx >= num_reqs:
-    ... tl.store(dst_row_ptr + offset, 0, ...)``)."""
+def _single_defs(fn: ast.AST) -> dict[str, ast.AST]:
+    """The kernel's locals assigned exactly once (a name -> its value): followed as definitions."""
     defs: dict[str, ast.AST] = {}
     counts: dict[str, int] = {}
     for node in ast.walk(fn):
@@ -133,7 +130,15 @@ def _grid_tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: dict[s
             name = node.targets[0].id
             counts[name] = counts.get(name, 0) + 1
             defs[name] = node.value
-    defs = {k: v for k, v in defs.items() if counts[k] == 1}  # one definition: followed
+    return {k: v for k, v in defs.items() if counts[k] == 1}
+
+
+def _grid_tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: dict[str, int]) -> list[TailStore]:
+    """Stores of one literal value under ``if pid >= n:`` with ``pid = tl.program_id(k)`` and
+    ``n`` a parameter: the programs launched past the real count (a grid of the padded count)
+    write the padding rows (vLLM MRV2 ``_gather_block_tables_kernel``: ``if batch_idx >= num_reqs:
+    ... tl.store(dst_row_ptr + offset, 0, ...)``)."""
+    defs = _single_defs(fn)
     pids = {k for k, v in defs.items() if _is_program_id(v)}
     out = []
     for node in ast.walk(fn):
@@ -194,14 +199,7 @@ def _selected_tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: di
     """Stores over the whole range of a pointer whose value is a literal in the rows from a
     count on (:func:`_select_tail`): vLLM MRV2 ``_dcp_local_seq_lens_kernel``, ``v = tl.where(block
     < num_reqs, x, 0); tl.store(out_ptr + block, v, mask=block < max_num_reqs)``."""
-    defs: dict[str, ast.AST] = {}
-    counts: dict[str, int] = {}
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            counts[name] = counts.get(name, 0) + 1
-            defs[name] = node.value
-    defs = {k: v for k, v in defs.items() if counts[k] == 1}
+    defs = _single_defs(fn)
     out = []
     for node in ast.walk(fn):
         call = _store_call(node)
