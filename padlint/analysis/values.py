@@ -647,9 +647,15 @@ def covers(clean: frozenset, taint: "Taint", is_real_for: Callable[[str, str], b
 def origin_key(t: Taint) -> str:
     """The origin of a stale taint: the buffer its padded slice was taken from (``self.seq_lens``
     of ``self.seq_lens[:num_reqs_padded]``: each needs its own reset), or "" for a tensor
-    derived from stale inputs (one origin, however many inputs: one reset of it fixes all)."""
+    derived from stale inputs (one origin, however many inputs: one reset of it fixes all).  A
+    slice of an element of a persistent list (``x[:n] for x in self.tables``) has that list as its
+    origin, whatever the loop variable is called."""
+    if t.derived_from:
+        return ""
+    if t.element_of:
+        return t.element_of
     i = t.buffer.find("[")
-    return "" if t.derived_from else (t.buffer[:i] if i > 0 else t.buffer)
+    return t.buffer[:i] if i > 0 else t.buffer
 
 
 def with_step(t: Taint, line: int, note: str, derived_from: str | None = None, path: str = "") -> Taint:

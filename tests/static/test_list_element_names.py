@@ -116,3 +116,17 @@ def test_a_statement_loop_variable_bound_at_the_sink_keeps_its_own_reset():
     (f,) = check_source(src, "runner.py", load_profile("vllm"))
     assert f.line == 14 and "an element of `self.input_block_tables`" in f.message
     assert f.fix is not None and f.fix.text == "x[num_reqs:num_reqs_padded] = 0"
+
+
+def test_two_comprehensions_over_the_list_are_one_origin():
+    # vLLM 0.34.0's drafters take the same tables on two paths, one comprehension naming the
+    # element `x`, the other `block_table`: the origin is the list, so one finding (not one per
+    # loop variable) at the metadata (line 17)
+    src = SRC.replace(
+        "        block_tables = [x[:num_reqs_padded] for x in self.input_block_tables]\n",
+        "        if scheduler_output.ubatch:\n"
+        "            block_tables = [x[:num_reqs_padded] for x in self.input_block_tables]\n"
+        "        else:\n"
+        "            block_tables = [block_table[:num_reqs_padded] for block_table in self.input_block_tables]\n")
+    found = check_source(src.replace("RESET", "pass"), "runner.py", load_profile("vllm"))
+    assert [(f.line, f.field) for f in found] == [(17, "block_table_tensor")]
