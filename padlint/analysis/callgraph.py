@@ -751,10 +751,7 @@ class CallGraph:
                 if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) \
                         and isinstance(sub.value, ast.Subscript) and (a := _self_slice(sub.value, aliases)):
                     local_of[sub.targets[0].id] = a
-            parents: dict[int, ast.AST] = {}
-            for sub in ast.walk(m.node):
-                for ch in ast.iter_child_nodes(sub):
-                    parents[id(ch)] = sub
+            parents = _parents(m.node)
             for sub in ast.walk(m.node):
                 attr = None
                 if isinstance(sub, ast.Subscript) and (a := _self_slice(sub, aliases)):
@@ -789,10 +786,7 @@ class CallGraph:
         mine = next((p for p, v in bound.items() if v is use), None)
         if mine is None:
             return None
-        fparents: dict[int, ast.AST] = {}
-        for sub in ast.walk(f.node):
-            for ch in ast.iter_child_nodes(sub):
-                fparents[id(ch)] = sub
+        fparents = _parents(f.node)
         guard: str | None = None
         for sub in ast.walk(f.node):
             if not (isinstance(sub, ast.Name) and sub.id == mine and isinstance(sub.ctx, ast.Load)):
@@ -1145,6 +1139,11 @@ def _whole_arguments(fn: ast.AST, aliases: dict[str, str], defs: dict[str, list[
                 for p in paths(sub.value):
                     out.setdefault(p, sub.arg)
     return out
+
+
+def _parents(root: ast.AST) -> dict[int, ast.AST]:
+    """id of each node under ``root`` -> its parent node."""
+    return {id(ch): sub for sub in ast.walk(root) for ch in ast.iter_child_nodes(sub)}
 
 
 def _self_methods(node: ast.AST) -> set[str]:

@@ -554,6 +554,8 @@ class Interpreter:
             if profile.graph_captured_by else None
         self._texts: dict[int, str] = {}
         self._eq_counts: dict[str, dict[str, str]] = {}  # class key -> padded field -> real field
+        # (id of a replay call, count name) -> the replaying function assigns it from the descriptor
+        self._descriptor_names: dict[tuple[int, str], bool] = {}
         self._keep: list = []
         # persistent buffers: allocations and writes across the project (the never-written fact)
         self.buffers = BufferIndex(project, profile)
@@ -2182,12 +2184,6 @@ class Interpreter:
         if self._store_log:
             self._store_log[-1].add(key)
 
-    @staticmethod
-    def _in_classmethod(frame: Frame) -> bool:
-        func = frame.seg.func if frame.seg is not None else None
-        return func is not None and any(isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod"
-                                        for d in func.decorators)
-
     def _class_named(self, name: str, frame: Frame) -> ClassInfo | None:
         mod = self.project.module(frame.module)
         t = self.project.resolve(mod, name) if mod is not None else None
@@ -2242,6 +2238,15 @@ class Interpreter:
                 self._reset(ref, real, None, state, None, value, line,
                             PadWrite(frame.path, line, value, "registry") if value else None)
         return True
+
+    def _self_attr_locs(self, attr: str, state: State) -> list[str]:
+        """The locations of ``self.<attr>`` (a dotted path, ``buffers.positions``) on this path."""
+        out = []
+        for loc in self._self_locs(state):
+            for part in attr.split("."):
+                loc = self._attr_loc(loc, part)
+            out.append(loc)
+        return out
 
     @staticmethod
     def _self_locs(state: State) -> tuple[str, ...]:
@@ -2408,11 +2413,8 @@ class Interpreter:
             if pair is None:
                 continue
             c = Count(pair.padded[0], 0, bound)
-            refs = set()
-            for loc in self._self_locs(state):
-                for part in attr.split("."):
-                    loc = self._attr_loc(loc, part)
-                refs.add(Ref(loc, c, f"self.{attr}[:{bound}]", line, True, path=frame.path, dummy=run))
+            refs = {Ref(loc, c, f"self.{attr}[:{bound}]", line, True, path=frame.path, dummy=run)
+                    for loc in self._self_attr_locs(attr, state)}
             value = Refs(frozenset(refs))
             key = self._kwkeys.get((id(node), "capture:" + attr))
             if key is None:
@@ -2454,11 +2456,7 @@ class Interpreter:
             return
         line = frame.seg.line(node, frame.stmt)
         for gi in inputs:
-            locs = []
-            for loc in self._self_locs(state):
-                for part in gi.attr.split("."):
-                    loc = self._attr_loc(loc, part)
-                locs.append(loc)
+            locs = self._self_attr_locs(gi.attr, state)
             # a key in the heap: some path since the entry point wrote the buffer (a join keeps it),
             # or handed it, or an object holding it, to code the analysis does not read (a kernel,
             # an `out=` call) or called a method of an object the class built with it
@@ -2511,16 +2509,19 @@ class Interpreter:
         replays (``num_tokens = desc.num_tokens``, ``n = desc.num_reqs or num_reqs``): there the
         name the captured function sliced with holds the replayed size, not the step's real count,
         and ``[bound:desc.bound]`` is no range of padding rows."""
+        key = (id(node), bound)
+        got = self._descriptor_names.get(key)
+        if got is not None:
+            return got
         descs = {self._text(a.value) for a in node.args if a.keyword is None}
-        if not descs:
-            return False
-        for sub in _walk_cst(frame.seg.func):
-            if isinstance(sub, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == bound
-                                                   for t in sub.targets):
-                text = self._text(sub.value)
-                if any(text == f"{d}.{bound}" or text.startswith(f"{d}.{bound} or ") for d in descs):
-                    return True
-        return False
+        got = bool(descs) and any(
+            isinstance(sub, cst.Assign)
+            and any(isinstance(t.target, cst.Name) and t.target.value == bound for t in sub.targets)
+            and any((text := self._text(sub.value)) == f"{d}.{bound}" or text.startswith(f"{d}.{bound} or ")
+                    for d in descs)
+            for sub in _walk_cst(frame.seg.func))
+        self._descriptor_names[key] = got
+        return got
 
     def _capture_width(self, definition: str, state: State, by_axis: dict[str, set] | None = None
                        ) -> Count | None:
@@ -3625,7 +3626,7 @@ class Interpreter:
 
         # Cls(...) of a project dataclass: an object whose fields hold the arguments (also
         # `cls(...)` in a classmethod of one: `InputBatch.make_dummy`)
-        if name == "cls" and frame.owner and self._in_classmethod(frame):
+        if name == "cls" and frame.owner and frame.seg is not None and _decorated(frame.seg.func, "classmethod"):
             cls = self.project.class_info(frame.owner)
             if cls is not None and (cls.is_dataclass or any(b.endswith("NamedTuple") for b in cls.bases)):
                 return self._construct(cls, node, frame, state)
@@ -4262,8 +4263,7 @@ class Interpreter:
         ps = func.params
         positional = [*ps.posonly_params, *ps.params]
         is_method = fn is not None and owner != "" and positional and positional[0].name.value == "self" \
-            and not any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
-                        for d in func.decorators)
+            and not _decorated(func, "staticmethod")
         if is_method:
             if isinstance(recv, Refs):
                 # a method of another object: what that object holds may be written there
@@ -4825,3 +4825,8 @@ def _walk_cst(node: cst.CSTNode):
         yield n
         stack.extend(reversed(n.children))
 
+
+
+def _decorated(func: cst.FunctionDef, name: str) -> bool:
+    """Whether ``func`` carries the plain decorator ``@name`` (``staticmethod``, ``classmethod``)."""
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == name for d in func.decorators)
