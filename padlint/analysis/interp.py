@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from padlint.analysis.kernels import tail_stores
+from padlint.analysis.kernels import pointer_write, tail_stores
 from padlint.analysis.values import (
     ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
     Ref, Refs, Reset, State, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, origin_key, stamp, with_step,
@@ -31,6 +31,9 @@ from padlint.analysis.project import ClassInfo, FunctionInfo, Project, _type_nam
 from padlint.analysis.project import _dotted as _dotted_name_ast
 from padlint.profile import Profile
 
+
+#: the write statements :attr:`Interpreter.writers` keeps per location, entry point and file
+MAX_WRITERS = 16
 
 #: heap key prefix of "some path handed this location to code the analysis does not read"
 MAY_WRITE = "!w:"
@@ -410,6 +413,10 @@ class SinkHit:
     # origin (:func:`origin_key`) -> the hit of the most direct path that brought it, for the
     # origins this hit's own (most direct) path does not bring: each is its own finding
     others: dict = field(default_factory=dict)
+    # (entry key, persistent location) of the buffers whose views reached the argument, on the
+    # stale paths: where a checked file writes one of them (:attr:`Interpreter.writers`), a sink
+    # outside the checked files is reported there
+    locs: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -537,6 +544,7 @@ class Interpreter:
         self._real_for = profile.is_real_for
         self._helpers = dict(profile.reset_helpers)
         self._kernel_stores: dict[str, tuple] = {}  # kernel key -> its tail stores
+        self._kernel_writes: dict[tuple[str, str], bool] = {}  # (kernel key, parameter) -> may it store through it
         self._ptr_tables: dict[str, tuple[str, ...]] = {}  # pointer-table attribute -> containers
         self._sliced_memo: dict[int, tuple] = {}  # id(loop body) -> (body, its variable is sliced)
         self._and_memo: dict[int, tuple] = {}  # id(if statement) -> (it, `if A: if B:` for `if A and B:`)
@@ -575,6 +583,13 @@ class Interpreter:
         # there, whatever admission writes later
         self.dummy_reads: dict[tuple[str, str], list[DummyRead]] = {}
         self.dummy_started: set[str] = set()  # keys of the dummy-run functions interpreted
+        # (entry key, persistent location) -> {file: [(segment, statement, function, count)]}: the
+        # statements of each file that wrote rows of the location on some path of that entry, in
+        # the order first seen (``count``: the prefix written, when known): a sink outside the
+        # checked files is reported at a checked file's write of its buffer
+        self.writers: dict[tuple[str, str], dict[str, list[tuple]]] = {}
+        self._frames: list[Frame] = []        # the frames being interpreted, innermost last
+        self._write_log: list[set] = []       # per callee being interpreted: the writes it noted
         # path conditions that hold where the interpreter is now (``(key, polarity)`` facts of the
         # enclosing `if` tests of the current function): resets made under them count here
         self._active: frozenset = frozenset()
@@ -642,7 +657,11 @@ class Interpreter:
         frame.params = tuple(params)
         frame.known.update(frame.params)
         self._stack = [fn.key]
-        self._exec_function(seg.func, frame, state)
+        self._frames = [frame]
+        try:
+            self._exec_function(seg.func, frame, state)
+        finally:
+            self._frames = []
 
     @staticmethod
     def _params(func: cst.FunctionDef) -> list[str]:
@@ -1560,6 +1579,25 @@ class Interpreter:
             return True
         return False
 
+    def _note_write(self, loc: str, where: tuple | None = None, count: str = "") -> None:
+        """Remember that the statement being interpreted (or ``where``: (location, file, segment,
+        statement, function, count) of a write a summary replays) writes rows of persistent
+        location ``loc`` (``count``: up to that count, when it writes a prefix), for the entry
+        point being interpreted (:attr:`writers`)."""
+        if where is None:
+            if not self._frames:
+                return
+            f = self._frames[-1]
+            if f.stmt is None:
+                return
+            where = (loc.split("#", 1)[0], f.path, f.seg, f.stmt, f.qual, count)
+        base, path = where[0], where[1]
+        if self._write_log:
+            self._write_log[-1].add(where)
+        got = self.writers.setdefault((self._stack[0] if self._stack else "", base), {}).setdefault(path, [])
+        if len(got) < MAX_WRITERS and all(w[1] is not where[3] or w[3] != where[5] for w in got):
+            got.append(where[2:])
+
     def _reset(self, ref: Ref, lower, upper, state: State, value: AVal | None,
                value_text: str = "", line: int = 0, site: PadWrite | None = None, dim: int = 0) -> None:
         """Record a write into rows [lower:upper] of ``ref``'s location.
@@ -1569,6 +1607,8 @@ class Interpreter:
         contract is judged at the sink, :mod:`padlint.analysis.padvalue`).
         """
         sites = frozenset({site}) if site is not None else frozenset()
+        if ref.persistent:
+            self._note_write(ref.loc)
         st = state.loc(ref.loc) if ref.persistent else state.heap.get(ref.loc, LocState(False))
         low = self._count(lower, state) if lower is not None else None
         if lower is not None and not self._is_zero(lower):
@@ -1630,6 +1670,8 @@ class Interpreter:
     def _extend(self, ref: Ref, bound: Count, state: State) -> None:
         """This step wrote rows ``[:bound]`` of a persistent buffer: remember the prefix (the
         real count of a later slice of the buffer to another count, :meth:`_inferred_real`)."""
+        if ref.persistent:
+            self._note_write(ref.loc, count=bound.canon if not bound.dim else "")
         if not ref.persistent or bound.dim or bound.unpadded or not bound.canon:
             return
         st = state.loc(ref.loc)
@@ -3724,13 +3766,13 @@ class Interpreter:
             arg_vals = [self._eval(a.value, frame, state) for a in node.args]
             if isinstance(recv, Refs):
                 return self._method(recv, method, node, arg_vals, frame, state)
-            self._opaque(self._out_args(node, arg_vals), state)
+            self._opaque(self._noted(self._out_args(node, arg_vals)), state)
             if not (name and name.split(".")[0] in READ_ONLY_MODULES and last in READ_ONLY_FUNCS):
                 self._mark_written(arg_vals, state)  # (`torch.sum(buf)` only reads it)
             return UNKNOWN
 
         arg_vals = [self._eval(a.value, frame, state) for a in node.args]
-        self._opaque(self._out_args(node, arg_vals), state)
+        self._opaque(self._noted(self._out_args(node, arg_vals)), state)
         if not (name and name.split(".")[0] in READ_ONLY_MODULES and last in READ_ONLY_FUNCS):
             self._mark_written(arg_vals, state)  # (`torch.sum(buf)` only reads it)
         return UNKNOWN
@@ -3758,6 +3800,16 @@ class Interpreter:
                 for r in v.refs:
                     if r.persistent or r.types:  # a buffer, or an object that may hold one
                         state.heap[MAY_WRITE + r.loc] = True
+
+    def _noted(self, vals: list) -> list:
+        """``vals`` (the ``out=`` arguments of a library call), each persistent buffer among them
+        noted as written here (:meth:`_note_write`)."""
+        for v in vals:
+            if isinstance(v, Refs):
+                for r in v.refs:
+                    if r.persistent and not r.types:
+                        self._note_write(r.loc)
+        return vals
 
     @staticmethod
     def _out_args(node: cst.Call, vals: list) -> list:
@@ -3877,6 +3929,8 @@ class Interpreter:
             src = arg_vals[0]
             taints = self._taints(src, state, first_run="keep")
             for r in recv.refs:
+                if r.persistent:
+                    self._note_write(r.loc)
                 c = r.count
                 if c is not None and c.canon and not p.is_padded_name(c.canon):
                     self._extend(r, c, state)
@@ -3927,7 +3981,7 @@ class Interpreter:
             return self._derive([recv, *arg_vals], node, frame, state, f"`.{method}()`")
         if method.endswith("_") and not method.startswith("_"):
             self._opaque([recv], state)  # an in-place method: `buf.index_copy_(...)`, `buf.scatter_(...)`
-        self._opaque(self._out_args(node, arg_vals), state)
+        self._opaque(self._noted(self._out_args(node, arg_vals)), state)
         # `self.model_runner.fill_counts(buf, n)` may write buf; `self.refresher.refresh(n)` what
         # the refresher holds
         self._mark_written([self._not_self(recv, state), *arg_vals], state)
@@ -4031,10 +4085,11 @@ class Interpreter:
                 mod = self.project.module(fn.module)
                 helpers = {k: f.node for k, f in mod.functions.items()} if mod is not None else None
                 stores = self._kernel_stores[fn.key] = tail_stores(fn.node, helpers)
-            if not stores:
-                continue
             positional = [a for a in node.args if a.keyword is None and not a.star]
             by_kw = {a.keyword.value: a for a in node.args if a.keyword is not None}
+            self._note_kernel_writes(fn, positional, by_kw, vals)
+            if not stores:
+                continue
             line = frame.seg.line(node, frame.stmt)
             for ts in stores:
                 arg = by_kw.get(ts.name) or (positional[ts.index] if ts.index < len(positional) else None)
@@ -4049,6 +4104,28 @@ class Interpreter:
                         for t in targets:
                             self._reset(t, None, None, state, None, ts.value, line,
                                         PadWrite(frame.path, line, ts.value, "kernel") if ts.value else None)
+
+    def _note_kernel_writes(self, fn: FunctionInfo, positional: list, by_kw: dict, vals: dict) -> None:
+        """The persistent buffers a kernel launch hands to pointer parameters the kernel may store
+        through (:func:`padlint.analysis.kernels.pointer_write`) are written here
+        (:meth:`_note_write`; only the launches whose arguments were evaluated)."""
+        if not vals or not isinstance(fn.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return
+        args = fn.node.args
+        params = [a.arg for a in (*args.posonlyargs, *args.args)]
+        for i, pname in enumerate(params):
+            arg = by_kw.get(pname) or (positional[i] if i < len(positional) else None)
+            v = vals.get(id(arg)) if arg is not None else None
+            if not isinstance(v, Refs) or not any(r.persistent and not r.types for r in v.refs):
+                continue
+            key = (fn.key, pname)
+            w = self._kernel_writes.get(key)
+            if w is None:
+                w = self._kernel_writes[key] = pointer_write(fn.node, pname) is not None
+            if w:
+                for r in v.refs:
+                    if r.persistent and not r.types:
+                        self._note_write(r.loc)
 
     def _pointed_containers(self, r: Ref) -> list[str]:
         """The persistent containers whose buffers a pointer table points to: for the table
@@ -4358,7 +4435,7 @@ class Interpreter:
             heap.reads = self._reads
         if base_key is not None:
             look = dict.get  # not Heap.get: a summary that does not apply leaves no read behind
-            for reads, writes, value, stored in self._summaries.get(base_key, ()):
+            for reads, writes, value, stored, noted_writes in self._summaries.get(base_key, ()):
                 if all((x := look(heap, k, v if v is PERSISTENT else _GONE)) is v or x == v for k, v in reads):
                     if heap.reads:  # what the callee read, its caller read (where it was given it)
                         heap.reads[-1].keys.update(heap.reads[-1].given((k for k, _v in reads), heap))
@@ -4366,21 +4443,29 @@ class Interpreter:
                         heap[k] = v
                     for k in stored:  # the object fields the callee stored, as if it ran again
                         self._stored(k, heap)
+                    for w in noted_writes:  # and the writes it noted, for this entry
+                        self._note_write(w[0], w)
                     return value
         entry = dict(heap)
         self._reads.append(ReadLog(entry))
         callee_state = State(env, heap)
         self._stack.append(qual)
         self._store_log.append(set())
+        self._write_log.append(set())
+        self._frames.append(callee)
         active, self._active = self._active, frozenset()  # a callee's tests are its own
         try:
             exit_state, value = self._exec_function(func, callee, callee_state)
         finally:
             self._active = active
             self._stack.pop()
+            self._frames.pop()
             stored = frozenset(self._store_log.pop())
             if self._store_log:
                 self._store_log[-1].update(stored)
+            noted = frozenset(self._write_log.pop())
+            if self._write_log:
+                self._write_log[-1].update(noted)
             read = self._reads.pop()
             if self._reads:  # what the callee read, its caller read too (where it was given it)
                 self._reads[-1].keys.update(self._reads[-1].given(read.keys, entry))
@@ -4403,7 +4488,7 @@ class Interpreter:
                 # per parameter, where each real call has its own object)
                 own = {k for k, _v in writes if k.startswith(("new:", "@new:", "@arg:")) and k not in entry}
                 entries.append((tuple((k, _given(k, entry)) for k in read.keys if k not in own), writes, value,
-                                stored))
+                                stored, noted))
         return value
 
     def _names_used(self, func: cst.FunctionDef) -> frozenset[str]:
@@ -4575,6 +4660,12 @@ class Interpreter:
         # a reset at the sink fixes every stale path only if each names the real count there
         # (a dummy run binds the callee's real name to its own padded count: it does not)
         real_names, padded_names = self._names_in_scope(frame, state)
+        base_val = value
+        while isinstance(base_val, MapVal):
+            base_val = base_val.item
+        entry = self._stack[0] if self._stack else ""
+        locs = frozenset((entry, r.loc.split("#", 1)[0]) for r in base_val.refs if r.persistent) \
+            if isinstance(base_val, Refs) else frozenset()
         named = not isinstance(value, MapVal) and all(
             any(r in real_names for r in (t.real or (self.p.pair_for_padded(t.padded) or _NOPAIR).real))
             for t in taints)
@@ -4597,10 +4688,11 @@ class Interpreter:
                 dims=frozenset(r.count.dim for r in value.refs if r.count is not None and r.count.canon)
                 if isinstance(value, Refs) else frozenset(),
                 maybe_none=isinstance(value, Refs) and value.maybe_none,
-                container=isinstance(value, MapVal), at_test=not frame.fixable)
+                container=isinstance(value, MapVal), at_test=not frame.fixable, locs=locs)
 
         if old is not None:
             chains = old.stale_chains + (frame.chain,) if frame.chain not in old.stale_chains else old.stale_chains
+            old.locs = old.locs | locs
             if len(old.chain) <= len(frame.chain):
                 old.stale_chains = chains
                 old.fixable = old.fixable and named and frame.fixable
@@ -4614,10 +4706,13 @@ class Interpreter:
                                              frame.fixable and named)
                     elif frame.chain not in other.stale_chains:
                         other.stale_chains = other.stale_chains + (frame.chain,)
+                    if other is not None:
+                        other.locs = other.locs | locs
                 return  # keep the most direct stale path
         new = self.hits[key] = make(taints, (old.stale_chains if old is not None else ()) + (frame.chain,),
                                     frame.fixable and named and (old is None or old.fixable))
         if old is not None:
+            new.locs = new.locs | old.locs
             # the path it replaces may have brought origins this one does not
             mine = {origin_key(t) for t in taints}
             new.others = {o: h for o, h in old.others.items() if o not in mine}

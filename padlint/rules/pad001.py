@@ -225,7 +225,7 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
             # the sink is in a module read but not checked (pre-commit passes the file that
             # changed): report where a checked file makes the padded slice that flows there
             for h in (hit, *hit.others.values()):
-                for f in _outside_findings(h, texts):
+                for f in _outside_findings(h, texts) or _writer_findings(interp, profile, h, texts):
                     outside.setdefault((f.path, f.line, f.sink, f.field, f.buffer), f)
             continue
         # one finding per sink argument and buffer the stale rows come from: a second buffer
@@ -469,6 +469,67 @@ def _outside_findings(hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
             message=message, severity=hit.severity, sink=hit.sink, field=hit.field, buffer=t.buffer,
             padded=t.padded_written or t.padded, real="", trace=trace, fix=None,
             statement=statement, function=hit.function))
+    return out
+
+
+def _writer_findings(interp: Interpreter, profile: Profile, hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
+    """Findings for a sink outside the checked files whose padded slice no checked file makes,
+    but whose buffer a checked file writes on the way (a function that writes a buffer's real
+    rows and whose padding reset was deleted, checked alone by pre-commit): one at the first
+    statement of each checked file that writes rows of that buffer, for the same entry point,
+    naming the sink the stale rows reach."""
+    stale = [t for t in hit.taints if t.reason != "init"]
+    if not stale:
+        return []
+    t = stale[0]
+    out = []
+    sink_at = f"{_shown(hit.path)}:{hit.span[0]}"
+    pair = profile.pair_for_padded(t.padded)
+    reals = set(t.real) | set(pair.real if pair is not None else ())
+    done: set[tuple[str, int]] = set()
+    for key in sorted(hit.locs):
+        for path, writes in sorted(interp.writers.get(key, {}).items(), key=lambda kv: kv[0]):
+            if path not in texts or not writes:
+                continue
+            # the write that stops at the real count (`buf[:num_reqs].copy_(x)`): the padding rows
+            # past it are what it leaves stale; else the first write of the file seen
+            seg, stmt, qual, count = next((w for w in writes if w[3] and w[3] in reals), writes[0])
+            line = seg.line(stmt, stmt)
+            placed = origin_place(texts, path, line, hit)
+            if placed is None or (path, line) in done:
+                continue
+            done.add((path, line))
+            (_l, col, _e, end_col), statement = placed
+            writer = qual.rpartition(":")[2]
+            what = f"`{_short(t.derived_from or t.buffer)}`"
+            base = _short(re.sub(r"\[[^\[\]]*\]$", "", t.buffer))
+            padded = t.padded_written or t.padded
+            if t.dummy:
+                did = (f"`{writer}` writes rows of `{base}` here, and no write of the dummy run reaches those "
+                       f"rows: write them in the dummy run")
+            elif count and count in reals:
+                did = (f"`{writer}` writes rows [:{count}] of `{base}` here and no write on those paths "
+                       f"resets rows [{count}:{padded}]: reset them after this write")
+            else:
+                did = f"`{writer}` writes rows of `{base}` here, on the way: write its padding rows too"
+            if t.graph_input:
+                rows = "the rows the CUDA graph replayed there reads and no path to that replay writes"
+            elif t.dummy:
+                rows = f"rows [0:{t.padded_written or t.padded}] written by no step of the dummy run `{t.dummy}`"
+            else:
+                rows = f"its padding rows (up to {t.padded_written or t.padded}) not reset"
+            n = len(hit.stale_chains)
+            message = (f"{what} reaches {hit.sink} as `{hit.field}` in {sink_at} (a module not checked here) "
+                       f"with {rows} on {n} path{'s' if n != 1 else ''}{_from_entries(hit)}"
+                       f"{'' if t.dummy else _through_dummy(hit)}, e.g. " + _path_text(hit)
+                       + f"; {did} (check {_shown(hit.path)} too for the full report and a proposed reset)")
+            trace = (TraceStep(path, line, f"`{writer}` writes rows of `{base}` (this checked file)"),
+                     *sink_trace(hit, (t,), path))
+            out.append(Finding(
+                code=CODE, path=path, line=line, column=col, end_line=line, end_column=end_col,
+                message=message, severity=hit.severity, sink=hit.sink, field=hit.field, buffer=t.buffer,
+                padded=t.padded_written or t.padded, real="", trace=trace, fix=None,
+                statement=statement, function=hit.function))
     return out
 
 

@@ -537,3 +537,128 @@ def test_a_finding_at_a_sink_not_checked_says_its_path_is_a_dummy_run(tmp_path):
     assert f.path.endswith("runner.py") and f.field == "seq_lens"
     assert "a module not checked here" in f.message
     assert "a dummy run (a call on it passes a padded count as the callee's real count)" in f.message
+
+
+WRITER_BUFFERS = """\
+import torch
+
+
+class Buffers:
+    def __init__(self):
+        self.seq_lens = torch.zeros(256, dtype=torch.int32)
+
+
+class Stats:
+    def __init__(self):
+        self.seq_lens = torch.zeros(256, dtype=torch.int32)
+
+    def record(self, lens, num_reqs):
+        self.seq_lens[:num_reqs] = lens
+
+
+def prepare(bufs, lens, num_reqs, num_reqs_padded):
+    bufs.seq_lens[:num_reqs] = lens
+    RESET
+"""
+
+WRITER_RUNNER = """\
+from pkg.buffers import Buffers, Stats, prepare
+
+
+class ModelRunner:
+    def __init__(self):
+        self.buffers = Buffers()
+        self.stats = Stats()
+
+    def execute_model(self, lens, num_reqs, num_reqs_padded):
+        self.stats.record(lens, num_reqs)
+        prepare(self.buffers, lens, num_reqs, num_reqs_padded)
+        return CommonAttentionMetadata(seq_lens=self.buffers.seq_lens[:num_reqs_padded])
+"""
+
+
+def test_a_sink_not_checked_is_reported_at_the_checked_write_of_its_buffer(tmp_path):
+    """pre-commit passes only `buffers.py`, whose `prepare` writes the real rows of the runner's
+    buffer and (fixed) resets its padding rows.  The padded slice and the sink are both in
+    `runner.py`, not checked: the deleted reset is reported at the write that stops at the real
+    count (`bufs.seq_lens[:num_reqs] = lens`, the place to add it), naming the sink.  `Stats`
+    writes its own `seq_lens`, another buffer that reaches no sink: no finding there."""
+    files = {"pkg/__init__.py": "", "pkg/runner.py": WRITER_RUNNER,
+             "pkg/buffers.py": WRITER_BUFFERS.replace("RESET", "pass")}
+    [f] = _run(tmp_path, files, check=["pkg/buffers.py"])
+    lines = (tmp_path / "pkg" / "buffers.py").read_text(encoding="utf-8").splitlines()
+    assert f.path.endswith("buffers.py") and lines[f.line - 1].strip() == "bufs.seq_lens[:num_reqs] = lens"
+    assert f.field == "seq_lens" and f.sink == "CommonAttentionMetadata" and f.fix is None
+    assert "runner.py:12" in f.message and "a module not checked here" in f.message
+    assert "`prepare` writes rows [:num_reqs] of `seq_lens` here" in f.message
+    assert "resets rows [num_reqs:num_reqs_padded]: reset them after this write" in f.message
+    assert f.trace[0].path.endswith("buffers.py") and f.trace[-1].path.endswith("runner.py")
+    # the reset restored: quiet
+    fixed = {**files, "pkg/buffers.py": WRITER_BUFFERS.replace("RESET", "bufs.seq_lens[num_reqs:num_reqs_padded] = 0")}
+    assert _run(tmp_path, fixed, check=["pkg/buffers.py"]) == []
+    # both files checked: the finding is at the sink, once
+    [g] = _run(tmp_path, files)
+    assert g.path.endswith("runner.py") and g.line == 12
+
+
+WRITER_KERNEL = """\
+import torch
+import triton
+import triton.language as tl
+
+
+class Buffers:
+    def __init__(self):
+        self.seq_lens = torch.zeros(256, dtype=torch.int32)
+
+
+@triton.jit
+def _copy_kernel(out_ptr, src_ptr):
+    i = tl.program_id(0)
+    tl.store(out_ptr + i, tl.load(src_ptr + i))
+
+
+@triton.jit
+def _sum_kernel(total_ptr, src_ptr):
+    i = tl.program_id(0)
+    tl.atomic_add(total_ptr, tl.load(src_ptr + i))
+
+
+class Stats:
+    def __init__(self):
+        self.total = torch.zeros(1, dtype=torch.int32)
+
+
+def prepare(bufs, stats, lens, num_reqs, num_reqs_padded):
+    _sum_kernel[(num_reqs,)](stats.total, bufs.seq_lens)
+    _copy_kernel[(num_reqs,)](bufs.seq_lens, lens)
+"""
+
+KERNEL_RUNNER = """\
+from pkg.buffers import Buffers, Stats, prepare
+
+
+class ModelRunner:
+    def __init__(self):
+        self.buffers = Buffers()
+        self.stats = Stats()
+
+    def execute_model(self, lens, num_reqs, num_reqs_padded):
+        prepare(self.buffers, self.stats, lens, num_reqs, num_reqs_padded)
+        return CommonAttentionMetadata(seq_lens=self.buffers.seq_lens[:num_reqs_padded])
+"""
+
+
+def test_a_kernel_launch_that_stores_through_the_buffer_is_a_write_of_it(tmp_path):
+    """The checked file writes the runner's buffer only through a Triton kernel that stores
+    through its pointer (`_copy_kernel`): the launch is the write the finding is reported at.
+    `_sum_kernel` only loads from the buffer (it stores through another pointer): not a write
+    of it, so its launch, the first statement of `prepare`, is not where the finding goes."""
+    files = {"pkg/__init__.py": "", "pkg/runner.py": KERNEL_RUNNER, "pkg/buffers.py": WRITER_KERNEL}
+    [f] = _run(tmp_path, files, check=["pkg/buffers.py"])
+    lines = (tmp_path / "pkg" / "buffers.py").read_text(encoding="utf-8").splitlines()
+    assert lines[f.line - 1].strip() == "_copy_kernel[(num_reqs,)](bufs.seq_lens, lens)"
+    assert "`prepare` writes rows of `seq_lens` here, on the way" in f.message
+    # a kernel that only reads the buffer writes nothing of it: no checked write, no finding
+    reads_only = WRITER_KERNEL.replace("    _copy_kernel[(num_reqs,)](bufs.seq_lens, lens)\n", "")
+    assert _run(tmp_path, {**files, "pkg/buffers.py": reads_only}, check=["pkg/buffers.py"]) == []
