@@ -393,6 +393,14 @@ class CallGraph:
                     for t in self.project.item_classes(c):
                         out.setdefault(t.key, t)
             return list(out.values())
+        if isinstance(expr, (ast.IfExp, ast.BoolOp)):
+            # `self.av if draft_tokens else None`, `self.pcp_manager or self.block_tables`: an
+            # object of any class a branch may give (None gives none)
+            out = {}
+            for part in ((expr.body, expr.orelse) if isinstance(expr, ast.IfExp) else expr.values):
+                for c in self.expr_classes(part, mod, owner, params, local, depth + 1):
+                    out.setdefault(c.key, c)
+            return list(out.values())
         if isinstance(expr, ast.Call):
             out = {}
             for t in self.resolve_call(expr.func, mod, owner, params, local, depth + 1):

@@ -93,3 +93,16 @@ def test_not_searched_above_the_bound_on_checked_files(tmp_path, monkeypatch):
 
     monkeypatch.setattr(engine, "FEEDER_SEARCH_MAX_FILES", 0)
     assert _findings(tmp_path) == []
+
+
+def test_a_caller_through_a_conditional_local_is_found(tmp_path):
+    # the runner calls the manager through a local bound by a conditional expression (vLLM
+    # 0.34.0: `adaptive_verification = self.adaptive_verification if draft_tokens else None`),
+    # or by `or`: the local may be the manager (None gives no class), so its method's caller is
+    # found and checking local.py alone reports the slice, as with a direct call
+    for bind in ("self.local if num_reqs else None", "None or self.local"):
+        runner = FILES["pkg/runner.py"].replace(
+            "        seq_lens, n = self.local.partition_batch(",
+            f"        local = {bind}\n        seq_lens, n = local.partition_batch(")
+        found = check_files(tmp_path, {**FILES, "pkg/runner.py": runner}, ["pkg/local.py"], {"RESET": "pass"})
+        assert [(f.line, f.field) for f in found] == [(10, "seq_lens")], bind
