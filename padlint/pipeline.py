@@ -49,7 +49,7 @@ from padlint.parse import (
     syntax_error,
     with_big_stack,
 )
-from padlint.prefilter import build_prefilter, has_directives, has_own_directives
+from padlint.prefilter import FEW_FILES, build_prefilter, has_directives, has_own_directives, writes_rows
 from padlint.profile import Profile
 from padlint.suppress import Directives, PadPolicy, apply, scan
 
@@ -172,6 +172,14 @@ def run(paths: list[str], options: RunOptions, cwd: Path | None = None, *,
                 continue
             seeds.add(path)
     progress("read", len(found.files), len(found.files))
+    if len(every) <= FEW_FILES:
+        # a few files checked (pre-commit, a file alone): one that mentions no sink and no padded
+        # count but writes rows of a buffer in place may reset or fill what reaches a sink in
+        # a module not checked; it starts an entry-point search too (its writers' callers)
+        for source in every:
+            if source.path not in seeds and writes_rows(source.text) \
+                    and not 0 < options.max_file_size < len(source.raw):
+                seeds.add(source.path)
     analysed = _analyse_all(every, seeds, options, cwd, progress, out.notes) if seeds or wanted else {}
 
     for source in every:

@@ -47,6 +47,24 @@ class Prefilter:
         return may_matter(text, self.profile)
 
 
+#: At most this many checked files (pre-commit, a file checked alone) count as "a few": a file
+#: among them that only writes rows (:func:`writes_rows`) is analysed, and its functions'
+#: callers are searched for a sink (:func:`padlint.analysis.engine.check_project`).
+FEW_FILES = 64
+
+#: a statement that writes rows of a tensor in place: a store into a slice (`x[n:] = 0`,
+#: `x[a:b, :k] = v`) or an in-place fill of one (`x[n:].fill_(v)`, `x.zero_()`, `x.np.fill(v)`)
+_ROW_WRITE = re.compile(r"\[[^\]\n]*:[^\]\n]*\]\s*=(?!=)|\.(?:fill_|zero_|fill|masked_fill_|index_fill_)\(")
+
+
+def writes_rows(text: str) -> bool:
+    """Whether ``text`` may write rows of a tensor in place (:data:`_ROW_WRITE`): a file that
+    mentions no sink and no padded count but resets or fills a buffer that reaches one through
+    another module (checked alone by pre-commit, such a file is analysed for the sinks its
+    writes reach: :func:`padlint.pipeline.run`)."""
+    return _ROW_WRITE.search(text) is not None
+
+
 _DIRECTIVE = re.compile(r"#[^\n]*?(?:padlint\s*:|noqa)", re.IGNORECASE)
 _OWN_DIRECTIVE = re.compile(r"#[^\n]*?(?:padlint\s*:|noqa\s*:[^\n]*?PAD)", re.IGNORECASE)
 

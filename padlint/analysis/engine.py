@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from padlint.analysis.callgraph import CallGraph, module_functions
+from padlint.prefilter import FEW_FILES
 from padlint.analysis.index import may_matter
 from padlint.analysis.interp import Interpreter
 from padlint.analysis.project import FunctionInfo, Project
@@ -42,8 +43,9 @@ class Source:
 #: made for a few checked files (pre-commit, a file checked alone), whose callers lie in the
 #: modules not checked.  It scans the project for each such function: on a tree (SGLang 0.5.23's
 #: `sglang/srt`, 1,244 files, the rest of `sglang/` unchecked) it took half of a 15-minute run
-#: and added no finding.  Above this many checked files it is not made.
-FEEDER_SEARCH_MAX_FILES = 64
+#: and added no finding.  Above this many checked files it is not made (the same bound as the
+#: prefilter's for files that only write rows: :data:`padlint.prefilter.FEW_FILES`).
+FEEDER_SEARCH_MAX_FILES = FEW_FILES
 
 MAX_CALLER_LEVELS = 64  # how far up the call graph entry points are searched
 MAX_ENTRIES = 2000
@@ -84,13 +86,28 @@ def _syntax_error(path: str, text: str) -> AnalysisSyntaxError | None:
     return None
 
 
+#: how many levels of callers :func:`_feeds_a_sink` climbs to find one that reaches a sink
+FEEDER_LEVELS = 3
+
+
 def _feeds_a_sink(graph: CallGraph, fn: FunctionInfo) -> bool:
-    """``fn`` reaches no sink itself but a caller does: what ``fn`` writes or returns (a padded
-    view in a batch object, a reset of a persistent buffer) reaches the sink through the
-    caller (MRV2 ``PCPManager.partition_batch`` builds the local batch the runner hands to
-    ``model_state.prepare_attn``).  Such a function is searched for entry points too, so
-    that checking its file alone sees what checking the whole tree sees."""
-    return any(graph.sinkward(c) for c in graph.callers(fn) if c.key != fn.key)
+    """``fn`` reaches no sink itself but a caller does, directly or up to :data:`FEEDER_LEVELS`
+    levels up: what ``fn`` writes or returns (a padded view in a batch object, a reset of a
+    persistent buffer) reaches the sink through the caller (MRV2 ``PCPManager.partition_batch``
+    builds the local batch the runner hands to ``model_state.prepare_attn``; 0.34.0's
+    ``AdaptiveVerificationManager.reallocate_drafts`` writes the query offsets that
+    ``prepare_inputs`` puts in the batch its caller hands there).  Such a function is searched
+    for entry points too, so that checking its file alone sees what checking the whole tree
+    sees."""
+    seen = {fn.key}
+    level = [fn]
+    for _ in range(FEEDER_LEVELS):
+        up = [c for f in level for c in graph.callers(f) if c.key not in seen]
+        if any(graph.sinkward(c) for c in up):
+            return True
+        seen.update(c.key for c in up)
+        level = up
+    return False
 
 
 def _some_module_unchecked(project: Project, profile: Profile, checked: set[str]) -> bool:
