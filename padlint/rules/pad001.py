@@ -437,11 +437,29 @@ def origin_place(texts: dict[str, str], path: str, line: int, hit: SinkHit):
     return span, f"{' '.join(code.split())} -> {hit.sink}.{hit.field}"
 
 
+def _elsewhere(hit: SinkHit, t: Taint, path: str, placed, what: str, rows: str, advice: str,
+               trace: tuple[TraceStep, ...], proposed: bool = True) -> Finding:
+    """A finding about a sink outside the checked files, reported at ``placed`` (the span and
+    statement :func:`origin_place` gives) in checked file ``path``: ``what`` reaches the sink with
+    ``rows`` stale on the hit's paths; ``advice`` says what to do here."""
+    (line, col, _e, end_col), statement = placed
+    n = len(hit.stale_chains)
+    message = (f"{what} reaches {hit.sink} as `{hit.field}` in {_shown(hit.path)}:{hit.span[0]} (a module not "
+               f"checked here) with {rows} on {n} path{'s' if n != 1 else ''}{_from_entries(hit)}"
+               f"{'' if t.dummy else _through_dummy(hit)}, e.g. " + _path_text(hit)
+               + f"; {advice} (check {_shown(hit.path)} too for the full report"
+               + (" and a proposed reset" if proposed else "") + ")")
+    return Finding(
+        code=CODE, path=path, line=line, column=col, end_line=line, end_column=end_col,
+        message=message, severity=hit.severity, sink=hit.sink, field=hit.field, buffer=t.buffer,
+        padded=t.padded_written or t.padded, real="", trace=trace, fix=None,
+        statement=statement, function=hit.function)
+
+
 def _outside_findings(hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
     """Findings for a sink outside the checked files: one at each padded slice (the first step
     of a stale source) that a checked file makes, naming the sink it reaches."""
     out = []
-    sink_at = f"{_shown(hit.path)}:{hit.span[0]}"
     for t in hit.taints:
         if t.reason == "init" or not t.steps or t.graph_input:
             continue  # (a graph input's first step is the capture's write, not a padded slice)
@@ -449,26 +467,13 @@ def _outside_findings(hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
         placed = origin_place(texts, spath, line, hit)
         if placed is None:
             continue
-        (_l, col, _e, end_col), statement = placed
         what = (f"`{_short(t.derived_from)}`, from which `{hit.arg_text}` is derived," if t.derived_from
                 else f"`{_short(t.buffer)}`")
         rows = (f"rows [0:{t.padded_written or t.padded}] written by no step of the dummy run `{t.dummy}`"
                 if t.dummy else f"its padding rows (up to {t.padded_written or t.padded}) not reset")
-        message = (f"{what} reaches {hit.sink} as `{hit.field}` in {sink_at} (a module not checked here) "
-                   f"with {rows} on "
-                   f"{len(hit.stale_chains)} path{'s' if len(hit.stale_chains) != 1 else ''}"
-                   f"{_from_entries(hit)}{'' if t.dummy else _through_dummy(hit)}, e.g. "
-                   + _path_text(hit)
-                   + (f"; reset those rows in the dummy run" if t.dummy else
-                      "; reset its padding rows before it reaches the sink")
-                   + f" (check {_shown(hit.path)} too for the full report"
-                   + ("" if t.dummy else " and a proposed reset") + ")")
-        trace = sink_trace(hit, (t,), spath)
-        out.append(Finding(
-            code=CODE, path=spath, line=line, column=col, end_line=line, end_column=end_col,
-            message=message, severity=hit.severity, sink=hit.sink, field=hit.field, buffer=t.buffer,
-            padded=t.padded_written or t.padded, real="", trace=trace, fix=None,
-            statement=statement, function=hit.function))
+        advice = "reset those rows in the dummy run" if t.dummy else "reset its padding rows before it reaches the sink"
+        out.append(_elsewhere(hit, t, spath, placed, what, rows, advice, sink_trace(hit, (t,), spath),
+                              proposed=not t.dummy))
     return out
 
 
@@ -483,7 +488,6 @@ def _writer_findings(interp: Interpreter, profile: Profile, hit: SinkHit, texts:
         return []
     t = stale[0]
     out = []
-    sink_at = f"{_shown(hit.path)}:{hit.span[0]}"
     pair = profile.pair_for_padded(t.padded)
     reals = set(t.real) | set(pair.real if pair is not None else ())
     done: set[tuple[str, int]] = set()
@@ -499,11 +503,15 @@ def _writer_findings(interp: Interpreter, profile: Profile, hit: SinkHit, texts:
             if placed is None or (path, line) in done:
                 continue
             done.add((path, line))
-            (_l, col, _e, end_col), statement = placed
             writer = qual.rpartition(":")[2]
-            what = f"`{_short(t.derived_from or t.buffer)}`"
             base = _short(re.sub(r"\[[^\[\]]*\]$", "", t.buffer))
             padded = t.padded_written or t.padded
+            if t.graph_input:
+                rows = "the rows the CUDA graph replayed there reads and no path to that replay writes"
+            elif t.dummy:
+                rows = f"rows [0:{padded}] written by no step of the dummy run `{t.dummy}`"
+            else:
+                rows = f"its padding rows (up to {padded}) not reset"
             if t.dummy:
                 did = (f"`{writer}` writes rows of `{base}` here, and no write of the dummy run reaches those "
                        f"rows: write them in the dummy run")
@@ -512,24 +520,10 @@ def _writer_findings(interp: Interpreter, profile: Profile, hit: SinkHit, texts:
                        f"resets rows [{count}:{padded}]: reset them after this write")
             else:
                 did = f"`{writer}` writes rows of `{base}` here, on the way: write its padding rows too"
-            if t.graph_input:
-                rows = "the rows the CUDA graph replayed there reads and no path to that replay writes"
-            elif t.dummy:
-                rows = f"rows [0:{t.padded_written or t.padded}] written by no step of the dummy run `{t.dummy}`"
-            else:
-                rows = f"its padding rows (up to {t.padded_written or t.padded}) not reset"
-            n = len(hit.stale_chains)
-            message = (f"{what} reaches {hit.sink} as `{hit.field}` in {sink_at} (a module not checked here) "
-                       f"with {rows} on {n} path{'s' if n != 1 else ''}{_from_entries(hit)}"
-                       f"{'' if t.dummy else _through_dummy(hit)}, e.g. " + _path_text(hit)
-                       + f"; {did} (check {_shown(hit.path)} too for the full report and a proposed reset)")
             trace = (TraceStep(path, line, f"`{writer}` writes rows of `{base}` (this checked file)"),
                      *sink_trace(hit, (t,), path))
-            out.append(Finding(
-                code=CODE, path=path, line=line, column=col, end_line=line, end_column=end_col,
-                message=message, severity=hit.severity, sink=hit.sink, field=hit.field, buffer=t.buffer,
-                padded=t.padded_written or t.padded, real="", trace=trace, fix=None,
-                statement=statement, function=hit.function))
+            out.append(_elsewhere(hit, t, path, placed, f"`{_short(t.derived_from or t.buffer)}`", rows, did,
+                                  trace))
     return out
 
 
