@@ -20,6 +20,7 @@ import libcst as cst
 
 from padlint.analysis.kernels import pointer_write, tail_stores
 from padlint.analysis.values import (
+    TAIL_WRITE,
     ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
     Ref, Refs, Reset, State, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, origin_key, stamp, with_step,
 )
@@ -417,6 +418,8 @@ class SinkHit:
     # stale paths: where a checked file writes one of them (:attr:`Interpreter.writers`), a sink
     # outside the checked files is reported there
     locs: frozenset = frozenset()
+    # the call paths (:meth:`Interpreter._qpath`) on which the value reached the argument stale
+    qpaths: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -583,10 +586,11 @@ class Interpreter:
         # there, whatever admission writes later
         self.dummy_reads: dict[tuple[str, str], list[DummyRead]] = {}
         self.dummy_started: set[str] = set()  # keys of the dummy-run functions interpreted
-        # (entry key, persistent location) -> {file: [(segment, statement, function, count)]}: the
-        # statements of each file that wrote rows of the location on some path of that entry, in
-        # the order first seen (``count``: the prefix written, when known): a sink outside the
-        # checked files is reported at a checked file's write of its buffer
+        # (entry key, persistent location) -> {file: [(segment, statement, function, count, call
+        # path)]}: the statements of each file that wrote rows of the location on some path of
+        # that entry, in the order first seen (``count``: the prefix written, when known; the call
+        # path: the writing function's frame chain): a sink outside the checked files is reported
+        # at a checked file's write of its buffer on the way to it
         self.writers: dict[tuple[str, str], dict[str, list[tuple]]] = {}
         self._frames: list[Frame] = []        # the frames being interpreted, innermost last
         self._write_log: list[set] = []       # per callee being interpreted: the writes it noted
@@ -1579,23 +1583,32 @@ class Interpreter:
             return True
         return False
 
+    def _qpath(self, callee: "Frame | None" = None) -> tuple:
+        """The call path to the frame being interpreted (or to ``callee``, about to be called from
+        it): one ``(line, file, function key)`` per call, from the entry point.  Two callees of one
+        call site (dispatch alternatives) differ in their function only."""
+        frames = (*self._frames, callee) if callee is not None else self._frames
+        return tuple((f.chain[-1][0], f.chain[-1][2], f.qual) if f.chain else (0, f.path, f.qual) for f in frames)
+
     def _note_write(self, loc: str, where: tuple | None = None, count: str = "") -> None:
         """Remember that the statement being interpreted (or ``where``: (location, file, segment,
-        statement, function, count) of a write a summary replays) writes rows of persistent
-        location ``loc`` (``count``: up to that count, when it writes a prefix), for the entry
-        point being interpreted (:attr:`writers`)."""
+        statement, function, count, call path) of a write a summary replays) writes rows of
+        persistent location ``loc`` (``count``: up to that count, when it writes a prefix), for the
+        entry point being interpreted, with the call path that led to the writing function
+        (:attr:`writers`)."""
         if where is None:
             if not self._frames:
                 return
             f = self._frames[-1]
             if f.stmt is None:
                 return
-            where = (loc.split("#", 1)[0], f.path, f.seg, f.stmt, f.qual, count)
+            where = (loc.split("#", 1)[0], f.path, f.seg, f.stmt, f.qual, count, self._qpath())
         base, path = where[0], where[1]
         if self._write_log:
             self._write_log[-1].add(where)
         got = self.writers.setdefault((self._stack[0] if self._stack else "", base), {}).setdefault(path, [])
-        if len(got) < MAX_WRITERS and all(w[1] is not where[3] or w[3] != where[5] for w in got):
+        if len(got) < MAX_WRITERS and all(w[1] is not where[3] or w[3] != where[5] or w[4] != where[6]
+                                          for w in got):
             got.append(where[2:])
 
     def _reset(self, ref: Ref, lower, upper, state: State, value: AVal | None,
@@ -1608,7 +1621,8 @@ class Interpreter:
         """
         sites = frozenset({site}) if site is not None else frozenset()
         if ref.persistent:
-            self._note_write(ref.loc)
+            # a write of the rows from a count on (`x[n:] = v`) is marked: its function resets a tail
+            self._note_write(ref.loc, count=TAIL_WRITE if lower is not None and not self._is_zero(lower) else "")
         st = state.loc(ref.loc) if ref.persistent else state.heap.get(ref.loc, LocState(False))
         low = self._count(lower, state) if lower is not None else None
         if lower is not None and not self._is_zero(lower):
@@ -4443,8 +4457,8 @@ class Interpreter:
                         heap[k] = v
                     for k in stored:  # the object fields the callee stored, as if it ran again
                         self._stored(k, heap)
-                    for w in noted_writes:  # and the writes it noted, for this entry
-                        self._note_write(w[0], w)
+                    for w in noted_writes:  # and the writes it noted, for this entry, on this path
+                        self._note_write(w[0], w[:6] + (self._qpath(callee) + w[6],))
                     return value
         entry = dict(heap)
         self._reads.append(ReadLog(entry))
@@ -4487,8 +4501,11 @@ class Interpreter:
                 # are the fields it stored on a typed parameter's object (`@arg:`, one location
                 # per parameter, where each real call has its own object)
                 own = {k for k, _v in writes if k.startswith(("new:", "@new:", "@arg:")) and k not in entry}
+                # the writes' call paths below this call: a later call replays them on its own path
+                here = self._qpath(callee)
+                rel = frozenset(w[:6] + (w[6][len(here):],) for w in noted if w[6][:len(here)] == here)
                 entries.append((tuple((k, _given(k, entry)) for k in read.keys if k not in own), writes, value,
-                                stored, noted))
+                                stored, rel))
         return value
 
     def _names_used(self, func: cst.FunctionDef) -> frozenset[str]:
@@ -4666,6 +4683,7 @@ class Interpreter:
         entry = self._stack[0] if self._stack else ""
         locs = frozenset((entry, r.loc.split("#", 1)[0]) for r in base_val.refs if r.persistent) \
             if isinstance(base_val, Refs) else frozenset()
+        qpaths = frozenset({self._qpath()})
         named = not isinstance(value, MapVal) and all(
             any(r in real_names for r in (t.real or (self.p.pair_for_padded(t.padded) or _NOPAIR).real))
             for t in taints)
@@ -4688,11 +4706,12 @@ class Interpreter:
                 dims=frozenset(r.count.dim for r in value.refs if r.count is not None and r.count.canon)
                 if isinstance(value, Refs) else frozenset(),
                 maybe_none=isinstance(value, Refs) and value.maybe_none,
-                container=isinstance(value, MapVal), at_test=not frame.fixable, locs=locs)
+                container=isinstance(value, MapVal), at_test=not frame.fixable, locs=locs, qpaths=qpaths)
 
         if old is not None:
             chains = old.stale_chains + (frame.chain,) if frame.chain not in old.stale_chains else old.stale_chains
             old.locs = old.locs | locs
+            old.qpaths = old.qpaths | qpaths
             if len(old.chain) <= len(frame.chain):
                 old.stale_chains = chains
                 old.fixable = old.fixable and named and frame.fixable
@@ -4708,11 +4727,13 @@ class Interpreter:
                         other.stale_chains = other.stale_chains + (frame.chain,)
                     if other is not None:
                         other.locs = other.locs | locs
+                        other.qpaths = other.qpaths | qpaths
                 return  # keep the most direct stale path
         new = self.hits[key] = make(taints, (old.stale_chains if old is not None else ()) + (frame.chain,),
                                     frame.fixable and named and (old is None or old.fixable))
         if old is not None:
             new.locs = new.locs | old.locs
+            new.qpaths = new.qpaths | old.qpaths
             # the path it replaces may have brought origins this one does not
             mine = {origin_key(t) for t in taints}
             new.others = {o: h for o, h in old.others.items() if o not in mine}

@@ -32,6 +32,10 @@ ALL = "*"  # Reset.real for a reset of the whole buffer
 #: paths through such a step (:func:`padlint.rules.pad001`).
 PADDED_AS_REAL = "as its real count"
 
+#: the ``count`` of a write record (:attr:`padlint.analysis.interp.Interpreter.writers`) that
+#: writes a buffer's rows from a count on (a tail reset), not a prefix
+TAIL_WRITE = "!tail"
+
 
 @dataclass(frozen=True, order=True)
 class PadWrite:

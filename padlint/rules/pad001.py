@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from padlint.analysis.values import PADDED_AS_REAL, Taint, origin_key
+from padlint.analysis.values import PADDED_AS_REAL, TAIL_WRITE, Taint, origin_key
 from padlint.model import Finding, Fix, TraceStep
 from padlint.profile import Profile
 from padlint.rules.base import Facts, Rule, shown_path
@@ -477,6 +477,24 @@ def _outside_findings(hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
     return out
 
 
+def _on_the_way(write: tuple, stale: tuple) -> bool:
+    """Whether a write made in a function reached by call path ``write`` runs on the way along
+    the stale call path ``stale`` (both from the same entry point, steps ``(line, file, function
+    key)``: :meth:`padlint.analysis.interp.Interpreter._qpath`):
+    where the two paths part, they part at different call sites (one call made before or after
+    the other), or the write is in a function on the stale path itself.  Two callees of one call
+    site are dispatch alternatives (`self.speculator.capture()` resolved to two classes): only
+    one of them runs, so the other's write is not on the way."""
+    k = 0
+    while k < len(write) and k < len(stale) and write[k] == stale[k]:
+        k += 1
+    if k == 0:
+        return False  # another entry point
+    if k == len(write) or k == len(stale):
+        return True
+    return write[k][:2] != stale[k][:2]
+
+
 def _writer_findings(interp: Interpreter, profile: Profile, hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
     """Findings for a sink outside the checked files whose padded slice no checked file makes,
     but whose buffer a checked file writes on the way (a function that writes a buffer's real
@@ -495,9 +513,16 @@ def _writer_findings(interp: Interpreter, profile: Profile, hit: SinkHit, texts:
         for path, writes in sorted(interp.writers.get(key, {}).items(), key=lambda kv: kv[0]):
             if path not in texts or not writes:
                 continue
+            # a function that also resets a tail of the buffer is not where its stale rows come
+            # from (another dispatch alternative's path joined in: `self.drafter.prepare()` with
+            # one class resetting and one not); the others' writes on the way are
+            resetting = {w[2] for w in writes if w[3] == TAIL_WRITE}
+            writes = [w for w in writes if w[2] not in resetting and any(_on_the_way(w[4], q) for q in hit.qpaths)]
+            if not writes:
+                continue
             # the write that stops at the real count (`buf[:num_reqs].copy_(x)`): the padding rows
             # past it are what it leaves stale; else the first write of the file seen
-            seg, stmt, qual, count = next((w for w in writes if w[3] and w[3] in reals), writes[0])
+            seg, stmt, qual, count, _chain = next((w for w in writes if w[3] and w[3] in reals), writes[0])
             line = seg.line(stmt, stmt)
             placed = origin_place(texts, path, line, hit)
             if placed is None or (path, line) in done:

@@ -288,24 +288,30 @@ class ModelRunner:
 '''
 
 
-@pytest.mark.parametrize("mode, noticed", [("per-file", False), ("imports", True), ("whole", True)])
-def test_sink_in_another_file(tmp_path, mode, noticed):
+@pytest.mark.parametrize("mode, helper, where", [
+    ("per-file", HELPER, ("vllm/v1/worker/helper.py", 9)),
+    ("per-file", HELPER.replace("        self.seq_lens[:num_reqs] = lens\n", ""), None),
+    ("imports", HELPER, ("vllm/v1/worker/gpu_model_runner.py", 14)),
+    ("whole", HELPER, ("vllm/v1/worker/gpu_model_runner.py", 14))])
+def test_sink_in_another_file(tmp_path, mode, helper, where):
     # The reset is in helper.py, the sink (line 13-16 of the caller) in gpu_model_runner.py, which
-    # imports helper.  padlint reports a finding where the sink is: checking helper.py alone cannot
-    # show it (per-file), checking it with its import neighbours (imports) or everything (whole) can.
+    # imports helper.  padlint reports a finding where the sink is when that file is checked
+    # (imports, whole).  Checking helper.py alone (per-file) reports it at helper.py's write of the
+    # buffer's real rows (line 9, where the reset goes); a helper whose only write of the buffer is
+    # the deleted reset leaves nothing in helper.py to report at: not noticed.
     worker = tmp_path / "vllm" / "v1" / "worker"
     worker.mkdir(parents=True)
     for pkg in (tmp_path / "vllm", tmp_path / "vllm" / "v1", worker):
         (pkg / "__init__.py").write_text("")
-    (worker / "helper.py").write_text(HELPER)
+    (worker / "helper.py").write_text(helper)
     (worker / "gpu_model_runner.py").write_text(CALLER)
     engine = mutation.Engine("x", "vllm", "0", "vllm", (mutation.Group("g", ("vllm/v1/worker/*.py",)),))
     report = mutation.run_engine(engine, tmp_path, mode=mode, log=lambda msg: None)
     [m] = report.mutants
-    assert (m.site.path, m.site.line) == ("vllm/v1/worker/helper.py", 10)
-    assert m.noticed is noticed and not m.errors
-    if noticed:
-        assert [(f["path"], f["field"]) for f in m.new_findings] == [("vllm/v1/worker/gpu_model_runner.py", "seq_lens")]
+    assert m.site.path == "vllm/v1/worker/helper.py" and m.site.text == "self.seq_lens[num_reqs:].fill_(0)"
+    assert m.noticed is (where is not None) and not m.errors
+    if where is not None:
+        assert [(f["path"], f["line"], f["field"]) for f in m.new_findings] == [(*where, "seq_lens")]
 
 
 def test_import_neighbours(tmp_path):

@@ -662,3 +662,53 @@ def test_a_kernel_launch_that_stores_through_the_buffer_is_a_write_of_it(tmp_pat
     # a kernel that only reads the buffer writes nothing of it: no checked write, no finding
     reads_only = WRITER_KERNEL.replace("    _copy_kernel[(num_reqs,)](bufs.seq_lens, lens)\n", "")
     assert _run(tmp_path, {**files, "pkg/buffers.py": reads_only}, check=["pkg/buffers.py"]) == []
+
+
+ALTERNATIVES = """\
+import torch
+
+
+class Base:
+    def __init__(self):
+        self.seq_lens = torch.zeros(256, dtype=torch.int32)
+
+
+class Resetting(Base):
+    def prepare(self, lens, num_reqs, num_reqs_padded):
+        self.seq_lens[:num_reqs] = lens
+        RESET
+
+
+class Silent(Base):
+    def prepare(self, lens, num_reqs, num_reqs_padded):
+        pass
+"""
+
+ALT_RUNNER = """\
+from pkg.drafters import Resetting, Silent
+
+
+class ModelRunner:
+    def __init__(self, kind):
+        self.drafter = Resetting() if kind else Silent()
+
+    def execute_model(self, lens, num_reqs, num_reqs_padded):
+        self.drafter.prepare(lens, num_reqs, num_reqs_padded)
+        return CommonAttentionMetadata(seq_lens=self.drafter.seq_lens[:num_reqs_padded])
+"""
+
+
+def test_a_write_of_another_dispatch_alternative_is_not_where_the_rows_go_stale(tmp_path):
+    """`self.drafter` is a `Resetting` or a `Silent`: the slice reaches the sink stale on the
+    `Silent` path (a run over both files reports it at the sink).  Checked alone, `drafters.py`'s
+    only write of the buffer is in `Resetting.prepare`, which resets the padding rows right after:
+    the stale rows do not come from there, so nothing is reported there.  With its reset deleted,
+    `Resetting.prepare` is where they come from on its own path: reported at its write."""
+    files = {"pkg/__init__.py": "", "pkg/runner.py": ALT_RUNNER,
+             "pkg/drafters.py": ALTERNATIVES.replace("RESET", "self.seq_lens[num_reqs:num_reqs_padded] = 0")}
+    assert [f.path.rsplit("/", 1)[-1] for f in _run(tmp_path, files)] == ["runner.py"]
+    assert _run(tmp_path, files, check=["pkg/drafters.py"]) == []
+    [f] = _run(tmp_path, {**files, "pkg/drafters.py": ALTERNATIVES.replace("RESET", "pass")},
+               check=["pkg/drafters.py"])
+    lines = (tmp_path / "pkg" / "drafters.py").read_text(encoding="utf-8").splitlines()
+    assert lines[f.line - 1].strip() == "self.seq_lens[:num_reqs] = lens"
