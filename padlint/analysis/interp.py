@@ -540,7 +540,6 @@ class Interpreter:
         self._kwkeys: dict = {}  # (id of a `**` argument, key) -> _KwargsKey (hits are keyed by node id)
         self.hits: dict[tuple[int, str], SinkHit] = {}
         self.clean_hits: dict[tuple[int, str], list[tuple[tuple[int, str, str], ...]]] = {}
-        self._stack: list[str] = []
         # functions active on the stack that a dispatch over several implementations entered
         # (a composite among them is not dispatched into again: see `_resolve_callee`)
         self._via_dispatch: dict[str, int] = {}
@@ -592,7 +591,7 @@ class Interpreter:
         # path: the writing function's frame chain): a sink outside the checked files is reported
         # at a checked file's write of its buffer on the way to it
         self.writers: dict[tuple[str, str], dict[str, list[tuple]]] = {}
-        self._frames: list[Frame] = []        # the frames being interpreted, innermost last
+        self._frames: list[Frame] = []        # the frames being interpreted, entry point first
         self._write_log: list[set] = []       # per callee being interpreted: the writes it noted
         # path conditions that hold where the interpreter is now (``(key, polarity)`` facts of the
         # enclosing `if` tests of the current function): resets made under them count here
@@ -660,7 +659,6 @@ class Interpreter:
                     state.env[p.name.value] = v  # an object of its annotated project class
         frame.params = tuple(params)
         frame.known.update(frame.params)
-        self._stack = [fn.key]
         self._frames = [frame]
         try:
             self._exec_function(seg.func, frame, state)
@@ -1583,6 +1581,10 @@ class Interpreter:
             return True
         return False
 
+    def _entry_key(self) -> str:
+        """The key of the entry point being interpreted ("" outside a run)."""
+        return self._frames[0].qual if self._frames else ""
+
     def _qpath(self, callee: "Frame | None" = None) -> tuple:
         """The call path to the frame being interpreted (or to ``callee``, about to be called from
         it): one ``(line, file, function key)`` per call, from the entry point.  Two callees of one
@@ -1606,7 +1608,7 @@ class Interpreter:
         base, path = where[0], where[1]
         if self._write_log:
             self._write_log[-1].add(where)
-        got = self.writers.setdefault((self._stack[0] if self._stack else "", base), {}).setdefault(path, [])
+        got = self.writers.setdefault((self._entry_key(), base), {}).setdefault(path, [])
         if len(got) < MAX_WRITERS and all(w[1] is not where[3] or w[3] != where[5] or w[4] != where[6]
                                           for w in got):
             got.append(where[2:])
@@ -2503,7 +2505,7 @@ class Interpreter:
         A write on some path only (under a test) is taken as the replay's refresh: which
         configurations make the graph read the buffer is not known here (the buffer may not exist
         in the others), so only a replay that never writes it is reported."""
-        if self._graph_replay is not None and any(self._graph_replay.fullmatch(q) for q in self._stack[1:]):
+        if self._graph_replay is not None and any(self._graph_replay.fullmatch(f.qual) for f in self._frames[1:]):
             return  # inside a replay call the profile names, judged at that call already
         if not any(self._pair_known(canon, frame) for canon in self._names_in_scope(frame, state)[1]):
             # no padding decided on this path (`bs` handed in, its real count not known here): the
@@ -4330,7 +4332,7 @@ class Interpreter:
             seg, owner, module, path = frame.seg, frame.owner, frame.module, frame.path
             name = func.name.value
             qual = f"{frame.qual}.{name}"
-        if qual in self._stack or len(self._stack) > self.MAX_DEPTH:
+        if any(f.qual == qual for f in self._frames) or len(self._frames) > self.MAX_DEPTH:
             self._opaque([*arg_vals, self._not_self(recv, state)], state)
             return UNKNOWN
         line = frame.seg.line(node, frame.stmt)
@@ -4463,7 +4465,6 @@ class Interpreter:
         entry = dict(heap)
         self._reads.append(ReadLog(entry))
         callee_state = State(env, heap)
-        self._stack.append(qual)
         self._store_log.append(set())
         self._write_log.append(set())
         self._frames.append(callee)
@@ -4472,7 +4473,6 @@ class Interpreter:
             exit_state, value = self._exec_function(func, callee, callee_state)
         finally:
             self._active = active
-            self._stack.pop()
             self._frames.pop()
             stored = frozenset(self._store_log.pop())
             if self._store_log:
@@ -4680,7 +4680,7 @@ class Interpreter:
         base_val = value
         while isinstance(base_val, MapVal):
             base_val = base_val.item
-        entry = self._stack[0] if self._stack else ""
+        entry = self._entry_key()
         locs = frozenset((entry, r.loc.split("#", 1)[0]) for r in base_val.refs if r.persistent) \
             if isinstance(base_val, Refs) else frozenset()
         qpaths = frozenset({self._qpath()})

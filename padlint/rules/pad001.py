@@ -456,6 +456,16 @@ def _elsewhere(hit: SinkHit, t: Taint, path: str, placed, what: str, rows: str, 
         statement=statement, function=hit.function)
 
 
+def _stale_rows(t: Taint) -> str:
+    """The rows of ``t`` that reach a sink outside the checked files, as its message says it."""
+    padded = t.padded_written or t.padded
+    if t.graph_input:
+        return "the rows the CUDA graph replayed there reads and no path to that replay writes"
+    if t.dummy:
+        return f"rows [0:{padded}] written by no step of the dummy run `{t.dummy}`"
+    return f"its padding rows (up to {padded}) not reset"
+
+
 def _outside_findings(hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
     """Findings for a sink outside the checked files: one at each padded slice (the first step
     of a stale source) that a checked file makes, naming the sink it reaches."""
@@ -469,8 +479,7 @@ def _outside_findings(hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
             continue
         what = (f"`{_short(t.derived_from)}`, from which `{hit.arg_text}` is derived," if t.derived_from
                 else f"`{_short(t.buffer)}`")
-        rows = (f"rows [0:{t.padded_written or t.padded}] written by no step of the dummy run `{t.dummy}`"
-                if t.dummy else f"its padding rows (up to {t.padded_written or t.padded}) not reset")
+        rows = _stale_rows(t)
         advice = "reset those rows in the dummy run" if t.dummy else "reset its padding rows before it reaches the sink"
         out.append(_elsewhere(hit, t, spath, placed, what, rows, advice, sink_trace(hit, (t,), spath),
                               proposed=not t.dummy))
@@ -531,12 +540,6 @@ def _writer_findings(interp: Interpreter, profile: Profile, hit: SinkHit, texts:
             writer = qual.rpartition(":")[2]
             base = _short(re.sub(r"\[[^\[\]]*\]$", "", t.buffer))
             padded = t.padded_written or t.padded
-            if t.graph_input:
-                rows = "the rows the CUDA graph replayed there reads and no path to that replay writes"
-            elif t.dummy:
-                rows = f"rows [0:{padded}] written by no step of the dummy run `{t.dummy}`"
-            else:
-                rows = f"its padding rows (up to {padded}) not reset"
             if t.dummy:
                 did = (f"`{writer}` writes rows of `{base}` here, and no write of the dummy run reaches those "
                        f"rows: write them in the dummy run")
@@ -547,8 +550,8 @@ def _writer_findings(interp: Interpreter, profile: Profile, hit: SinkHit, texts:
                 did = f"`{writer}` writes rows of `{base}` here, on the way: write its padding rows too"
             trace = (TraceStep(path, line, f"`{writer}` writes rows of `{base}` (this checked file)"),
                      *sink_trace(hit, (t,), path))
-            out.append(_elsewhere(hit, t, path, placed, f"`{_short(t.derived_from or t.buffer)}`", rows, did,
-                                  trace))
+            out.append(_elsewhere(hit, t, path, placed, f"`{_short(t.derived_from or t.buffer)}`", _stale_rows(t),
+                                  did, trace))
     return out
 
 
