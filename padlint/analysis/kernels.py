@@ -159,6 +159,41 @@ def _grid_tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: dict[s
     return out
 
 
+def _mask_bound(cond: ast.AST, defs: dict[str, ast.AST], params: dict[str, int], offsets: set[str],
+                hops: int = 0) -> tuple[str, str] | None:
+    """``("lt", n)`` for a test ``o < n`` (rows below the count pass), ``("ge", n)`` for ``o >= n``,
+    ``o`` an offset of the store's pointer and ``n`` a parameter; followed through the kernel's
+    locals (``copy_mask = offs < num_tokens``); else None."""
+    if isinstance(cond, ast.Name) and cond.id in defs and hops < 4:
+        return _mask_bound(defs[cond.id], defs, params, offsets, hops + 1)
+    if isinstance(cond, ast.Compare) and len(cond.ops) == 1 and isinstance(cond.left, ast.Name) \
+            and cond.left.id in offsets and isinstance(cond.comparators[0], ast.Name) \
+            and cond.comparators[0].id in params:
+        if isinstance(cond.ops[0], ast.Lt):
+            return "lt", cond.comparators[0].id
+        if isinstance(cond.ops[0], ast.GtE):
+            return "ge", cond.comparators[0].id
+    return None
+
+
+def _value_bound(value: ast.AST, defs: dict[str, ast.AST], params: dict[str, int], offsets: set[str],
+                 depth: int = 0) -> str | None:
+    """The count ``n`` of the test that selects a stored value's tail (:func:`_select_tail`)."""
+    if depth > 6:
+        return None
+    if isinstance(value, ast.Name) and value.id in defs:
+        return _value_bound(defs[value.id], defs, params, offsets, depth + 1)
+    if not isinstance(value, ast.Call):
+        return None
+    if isinstance(value.func, ast.Attribute) and value.func.attr == "to":
+        return _value_bound(value.func.value, defs, params, offsets, depth + 1)
+    last = (_dotted_name(value.func) or "").rsplit(".", 1)[-1]
+    cond = value.args[0] if last == "where" and value.args else \
+        next((k.value for k in value.keywords if k.arg == "mask"), None) if last == "load" else None
+    got = _mask_bound(cond, defs, params, offsets) if cond is not None else None
+    return got[1] if got is not None else None
+
+
 def _select_tail(value: ast.AST, defs: dict[str, ast.AST], params: dict[str, int], offsets: set[str],
                  depth: int = 0) -> str | None:
     """The literal a stored value takes in the rows from a count on: ``tl.where(o < n, x, c)``
@@ -172,17 +207,12 @@ def _select_tail(value: ast.AST, defs: dict[str, ast.AST], params: dict[str, int
     if not isinstance(value, ast.Call):
         return None
     last = (_dotted_name(value.func) or "").rsplit(".", 1)[-1]
+    if isinstance(value.func, ast.Attribute) and value.func.attr == "to":  # `tl.load(...).to(tl.int64)`
+        return _select_tail(value.func.value, defs, params, offsets, depth + 1)
 
     def bound(cond: ast.AST) -> str | None:
-        # "lt": rows below the count pass the test; "ge": rows from the count on do
-        if isinstance(cond, ast.Compare) and len(cond.ops) == 1 and isinstance(cond.left, ast.Name) \
-                and cond.left.id in offsets and isinstance(cond.comparators[0], ast.Name) \
-                and cond.comparators[0].id in params:
-            if isinstance(cond.ops[0], ast.Lt):
-                return "lt"
-            if isinstance(cond.ops[0], ast.GtE):
-                return "ge"
-        return None
+        got = _mask_bound(cond, defs, params, offsets)
+        return got[0] if got is not None else None
 
     if last == "where" and len(value.args) == 3:
         how = bound(value.args[0])
@@ -199,7 +229,9 @@ def _selected_tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: di
     """Stores over the whole range of a pointer whose value is a literal in the rows from a
     count on (:func:`_select_tail`): vLLM MRV2 ``_dcp_local_seq_lens_kernel``, ``v = tl.where(block
     < num_reqs, x, 0); tl.store(out_ptr + block, v, mask=block < max_num_reqs)``."""
-    defs = _single_defs(fn)
+    single = _single_defs(fn)
+    assigns = [n for n in ast.walk(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
+               and isinstance(n.targets[0], ast.Name)]
     out = []
     for node in ast.walk(fn):
         call = _store_call(node)
@@ -208,8 +240,18 @@ def _selected_tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: di
         ptr = _pointer(call.args[0], params)
         if ptr is None:
             continue
+        # a local assigned several times (`tok = tl.load(...)` once per buffer) stands for its
+        # last assignment above the store
+        defs = dict(single)
+        for a in sorted(assigns, key=lambda a: a.lineno):
+            if a.lineno < call.lineno and a.targets[0].id not in single:
+                defs[a.targets[0].id] = a.value
         offsets = _names(call.args[0]) - {ptr}
         value = _select_tail(call.args[1], defs, params, offsets)
+        mask = next((k.value for k in call.keywords if k.arg == "mask"), call.args[2] if len(call.args) > 2 else None)
+        stored = _mask_bound(mask, defs, params, offsets) if mask is not None else None
+        if value and stored is not None and stored == ("lt", _value_bound(call.args[1], defs, params, offsets)):
+            continue  # the store itself stops at that count (`mask=is_real`): the tail is not written
         if value:
             out.append(TailStore(params[ptr], ptr, value, call.lineno))
     return out

@@ -220,3 +220,40 @@ def test_a_selection_by_something_else_is_not_padding():
             n = num_reqs - 1
             tl.store(out_ptr + offs + 2 * BLOCK, tl.where(offs < n, x, 0))
         """) == []
+
+
+def test_selections_through_mask_locals_casts_and_reassigned_values():
+    # SGLang 0.5.23 `fill_draft_extend_prepare_buffers_kernel` shape: one program per request row,
+    # the row test held in a local (`is_real = i < raw_bs`), the loaded value cast (`.to(...)`),
+    # and one local (`tok`) loaded again for each token buffer before its store: each store pads
+    # its own parameter with the `other=` of the load just above it
+    assert _stores("""
+        def k(ids_ptr, pos_ptr, n_ptr, src_ids_ptr, src_pos_ptr, src_n_ptr, num_tokens, max_num_token,
+              raw_bs, bs, BLOCK: tl.constexpr):
+            pid = tl.program_id(0)
+            offs = pid * BLOCK + tl.arange(0, BLOCK)
+            copy_mask = offs < num_tokens
+            store_mask = offs < max_num_token
+            tok = tl.load(src_ids_ptr + offs, mask=copy_mask, other=0).to(tl.int64)
+            tl.store(ids_ptr + offs, tok, mask=store_mask)
+            tok = tl.load(src_pos_ptr + offs, mask=copy_mask, other=-1).to(tl.int64)
+            tl.store(pos_ptr + offs, tok, mask=store_mask)
+            i = pid
+            is_real = i < raw_bs
+            in_bs = i < bs
+            nat = tl.load(src_n_ptr + i, mask=is_real, other=-1).to(tl.int32)
+            tl.store(n_ptr + i, nat, mask=in_bs)
+        """) == [("ids_ptr", 0, "0"), ("pos_ptr", 1, "-1"), ("n_ptr", 2, "-1")]
+
+
+def test_a_store_that_stops_at_the_same_count_writes_no_tail():
+    # `tl.store(p + i, tl.load(src + i, mask=is_real, other=0), mask=is_real)`: the store is
+    # masked by the very test that selects the `other=` value, so the rows past the count are
+    # not written at all (SGLang's `req_pool_indices` in the kernel above: real rows only)
+    assert _stores("""
+        def k(rpi_ptr, src_ptr, raw_bs, BLOCK: tl.constexpr):
+            i = tl.program_id(0)
+            is_real = i < raw_bs
+            rpi = tl.load(src_ptr + i, mask=is_real, other=0).to(tl.int64)
+            tl.store(rpi_ptr + i, rpi, mask=is_real)
+        """) == []
