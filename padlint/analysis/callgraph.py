@@ -100,6 +100,8 @@ class CallGraph:
         self._capture_writes: dict[str, frozenset[str]] = {}
         self._graph_inputs: dict[str, tuple[GraphInput, ...]] = {}
         self._holders: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._aliases: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
+        self._param_field_memo: dict[str, dict] = {}
         self._builder_out: dict[str, dict[str, ClassInfo]] = {}
         # the last names of the profile's replay calls (`_replay_graph` of `*._replay_graph`)
         self._replay_names = tuple({p.rsplit(".", 1)[-1].strip("*") for p in profile.graph_replay} - {""})
@@ -160,7 +162,7 @@ class CallGraph:
                 # a CUDA graph replay of a class whose graphs read inputs sized at capture: whether
                 # the path to it writes them is the question (no padded slice needed)
                 cls = self.project.class_info(fn.owner)
-                v = cls is not None and bool(self.graph_inputs(cls))
+                v = cls is not None and (bool(self.graph_inputs(cls)) or bool(self.graph_bound(cls)))
             if not v and fn.owner and any(f"{c}(" in text for c in self._capture_names):
                 v = self._captures_index_fields(fn)  # a manager's capture: a sink (holds_sink)
             self._core[fn.key] = v
@@ -551,23 +553,43 @@ class CallGraph:
             tables[attr] = None if not stored else (tables.get(attr) or frozenset()) | stored
 
         captured = self.captured_functions(cls)
-        for m in self._capture_methods(cls):
+        capturing = list(self._capture_methods(cls))
+        names = {m.name for m in capturing}
+        for m in [*capturing, *((h, c) for c in capturing for h in self._capture_helpers(cls, c, names))]:
+            stored = None
+            if isinstance(m, tuple):
+                # a method the capturing method calls with its size (SGLang 0.5.14 on:
+                # `forward_batch, ... = self.capture_prepare(bs, num_tokens=num_tokens)`): the views it
+                # takes are what the graph captured at that size reads
+                m, by = m
+                stored = _graph_tables(by.node)
             aliases = _self_aliases(m.node)
             defs = _single_definitions(m.node)
-            stored = _graph_tables(m.node)
+            stored = _graph_tables(m.node) if stored is None else stored
             # a function a manager captures runs inside the graph: the rows it writes before (or
             # without) reading them are the graph's own work, not inputs a replay reads
             inputs = _graph_read_first(m.node, aliases) if m.name in captured else None
             if inputs is not None:
                 stored = captured[m.name]  # the managers keep its graphs: their replays run it
+            # a local bound to a slice (or to `slice if c else None`) and handed on by keyword:
+            # the keyword names the field (`aux = buffers.aux_hidden_states[:n] if f else None`,
+            # `ForwardBatch(aux_hidden_states_buffer=aux)`)
+            sliced: dict[str, ast.Subscript] = {}
+            for sub in ast.walk(m.node):
+                if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
+                    v = sub.value.body if isinstance(sub.value, ast.IfExp) else sub.value
+                    if isinstance(v, ast.Subscript) and _self_slice(v, aliases):
+                        sliced[sub.targets[0].id] = v
             for sub in ast.walk(m.node):
                 # `out=` names where a torch op writes, not an input: the slice keeps its own name
-                if isinstance(sub, ast.keyword) and sub.arg and sub.arg != "out" \
-                        and (attr := _self_slice(sub.value, aliases)):
+                value = sliced.get(sub.value.id) if isinstance(sub, ast.keyword) \
+                    and isinstance(sub.value, ast.Name) else getattr(sub, "value", None)
+                if isinstance(sub, ast.keyword) and sub.arg and sub.arg != "out" and value is not None \
+                        and (attr := _self_slice(value, aliases)):
                     if inputs is not None and attr not in inputs:
                         continue
-                    b = _bound_name(sub.value)
-                    bind(attr, (sub.arg, b, defs.get(b, ""), _slice_dim(sub.value)), stored)
+                    b = _bound_name(value)
+                    bind(attr, (sub.arg, b, defs.get(b, ""), _slice_dim(value)), stored)
             for sub in ast.walk(m.node):
                 attr = _self_slice(sub, aliases) if isinstance(sub, ast.Subscript) else None
                 if attr and (inputs is None or attr in inputs):
@@ -662,6 +684,88 @@ class CallGraph:
                             out.add(p)
         v = self._holders[key] = tuple(sorted(out))
         return v
+
+    def field_aliases(self, cls_key: str, attr: str) -> tuple[tuple[str, str], ...]:
+        """How an object of class ``cls_key`` gets its attribute ``attr`` from the object that
+        holds it: ``((F, G), ...)`` when every assignment of ``self.<attr>`` in the class (its
+        MRO) stores one parameter of one method ``m`` (``def init_buffers_and_capture(self,
+        buffers): self.buffers = buffers``) and every call of ``.m(`` in the project is made, in
+        a method, on ``self.F`` or an element of it (``self.runners[step].m(...)``) and hands
+        ``self.G`` for that parameter (``self.buffers``): then ``<holder>.F.attr`` (or
+        ``<holder>.F[*].attr``) is the very object ``<holder>.G`` (SGLang's step runners share
+        their composite's buffers).  Empty when any of that does not hold."""
+        key = (cls_key, attr)
+        got = self._aliases.get(key)
+        if got is not None:
+            return got
+        self._aliases[key] = ()
+        found = self._param_fields(cls_key).get(attr)
+        if found is None:
+            return ()
+        m, param = found
+        a = m.node.args
+        params = [p.arg for p in (*a.posonlyargs, *a.args)][1:]
+        pos = params.index(param) if param in params else None
+        pairs: set[tuple[str, str]] = set()
+        word = f".{m.name}("
+        for mod_key in self.project.modules_mentioning([word]):
+            mod = self.project.module(mod_key)
+            if mod is None:
+                return ()
+            for sub in ast.walk(mod.tree):
+                if not (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == m.name):
+                    continue
+                recv = sub.func.value
+                if isinstance(recv, ast.Subscript):
+                    recv = recv.value
+                arg = next((k.value for k in sub.keywords if k.arg == param), None)
+                if arg is None and pos is not None and pos < len(sub.args):
+                    arg = sub.args[pos]
+                if not (_self_field(recv) and arg is not None and _self_field(arg)):
+                    return ()
+                pairs.add((recv.attr, arg.attr))
+        got = self._aliases[key] = tuple(sorted(pairs))
+        return got
+
+    def _param_fields(self, cls_key: str) -> dict[str, tuple[FunctionInfo, str] | None]:
+        """Attributes of ``self`` the class (its MRO) assigns, each with the one method and the
+        parameter it is always assigned from (``self.buffers = buffers`` in
+        ``init_buffers_and_capture``), or None (assigned elsewhere too, from anything else, in a
+        constructor, or the parameter is rebound first)."""
+        got = self._param_field_memo.get(cls_key)
+        if got is not None:
+            return got
+        out: dict[str, tuple[FunctionInfo, str] | None] = {}
+        cls = self.project.class_info(cls_key)
+        for c in self.project.mro(cls) if cls is not None else ():
+            for m in c.methods.values():
+                if not self._runs_for(cls, m):
+                    continue  # a base's method the class overrides without calling it
+                a = m.node.args
+                params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)} - {"self"}
+                rebound = {n.id for sub in ast.walk(m.node)
+                           if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                           for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target])
+                           for n in ast.walk(t) if isinstance(n, ast.Name)}
+                for sub in ast.walk(m.node):
+                    targets = sub.targets if isinstance(sub, ast.Assign) else \
+                        [sub.target] if isinstance(sub, (ast.AnnAssign, ast.AugAssign)) else []
+                    for t in targets:
+                        for n in ast.walk(t):
+                            if not (isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                                    and n.value.id == "self"):
+                                continue
+                            ok = (isinstance(sub, ast.Assign) and len(sub.targets) == 1 and t is n
+                                  and isinstance(sub.value, ast.Name) and sub.value.id in params
+                                  and sub.value.id not in rebound and not m.name.startswith("__"))
+                            here = (m, sub.value.id) if ok else None
+                            if n.attr in out and (out[n.attr] is None or here is None
+                                                  or out[n.attr][0].key != m.key or out[n.attr][1] != here[1]):
+                                out[n.attr] = None
+                            elif n.attr not in out:
+                                out[n.attr] = here
+        self._param_field_memo[cls_key] = out
+        return out
 
     def _binds_graph_input(self, call: ast.Call, inside: bool) -> bool:
         """A call of a capturing method whose keyword arguments the captured graph reads: one in
@@ -838,6 +942,39 @@ class CallGraph:
                             and (_dotted(i.context_expr.func) or "").rsplit(".", 1)[-1] == "graph"
                             for i in w.items) for w in ast.walk(m.node)):
                     yield m
+
+    def _capture_helpers(self, cls: ClassInfo, m: FunctionInfo, capturing: set[str]) -> list[FunctionInfo]:
+        """Methods of ``cls`` that capturing method ``m`` calls on ``self`` handing on its size
+        (its first parameter, or a local computed from it: ``self.capture_prepare(bs,
+        num_tokens=num_tokens)``) and whose result it binds: they prepare the inputs of the
+        graph ``m`` captures at that size.  One level; capturing methods themselves are not
+        helpers (they are scanned as such)."""
+        a = m.node.args
+        first = [p.arg for p in (*a.posonlyargs, *a.args)[1:2]]
+        if not first:
+            return []
+        sized = set(first)
+        for sub in ast.walk(m.node):
+            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) \
+                    and any(isinstance(n, ast.Name) and n.id in first for n in ast.walk(sub.value)) \
+                    and not isinstance(sub.value, ast.Call):
+                sized.add(sub.targets[0].id)  # `bs = size`, `num_tokens = size * w`
+        out: dict[str, FunctionInfo] = {}
+        for sub in ast.walk(m.node):
+            if not (isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call)):
+                continue
+            call = sub.value
+            f = call.func
+            if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"
+                    and f.attr not in capturing):
+                continue
+            handed = [*call.args, *(k.value for k in call.keywords)]
+            if not any(isinstance(x, ast.Name) and x.id in sized for x in handed):
+                continue
+            h = self.project.find_method(cls, f.attr)
+            if h is not None and h.key != m.key:
+                out.setdefault(h.key, h)
+        return list(out.values())
 
     def capture_writes(self, cls: ClassInfo) -> frozenset[str]:
         """Attribute paths (as :meth:`graph_bound` names them) of the persistent buffers a
@@ -1075,6 +1212,11 @@ def _row_slice(node: ast.Subscript) -> tuple[ast.Slice, int] | None:
     if isinstance(sl, ast.Slice) and sl.lower is None and sl.upper is not None:
         return sl, dim
     return None
+
+
+def _self_field(node: ast.AST) -> bool:
+    """``self.F``: one attribute of ``self``."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _self_slice(node: ast.AST, aliases: dict[str, str] | None = None) -> str | None:

@@ -20,7 +20,7 @@ import libcst as cst
 
 from padlint.analysis.kernels import pointer_write, tail_stores
 from padlint.analysis.values import (
-    TAIL_WRITE,
+    TAIL_WRITE, UNSET, PARTIAL,
     ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
     Ref, Refs, Reset, State, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, origin_key, stamp, with_step,
 )
@@ -683,7 +683,29 @@ class Interpreter:
         for s, v in frame.returns:
             value = join_vals(value, stamp(v, s) if own else v)
         exit_state = State.join(states) or state
+        prepared = self._preparing_paths(states, exit_state)
+        if prepared:
+            exit_state = State.join(prepared) or exit_state
         return exit_state, value if value is not None else UNKNOWN
+
+    def _preparing_paths(self, states: list[State], joined: State) -> list[State]:
+        """The ways out of a method that store a padded count in a field of ``self``
+        (``self.bs = bs`` in a ``load_batch``), when others store none: a way out that leaves
+        the step's size to a field no path before it stored (SGLang's "pre-planned" early return
+        of ``load_batch``: an earlier call for the same batch computed the size and filled the
+        buffers) stands for that earlier call, which took a preparing way; its own state is not
+        the step's.  Empty when there is no such split."""
+        if len(states) < 2 or not joined.unset:
+            return []
+        me = joined.env.get("self")
+        heads = {f"@{r.loc}." for r in me.refs} if isinstance(me, Refs) else {"@self."}
+        keys = [k for k in joined.unset
+                if any(k.startswith(h) and "." not in k[len(h):] for h in heads)
+                and isinstance(v := dict.get(joined.heap, k), CountVal) and v.canon and self.p.is_padded_name(v.canon)]
+        if not keys:
+            return []
+        keep = [s for s in states if all(dict.get(s.heap, k) is not None for k in keys)]
+        return keep if 0 < len(keep) < len(states) else []
 
     # ------------------------------------------------------------- statements
     def _exec_block(self, block: cst.BaseSuite | list, frame: Frame, state: State | None) -> State | None:
@@ -1914,7 +1936,7 @@ class Interpreter:
                 # as written (the builder's `batch_size = m.num_reqs` slices and resets in its terms)
                 joined = join_vals(joined, self._cv(CountVal(self._text(node))))
             elif not r.loc.startswith("new:"):
-                loc = self._attr_loc(r.loc, attr)
+                loc = self._alias_loc(r.loc, r.types, attr) or self._attr_loc(r.loc, attr)
                 self._note_owner(loc, r, attr)
                 # an object reached from a sink object is read by that sink's consumer too
                 within = self._sink_type(Refs(frozenset({r}))) or ""
@@ -2239,6 +2261,7 @@ class Interpreter:
         :attr:`Frame.cond_fields`), and the store is logged for the summary of every callee
         being interpreted (a summary applied again stores it again)."""
         del heap["?" + key]
+        del heap[UNSET + key]
         if self._store_log:
             self._store_log[-1].add(key)
 
@@ -2301,9 +2324,58 @@ class Interpreter:
         """The locations of ``self.<attr>`` (a dotted path, ``buffers.positions``) on this path."""
         out = []
         for loc in self._self_locs(state):
-            for part in attr.split("."):
+            first, *rest = attr.split(".")
+            loc = self._self_field_loc(loc, first, state)
+            for part in rest:
                 loc = self._attr_loc(loc, part)
             out.append(loc)
+        return out
+
+    def _self_field_loc(self, loc: str, attr: str, state: State) -> str:
+        """The location of field ``attr`` of ``self`` at ``loc`` (:meth:`_alias_loc` applied)."""
+        me = state.env.get("self")
+        types = frozenset().union(*(r.types for r in me.refs if r.loc == loc)) if isinstance(me, Refs) else frozenset()
+        return self._alias_loc(loc, types, attr) or self._attr_loc(loc, attr)
+
+    def _alias_loc(self, loc: str, types: frozenset, attr: str) -> str | None:
+        """The location of field ``attr`` of the object at ``loc`` when it is another object's
+        field by construction (:meth:`CallGraph.field_aliases`: a step runner at
+        ``<holder>.runners[*]`` whose ``buffers`` is always ``<holder>.buffers``): that
+        location, so that writes through either path meet; else None."""
+        if not types or loc.startswith("new:") or "." not in loc:
+            return None
+        pairs = None
+        for t in types:
+            got = self.graph.field_aliases(t, attr)
+            if not got or (pairs is not None and got != pairs):
+                return None
+            pairs = got
+        for f, g in pairs or ():
+            for suffix in (f".{f}", f".{f}[*]"):
+                if loc.endswith(suffix) and len(loc) > len(suffix):
+                    return self._attr_loc(loc[:-len(suffix)], g)
+        return None
+
+    def _held_counts(self, state: State, real_of: str = "") -> dict[str, str]:
+        """Padded counts this path stored in fields of ``self`` (``self.bs = bs`` in a
+        ``load_batch`` the replaying method called first): canonical count -> ``self.<field>``;
+        with ``real_of``, the real counts of that padded count's pair held so (``self.raw_bs``).
+        A field some path to here did not store holds no count here (the join keeps none)."""
+        out: dict[str, str] = {}
+        pair = self.p.pair_for_padded(real_of) if real_of else None
+        if real_of and pair is None:
+            return out
+        reals = {r.split("*", 1)[0] for r in pair.real} if pair is not None else set()
+        for loc in self._self_locs(state):
+            head = f"@{loc}."
+            for k, v in state.heap.items():
+                if k.startswith(head) and isinstance(v, CountVal) and v.canon and not v.offset \
+                        and not dict.get(state.heap, UNSET + k) \
+                        and (v.canon.split("*", 1)[0] in reals if pair is not None
+                             else self.p.is_padded_name(v.canon)):
+                    attr = k[len(head):]
+                    if "." not in attr and (v.canon not in out or attr == v.canon):
+                        out[v.canon] = f"self.{attr}"  # `self.bs` before `self._graph_size`
         return out
 
     @staticmethod
@@ -2327,6 +2399,9 @@ class Interpreter:
         (``[graphs] replay``), the padded count in scope of the axis of the count the capture
         sliced the buffer with (none in scope: that buffer is not judged here)."""
         count = None
+        if graphs is None and self._graph_replay is not None \
+                and any(self._graph_replay.fullmatch(f.qual) for f in self._frames[1:]):
+            return  # inside a replay call the profile names (`self._replay_graph(bs, fb)`): judged there
         if graphs is not None:
             idx = graphs.slice[0].slice if len(graphs.slice) == 1 else None
             if not isinstance(idx, cst.Index):
@@ -2355,7 +2430,10 @@ class Interpreter:
         if not bound_all:
             return
         by_axis: dict[str, set] = {}  # the padded counts in scope, by axis
-        for canon, name in self._names_in_scope(frame, state)[1].items():
+        partial = state.env.get(PARTIAL, frozenset())
+        in_scope = {c: n for c, n in self._names_in_scope(frame, state)[1].items() if n not in partial}
+        held = self._held_counts(state)
+        for canon, name in [*in_scope.items(), *((c, n) for c, n in held.items() if c not in in_scope)]:
             axis = self.p.count_axis(canon)
             if axis:
                 by_axis.setdefault(axis, set()).add((canon, name))
@@ -2373,7 +2451,7 @@ class Interpreter:
                 # (`[:num_tokens]` for a token buffer), else the capture's width in the replay's
                 # terms (`num_seqs * w` -> `bs * w`), else up to the graph's own index
                 named = self._count(cst.Name(bound), state) if bound and isinstance(
-                    state.env.get(bound), CountVal) else None
+                    state.env.get(bound), CountVal) and bound not in partial else None
                 c = named if named is not None and named.canon else \
                     self._capture_width(definition, state, by_axis)
                 if c is None:
@@ -2393,11 +2471,12 @@ class Interpreter:
                         c = self._descriptor_width(node, bound, state)
                     if c is None:
                         continue
-            c = replace(c, unpadded=self._no_padding(c.canon, state, frame), dim=dim)
+            c = replace(c, unpadded=self._no_padding(c.canon, state, frame)
+                        and not self._held_counts(state, real_of=c.canon), dim=dim)
             refs = set()
             for loc in self._self_locs(state):
-                for part in attr.split("."):
-                    loc = self._attr_loc(loc, part)
+                for i, part in enumerate(attr.split(".")):
+                    loc = self._self_field_loc(loc, part, state) if i == 0 else self._attr_loc(loc, part)
                     if part not in self.p.shared_views and part != self.p.device_view:
                         # the buffer this location is (as a read of `self.<attr>` would note it): its
                         # never-written fact applies (a constant table holds its allocation's rows)
@@ -2604,6 +2683,9 @@ class Interpreter:
             expr = self._as_replayed(expr, state, by_axis)
         if expr is None or not self._names_bound(expr, state):
             return None  # a name of the capture's frame this frame does not have
+        partial = state.env.get(PARTIAL, frozenset())
+        if partial and any(isinstance(n, cst.Name) and n.value in partial for n in _walk_cst(expr)):
+            return None  # bound on some paths only: on the others the size is another step's
         c = self._count(expr, state)
         if c is None or not c.canon or not self.p.is_padded_name(c.canon):
             return None
@@ -2622,10 +2704,10 @@ class Interpreter:
             return None if value is None else node.with_changes(value=value)
         if isinstance(node, cst.Name):
             axis = self.p.count_axis(node.value)
-            v = state.env.get(node.value)
+            v = state.env.get(node.value) if node.value not in state.env.get(PARTIAL, ()) else None
             if axis and not (isinstance(v, CountVal) and v.canon and self.p.is_padded_name(v.canon)):
                 cands = by_axis.get(axis, set())
-                return cst.Name(next(iter(cands))[1]) if len(cands) == 1 else None
+                return cst.parse_expression(next(iter(cands))[1]) if len(cands) == 1 else None
             return node
         return node if isinstance(node, cst.Integer) else None
 
@@ -3693,8 +3775,9 @@ class Interpreter:
             if cls is not None and (cls.is_dataclass or any(b.endswith("NamedTuple") for b in cls.bases)):
                 return self._construct(cls, node, frame, state)
 
-        # reset helpers: clear_padding(buf, n) (before following the call: a helper the profile
-        # names is a reset even when its body, a Triton kernel say, cannot be read)
+        # reset helpers: clear_padding(buf, n) (a helper the profile names is a reset even when its
+        # body, a Triton kernel say, cannot be read; where the body can be read, it is followed
+        # too: what it writes besides is the code's to say, not the profile's)
         if last in self._helpers:
             idx = self._helpers[last]
             args = [a for a in node.args if a.keyword is None]
@@ -3708,6 +3791,9 @@ class Interpreter:
                             self._reset(r, count, None, state, None)
                         else:
                             self._reset(r, None, None, state, None)
+            target = self._resolve_callee(func, frame, state)
+            if target is not None and target[0] == "funcs" and len(target[1]) == 1 and target[1][0][1] is None:
+                return self._inline(target, node, frame, state)
             return UNKNOWN
 
         # configured sink calls (before following the call: `set_forward_context` is a project

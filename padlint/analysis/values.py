@@ -446,13 +446,26 @@ class ReadLog:
         return [k for k in keys if e.get(k, _MISSING) is values.get(k, _MISSING)]
 
 
+#: heap key prefix marking an object field (``UNSET + "@loc.f"``) that some path joined here did
+#: not store: its joined value is not what every path holds (a count a replay reads off the
+#: object is judged only where every path to it stored that count)
+UNSET = "!unset"
+
+#: env key (no identifier) holding the names some path joined into this state did not bind: a
+#: count the engine picks from the names in scope (a replay's padded size) must be bound on
+#: every path, or it may be another step's
+PARTIAL = "\x00partial"
+
+
 class State:
     """Flow state on one path: local values, count bindings live in frames; heap here."""
 
-    __slots__ = ("env", "heap")
+    __slots__ = ("env", "heap", "unset")
 
     def __init__(self, env: dict[str, AVal] | None = None, heap: dict[str, LocState] | None = None):
         self.env: dict[str, AVal] = env if env is not None else {}
+        #: after a join: the object fields (``@loc.f``) some joined path stored and another did not
+        self.unset: frozenset = frozenset()
         if heap is None:
             heap = Heap()
         elif not isinstance(heap, Heap):
@@ -483,6 +496,7 @@ class State:
         out = State({}, Heap(first, written, first.fingerprint))
         fields: set[str] = set()
         records: set[str] = set()
+        unset: set[str] = set()
         for s in live[1:]:
             if s.heap is first:
                 continue
@@ -511,17 +525,30 @@ class State:
             vals = [s.heap.get(k) for s in live]
             if all(v is vals[0] or v == vals[0] for v in vals[1:]):
                 continue
+            if any(v is None for v in vals):
+                # stored on some paths only: what the others read is what an earlier call left
+                out.heap[UNSET + k] = True
+                unset.add(k)
             # like a variable's views below: a view held in an object's field keeps the resets
             # of the path that stored it (`if pcp: batch = replace(batch, seq_lens=v)` after
             # `v[n:].zero_()`: the other path neither resets nor reads that buffer)
             out.heap[k] = _join_stamped(live, vals)
+        partial: set[str] = set()
         for k in set().union(*(s.env for s in live)):
+            if k == PARTIAL:
+                continue
             vals = [s.env.get(k) for s in live]
+            if any(k not in s.env for s in live):
+                partial.add(k)
             first = vals[0]
             if all(v is first or v == first for v in vals[1:]):
                 out.env[k] = first
                 continue
             out.env[k] = _join_stamped(live, vals)
+        partial.update(*(s.env.get(PARTIAL, ()) for s in live))
+        if partial:
+            out.env[PARTIAL] = frozenset(partial)
+        out.unset = frozenset(unset)
         return out
 
 

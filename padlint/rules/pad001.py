@@ -404,6 +404,10 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
                     f"(one reset before line {hit.stmt_line} does not cover them all)")
     elif hit.at_test:  # an `elif`/`while` test: no single statement to insert before
         fix_hint = f"; reset {noun} {rows} to {shown} on every path before this test"
+    elif (taint.padded_written or "").startswith("self."):
+        # the replay's sizes are fields the path stored (`self.bs = bs` in a `load_batch`)
+        fix_hint = (f"; reset {noun} {rows} to {shown} where `{taint.padded_written}` is computed and "
+                    f"stored, on every path to line {hit.stmt_line}")
     else:  # the counts are not named at the sink (the slice was made in a caller or another class)
         fix_hint = (f"; reset {noun} {rows} to {shown} on every path to line {hit.stmt_line} (the counts "
                     f"are not in scope here: reset where the padded slice is made)")

@@ -149,10 +149,12 @@ self.graphs[bs].replay()
 
 
 def test_a_token_buffer_is_not_read_to_the_graphs_batch_size(tmp_path):
-    # `self.graphs[self.bs].replay()` in a helper: no count of the token axis, nor the capture's
-    # width, can be named there; `positions` (captured `[:num_tokens]`) is not judged as if the
-    # graph read `[:self.bs]` of it (a request count: the rows and the fix would be wrong).
-    # `seq_lens` (captured `[:num_seqs]`, the same axis as the graph's size) still is.
+    # `self.graphs[self.bs].replay()` in a helper: `positions` (captured `[:num_tokens]`) is not
+    # judged as if the graph read `[:self.bs]` of it (a request count: the rows and the fix would
+    # be wrong).  The padded count the path stored in `self.bs` stands for the capture's
+    # `num_seqs`, so the capture's width is named in the replay's terms: `self.bs *
+    # self.captured_req_width` tokens, of which `[:raw_num_token]` were written.  `seq_lens`
+    # (captured `[:num_seqs]`, the same axis as the graph's size) is judged to `self.bs`.
     found = _execute(tmp_path, """
 raw_bs = forward_batch.batch_size
 raw_num_token = raw_bs * self.captured_req_width
@@ -165,4 +167,6 @@ self._replay()
 <<def _replay(self) -> None:
 <<    self.graphs[self.bs].replay()
 """)
-    assert [f.message.split("`")[1] for f in found] == ["seq_lens[:self.bs]"]
+    assert [f.message.split("`")[1] for f in found] == ["positions[:self.bs * self.captured_req_width]",
+                                                        "seq_lens[:self.bs]"]
+    assert "rows [raw_bs*self.captured_req_width:self.bs * self.captured_req_width]" in found[0].message
