@@ -3781,6 +3781,13 @@ class Interpreter:
         if last in self._helpers:
             idx = self._helpers[last]
             args = [a for a in node.args if a.keyword is None]
+            target = self._resolve_callee(func, frame, state)
+            if target is not None and target[0] == "funcs" and len(target[1]) == 1 and target[1][0][1] is None:
+                # the body first, for what it writes besides: what the profile says of the argument
+                # it names holds after it (a write the body makes that the analysis cannot tell
+                # from stale is the helper's reset, by the profile); its result is not followed (a
+                # view it returns would carry the states its own path saw, before that reset)
+                self._inline(target, node, frame, state)
             vals = {id(a): self._eval(a.value, frame, state) for a in node.args}
             if idx < len(args):
                 buf = vals[id(args[idx])]
@@ -3791,9 +3798,6 @@ class Interpreter:
                             self._reset(r, count, None, state, None)
                         else:
                             self._reset(r, None, None, state, None)
-            target = self._resolve_callee(func, frame, state)
-            if target is not None and target[0] == "funcs" and len(target[1]) == 1 and target[1][0][1] is None:
-                return self._inline(target, node, frame, state)
             return UNKNOWN
 
         # configured sink calls (before following the call: `set_forward_context` is a project
