@@ -102,6 +102,7 @@ class CallGraph:
         self._holders: dict[tuple[str, str], tuple[str, ...]] = {}
         self._aliases: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
         self._param_field_memo: dict[str, dict] = {}
+        self._mentions: dict[str, list[str]] = {}  # text -> modules mentioning it (field aliases)
         self._builder_out: dict[str, dict[str, ClassInfo]] = {}
         # the last names of the profile's replay calls (`_replay_graph` of `*._replay_graph`)
         self._replay_names = tuple({p.rsplit(".", 1)[-1].strip("*") for p in profile.graph_replay} - {""})
@@ -708,7 +709,10 @@ class CallGraph:
         pos = params.index(param) if param in params else None
         pairs: set[tuple[str, str]] = set()
         word = f".{m.name}("
-        for mod_key in self.project.modules_mentioning([word]):
+        mentioning = self._mentions.get(word)
+        if mentioning is None:
+            mentioning = self._mentions[word] = self.project.modules_mentioning([word])
+        for mod_key in mentioning:
             mod = self.project.module(mod_key)
             if mod is None:
                 return ()

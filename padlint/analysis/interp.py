@@ -2433,6 +2433,7 @@ class Interpreter:
         partial = state.env.get(PARTIAL, frozenset())
         in_scope = {c: n for c, n in self._names_in_scope(frame, state)[1].items() if n not in partial}
         held = self._held_counts(state)
+        held_real: dict[str, bool] = {}  # padded count -> a real partner of it is held on `self`
         for canon, name in [*in_scope.items(), *((c, n) for c, n in held.items() if c not in in_scope)]:
             axis = self.p.count_axis(canon)
             if axis:
@@ -2471,8 +2472,9 @@ class Interpreter:
                         c = self._descriptor_width(node, bound, state)
                     if c is None:
                         continue
-            c = replace(c, unpadded=self._no_padding(c.canon, state, frame)
-                        and not self._held_counts(state, real_of=c.canon), dim=dim)
+            if c.canon not in held_real:
+                held_real[c.canon] = bool(self._held_counts(state, real_of=c.canon))
+            c = replace(c, unpadded=self._no_padding(c.canon, state, frame) and not held_real[c.canon], dim=dim)
             refs = set()
             for loc in self._self_locs(state):
                 for i, part in enumerate(attr.split(".")):
