@@ -176,39 +176,43 @@ def _mask_bound(cond: ast.AST, defs: dict[str, ast.AST], params: dict[str, int],
     return None
 
 
-def _value_bound(value: ast.AST, defs: dict[str, ast.AST], params: dict[str, int], offsets: set[str],
-                 depth: int = 0) -> str | None:
+def _selection(value: ast.AST, defs: dict[str, ast.AST], depth: int = 0) -> tuple[ast.Call, str] | None:
+    """The call a stored value comes from, followed through the kernel's locals and casts
+    (``x = tl.load(...).to(tl.int64)``), with its last name (``where``, ``load``); else None."""
+    while depth <= 6:
+        if isinstance(value, ast.Name) and value.id in defs:
+            value = defs[value.id]
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
+            value = value.func.value  # `tl.load(...).to(tl.int64)`
+        elif isinstance(value, ast.Call):
+            return value, (_dotted_name(value.func) or "").rsplit(".", 1)[-1]
+        else:
+            return None
+        depth += 1
+    return None
+
+
+def _value_bound(value: ast.AST, defs: dict[str, ast.AST], params: dict[str, int], offsets: set[str]) -> str | None:
     """The count ``n`` of the test that selects a stored value's tail (:func:`_select_tail`)."""
-    if depth > 6:
+    sel = _selection(value, defs)
+    if sel is None:
         return None
-    if isinstance(value, ast.Name) and value.id in defs:
-        return _value_bound(defs[value.id], defs, params, offsets, depth + 1)
-    if not isinstance(value, ast.Call):
-        return None
-    if isinstance(value.func, ast.Attribute) and value.func.attr == "to":
-        return _value_bound(value.func.value, defs, params, offsets, depth + 1)
-    last = (_dotted_name(value.func) or "").rsplit(".", 1)[-1]
-    cond = value.args[0] if last == "where" and value.args else \
-        next((k.value for k in value.keywords if k.arg == "mask"), None) if last == "load" else None
+    call, last = sel
+    cond = call.args[0] if last == "where" and call.args else \
+        next((k.value for k in call.keywords if k.arg == "mask"), None) if last == "load" else None
     got = _mask_bound(cond, defs, params, offsets) if cond is not None else None
     return got[1] if got is not None else None
 
 
-def _select_tail(value: ast.AST, defs: dict[str, ast.AST], params: dict[str, int], offsets: set[str],
-                 depth: int = 0) -> str | None:
+def _select_tail(value: ast.AST, defs: dict[str, ast.AST], params: dict[str, int], offsets: set[str]) -> str | None:
     """The literal a stored value takes in the rows from a count on: ``tl.where(o < n, x, c)``
     (``o >= n``: ``tl.where(o >= n, c, x)``) or ``tl.load(p + o, mask=o < n, other=c)``, ``o`` an
     offset the store's pointer uses and ``n`` a parameter of the kernel; followed through the
-    kernel's single-assignment locals; else None."""
-    if depth > 6:
+    kernel's locals and casts (:func:`_selection`); else None."""
+    sel = _selection(value, defs)
+    if sel is None:
         return None
-    if isinstance(value, ast.Name) and value.id in defs:
-        return _select_tail(defs[value.id], defs, params, offsets, depth + 1)
-    if not isinstance(value, ast.Call):
-        return None
-    last = (_dotted_name(value.func) or "").rsplit(".", 1)[-1]
-    if isinstance(value.func, ast.Attribute) and value.func.attr == "to":  # `tl.load(...).to(tl.int64)`
-        return _select_tail(value.func.value, defs, params, offsets, depth + 1)
+    value, last = sel
 
     def bound(cond: ast.AST) -> str | None:
         got = _mask_bound(cond, defs, params, offsets)
