@@ -2320,14 +2320,17 @@ class Interpreter:
                             PadWrite(frame.path, line, value, "registry") if value else None)
         return True
 
-    def _self_attr_locs(self, attr: str, state: State) -> list[str]:
-        """The locations of ``self.<attr>`` (a dotted path, ``buffers.positions``) on this path."""
+    def _self_attr_locs(self, attr: str, state: State, note_owners: bool = False) -> list[str]:
+        """The locations of ``self.<attr>`` (a dotted path, ``buffers.positions``) on this path.
+        ``note_owners``: remember the buffer each location on the way is (as a read of
+        ``self.<attr>`` would note it), so that its never-written fact applies (a constant table
+        holds its allocation's rows)."""
         out = []
         for loc in self._self_locs(state):
-            first, *rest = attr.split(".")
-            loc = self._self_field_loc(loc, first, state)
-            for part in rest:
-                loc = self._attr_loc(loc, part)
+            for i, part in enumerate(attr.split(".")):
+                loc = self._self_field_loc(loc, part, state) if i == 0 else self._attr_loc(loc, part)
+                if note_owners and part not in self.p.shared_views and part != self.p.device_view:
+                    self._loc_owners.setdefault(loc, set()).add(part)
             out.append(loc)
         return out
 
@@ -2393,14 +2396,18 @@ class Interpreter:
                 return locs
         return ("self",)
 
+    def _inside_profile_replay(self) -> bool:
+        """Whether a frame below the entry point is a replay call the profile names
+        (``[graphs] replay``: ``*._replay_graph``): its graph reads were judged at that call."""
+        return self._graph_replay is not None and any(self._graph_replay.fullmatch(f.qual) for f in self._frames[1:])
+
     def _check_replay(self, node: cst.Call, graphs: cst.Subscript | None, frame: Frame, state: State) -> None:
         """A graph replay reads rows ``[:count]`` of each graph-bound buffer: ``count`` is the
         graph's index (``self.graphs[bs].replay()``), or, for a replay call the profile names
         (``[graphs] replay``), the padded count in scope of the axis of the count the capture
         sliced the buffer with (none in scope: that buffer is not judged here)."""
         count = None
-        if graphs is None and self._graph_replay is not None \
-                and any(self._graph_replay.fullmatch(f.qual) for f in self._frames[1:]):
+        if graphs is None and self._inside_profile_replay():
             return  # inside a replay call the profile names (`self._replay_graph(bs, fb)`): judged there
         if graphs is not None:
             idx = graphs.slice[0].slice if len(graphs.slice) == 1 else None
@@ -2476,13 +2483,7 @@ class Interpreter:
                 held_real[c.canon] = bool(self._held_counts(state, real_of=c.canon))
             c = replace(c, unpadded=self._no_padding(c.canon, state, frame) and not held_real[c.canon], dim=dim)
             refs = set()
-            for loc in self._self_locs(state):
-                for i, part in enumerate(attr.split(".")):
-                    loc = self._self_field_loc(loc, part, state) if i == 0 else self._attr_loc(loc, part)
-                    if part not in self.p.shared_views and part != self.p.device_view:
-                        # the buffer this location is (as a read of `self.<attr>` would note it): its
-                        # never-written fact applies (a constant table holds its allocation's rows)
-                        self._loc_owners.setdefault(loc, set()).add(part)
+            for loc in self._self_attr_locs(attr, state, note_owners=True):
                 text = f"self.{attr}[:, :{c.written}]" if dim else f"self.{attr}[:{c.written}]"
                 refs.add(Ref(loc, c, text, line, True, path=frame.path))
                 self.graph_bound_locs.setdefault(loc, set()).add((cls.key, attr))
@@ -2586,7 +2587,7 @@ class Interpreter:
         A write on some path only (under a test) is taken as the replay's refresh: which
         configurations make the graph read the buffer is not known here (the buffer may not exist
         in the others), so only a replay that never writes it is reported."""
-        if self._graph_replay is not None and any(self._graph_replay.fullmatch(f.qual) for f in self._frames[1:]):
+        if self._inside_profile_replay():
             return  # inside a replay call the profile names, judged at that call already
         if not any(self._pair_known(canon, frame) for canon in self._names_in_scope(frame, state)[1]):
             # no padding decided on this path (`bs` handed in, its real count not known here): the
@@ -3788,9 +3789,12 @@ class Interpreter:
                 # the body first, for what it writes besides: what the profile says of the argument
                 # it names holds after it (a write the body makes that the analysis cannot tell
                 # from stale is the helper's reset, by the profile); its result is not followed (a
-                # view it returns would carry the states its own path saw, before that reset)
+                # view it returns would carry the states its own path saw, before that reset).
+                # The call evaluated every argument: only the reset one is read again, after it
                 self._inline(target, node, frame, state)
-            vals = {id(a): self._eval(a.value, frame, state) for a in node.args}
+                vals = {id(args[idx]): self._eval(args[idx].value, frame, state)} if idx < len(args) else {}
+            else:
+                vals = {id(a): self._eval(a.value, frame, state) for a in node.args}
             if idx < len(args):
                 buf = vals[id(args[idx])]
                 count = args[idx + 1].value if idx + 1 < len(args) else None
