@@ -96,6 +96,7 @@ class CallGraph:
         self._sinkward: dict[str, bool] = {}
         self._callers: dict[str, list[FunctionInfo]] = {}
         self._graph_bound: dict[str, tuple[tuple[str, str, str, str, int], ...]] = {}
+        self._graph_binders: dict[str, dict[str, frozenset[str]]] = {}  # class -> attr -> capture methods
         self._captured: dict[str, dict[str, frozenset[str]]] = {}
         self._capture_writes: dict[str, frozenset[str]] = {}
         self._graph_inputs: dict[str, tuple[GraphInput, ...]] = {}
@@ -116,8 +117,11 @@ class CallGraph:
         # persistent buffer it is handed without a count to bound them
         names = {n for pair in profile.counts for n in (*pair.real, *pair.padded)}
         names |= set(profile.copy_to_device) | set(profile.padded_getters) | {h for h, _ in profile.reset_helpers}
-        # (and `copy_(`: a helper that copies whole buffers, `out.copy_(data)`, is a write)
-        lits = tuple(sorted(names)) + self._sink_lits + ("_padded", "_after_padding", ".copy_(", "tl.store(")
+        # (and `copy_(`: a helper that copies whole buffers, `out.copy_(data)`, is a write; and
+        # `fields(self)`: a dataclass that resets its own buffers by reflection, SGLang's
+        # `ForwardInputBuffers.reset_index_buffers`, is the class of a runner's buffers)
+        lits = tuple(sorted(names)) + self._sink_lits + ("_padded", "_after_padding", ".copy_(", "tl.store(",
+                                                         "fields(self)")
         strict = tuple(n for pair in profile.counts for n in pair.padded) + self._sink_lits + (
             "_padded", "_after_padding", *profile.copy_to_device, *profile.padded_getters)
         project.set_text_filter(lambda text: any(x in text for x in lits),
@@ -166,6 +170,8 @@ class CallGraph:
                 v = cls is not None and (bool(self.graph_inputs(cls)) or bool(self.graph_bound(cls)))
             if not v and fn.owner and any(f"{c}(" in text for c in self._capture_names):
                 v = self._captures_index_fields(fn)  # a manager's capture: a sink (holds_sink)
+            if not v and fn.owner and "self." in text:
+                v = self._runs_shape_capture(fn, text)  # a per-shape capture: a sink (holds_sink)
             self._core[fn.key] = v
         return v
 
@@ -189,8 +195,30 @@ class CallGraph:
                 # a manager's capture runs the captured functions on rows no request holds: the
                 # index fields they read are judged there (Interpreter._check_capture)
                 v = self._captures_index_fields(fn)
+            if not v and fn.owner and "self." in text:
+                # a call of a per-shape capture whose graph binds index fields: the captured
+                # forward runs on rows no request holds (Interpreter._check_shape_capture)
+                v = self._runs_shape_capture(fn, text)
             self._sink[fn.key] = v
         return v
+
+    def _runs_shape_capture(self, fn: FunctionInfo, text: str) -> bool:
+        """Whether ``fn`` calls ``self.<m>(...)`` where ``m`` captures the graph of one shape
+        itself (``[graphs] capture``, or a ``with ...graph(...):`` block; not a function a graph
+        manager captures) and binds an index field (:meth:`graph_binders`)."""
+        mod = self.project.module(fn.module)
+        names = self.profile.graph_capture
+        if mod is None or not ("graph(" in mod.text or any(
+                fnmatch.fnmatchcase(w, pat) for pat in names for w in re.findall(r"self\.(\w+)\(", text))):
+            return False
+        cls = self.project.class_info(fn.owner)
+        if cls is None:
+            return False
+        fields = {a: f for a, f, *_ in self.graph_bound(cls)}
+        captured = self.captured_functions(cls)
+        methods = {m for a, ms in self.graph_binders(cls).items() if self.profile.is_index_field(fields.get(a, ""))
+                   for m in ms if m not in captured}
+        return any(f"self.{m}(" in text for m in methods)
 
     def _captures_index_fields(self, fn: FunctionInfo) -> bool:
         """Whether ``fn``'s class hands methods to graph managers (``[graphs] captured_by``) that
@@ -546,9 +574,12 @@ class CallGraph:
             return v
         out: dict[str, tuple[str, str, str, int]] = {}
         tables: dict[str, frozenset | None] = {}  # attribute -> tables (None: some capture keeps none)
+        binders: dict[str, set[str]] = {}  # attribute -> the capturing methods that bind it
+        binder = ""
 
         def bind(attr: str, entry: tuple, stored: frozenset) -> None:
             out.setdefault(attr, entry)
+            binders.setdefault(attr, set()).add(binder)
             if attr in tables and tables[attr] is None:
                 return
             tables[attr] = None if not stored else (tables.get(attr) or frozenset()) | stored
@@ -564,6 +595,9 @@ class CallGraph:
                 # takes are what the graph captured at that size reads
                 m, by = m
                 stored = _graph_tables(by.node)
+                binder = by.name
+            else:
+                binder = m.name
             aliases = _self_aliases(m.node)
             defs = _single_definitions(m.node)
             stored = _graph_tables(m.node) if stored is None else stored
@@ -600,10 +634,17 @@ class CallGraph:
                 if inputs is None or attr in inputs:
                     bind(attr, (name, b, defs.get(b, ""), 0), stored)
         host = self.profile.graph_host
+        self._graph_binders[cls.key] = {a: frozenset(b) for a, b in binders.items()}
         v = self._graph_bound[cls.key] = tuple(sorted(
             (a, f, b, d, dim, tables[a] or frozenset()) for a, (f, b, d, dim) in out.items()
             if not any(fnmatch.fnmatchcase(a.rsplit(".", 1)[-1], pat) for pat in host)))
         return v
+
+    def graph_binders(self, cls: ClassInfo) -> dict[str, frozenset[str]]:
+        """Attribute path of each graph-bound buffer of :meth:`graph_bound` -> the names of the
+        capturing methods that bind it (itself, or through a helper it calls with its size)."""
+        self.graph_bound(cls)
+        return self._graph_binders.get(cls.key, {})
 
     def graph_inputs(self, cls: ClassInfo) -> tuple["GraphInput", ...]:
         """Persistent buffers a CUDA graph captured by this class reads whole, whose value the

@@ -159,9 +159,11 @@ def find_entries(graph: CallGraph, seeds: list[FunctionInfo]) -> list[FunctionIn
             return True
         # a public method that only private methods of its own class call (`execute_model`,
         # which `_dummy_run` also calls) is the class's API: the engine calls it too, with
-        # nothing reset
+        # nothing reset.  One that only the constructor calls (`self.capture()` at the end of
+        # `__init__`) is part of construction: it runs once, on what `__init__` built
         return bool(f.owner) and not f.name.startswith("_") and all(
-            c.owner == f.owner and c.name.startswith("_") for c in inside)
+            c.owner == f.owner and c.name.startswith("_") for c in inside) and not all(
+            c.name == "__init__" for c in inside)
 
     roots = [f for k, f in up.items() if is_entry(k, f)]
     covered: set[str] = set()

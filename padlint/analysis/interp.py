@@ -21,7 +21,7 @@ import libcst as cst
 from padlint.analysis.kernels import pointer_write, tail_stores
 from padlint.analysis.values import (
     TAIL_WRITE, UNSET, PARTIAL,
-    ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, Count, DictVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
+    ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, ClosureVal, Count, DictVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
     Ref, Refs, Reset, State, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, origin_key, stamp, with_step,
 )
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
@@ -71,6 +71,17 @@ class KeyVal(UnknownVal):
 
 #: the names a module-level tuple of keys may hold at most (a loop over it runs once per name)
 MAX_KEYS = 32
+
+#: the dataclass fields a loop over ``dataclasses.fields(obj)`` is run for at most (once each)
+MAX_FIELDS = 128
+
+
+@dataclass(frozen=True)
+class FieldRef(UnknownVal):
+    """A ``dataclasses.Field`` of a project dataclass (the loop variable of ``for f in
+    fields(self)``): ``f.name`` is the key ``name``, so ``getattr(self, f.name)`` is that field."""
+
+    name: str = ""
 
 _FALSE = frozenset({"False", "0"})
 _TRUE = frozenset({"True", "1"})
@@ -551,6 +562,8 @@ class Interpreter:
         self._sliced_memo: dict[int, tuple] = {}  # id(loop body) -> (body, its variable is sliced)
         self._and_memo: dict[int, tuple] = {}  # id(if statement) -> (it, `if A: if B:` for `if A and B:`)
         self._keys_memo: dict[tuple[str, str], tuple[str, ...] | None] = {}  # module constants of keys
+        self._getattr_nodes: dict[tuple, cst.Attribute] = {}  # (id of a `getattr` call, key) -> `obj.key`
+        self._path_nodes: dict[str, list[cst.Attribute]] = {}  # "a.b" -> the nodes of `self.a`, `self.a.b`
         self.pad_hits: dict[tuple[int, str], PadHit] = {}  # sink arguments whose padding rows were written
         self._write_nodes: dict[int, tuple] = {}  # PadWrite.node -> (segment, node, statement, form)
         self._read_when: dict[str, set[str]] = {}
@@ -790,8 +803,11 @@ class Interpreter:
         elocs: tuple[str, ...] = ()  # the element locations of a persistent list iterated
         ran: list[State | None] = []  # the states the rounds that ran left
         if isinstance(stmt, cst.For):
+            names = self._dataclass_fields(stmt.iter, frame, state)
             it = self._eval(stmt.iter, frame, state)
-            if isinstance(it, TupleVal) and not isinstance(stmt.iter, cst.Call):
+            if names is not None:
+                items = tuple(FieldRef(name=n) for n in names)
+            elif isinstance(it, TupleVal) and not isinstance(stmt.iter, cst.Call):
                 items = it.items
             elif isinstance(it, MapVal) and not it.keyed:
                 # `for sm in slot_mappings.values(): sm.fill_(-1)`: each element of a container the
@@ -852,6 +868,37 @@ class Interpreter:
             after = self._exec_block(stmt.orelse.body, frame, after)
         return after
 
+    def _dataclass_fields(self, it, frame: Frame, state: State) -> tuple[str, ...] | None:
+        """The field names, in order, of ``dataclasses.fields(self)`` (``fields`` imported from
+        ``dataclasses``) when ``self``'s class is a project dataclass (its bases' fields first, as
+        ``dataclasses`` orders them); else None."""
+        if not (isinstance(it, cst.Call) and len(it.args) == 1 and it.args[0].keyword is None
+                and isinstance(it.args[0].value, cst.Name) and it.args[0].value.value == "self"
+                and frame.owner):
+            return None
+        func = it.func
+        if isinstance(func, cst.Name):
+            if self._from_import(frame, func.value) != ("dataclasses", "fields"):
+                return None
+        elif not (isinstance(func, cst.Attribute) and func.attr.value == "fields"
+                  and isinstance(func.value, cst.Name)
+                  and self._from_import(frame, func.value.value) == ("dataclasses", None)):
+            return None
+        # the receiver's classes (a base's method run on a subclass object sees the subclass's
+        # fields: `self.buffers.reset_index_buffers()` on a `DecodeInputBuffers`)
+        recv = state.env.get("self")
+        keys = sorted({t for r in recv.refs for t in r.types}) if isinstance(recv, Refs) else []
+        classes = [c for c in map(self.project.class_info, keys) if c is not None] \
+            or [c for c in [self.project.class_info(frame.cls or frame.owner)] if c is not None]
+        names: list[str] = []
+        for cls in classes:
+            if not cls.is_dataclass:
+                return None
+            for c in reversed(self.project.mro(cls)):
+                if c.is_dataclass:
+                    names += [n for n in c.fields if n not in names]
+        return tuple(names) if 0 < len(names) <= MAX_FIELDS else None
+
     def _nonempty_iter(self, it, frame: Frame) -> bool:
         """``self.x`` (also under ``enumerate``/``zip``/``.items()``...) where a method of the
         frame's class asserts ``self.x`` non-empty (``assert self.x, "..."``)."""
@@ -882,6 +929,8 @@ class Interpreter:
         self._real_by_comparison(stmt.test, state)
         guard = self._is_padding_guard(stmt.test, frame, state, stmt.body)
         known = self._none_test(stmt.test, state)
+        if known is None:
+            known = self._key_test(stmt.test, frame, state)
         if known is True:  # `if out is not None:` with `out` a tensor on every path here
             return self._exec_block(stmt.body, frame, state)
         if known is False:
@@ -1239,6 +1288,37 @@ class Interpreter:
         if not (isinstance(v, Refs) and v.refs and not v.maybe_none):
             return None  # (a None value joined with an unknown one is not known to be None)
         return isinstance(comp.operator, cst.IsNot)
+
+    def _key_test(self, test, frame: Frame, state: State) -> bool | None:
+        """The outcome of a test on one known key (``f.name not in INDEX_BUFFERS``, ``name ==
+        "seq_lens"``: a loop variable over field names or over a module-level tuple of names)
+        against string literals or a module-level constant of them; else None (unknown)."""
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+            return None
+        key = self._key_of(test.left, frame, state)
+        if key is None or len(key.keys) != 1:
+            return None
+        (k,) = key.keys
+        comp = test.comparisons[0]
+        op, right = comp.operator, comp.comparator
+        if isinstance(op, (cst.Equal, cst.NotEqual)):
+            other = self._key_of(right, frame, state) if isinstance(right, cst.SimpleString) else None
+            if other is None or len(other.keys) != 1:
+                return None
+            return (k in other.keys) == isinstance(op, cst.Equal)
+        if isinstance(op, (cst.In, cst.NotIn)):
+            if isinstance(right, (cst.Tuple, cst.List, cst.Set)) and right.elements and all(
+                    isinstance(e.value, cst.SimpleString) for e in right.elements):
+                names = {e.value.evaluated_value for e in right.elements}
+            elif isinstance(right, cst.Name) and right.value.lstrip("_").isupper() \
+                    and right.value not in state.env:
+                names = set(self._module_keys(frame.module, right.value) or ())
+                if not names:
+                    return None
+            else:
+                return None
+            return (k in names) == isinstance(op, cst.In)
+        return None
 
     def _refine_none(self, test, then_state: State, else_state: State) -> None:
         """`if x is not None:` -> x is None on the other branch (and vice versa).
@@ -1916,6 +1996,28 @@ class Interpreter:
                 return base.fields.get(node.attr.value) or UNKNOWN
         return UNKNOWN
 
+    def _attr_value(self, base: AVal, node: cst.Attribute, frame: Frame, state: State, line: int | None) -> AVal:
+        """``base.attr`` for an evaluated ``base`` (``line``: where it is read, None for the line of
+        ``node``; ``getattr(obj, f.name)`` passes the call's, its attribute node being made up)."""
+        at = (lambda: frame.seg.line(node, frame.stmt)) if line is None else (lambda: line)
+        if isinstance(base, MetaVal):  # a field of a metadata object built here
+            v = base.fields.get(node.attr.value)
+            if v is None and base.cls and (c := self.project.class_info(base.cls)) is not None \
+                    and self.project.is_required_tensor_field(c, node.attr.value):
+                # not given here, but declared a tensor that is never None: a tensor of
+                # unknown rows (not stale: nothing here says what it holds)
+                loc = f"meta:{base.cls}.{node.attr.value}"
+                state.heap[loc] = LocState(False)
+                return Refs(frozenset({Ref(loc, None, node, at(), False, path=frame.path)}))
+            return v or UNKNOWN
+        if isinstance(base, Refs):
+            if self._fields_of(base, node.attr.value, state) is None:
+                members = self._attr_members(base, node.attr.value)
+                if members is not None:
+                    return TupleVal(tuple(self._eval(m, frame, state) for m in members))
+            return self._attribute(base, node, state, at(), frame.path)
+        return UNKNOWN
+
     def _attribute(self, base: Refs, node: cst.Attribute, state: State, line: int, path: str) -> AVal:
         """``base.attr``: per alternative of ``base``, the value stored in that field (an object
         built or written here) or the field's own location (a persistent buffer); joined."""
@@ -2320,6 +2422,25 @@ class Interpreter:
                             PadWrite(frame.path, line, value, "registry") if value else None)
         return True
 
+    def _held_attr_locs(self, attr: str, frame: Frame, state: State, line: int) -> list[str]:
+        """The locations ``self.<attr>`` (a dotted path) reads on this path, as the code would read
+        it: an object this path built and stored (``self.buffers = Buffers(req_pool_indices=
+        torch.zeros(...))`` in the ``__init__`` that captures) gives its fields' own locations;
+        else :meth:`_self_attr_locs`."""
+        nodes = self._path_nodes.get(attr)
+        if nodes is None:
+            expr = cst.parse_expression("self." + attr)
+            nodes = []
+            while isinstance(expr, cst.Attribute):
+                nodes.insert(0, expr)
+                expr = expr.value
+            self._path_nodes[attr] = nodes
+        v = state.env.get("self")
+        for node in nodes:
+            v = self._attr_value(v, node, frame, state, line)
+        locs = sorted({r.loc for r in v.refs if r.count is None}) if isinstance(v, Refs) else []
+        return locs or self._self_attr_locs(attr, state)
+
     def _self_attr_locs(self, attr: str, state: State, note_owners: bool = False) -> list[str]:
         """The locations of ``self.<attr>`` (a dotted path, ``buffers.positions``) on this path.
         ``note_owners``: remember the buffer each location on the way is (as a read of
@@ -2542,8 +2663,43 @@ class Interpreter:
         line = frame.seg.line(node, frame.stmt)
         captured = sorted(n for n, ms in self.graph.captured_functions(cls).items() if table in ms)
         run = f"{frame.qual.rpartition(':')[2].rpartition('.')[2]}"
-        for attr, fld, bound, _definition, dim, tables in self.graph.graph_bound(cls):
-            if dim or not bound or table not in tables or not self.p.is_index_field(fld):
+        entries = [(attr, fld, bound) for attr, fld, bound, _definition, dim, tables in self.graph.graph_bound(cls)
+                   if not dim and bound and table in tables]
+        self._judge_capture_reads(node, frame, state, entries, captured, run, line)
+
+    def _check_shape_capture(self, node: cst.Call, method: str, frame: Frame, state: State) -> None:
+        """A call of a method that captures the graph of one shape (``self.capture_one_shape(bs,
+        ...)``: named by ``[graphs] capture``, or holding a ``with ...graph(...):`` block) from
+        another method of its class.  The capture runs the captured forward once, with no request
+        in the graph, over the views it (or a helper it hands its size) takes: the index fields
+        among them are judged as at a graph manager's capture (:meth:`_check_capture`), their rows
+        holding what they held when the call was reached.  Captures run at start-up, and again
+        while serving (SGLang 0.5.16's ``recapture_if_needed`` at the start of a step): the
+        previous batch's live KV slots and request rows were written through, which 0.5.17 fixed
+        with ``self.buffers.reset_index_buffers()`` before the capture."""
+        cls = self.project.class_info(frame.cls or frame.owner)
+        if cls is None:
+            return
+        if method in self.graph.captured_functions(cls):
+            return  # a function a graph manager captures, run eagerly here (its captures are judged
+            # at the manager's capture call)
+        binders = self.graph.graph_binders(cls)
+        entries = [(attr, fld, bound) for attr, fld, bound, _definition, dim, _tables in self.graph.graph_bound(cls)
+                   if not dim and bound and method in binders.get(attr, ())]
+        if entries:
+            self._judge_capture_reads(node, frame, state, entries, [method], method,
+                                      frame.seg.line(node, frame.stmt))
+
+    def _judge_capture_reads(self, node: cst.Call, frame: Frame, state: State, entries, captured: list[str],
+                             run: str, line: int) -> None:
+        """Rows ``[0:bound]`` of each graph-bound index field in ``entries`` (attribute path,
+        field, bound) are padding rows of a capture run by ``node``: a write that reached them
+        must be the neutral value (PAD002), rows no reset reached hold an earlier step's (PAD001),
+        unless the capture runs while the object is built (the entry point is an ``__init__``:
+        the rows hold what construction put there, which PAD005 judges, not a request's)."""
+        constructing = bool(self._frames) and self._frames[0].qual.endswith(".__init__")
+        for attr, fld, bound in entries:
+            if not self.p.is_index_field(fld):
                 continue
             # every row `[0:bound]` is a padding row at capture, whatever the axis of `bound`
             # (`num_sample = num_reqs * k`): the pair only names the rows as padding rows
@@ -2554,7 +2710,7 @@ class Interpreter:
                 continue
             c = Count(pair.padded[0], 0, bound)
             refs = {Ref(loc, c, f"self.{attr}[:{bound}]", line, True, path=frame.path, dummy=run)
-                    for loc in self._self_attr_locs(attr, state)}
+                    for loc in self._held_attr_locs(attr, frame, state, line)}
             value = Refs(frozenset(refs))
             key = self._kwkeys.get((id(node), "capture:" + attr))
             if key is None:
@@ -2567,7 +2723,7 @@ class Interpreter:
             taints: set[Taint] = set()
             for r in refs:
                 st = state.loc(r.loc)
-                if not st.entry_stale:
+                if not st.entry_stale or constructing:
                     continue
                 t = Taint(buffer=r.text, padded=c.canon, offset=0, reason="stale", padded_written=bound,
                           real=(DUMMY_ROWS,), dummy=run,
@@ -2787,6 +2943,9 @@ class Interpreter:
         if isinstance(node, cst.Name):
             v = state.env.get(node.value)
             return v if isinstance(v, KeyVal) and v.keys else None
+        if isinstance(node, cst.Attribute) and node.attr.value == "name" and isinstance(node.value, cst.Name):
+            f = state.env.get(node.value.value)  # `f.name` of `for f in fields(self)`
+            return KeyVal(frozenset({f.name})) if isinstance(f, FieldRef) else None
         return None
 
     def _module_keys(self, module: str, name: str) -> tuple[str, ...] | None:
@@ -2805,7 +2964,11 @@ class Interpreter:
                 if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets):
                     seen += 1
                     v = st.value
-                    if isinstance(v, ast.Tuple) and 0 < len(v.elts) <= MAX_KEYS and all(
+                    if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) \
+                            and v.func.id in ("frozenset", "set", "tuple", "list") and len(v.args) == 1 \
+                            and not v.keywords:
+                        v = v.args[0]  # `frozenset({"a", "b"})`
+                    if isinstance(v, (ast.Tuple, ast.List, ast.Set)) and 0 < len(v.elts) <= MAX_KEYS and all(
                             isinstance(e, ast.Constant) and isinstance(e.value, str) for e in v.elts):
                         found = tuple(e.value for e in v.elts)
             if seen != 1:
@@ -2947,6 +3110,16 @@ class Interpreter:
             return UNKNOWN
         if isinstance(node, cst.Name):
             v = state.env.get(node.value)
+            if isinstance(v, FuncVal) and node.value in frame.nested and v.key.startswith(frame.qual + ".<"):
+                # a nested function taken as a value where it is defined: it carries its
+                # definition and the enclosing locals it names, to run where it is called
+                func = frame.nested[node.value]
+                free = self._names_used(func)
+                return ClosureVal(v.key, node=func,
+                                  ctx=(frame.seg, frame.owner, frame.module, frame.path, frame.cls, frame.qual,
+                                       dict(frame.nested)),
+                                  env=tuple(sorted(((k, x) for k, x in state.env.items() if k in free),
+                                                   key=lambda kv: kv[0])))
             if v is not None:
                 return v
             if node.value in frame.nested:
@@ -2960,24 +3133,9 @@ class Interpreter:
             if method is not None:
                 return method
             base = self._eval(node.value, frame, state)
-            if isinstance(base, MetaVal):  # a field of a metadata object built here
-                v = base.fields.get(node.attr.value)
-                if v is None and base.cls and (c := self.project.class_info(base.cls)) is not None \
-                        and self.project.is_required_tensor_field(c, node.attr.value):
-                    # not given here, but declared a tensor that is never None: a tensor of
-                    # unknown rows (not stale: nothing here says what it holds)
-                    loc = f"meta:{base.cls}.{node.attr.value}"
-                    state.heap[loc] = LocState(False)
-                    return Refs(frozenset({Ref(loc, None, node, frame.seg.line(node, frame.stmt), False,
-                                               path=frame.path)}))
-                return v or UNKNOWN
-            if isinstance(base, Refs):
-                if self._fields_of(base, node.attr.value, state) is None:
-                    members = self._attr_members(base, node.attr.value)
-                    if members is not None:
-                        return TupleVal(tuple(self._eval(m, frame, state) for m in members))
-                return self._attribute(base, node, state, frame.seg.line(node, frame.stmt), frame.path)
-            return UNKNOWN
+            if isinstance(base, FieldRef):
+                return KeyVal(frozenset({base.name})) if node.attr.value == "name" else UNKNOWN
+            return self._attr_value(base, node, frame, state, None)
         if isinstance(node, cst.Subscript):
             return self._eval_subscript(node, frame, state)
         if isinstance(node, cst.Call):
@@ -3618,6 +3776,21 @@ class Interpreter:
         name = dotted(func) or ""
         last = name.rsplit(".", 1)[-1] if name else (func.attr.value if isinstance(func, cst.Attribute) else "")
 
+        # `getattr(obj, f.name)` / `getattr(obj, "x", None)` with one known key: `obj.x`
+        if name == "getattr" and "getattr" not in state.env and 2 <= len(node.args) <= 3 \
+                and all(a.keyword is None for a in node.args):
+            key = self._key_of(node.args[1].value, frame, state)
+            if key is not None and len(key.keys) == 1 and next(iter(key.keys)).isidentifier():
+                attr = self._getattr_nodes.get((id(node), *key.keys))
+                if attr is None:
+                    attr = cst.Attribute(value=node.args[0].value, attr=cst.Name(next(iter(key.keys))))
+                    self._getattr_nodes[(id(node), *key.keys)] = attr
+                    self._keep.append(node)
+                base = self._eval(node.args[0].value, frame, state)
+                for a in node.args[2:]:
+                    self._eval(a.value, frame, state)
+                return self._attr_value(base, attr, frame, state, frame.seg.line(node, frame.stmt))
+
         # forward sinks (checked before following self.m calls)
         if name and name in self.p.forward_calls:
             for i, arg in enumerate(node.args):
@@ -3811,6 +3984,11 @@ class Interpreter:
         if name and self._sink_call is not None and self._sink_call.fullmatch(name):
             self._check_call_args(name, node, frame, state, skip_first=False)
             return UNKNOWN
+
+        # `self.capture_one_shape(bs, ...)`: the capture of one shape runs the captured forward
+        if frame.owner and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                and func.value.value == "self":
+            self._check_shape_capture(node, func.attr.value, frame, state)
 
         # self.m(...) / nested function / module-level function
         target = self._resolve_callee(func, frame, state)
@@ -4290,6 +4468,8 @@ class Interpreter:
             v = state.env.get(func.value)
             if isinstance(v, FuncVal) and func.value in frame.nested:
                 return ("nested", func.value)
+            if isinstance(v, ClosureVal) and v.node is not None:
+                return ("closure", v)  # a nested function handed in (`create_forward_fn(desc)`)
             if isinstance(v, MethodVal):  # `decode_fn(...)` after `decode_fn = self._decode`
                 fns = [(self.project.function(k), recv) for k, recv in sorted(v.targets, key=lambda t: t[0])]
                 fns = [(f, r) for f, r in fns if f is not None]
@@ -4389,6 +4569,8 @@ class Interpreter:
             return join_all(self._returned_object(fn) for fn in key) or UNKNOWN
         if kind == "nested":
             return self._call(None, frame.nested[key], node, arg_vals, None, frame, state)
+        if kind == "closure":
+            return self._call(None, key.node, node, arg_vals, None, frame, state, closure=key)
         if len(key) == 1:
             fn, recv = key[0]
             return self._call(fn, None, node, arg_vals, self._narrow(recv, fn), frame, state)
@@ -4410,10 +4592,14 @@ class Interpreter:
         return value if value is not None else UNKNOWN
 
     def _call(self, fn: FunctionInfo | None, nested: cst.FunctionDef | None, node: cst.Call,
-              arg_vals: list[AVal], recv: AVal | None, frame: Frame, state: State) -> AVal:
-        """Interpret one callee with the caller's heap and count bindings."""
+              arg_vals: list[AVal], recv: AVal | None, frame: Frame, state: State,
+              closure: ClosureVal | None = None) -> AVal:
+        """Interpret one callee with the caller's heap and count bindings (``closure``: a nested
+        function defined in another frame, run in its defining frame's terms)."""
         if fn is not None:
-            if not self.graph.relevant(fn):
+            if not self.graph.relevant(fn) and not any(isinstance(v, ClosureVal) for v in arg_vals):
+                # (a callee handed a nested function of an analysed one may call it: followed,
+                # `super().capture(create_forward_fn, ...)`)
                 self._opaque([*arg_vals, self._not_self(recv, state)], state)
                 return UNKNOWN
             seg = self.segment(fn)
@@ -4423,6 +4609,11 @@ class Interpreter:
             func, owner, qual, name = seg.func, fn.owner, fn.key, fn.name
             mod = self.project.module(fn.module)
             module, path = fn.module, (mod.path if mod is not None else "")
+        elif closure is not None:
+            func = nested
+            seg, owner, module, path, def_cls, def_qual, def_nested = closure.ctx
+            name = func.name.value
+            qual = f"{def_qual}.{name}"
         else:
             func = nested
             seg, owner, module, path = frame.seg, frame.owner, frame.module, frame.path
@@ -4436,12 +4627,15 @@ class Interpreter:
         if fn is not None and self.p.is_dummy_run(name):
             self.dummy_started.add(fn.key)
         callee = Frame(qual=qual, owner=owner, seg=seg, module=module, path=path,
-                       cls=frame.cls if fn is None else owner,
+                       cls=(def_cls if closure is not None else frame.cls) if fn is None else owner,
                        chain=chain + ((line, f"calls `{shown}`", frame.path),), known=set(frame.known),
                        dummy=(name if self.p.is_dummy_run(name) else
                               frame.dummy if fn is None or fn.owner == frame.owner else ""),
                        dummy_any=name if self.p.is_dummy_run(name) else frame.dummy_any)
-        if fn is None:
+        if fn is None and closure is not None:
+            callee.nested = dict(def_nested)
+            env = dict(closure.env)  # the enclosing locals, as they were when it was taken
+        elif fn is None:
             callee.nested = dict(frame.nested)
             # closure: the enclosing locals the nested function names (only those: its summary
             # is keyed on them, and the others change from one loop round to the next)

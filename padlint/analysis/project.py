@@ -452,13 +452,17 @@ class Project:
         return info
 
     # ---------------------------------------------------------- resolution
-    def resolve(self, mod: ModuleInfo, dotted: str, depth: int = 0, *, factory: bool = False):
+    def resolve(self, mod: ModuleInfo, dotted: str, depth: int = 0, *, factory: bool = False,
+                base: bool = False):
         """What a dotted name written in ``mod`` denotes at module level:
         a :class:`ClassInfo`, a :class:`FunctionInfo`, a :class:`ModuleInfo`, or None.
 
         ``factory``: the name gives an attribute its class (``self.x = make_x(...)``), so a
         module that mentions nothing relevant is still read for a function or a name it
-        re-exports (a factory there gives the classes it returns)."""
+        re-exports (a factory there gives the classes it returns).  ``base``: the name is a
+        base class, read wherever it is defined: its methods are its subclasses' (SGLang's
+        ``ForwardInputBuffers.reset_index_buffers`` zeroes the fields of every input-buffer
+        class through ``dataclasses.fields(self)``, in a module that names no count)."""
         if depth > 8:
             return None
         head, _, rest = dotted.partition(".")
@@ -475,14 +479,14 @@ class Project:
                 sub = self.module(f"{src}.{attr}") if self._exists(f"{src}.{attr}") else None
                 if sub is not None:
                     target = sub
-                elif self.text_may_matter(src) or (factory and not self._defines_class(src, attr)):
+                elif base or self.text_may_matter(src) or (factory and not self._defines_class(src, attr)):
                     # an attribute's factory in a module that mentions nothing relevant
                     # (`init_model_state() -> ModelState` in a package `__init__`): read for it.
                     # A class defined there has no method that matters; a function called there
                     # cannot touch padding rows (the interpreter would not follow it)
                     other = self.module(src)
                     if other is not None and other is not mod:
-                        target = self.resolve(other, attr, depth + 1, factory=factory)
+                        target = self.resolve(other, attr, depth + 1, factory=factory, base=base)
         if target is None:
             return None
         for part in rest.split(".") if rest else []:
@@ -556,7 +560,7 @@ class Project:
         mod = self.module(cls.module)
         out = []
         for b in cls.bases:
-            t = self.resolve(mod, b) if mod is not None else None
+            t = self.resolve(mod, b, base=True) if mod is not None else None
             if isinstance(t, ClassInfo) and t.key != cls.key:
                 out.append(t)
         return out

@@ -20,7 +20,7 @@ Vocabulary (see shared docs/domain.md):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
 ALL = "*"  # Reset.real for a reset of the whole buffer
@@ -237,6 +237,19 @@ class FuncVal(AVal):
     """A nested function (closure) defined in an analysed function."""
 
     key: str
+
+
+@dataclass(frozen=True)
+class ClosureVal(FuncVal):
+    """A nested function taken as a value where it is defined (``super().capture(
+    create_forward_fn)``, ``return forward_fn``): called elsewhere, it runs as defined there.
+    ``ctx``: the defining frame's (segment, owner, module, path, class, qualified name, nested
+    functions); ``env``: the enclosing locals it names, as they were when it was taken.  Equal
+    by ``key`` only (a value in states that are compared and joined)."""
+
+    node: object = field(default=None, compare=False)
+    ctx: tuple = field(default=(), compare=False)
+    env: tuple = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)

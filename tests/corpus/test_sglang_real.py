@@ -52,3 +52,40 @@ def test_sglang_0_5_2_reports_positions_in_the_replay():
 def test_sglang_0_5_3_does_not_report_positions():
     _path, findings = _findings("0.5.3")
     assert [f.line for f in findings if f.field == "positions"] == []
+
+
+# SGLang 0.5.16's decode runner captured again while serving: `execute -> load_batch ->
+# recapture_if_needed -> capture` runs the per-shape capture before the step writes anything, so
+# the index buffers the captured forward reads (`capture_prepare`'s views) hold the previous
+# batch's live KV slots and request rows.  0.5.17 added `self.buffers.reset_index_buffers()` to
+# the capture, which zeroes them by reflection over the buffers dataclass's fields
+# (docs/historical-bugs.md S8).  Checked alone from the tree root, as pre-commit would.
+DECODE_RUNNER = "sglang/srt/model_executor/runner/decode_cuda_graph_runner.py"
+INDEX_FIELDS = {"req_pool_indices", "out_cache_loc", "mamba_track_indices"}
+
+
+def _capture_findings(version: str) -> list[tuple[str, str]]:
+    import json
+    import subprocess
+    import sys
+
+    try:
+        root = corpus_cache.ensure("sglang", version)
+    except corpus_cache.CorpusError as e:
+        pytest.skip(f"SGLang {version} not available: {e}")
+    out = subprocess.run([sys.executable, "-m", "padlint", "check", DECODE_RUNNER, "--profile", "sglang",
+                          "--no-cache", "--format", "json", "--exit-zero"], cwd=root, capture_output=True,
+                         text=True, check=True)
+    doc = json.loads(out.stdout)
+    return sorted((f["field"], " -> ".join(s["note"].split("`")[1] for s in f["trace"] if s["note"].startswith("calls")))
+                  for f in doc["findings"] if "at capture" in f["message"] and "hold no request" in f["message"])
+
+
+def test_sglang_0_5_16_reports_the_recapture():
+    got = _capture_findings("0.5.16")
+    assert {field for field, _ in got} == INDEX_FIELDS, got
+    assert all(path == "load_batch -> recapture_if_needed -> capture -> _capture_one_stream" for _, path in got), got
+
+
+def test_sglang_0_5_17_resets_the_index_buffers_before_a_capture():
+    assert _capture_findings("0.5.17") == []
