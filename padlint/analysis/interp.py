@@ -2074,7 +2074,7 @@ class Interpreter:
         key = (types, attr, "held")
         out = self._attr_type_cache.get(key)
         if out is None:
-            out = True
+            out, found = True, False
             for t in types:
                 cls = self.project.class_info(t)
                 if cls is None:
@@ -2091,9 +2091,13 @@ class Interpreter:
                         stored = True
                         if not where <= self._CONSTRUCTORS:
                             out = False
-                if not stored or not out:
-                    out = False
+                if not out:
                     break
+                # a class that never sets the attribute (a declared base, `buffers:
+                # ForwardInputBuffers`, of the classes that do) holds it only as one of its
+                # subclasses, which are among the types where the code says so
+                found = found or stored
+            out = out and found
             self._attr_type_cache[key] = out
         return out
 
