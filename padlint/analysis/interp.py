@@ -2698,10 +2698,10 @@ class Interpreter:
                              run: str, line: int) -> None:
         """Rows ``[0:bound]`` of each graph-bound index field in ``entries`` (attribute path,
         field, bound) are padding rows of a capture run by ``node``: a write that reached them
-        must be the neutral value (PAD002), rows no reset reached hold an earlier step's (PAD001),
-        unless the capture runs while the object is built (the entry point is an ``__init__``:
-        the rows hold what construction put there, which PAD005 judges, not a request's)."""
-        constructing = bool(self._frames) and self._frames[0].qual.endswith(".__init__")
+        must be the neutral value (PAD002), rows no reset reached hold an earlier step's (PAD001).
+        A capture the constructor runs reads what construction left: fresh allocations are no
+        request's, but buffers construction took from elsewhere (a process-wide pool of buffers
+        shared by name, a factory the analysis cannot read) may hold anything."""
         for attr, fld, bound in entries:
             if not self.p.is_index_field(fld):
                 continue
@@ -2727,7 +2727,7 @@ class Interpreter:
             taints: set[Taint] = set()
             for r in refs:
                 st = state.loc(r.loc)
-                if not st.entry_stale or constructing:
+                if not st.entry_stale:
                     continue
                 t = Taint(buffer=r.text, padded=c.canon, offset=0, reason="stale", padded_written=bound,
                           real=(DUMMY_ROWS,), dummy=run,

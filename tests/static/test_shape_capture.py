@@ -165,10 +165,11 @@ def test_a_capture_the_constructor_and_a_step_run_is_judged_on_the_step(tmp_path
     assert _found(tmp_path, "pass", init_capture="self.capture()") == ALL
 
 
-def test_a_capture_during_construction_is_not_judged_on_stale_rows(tmp_path):
-    # the buffers come from a factory the analysis cannot read (`self.pool.take(...)`), so their
-    # rows are unknown; a capture that runs while the object is built still reads no request's
-    # rows (nothing was served yet): not reported.  The step's recapture is
+def test_a_capture_during_construction_over_buffers_taken_from_elsewhere(tmp_path):
+    # the buffers come from a pool the analysis cannot read (`self.model.pool.take(...)`, SGLang's
+    # `share_buffers()` hands back another runner's buffer of the same name): construction does
+    # not make their rows fresh, so the capture the constructor runs is judged on them too
     assert _found(tmp_path, "pass", init_capture="self.capture()", recapture="pass",
-                  build="self.model.pool.take(max_bs)") == []
-    assert _found(tmp_path, "pass", init_capture="self.capture()", build="self.model.pool.take(max_bs)") == ALL
+                  build="self.model.pool.take(max_bs)") == ALL
+    assert _found(tmp_path, "self.buffers.reset_index_buffers()", init_capture="self.capture()",
+                  recapture="pass", build="self.model.pool.take(max_bs)") == []
