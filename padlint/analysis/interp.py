@@ -13,6 +13,7 @@ one under ``if P > R:`` does); loop bodies may run zero times.
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 from dataclasses import dataclass, field, replace
 
@@ -2433,12 +2434,19 @@ class Interpreter:
         else :meth:`_self_attr_locs`."""
         nodes = self._path_nodes.get(attr)
         if nodes is None:
-            expr = cst.parse_expression("self." + attr)
+            try:
+                expr = cst.parse_expression("self." + attr)
+            except cst.ParserSyntaxError:  # a path that is no expression (a registry slot's name)
+                expr = None
             nodes = []
             while isinstance(expr, cst.Attribute):
                 nodes.insert(0, expr)
                 expr = expr.value
+            if not (isinstance(expr, cst.Name) and expr.value == "self"):
+                nodes = []  # (`self.a[k].b`: not a chain of attributes of self)
             self._path_nodes[attr] = nodes
+        if not nodes:
+            return self._self_attr_locs(attr, state)
         v = state.env.get("self")
         for node in nodes:
             v = self._attr_value(v, node, frame, state, line)
@@ -3784,7 +3792,8 @@ class Interpreter:
         if name == "getattr" and "getattr" not in state.env and 2 <= len(node.args) <= 3 \
                 and all(a.keyword is None for a in node.args):
             key = self._key_of(node.args[1].value, frame, state)
-            if key is not None and len(key.keys) == 1 and next(iter(key.keys)).isidentifier():
+            if key is not None and len(key.keys) == 1 and next(iter(key.keys)).isidentifier() \
+                    and not keyword.iskeyword(next(iter(key.keys))):
                 attr = self._getattr_nodes.get((id(node), *key.keys))
                 if attr is None:
                     attr = cst.Attribute(value=node.args[0].value, attr=cst.Name(next(iter(key.keys))))

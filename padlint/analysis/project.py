@@ -482,8 +482,9 @@ class Project:
                 elif base or self.text_may_matter(src) or (factory and not self._defines_class(src, attr)):
                     # an attribute's factory in a module that mentions nothing relevant
                     # (`init_model_state() -> ModelState` in a package `__init__`): read for it.
-                    # A class defined there has no method that matters; a function called there
-                    # cannot touch padding rows (the interpreter would not follow it)
+                    # A class defined there has no method that matters (unless it is a base of
+                    # a class that does: `base`); a function called there cannot touch padding
+                    # rows (the interpreter would not follow it)
                     other = self.module(src)
                     if other is not None and other is not mod:
                         target = self.resolve(other, attr, depth + 1, factory=factory, base=base)
