@@ -77,14 +77,17 @@ def _capture_findings(version: str) -> list[tuple[str, str]]:
                           "--no-cache", "--format", "json", "--exit-zero"], cwd=root, capture_output=True,
                          text=True, check=True)
     doc = json.loads(out.stdout)
-    return sorted((f["field"], " -> ".join(s["note"].split("`")[1] for s in f["trace"] if s["note"].startswith("calls")))
-                  for f in doc["findings"] if "at capture" in f["message"] and "hold no request" in f["message"])
+    return sorted((f["field"], f["message"]) for f in doc["findings"]
+                  if "at capture" in f["message"] and "hold no request" in f["message"])
 
 
 def test_sglang_0_5_16_reports_the_recapture():
+    # reported on the paths from `execute` (the recapture) and from `__init__` (the first
+    # capture, over buffers `DecodeInputBuffers.create` makes and `share_buffers()` pools, whose
+    # rows the analysis cannot show fresh)
     got = _capture_findings("0.5.16")
     assert {field for field, _ in got} == INDEX_FIELDS, got
-    assert all(path == "load_batch -> recapture_if_needed -> capture -> _capture_one_stream" for _, path in got), got
+    assert all("from `__init__` and `execute`" in message for _, message in got), got
 
 
 def test_sglang_0_5_17_resets_the_index_buffers_before_a_capture():
