@@ -173,3 +173,11 @@ def test_a_capture_during_construction_over_buffers_taken_from_elsewhere(tmp_pat
                   build="self.model.pool.take(max_bs)") == ALL
     assert _found(tmp_path, "self.buffers.reset_index_buffers()", init_capture="self.capture()",
                   recapture="pass", build="self.model.pool.take(max_bs)") == []
+
+
+def test_a_tuple_of_names_written_in_the_test(tmp_path):
+    # the names listed in the test itself: both index buffers are zeroed
+    assert _found(tmp_path, "self.buffers.reset_index_buffers()",
+                  test='if f.name not in ("req_pool_indices", "out_cache_loc"): continue') == []
+    assert _found(tmp_path, "self.buffers.reset_index_buffers()",
+                  test='if f.name not in ["out_cache_loc"]: continue') == [("req_pool_indices", "capture")]
