@@ -2434,16 +2434,13 @@ class Interpreter:
         else :meth:`_self_attr_locs`."""
         nodes = self._path_nodes.get(attr)
         if nodes is None:
-            try:
-                expr = cst.parse_expression("self." + attr)
-            except cst.ParserSyntaxError:  # a path that is no expression (a registry slot's name)
-                expr = None
-            nodes = []
-            while isinstance(expr, cst.Attribute):
-                nodes.insert(0, expr)
-                expr = expr.value
-            if not (isinstance(expr, cst.Name) and expr.value == "self"):
-                nodes = []  # (`self.a[k].b`: not a chain of attributes of self)
+            nodes, expr = [], cst.Name("self")
+            for part in attr.split("."):
+                if not part.isidentifier() or keyword.iskeyword(part):
+                    nodes = []  # not a chain of attributes of self (`a[k].b`, a registry slot's name)
+                    break
+                expr = cst.Attribute(value=expr, attr=cst.Name(part))
+                nodes.append(expr)
             self._path_nodes[attr] = nodes
         if not nodes:
             return self._self_attr_locs(attr, state)
