@@ -604,6 +604,8 @@ class CallGraph:
             # a function a manager captures runs inside the graph: the rows it writes before (or
             # without) reading them are the graph's own work, not inputs a replay reads
             inputs = _graph_read_first(m.node, aliases) if m.name in captured else None
+            if inputs:
+                inputs -= self._written_by_holder_calls(cls, m.node, aliases, inputs)
             if inputs is not None:
                 stored = captured[m.name]  # the managers keep its graphs: their replays run it
             # a local bound to a slice (or to `slice if c else None`) and handed on by keyword:
@@ -639,6 +641,39 @@ class CallGraph:
             (a, f, b, d, dim, tables[a] or frozenset()) for a, (f, b, d, dim) in out.items()
             if not any(fnmatch.fnmatchcase(a.rsplit(".", 1)[-1], pat) for pat in host)))
         return v
+
+    def _written_by_holder_calls(self, cls: ClassInfo, fn: ast.AST, aliases: dict[str, str],
+                                 inputs: set[str]) -> set[str]:
+        """Of ``inputs`` (attribute paths a captured function reads before it writes them), those
+        a method of the object holding them may write before the first read: a call
+        ``self.h.m(...)`` earlier in ``fn`` (``self.candidate_sampler.sample(...)`` before
+        ``self.candidate_sampler.scores[:n]``), where ``m`` of a class ``self.h`` may hold stores,
+        writes in place, hands to a call (a kernel launch) or passes as ``out=`` the attribute
+        ``self.scores``.  Those rows are the graph's own work."""
+        first: dict[str, tuple[int, int]] = {}
+        for sub in ast.walk(fn):
+            attr = _self_slice(sub, aliases) if isinstance(sub, ast.Subscript) else None
+            if attr in inputs:
+                pos = (sub.lineno, sub.col_offset)
+                if attr not in first or pos < first[attr]:
+                    first[attr] = pos
+        out: set[str] = set()
+        for sub in ast.walk(fn):
+            if not (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)):
+                continue
+            holder = _attr_path(sub.func.value, aliases) if isinstance(sub.func.value, ast.Attribute) else None
+            if not holder:
+                continue
+            for attr, pos in first.items():
+                if attr in out or not attr.startswith(holder + ".") or (sub.lineno, sub.col_offset) >= pos:
+                    continue
+                rest = attr[len(holder) + 1:]
+                for c in self.attr_chain_classes(cls, holder.split(".")):
+                    m = self.project.find_method(c, sub.func.attr)
+                    if m is not None and _may_write_self_attr(m.node, rest):
+                        out.add(attr)
+                        break
+        return out
 
     def graph_binders(self, cls: ClassInfo) -> dict[str, frozenset[str]]:
         """Attribute path of each graph-bound buffer of :meth:`graph_bound` -> the names of the
@@ -1352,6 +1387,9 @@ def _self_methods(node: ast.AST) -> set[str]:
 
 #: in-place tensor methods that write every element of their receiver without reading it (a
 #: masked or indexed fill leaves the other rows as they were: not one of them)
+# methods whose result is a view of the receiver (a write into it writes the receiver's rows)
+_VIEWS = frozenset({"view", "reshape", "flatten", "unsqueeze", "squeeze", "view_as", "narrow", "select",
+                    "t", "transpose", "permute", "unflatten", "as_strided", "contiguous", "detach"})
 _WRITERS = frozenset({"copy_", "fill_", "zero_", "fill", "uniform_", "normal_", "random_",
                       # writes of some elements that read none of the receiver's (`buf[:n].scatter_(1,
                       # col, v)` stores one column of each row): the rows' other elements are not read
@@ -1388,6 +1426,37 @@ def _graph_read_first(fn: ast.AST, aliases: dict[str, str]) -> set[str]:
             if attr not in first or key[:3] < first[attr][:3]:
                 first[attr] = key
     return {a for a, key in first.items() if not key[3]}
+
+
+def _may_write_self_attr(fn: ast.AST, rest: str) -> bool:
+    """Whether ``fn`` may write rows of ``self.<rest>``: a store into it or a slice of it, an
+    in-place writer, ``out=``, or handing it (or a slice or view of it) to a call."""
+    aliases = _self_aliases(fn)
+    for sub in ast.walk(fn):
+        if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
+                if isinstance(t, ast.Subscript) and _root_attr(t, aliases) == rest:
+                    return True
+        elif isinstance(sub, ast.Call):
+            if isinstance(sub.func, ast.Attribute) and sub.func.attr in _WRITERS \
+                    and _root_attr(sub.func.value, aliases) == rest:
+                return True
+            if any(_root_attr(a, aliases) == rest for a in (*sub.args, *(k.value for k in sub.keywords))):
+                return True
+    return False
+
+
+def _root_attr(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    """The attribute path of ``self`` that ``node`` is, or is a slice or view of
+    (``self.scores[:n]``, ``self.scores.view(-1)``)."""
+    while True:
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _VIEWS:
+            node = node.func.value
+        else:
+            break
+    return _attr_path(node, aliases) if isinstance(node, ast.Attribute) else None
 
 
 def _self_aliases(fn: ast.AST) -> dict[str, str]:

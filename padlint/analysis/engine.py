@@ -187,6 +187,68 @@ def find_entries(graph: CallGraph, seeds: list[FunctionInfo]) -> list[FunctionIn
     return sorted(entries, key=lambda f: (f.module, f.start))
 
 
+#: How many subclasses an inherited entry point is run for (:func:`inherited_runs`).
+MAX_INHERITED_RUNS = 4
+#: How deep the methods an entry point calls on ``self`` are followed to find the names it calls.
+SELF_CALL_DEPTH = 3
+
+
+def _self_names(fn_node: ast.AST) -> set[str]:
+    """Names ``fn`` reads as attributes of ``self`` (``self.m()``, ``self.m`` handed on)."""
+    return {n.attr for n in ast.walk(fn_node)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+            and isinstance(n.ctx, ast.Load)}
+
+
+def inherited_runs(project: Project, entry: FunctionInfo) -> list[str]:
+    """Project subclasses for which entry point ``entry`` (a method) runs differently: classes
+    that inherit it and override a method it calls on ``self`` (directly, or through the methods
+    of its class it calls on ``self``, a few levels deep).  Inside ``entry``, ``self`` is an
+    instance of any of them, and ``self.m()`` runs the override; each is run as its own entry
+    point (a join of every subclass's overrides would combine methods of different classes on
+    one path).  At most :data:`MAX_INHERITED_RUNS`, by class key."""
+    owner = project.class_info(entry.owner) if entry.owner else None
+    if owner is None:
+        return []
+    names: set[str] = set()
+    seen: set[str] = {entry.key}
+    todo = [(entry, 0)]
+    while todo:
+        fn, depth = todo.pop()
+        for name in _self_names(fn.node) - names:
+            names.add(name)
+            m = project.find_method(owner, name)
+            if m is not None and m.key not in seen and depth + 1 < SELF_CALL_DEPTH:
+                seen.add(m.key)
+                todo.append((m, depth + 1))
+    out: dict[str, None] = {}
+    for name in sorted(names):
+        for sub in project.subclass_candidates(owner, name):
+            inherited = project.find_method(sub, entry.name)
+            if inherited is not None and inherited.key == entry.key and _constructs_as(project, sub, owner):
+                out.setdefault(sub.key)
+    return sorted(out)[:MAX_INHERITED_RUNS]
+
+
+def _constructs_as(project: Project, sub, base) -> bool:
+    """Whether constructing ``sub`` runs ``base``'s construction: every ``__init__`` defined on
+    the way from ``sub`` up to ``base`` calls its base's (``super().__init__(...)``,
+    ``Base.__init__(self, ...)``).  A subclass whose constructor skips it (SGLang's per-step
+    multi-layer draft-extend runner sets up its own fields and attaches buffers later) has none
+    of the state the base's methods use: they are not its interface."""
+    for c in project.mro(sub):
+        if c.key == base.key:
+            return True
+        init = c.methods.get("__init__")
+        if init is not None and not any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__"
+                and (isinstance(n.func.value, ast.Call) and isinstance(n.func.value.func, ast.Name)
+                     and n.func.value.func.id == "super" or isinstance(n.func.value, (ast.Name, ast.Attribute)))
+                for n in ast.walk(init.node)):
+            return False
+    return False
+
+
 def dummy_run_functions(project: Project, graph: CallGraph, profile: Profile) -> list[FunctionInfo]:
     """The project's dummy-run functions (the profile's ``[dummy_runs] functions``) that may
     reach a sink, found by their ``def`` lines' text."""
@@ -275,6 +337,8 @@ def check_project(sources: list[Source], profile: Profile, *, seeds: set[str] | 
     with _deep_recursion():
         for entry in find_entries(graph, candidates):
             interp.run_entry(entry)
+            for sub in inherited_runs(project, entry):
+                interp.run_entry(entry, self_class=sub)
     if facts is not None:
         facts.update(stale_paths(interp))
     texts = {s.path: s.text for s in sources}

@@ -645,9 +645,11 @@ class Interpreter:
         return Refs(frozenset({Ref("self", None, "self", types=frozenset({cls}) if cls else frozenset())}))
 
     # ------------------------------------------------------------------ entry
-    def run_entry(self, fn: FunctionInfo) -> None:
+    def run_entry(self, fn: FunctionInfo, self_class: str = "") -> None:
         """Interpret entry point ``fn`` from a state where every persistent row may be stale;
-        sink hits accumulate in :attr:`hits` (stale) and :attr:`clean_hits` (clean paths)."""
+        sink hits accumulate in :attr:`hits` (stale) and :attr:`clean_hits` (clean paths).
+        ``self_class``: a subclass that inherits ``fn`` (the class of ``self`` in this run; its
+        overrides are what ``self.m()`` calls)."""
         seg = self.segment(fn)
         if seg is None:
             return
@@ -656,15 +658,18 @@ class Interpreter:
         line = seg.def_line
         if self.p.is_dummy_run(fn.name):
             self.dummy_started.add(fn.key)
-        frame = Frame(qual=fn.key, owner=fn.owner, seg=seg, module=fn.module, path=path, cls=fn.owner,
-                      chain=((line, f"entry point `{fn.name}`", path),),
+        cls = self_class or fn.owner
+        shown = f"`{cls.rsplit(':', 1)[-1]}.{fn.name}` (inherited from `{fn.owner.rsplit(':', 1)[-1]}`)" \
+            if self_class else f"`{fn.name}`"
+        frame = Frame(qual=fn.key, owner=fn.owner, seg=seg, module=fn.module, path=path, cls=cls,
+                      chain=((line, f"entry point {shown}", path),),
                       dummy=fn.name if self.p.is_dummy_run(fn.name) else "",
                       dummy_any=fn.name if self.p.is_dummy_run(fn.name) else "")
         state = State()
         self._active = frozenset()
         params = self._params(seg.func)
         if fn.owner and params and params[0] == "self":
-            state.env["self"] = self._self_ref(fn.owner)
+            state.env["self"] = self._self_ref(cls)
         ps = seg.func.params
         for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params):
             if p.name.value != "self":

@@ -288,3 +288,44 @@ def test_a_slice_the_graph_reads_only_under_a_setting_is_covered_by_a_reset_unde
     got = [(f.line, f.field) for f in check_files(tmp_path, files, ["pkg/drafter.py"],
                                                   {"GUARD": "self.draft_logits is not None"})]
     assert got == [(22, "idx_mapping")]
+
+
+SAMPLER = '''\
+import torch
+
+
+class Sampler:
+    def __init__(self, max_num_reqs: int) -> None:
+        self.scores = torch.zeros(max_num_reqs, dtype=torch.float32)
+
+    def sample(self, logits, num_reqs: int) -> None:
+        {SAMPLE}
+'''
+
+
+def test_rows_a_holder_method_writes_before_the_read_are_no_replay_input(tmp_path):
+    # vLLM 0.34.0's DFlash2 `_generate_draft`: `self.candidate_sampler.sample(...)` writes the
+    # sampler's `scores` (through a Triton kernel) before `self.candidate_sampler.scores[:num_reqs]`
+    # is read: those rows are the graph's own work, no replay reads what an earlier step left.
+    # A `sample` that only reads (hands `scores` to nothing) leaves the read a replay input.
+    src = TWO_MANAGERS.replace(
+        "        self.prefill_cudagraph_manager = GraphManager([8, 16])",
+        "        self.sampler = Sampler(max_num_reqs)\n        self.prefill_cudagraph_manager = GraphManager([8, 16])",
+    ).replace(
+        "torch.ops.vllm.fused_draft(self.positions[:num_reqs])",
+        "self.sampler.sample(self.hidden, num_reqs)\n"
+        "        torch.ops.vllm.fused_draft(self.sampler.scores[:num_reqs])",
+    ).replace("from pkg.cudagraph import GraphManager, dispatch_cg",
+              "from pkg.cudagraph import GraphManager, dispatch_cg\nfrom pkg.sampler import Sampler")
+    files = {"pkg/__init__.py": "", "pkg/cudagraph.py": MANAGER, "pkg/speculator.py": src,
+             "pkg/sampler.py": SAMPLER}
+
+    def fields(sample: str) -> list[str]:
+        return sorted(f.field for f in check_files(tmp_path, files, ["pkg/speculator.py"],
+                                                    {"RESET": "self.positions[num_reqs:].zero_()",
+                                                     "SAMPLE": sample}) if f.code == "PAD001")
+    # a kernel launch handed a slice of `self.scores` may write it
+    assert fields("sample_kernel[(num_reqs,)](logits, self.scores[:num_reqs], num_reqs)") == []
+    assert fields("self.scores[:num_reqs].copy_(logits.sum(-1))") == []
+    # `sample` reads logits only: the replay reads the rows [num_reqs:...] of `scores` as left
+    assert fields("torch.ops.vllm.noop(logits)") == ["scores"]
