@@ -509,6 +509,10 @@ class Project:
         return key in self._modules and self._modules[key] is not None or key in self._sources \
             or self._locate(key) is not None
 
+    def parsed(self, key: str) -> ModuleInfo | None:
+        """The module ``key`` if it is parsed already (nothing is parsed here), else None."""
+        return self._modules.get(key)
+
     def loaded_modules(self) -> set[str]:
         """Keys of the modules parsed so far (checked files and those the analysis reached)."""
         return {k for k, m in self._modules.items() if m is not None} | set(self._sources)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from padlint.analysis.buffers import EMPTY
 from padlint.analysis.project import _dotted
 from padlint.analysis.values import DUMMY_ROWS
-from padlint.model import Finding, TraceStep, split_lines
+from padlint.model import Finding, Fix, TraceStep, split_lines
 from padlint.profile import Profile
 from padlint.rules.base import Facts, Rule
 from padlint.rules.pad001 import _short, _shown, origin_place, sink_phrase, sink_trace
@@ -212,6 +212,56 @@ def table_findings(facts: Facts) -> list[Finding]:
     return out
 
 
+def local_findings(facts: Facts) -> list[Finding]:
+    """Padding rows of a local allocation left uninitialised (:mod:`padlint.analysis.uninit`):
+    allocated with as many rows as the step's padded batch, written only up to a real count,
+    handed on whole.  Reported at the use that reads every row, with the tail reset to add
+    (unsafe: it writes the padding rows); at the forward severity (they are activations)."""
+    from padlint.analysis.uninit import uninit_rows
+
+    profile = facts.profile
+    allocators = set(profile.uninitialized_allocators)
+    out: list[Finding] = []
+    for path, key in sorted(facts.keys.items()):
+        text = facts.texts.get(path, "")
+        if "empty" not in text or "[:" not in text:
+            continue
+        # a module the analysis parsed already is read from the index; another is parsed here
+        # and not kept (most files of a tree mention `empty` and are no part of the analysis)
+        mod = facts.project.parsed(key)
+        try:
+            tree = mod.tree if mod is not None else ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for u in uninit_rows(tree, split_lines(text), allocators, lambda n: bool(profile.is_padded_count(n))):
+            rows = f"[{u.bound}:{u.extent}]"
+            reset = f"{u.name}[{u.bound}:].zero_()"
+            if u.bound_defined_before:
+                fix = Fix(path=path, line=u.alloc_end_line + 1, indent=u.alloc_indent, text=reset, after=True,
+                          safe=False, description=f"zero the padding rows {rows} of `{u.name}`")
+            else:
+                fix = Fix(path=path, line=u.read_line, indent=u.read_indent, text=reset, safe=False,
+                          description=f"zero the padding rows {rows} of `{u.name}`")
+            message = (f"`{u.name}` is allocated uninitialised (`{u.allocator}`) with `{u.extent}` rows and "
+                       f"written only through `{u.name}[:{u.bound}]`; its padding rows {rows} hold "
+                       f"uninitialised memory (possibly NaN) when `{_short(u.read_text)}` reads the whole tensor: "
+                       f"they reach what follows (residuals, MoE routing, per-tensor scales, collectives mix "
+                       f"padding rows into real ones); add `{reset}` {fix.where}")
+            trace = (
+                TraceStep(path, u.alloc_line, f"`{u.name}` allocated uninitialised with `{u.extent}` rows"),
+                TraceStep(path, u.write_line, f"written only through `{u.name}[:{u.bound}]`"),
+                TraceStep(path, u.read_line, f"read whole: rows {rows} uninitialised"),
+            )
+            lines = split_lines(text)
+            line_text = lines[u.read_line - 1] if u.read_line <= len(lines) else ""
+            out.append(Finding(
+                code=CODE, path=path, line=u.read_line, column=u.read_col + 1, end_line=u.read_end_line,
+                end_column=u.read_end_col + 1, message=message, severity=profile.forward_severity,
+                sink="whole-tensor read", field=u.name, buffer=f"{u.name}[:{u.bound}]", padded=u.extent,
+                real=u.bound, trace=trace, fix=fix, statement=line_text.strip(), function=u.function))
+    return out
+
+
 class InitialValue(Rule):
     code = CODE
     name = "initial-value"
@@ -221,8 +271,9 @@ class InitialValue(Rule):
         # rows index that table's row at the neutral value)
         if profile is None or "empty" not in text:
             return False
-        return any(f".{f.table}" in text for f in profile.fields if f.table)
+        # or a local allocated uninitialised and written through a prefix view (`x[:n]`)
+        return any(f".{f.table}" in text for f in profile.fields if f.table) or "[:" in text
 
     def check(self, facts: Facts) -> list[Finding]:
-        return sorted(init_findings(facts.interp, facts.profile, facts.texts) + table_findings(facts),
-                      key=Finding.sort_key)
+        return sorted(init_findings(facts.interp, facts.profile, facts.texts) + table_findings(facts)
+                      + local_findings(facts), key=Finding.sort_key)

@@ -92,3 +92,32 @@ def test_sglang_0_5_16_reports_the_recapture():
 
 def test_sglang_0_5_17_resets_the_index_buffers_before_a_capture():
     assert _capture_findings("0.5.17") == []
+
+
+# SGLang 0.5.20's `MambaMixer2.forward` allocated its output `torch.empty` with the padded
+# batch's rows (`projected_states.shape[0]`), wrote it only through
+# `preallocated_ssm_out[:num_actual_tokens]` and handed the whole tensor to the gated norm; 0.5.21
+# zeroes the tail ("Rows past the batch's tokens are DP padding; keep them finite";
+# docs/historical-bugs.md S13).
+MAMBA = "sglang/srt/layers/attention/mamba/mamba.py"
+
+
+def _uninit_findings(version: str) -> list:
+    try:
+        root = corpus_cache.ensure("sglang", version)
+    except corpus_cache.CorpusError as e:
+        pytest.skip(f"SGLang {version} not available: {e}")
+    path = root / MAMBA
+    return [f for f in check_source(path.read_text(encoding="utf-8"), str(path), load_profile("sglang"))
+            if f.code == "PAD005" and f.sink == "whole-tensor read"]
+
+
+def test_sglang_0_5_20_reports_the_uninitialised_mamba_output_rows():
+    got = _uninit_findings("0.5.20")
+    assert [(f.function, f.field, f.real, f.padded) for f in got] == [
+        ("MambaMixer2.forward", "preallocated_ssm_out", "num_actual_tokens", "projected_states.shape[0]")]
+    assert got[0].fix is not None and got[0].fix.text == "preallocated_ssm_out[num_actual_tokens:].zero_()"
+
+
+def test_sglang_0_5_21_zeroes_the_tail():
+    assert _uninit_findings("0.5.21") == []

@@ -36,8 +36,9 @@ def test_list_rules():
          "sliced to different widths, or a buffer refreshed up to a count is handed out whole"),
         ("PAD005", "initial-value",
          "A persistent buffer's initial value reaches a sink non-neutral or uninitialised in its padding rows "
-         "(a buffer nothing writes after allocation, or rows a dummy run hands on at its first run), or padding "
-         "rows of an index field select an uninitialised row of its table"),
+         "(a buffer nothing writes after allocation, or rows a dummy run hands on at its first run), padding "
+         "rows of an index field select an uninitialised row of its table, or a local tensor allocated "
+         "uninitialised for the padded batch is written only up to the real count and read whole"),
         ("PAD100", "unused-suppression", "A padlint suppression comment suppresses no finding"),
         ("PAD101", "invalid-directive", "A padlint comment directive cannot be understood"),
     ]

@@ -1,0 +1,247 @@
+"""Uninitialised padding rows of a local allocation (facts for PAD005).
+
+A function allocates a tensor uninitialised with as many rows as another tensor of the step
+(``out = torch.empty([q.shape[0], ...])``, ``t.new_empty(...)``, ``torch.empty_like(t)``: the
+padded batch the function was handed) or as a padded count, writes it only through prefix
+views bounded by another count (``out[:num_actual_tokens]``, a local bound to it, the pieces
+``torch.split`` makes of it, each handed to a kernel or passed as ``out=``), and then hands the
+whole tensor on (returns it, passes it to a call, computes with it).  Rows
+``[num_actual_tokens:q.shape[0]]`` hold whatever the allocator's memory held (possibly NaN)
+when they reach what follows: the residual, the router and the experts of an MoE layer,
+per-tensor quantisation scales and collectives mix padding rows into real ones (SGLang 0.5.21
+zeroes them in ``MambaMixer2.forward``: "Rows past the batch's tokens are DP padding; keep
+them finite").
+
+Only the function's own statements are read, in source order (a nested function is another
+function).  The first use of the local that is neither a prefix view nor metadata
+(``.shape``, ``.dtype``) decides: a write of every row (``.zero_()``, ``out=x``, ``x[...] = v``
+over all rows) or an index the analysis does not model ends the search with nothing to
+report; any other use reads the whole tensor.  A reset of the tail (``x[n:].zero_()``,
+``x[n:] = 0``, also under a test such as ``if n < x.shape[0]:``) with the prefix's bound ``n``
+covers it.  Plain data out, no rule knowledge.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from padlint.analysis.project import _dotted
+
+# attributes of a tensor that only read its metadata
+_META = frozenset({"shape", "dtype", "device", "ndim", "size", "numel", "dim", "stride", "data_ptr",
+                   "element_size", "is_contiguous", "nbytes", "itemsize", "is_cuda", "layout"})
+# in-place methods that write every element of their receiver
+_WHOLE_WRITERS = frozenset({"zero_", "fill_", "copy_", "normal_", "uniform_", "fill", "random_"})
+
+
+@dataclass(frozen=True)
+class UninitRows:
+    """A local allocated uninitialised, written only up to ``bound``, read whole."""
+
+    function: str        # qualified name in its module (``MambaMixer2.forward``)
+    name: str            # the local (``preallocated_ssm_out``)
+    allocator: str       # ``torch.empty``
+    alloc_line: int
+    alloc_end_line: int
+    alloc_indent: str
+    extent: str          # its rows (``projected_states.shape[0]``)
+    bound: str           # the prefix the function writes (``num_actual_tokens``)
+    write_line: int      # the first prefix view
+    read_line: int       # the use that reads every row
+    read_col: int        # 0-based
+    read_end_line: int
+    read_end_col: int
+    read_text: str       # the expression around the use (``self.norm(preallocated_ssm_out, gate)``)
+    read_indent: str     # the indentation of the reading statement
+    bound_defined_before: bool  # every name of ``bound`` is bound before the allocation
+
+
+def _rows_of(call: ast.Call) -> str | None:
+    """The first dimension of an allocation as written, when it is another tensor's rows
+    (``t.shape[0]``, ``t.size(0)``, ``len(t)``, ``*_like(t)``, ``t.new_empty(t.shape)``) or a
+    name ``padded`` accepts (a padded count of the profile); else None."""
+    func = _dotted(call.func) or ""
+    if func.endswith("_like"):
+        return f"{ast.unparse(call.args[0])}.shape[0]" if call.args else None
+    if call.args and not isinstance(call.args[0], ast.Starred):
+        first = call.args[0]
+    else:
+        first = next((k.value for k in call.keywords if k.arg in ("size", "shape")), None)
+    if first is None:
+        return None
+    if isinstance(first, (ast.Tuple, ast.List)):
+        if not first.elts or isinstance(first.elts[0], ast.Starred):
+            return None
+        first = first.elts[0]
+    elif isinstance(first, ast.Attribute) and first.attr == "shape":
+        return f"{ast.unparse(first.value)}.shape[0]"  # `x.new_empty(t.shape)`
+    return ast.unparse(first)
+
+
+def _tensor_rows(extent: str, padded) -> bool:
+    """Whether ``extent`` counts the rows of a padded batch: another tensor's rows, or a padded
+    count name (its last component) the profile knows."""
+    if extent.endswith((".shape[0]", ".size(0)")) or extent.startswith("len("):
+        return True
+    last = extent.rsplit(".", 1)[-1]
+    return last.isidentifier() and bool(padded(last))
+
+
+def _own_nodes(fn: ast.AST):
+    """The nodes of ``fn``'s own body (not those of nested functions, lambdas or classes)."""
+    todo = list(fn.body)
+    while todo:
+        n = todo.pop()
+        yield n
+        todo.extend(c for c in ast.iter_child_nodes(n)
+                    if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))
+
+
+def _is_zero(node: ast.AST | None) -> bool:
+    return node is None or (isinstance(node, ast.Constant) and node.value == 0)
+
+
+def uninit_rows(tree: ast.Module, lines: list[str], allocators, padded) -> list[UninitRows]:
+    """Every :class:`UninitRows` of a module.  ``allocators``: dotted names of uninitialised
+    allocators (the profile's ``uninitialized_allocators``; ``x.new_empty`` is one too);
+    ``padded(name)``: whether a name is a padded count."""
+    parents: dict[ast.AST, ast.AST] = {}
+    for n in ast.walk(tree):
+        for c in ast.iter_child_nodes(n):
+            parents[c] = n
+    out: list[UninitRows] = []
+
+    def qual(fn: ast.AST) -> str:
+        parts = [fn.name]
+        p = parents.get(fn)
+        while p is not None:
+            if isinstance(p, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                parts.append(p.name)
+            p = parents.get(p)
+        return ".".join(reversed(parts))
+
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        nodes = list(_own_nodes(fn))
+        stores: dict[str, list[ast.Name]] = {}
+        for n in nodes:
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                stores.setdefault(n.id, []).append(n)
+        a = fn.args
+        params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+        for st in nodes:
+            if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                    and isinstance(st.value, ast.Call)):
+                continue
+            func = _dotted(st.value.func) or ""
+            allocator = func if func in allocators else \
+                "new_empty" if isinstance(st.value.func, ast.Attribute) and st.value.func.attr == "new_empty" else ""
+            name = st.targets[0].id
+            if not allocator or len(stores.get(name, ())) != 1:
+                continue
+            extent = _rows_of(st.value)
+            if extent is None or not _tensor_rows(extent, padded):
+                continue
+            found = _judge(st, name, extent, nodes, parents)
+            if found is None:
+                continue
+            bound, write_line, use, around = found
+            stmt = use
+            while stmt in parents and not isinstance(stmt, ast.stmt):
+                stmt = parents[stmt]
+            bound_names = {n.id for n in ast.walk(ast.parse(bound, mode="eval"))
+                           if isinstance(n, ast.Name)} - {"self"}
+            before = all(x in params or any((s.lineno, s.col_offset) < (st.lineno, st.col_offset)
+                                            for s in stores.get(x, ())) for x in bound_names)
+            out.append(UninitRows(
+                function=qual(fn), name=name, allocator=allocator, alloc_line=st.lineno,
+                alloc_end_line=st.end_lineno or st.lineno, alloc_indent=_indent(lines, st.lineno),
+                extent=extent, bound=bound, write_line=write_line,
+                read_line=around.lineno, read_col=around.col_offset,
+                read_end_line=around.end_lineno or around.lineno, read_end_col=around.end_col_offset or 0,
+                read_text=ast.unparse(around), read_indent=_indent(lines, stmt.lineno),
+                bound_defined_before=before))
+    return out
+
+
+def _indent(lines: list[str], line: int) -> str:
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return text[:len(text) - len(text.lstrip())]
+
+
+def _judge(alloc: ast.Assign, name: str, extent: str, nodes: list, parents: dict):
+    """(bound, first prefix line, the whole use, the expression around it) when ``name`` is
+    written only through prefix views before a use reads it whole, and no tail reset with the
+    same bound covers the rows past it; else None."""
+    start = (alloc.lineno, alloc.col_offset)
+    uses = sorted((n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                   and (n.lineno, n.col_offset) > start), key=lambda n: (n.lineno, n.col_offset))
+    prefixes: list[tuple[str, int]] = []
+    resets: set[str] = set()
+    for u in uses:
+        p = parents.get(u)
+        if isinstance(p, ast.Attribute) and p.value is u:
+            if p.attr in _META:
+                continue
+            if p.attr in _WHOLE_WRITERS and isinstance(parents.get(p), ast.Call):
+                return None  # every row written
+            return _whole(u, p, prefixes, resets, parents)
+        if isinstance(p, ast.Subscript) and p.value is u:
+            s = p.slice
+            if isinstance(s, ast.Slice) and s.step is None:
+                if _is_zero(s.lower) and s.upper is not None:
+                    hi = ast.unparse(s.upper)
+                    if hi == extent:
+                        return _whole(u, p, prefixes, resets, parents)
+                    prefixes.append((hi, p.lineno))
+                    continue
+                if s.lower is not None and (s.upper is None or ast.unparse(s.upper) == extent):
+                    if _writes(p, parents):
+                        resets.add(ast.unparse(s.lower))  # `x[n:].zero_()`, `x[n:] = 0`
+                        continue
+                    return _whole(u, p, prefixes, resets, parents)
+                if _is_zero(s.lower) and s.upper is None:
+                    return None if _writes(p, parents) else _whole(u, p, prefixes, resets, parents)
+            return None  # another index (a column slice, a mask, one row): not modelled
+        if isinstance(p, ast.keyword) and p.arg == "out":
+            return None  # a torch op writes every row
+        return _whole(u, u, prefixes, resets, parents)
+    return None
+
+
+def _writes(sub: ast.Subscript, parents: dict) -> bool:
+    """``x[...] = v`` or ``x[...].zero_()`` / ``.fill_(v)`` / ``.copy_(v)``."""
+    p = parents.get(sub)
+    if isinstance(p, (ast.Assign, ast.AugAssign)) and sub in (getattr(p, "targets", None) or [p.target]):
+        return True
+    return isinstance(p, ast.Attribute) and p.attr in _WHOLE_WRITERS and isinstance(parents.get(p), ast.Call)
+
+
+def _whole(use: ast.AST, node: ast.AST, prefixes, resets, parents):
+    """The verdict at a use that reads every row: reported when prefixes were written before it
+    and no tail reset has their bound."""
+    if not prefixes:
+        return None
+    bounds = [b for b, _ in prefixes if b not in resets]
+    if not bounds:
+        return None
+    # the expression that reads it: the call it is an argument of, the return, the operation
+    around = node
+    p = parents.get(around)
+    while p is not None and not isinstance(p, ast.stmt) and not isinstance(p, ast.Call):
+        around = p
+        p = parents.get(around)
+    if isinstance(p, ast.Call):
+        around = p
+    elif isinstance(p, ast.stmt):
+        around = p
+    if isinstance(around, ast.Call) and _is_launch(around):
+        return None  # a kernel launch handed the whole tensor may write every row
+    return bounds[0], next(line for b, line in prefixes if b == bounds[0]), use, around
+
+
+def _is_launch(call: ast.Call) -> bool:
+    """``kernel[grid](...)``: a Triton launch."""
+    return isinstance(call.func, ast.Subscript)

@@ -1,0 +1,117 @@
+"""PAD005: padding rows of a local allocation left uninitialised.
+
+SGLang 0.5.20's ``MambaMixer2.forward`` allocated its output with ``torch.empty`` as many rows
+as the padded batch (``projected_states.shape[0]``), wrote it only through
+``preallocated_ssm_out[:num_actual_tokens]`` (split into prefill and decode pieces handed to the
+kernels as ``out=``), and passed the whole tensor to the gated norm; 0.5.21 added
+``preallocated_ssm_out[num_actual_tokens:].zero_()`` ("Rows past the batch's tokens are DP
+padding; keep them finite").  The sources below are written from scratch; the expected
+findings come from reading them:
+
+- ``BUGGY``: ``out`` has ``x.shape[0]`` rows, only ``out[:num_actual_tokens]`` is written (through
+  a local and ``torch.split``), and ``self.norm(out, gate)`` at line 16 reads all rows: one
+  PAD005 there, rows ``[num_actual_tokens:x.shape[0]]``.
+- the same with the tail zeroed under a test (``if num_actual_tokens < out.shape[0]:``): none.
+- an allocation the function fills whole (``out.zero_()``, ``out=out``), one sized by a local
+  that is no tensor's rows (a growable buffer), one handed whole to a kernel launch before any
+  read, and one whose prefix is its full extent: none.
+"""
+
+from __future__ import annotations
+
+from padlint.analysis.uninit import uninit_rows
+from padlint.model import split_lines
+from padlint.profile import load_profile
+
+from .project_files import check_files
+
+BUGGY = '''\
+import torch
+
+
+class Mixer:
+    def forward(self, x, gate, meta):
+        num_actual_tokens = meta.num_prefill_tokens + meta.num_decode_tokens
+        out = torch.empty(
+            [x.shape[0], self.width],
+            dtype=x.dtype,
+            device=x.device,
+        )
+        {RESET}
+        active = out[:num_actual_tokens]
+        out_p, out_d = torch.split(active, [meta.num_prefill_tokens, meta.num_decode_tokens])
+        torch.ops.mixer.prefill(x[:meta.num_prefill_tokens], out=out_p)
+        return self.norm(out, gate)
+'''
+
+
+def _findings(tmp_path, reset: str = "pass", src: str = BUGGY):
+    files = {"pkg/__init__.py": "", "pkg/mixer.py": src}
+    return [f for f in check_files(tmp_path, files, ["pkg/mixer.py"], {"RESET": reset}, profile="sglang")
+            if f.code == "PAD005"]
+
+
+def test_prefix_written_allocation_read_whole_is_reported(tmp_path):
+    got = _findings(tmp_path)
+    assert [(f.line, f.field, f.severity) for f in got] == [(16, "out", "warning")]
+    f = got[0]
+    assert "rows [num_actual_tokens:x.shape[0]]" in f.message
+    assert "`self.norm(out, gate)` reads the whole tensor" in f.message
+    # the reset goes after the allocation (its bound is defined before it), as one statement
+    assert (f.fix.text, f.fix.line, f.fix.after, f.fix.safe) == ("out[num_actual_tokens:].zero_()", 12, True, False)
+    assert [s.line for s in f.trace] == [7, 13, 16]
+
+
+def test_tail_zeroed_under_a_test_is_quiet(tmp_path):
+    reset = "if num_actual_tokens < out.shape[0]:\n            out[num_actual_tokens:].zero_()"
+    assert _findings(tmp_path, reset) == []
+    assert _findings(tmp_path, "out[num_actual_tokens:] = 0") == []
+
+
+def test_a_tail_reset_with_another_bound_does_not_cover(tmp_path):
+    got = _findings(tmp_path, "out[meta.num_prefill_tokens:].zero_()")
+    assert [f.line for f in got] == [16]
+
+
+def test_whole_writes_and_other_sizes_are_quiet(tmp_path):
+    assert _findings(tmp_path, "out.zero_()") == []
+    assert _findings(tmp_path, "torch.ops.mixer.fill(x, out=out)") == []
+    # a kernel launch handed the whole tensor may write every row
+    src = BUGGY.replace("return self.norm(out, gate)", "fill_kernel[(1,)](out)\n        return self.norm(out, gate)")
+    assert _findings(tmp_path, src=src) == []
+    # sized by a local that is not the rows of a tensor (a growable buffer's capacity)
+    src = BUGGY.replace("[x.shape[0], self.width]", "[capacity, self.width]").replace(
+        "num_actual_tokens = ", "capacity = 2 * x.shape[0]\n        num_actual_tokens = ")
+    assert _findings(tmp_path, src=src) == []
+    # the prefix is the whole extent
+    src = BUGGY.replace("out[:num_actual_tokens]", "out[:x.shape[0]]")
+    assert _findings(tmp_path, src=src) == []
+
+
+def test_fix_goes_before_the_read_when_the_bound_is_computed_after_the_allocation(tmp_path):
+    src = BUGGY.replace("        num_actual_tokens = meta.num_prefill_tokens + meta.num_decode_tokens\n", "")
+    src = src.replace("        {RESET}\n", "        num_actual_tokens = meta.num_prefill_tokens + meta.num_decode_tokens\n")
+    got = _findings(tmp_path, src=src)
+    assert [(f.fix.line, f.fix.after, f.fix.indent) for f in got] == [(15, False, "        ")]
+
+
+def test_padded_count_extent_and_new_empty():
+    # `t.new_empty((num_tokens, ...))` with the SGLang profile's padded count `num_tokens`,
+    # written up to `real_num_tokens` and returned (SGLang's graph_utils pads this way, and
+    # zeroes the tail)
+    src = (
+        "def padded(t, num_tokens, real_num_tokens):\n"
+        "    full = t.new_empty((num_tokens, *t.shape[1:]))\n"
+        "    full[:real_num_tokens].copy_(t)\n"
+        "    return full\n"
+    )
+    import ast
+
+    p = load_profile("sglang")
+    got = uninit_rows(ast.parse(src), split_lines(src), set(p.uninitialized_allocators),
+                      lambda n: bool(p.is_padded_count(n)))
+    assert [(u.name, u.allocator, u.extent, u.bound, u.read_line) for u in got] == [
+        ("full", "new_empty", "num_tokens", "real_num_tokens", 4)]
+    fixed = src.replace("    return full", "    full[real_num_tokens:].zero_()\n    return full")
+    assert uninit_rows(ast.parse(fixed), split_lines(fixed), set(p.uninitialized_allocators),
+                       lambda n: bool(p.is_padded_count(n))) == []
