@@ -2,7 +2,7 @@
 
 A function allocates a tensor uninitialised with as many rows as another tensor of the step
 (``out = torch.empty([q.shape[0], ...])``, ``t.new_empty(...)``, ``torch.empty_like(t)``: the
-padded batch the function was handed) or as a padded count, writes it only through prefix
+padded batch the function was handed) or as a count of the batch (``_EXTRA_CTX.num_tokens``), writes it only through prefix
 views bounded by another count (``out[:num_actual_tokens]``, a local bound to it, the pieces
 ``torch.split`` makes of it, each handed to a kernel or passed as ``out=``), and then hands the
 whole tensor on (returns it, passes it to a call, computes with it).  Rows
@@ -79,13 +79,15 @@ def _rows_of(call: ast.Call) -> str | None:
     return ast.unparse(first)
 
 
-def _tensor_rows(extent: str, padded) -> bool:
-    """Whether ``extent`` counts the rows of a padded batch: another tensor's rows, or a padded
-    count name (its last component) the profile knows."""
+def _tensor_rows(extent: str, is_count) -> bool:
+    """Whether ``extent`` counts the rows of a batch: another tensor's rows, or a count name (its
+    last component: ``_EXTRA_CTX.num_tokens``) the profile knows.  A capacity or a workspace
+    size (``new_size``, ``max_len_per_rank``) is not: rows past what is written there are room,
+    not padding."""
     if extent.endswith((".shape[0]", ".size(0)")) or extent.startswith("len("):
         return True
     last = extent.rsplit(".", 1)[-1]
-    return last.isidentifier() and bool(padded(last))
+    return last.isidentifier() and bool(is_count(last))
 
 
 def _own_nodes(fn: ast.AST):
@@ -102,10 +104,10 @@ def _is_zero(node: ast.AST | None) -> bool:
     return node is None or (isinstance(node, ast.Constant) and node.value == 0)
 
 
-def uninit_rows(tree: ast.Module, lines: list[str], allocators, padded) -> list[UninitRows]:
+def uninit_rows(tree: ast.Module, lines: list[str], allocators, is_count) -> list[UninitRows]:
     """Every :class:`UninitRows` of a module.  ``allocators``: dotted names of uninitialised
     allocators (the profile's ``uninitialized_allocators``; ``x.new_empty`` is one too);
-    ``padded(name)``: whether a name is a padded count."""
+    ``is_count(name)``: whether a name is a count of the batch (real or padded)."""
     parents: dict[ast.AST, ast.AST] = {}
     for n in ast.walk(tree):
         for c in ast.iter_child_nodes(n):
@@ -142,7 +144,7 @@ def uninit_rows(tree: ast.Module, lines: list[str], allocators, padded) -> list[
             if not allocator or len(stores.get(name, ())) != 1:
                 continue
             extent = _rows_of(st.value)
-            if extent is None or not _tensor_rows(extent, padded):
+            if extent is None or not _tensor_rows(extent, is_count):
                 continue
             found = _judge(st, name, extent, nodes, parents)
             if found is None:

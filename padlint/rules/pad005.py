@@ -221,6 +221,10 @@ def local_findings(facts: Facts) -> list[Finding]:
 
     profile = facts.profile
     allocators = set(profile.uninitialized_allocators)
+
+    def is_count(name: str) -> bool:
+        return profile.count_axis(name) is not None or profile.is_padded_count(name) is not None
+
     out: list[Finding] = []
     for path, key in sorted(facts.keys.items()):
         text = facts.texts.get(path, "")
@@ -233,7 +237,7 @@ def local_findings(facts: Facts) -> list[Finding]:
             tree = mod.tree if mod is not None else ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        for u in uninit_rows(tree, split_lines(text), allocators, lambda n: bool(profile.is_padded_count(n))):
+        for u in uninit_rows(tree, split_lines(text), allocators, is_count):
             rows = f"[{u.bound}:{u.extent}]"
             reset = f"{u.name}[{u.bound}:].zero_()"
             if u.bound_defined_before:

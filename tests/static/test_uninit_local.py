@@ -108,10 +108,29 @@ def test_padded_count_extent_and_new_empty():
     import ast
 
     p = load_profile("sglang")
-    got = uninit_rows(ast.parse(src), split_lines(src), set(p.uninitialized_allocators),
-                      lambda n: bool(p.is_padded_count(n)))
+
+    def is_count(n):
+        return p.count_axis(n) is not None or p.is_padded_count(n) is not None
+    got = uninit_rows(ast.parse(src), split_lines(src), set(p.uninitialized_allocators), is_count)
     assert [(u.name, u.allocator, u.extent, u.bound, u.read_line) for u in got] == [
         ("full", "new_empty", "num_tokens", "real_num_tokens", 4)]
     fixed = src.replace("    return full", "    full[real_num_tokens:].zero_()\n    return full")
-    assert uninit_rows(ast.parse(fixed), split_lines(fixed), set(p.uninitialized_allocators),
-                       lambda n: bool(p.is_padded_count(n))) == []
+    assert uninit_rows(ast.parse(fixed), split_lines(fixed), set(p.uninitialized_allocators), is_count) == []
+
+
+def test_extent_from_a_count_attribute(tmp_path):
+    # vllm-ascend #9687: `o_proj_input = torch.empty((_EXTRA_CTX.num_tokens, ...))` written only
+    # through `[:num_actual_tokens]` by the decode and prefill paths, then projected whole
+    src = (
+        "import torch\n"
+        "\n"
+        "\n"
+        "def forward(self, q, num_actual_tokens):\n"
+        "    o_proj_input = torch.empty((_EXTRA_CTX.num_tokens, self.width), dtype=q.dtype)\n"
+        "    self._decode(q[:num_actual_tokens], o_proj_input[:num_actual_tokens])\n"
+        "    return self.o_proj(o_proj_input)\n"
+    )
+    files = {"pkg/__init__.py": "", "pkg/mla.py": src}
+    got = [f for f in check_files(tmp_path, files, ["pkg/mla.py"], profile="vllm") if f.code == "PAD005"]
+    assert [(f.line, f.field, f.padded, f.real) for f in got] == [
+        (7, "o_proj_input", "_EXTRA_CTX.num_tokens", "num_actual_tokens")]
