@@ -246,9 +246,11 @@ def local_findings(facts: Facts) -> list[Finding]:
             else:
                 fix = Fix(path=path, line=u.read_line, indent=u.read_indent, text=reset, safe=False,
                           description=f"zero the padding rows {rows} of `{u.name}`")
+            read = f"`{u.name}` is returned whole (line {u.read_line})" if u.read_text.startswith("return") \
+                else f"`{_short(u.read_text)}` reads the whole tensor"
             message = (f"`{u.name}` is allocated uninitialised (`{u.allocator}`) with `{u.extent}` rows and "
                        f"written only through `{u.name}[:{u.bound}]`; its padding rows {rows} hold "
-                       f"uninitialised memory (possibly NaN) when `{_short(u.read_text)}` reads the whole tensor: "
+                       f"uninitialised memory (possibly NaN) when {read}: "
                        f"they reach what follows (residuals, MoE routing, per-tensor scales, collectives mix "
                        f"padding rows into real ones); add `{reset}` {fix.where}")
             trace = (
