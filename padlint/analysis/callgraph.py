@@ -1385,11 +1385,11 @@ def _self_methods(node: ast.AST) -> set[str]:
     return set()
 
 
-#: in-place tensor methods that write every element of their receiver without reading it (a
-#: masked or indexed fill leaves the other rows as they were: not one of them)
-# methods whose result is a view of the receiver (a write into it writes the receiver's rows)
+#: methods whose result is a view of the receiver (a write into it writes the receiver's rows)
 _VIEWS = frozenset({"view", "reshape", "flatten", "unsqueeze", "squeeze", "view_as", "narrow", "select",
                     "t", "transpose", "permute", "unflatten", "as_strided", "contiguous", "detach"})
+#: in-place tensor methods that write every element of their receiver without reading it (a
+#: masked or indexed fill leaves the other rows as they were: not one of them)
 _WRITERS = frozenset({"copy_", "fill_", "zero_", "fill", "uniform_", "normal_", "random_",
                       # writes of some elements that read none of the receiver's (`buf[:n].scatter_(1,
                       # col, v)` stores one column of each row): the rows' other elements are not read
