@@ -542,6 +542,15 @@ class CallGraph:
                  if any(self.profile.is_sink_constructor(n.rsplit(".", 1)[-1]) for n in _type_names(p.annotation))}
         if not typed:
             return False
+        # a local bound only to such a parameter is the same object (`m = metadata`)
+        bound: dict[str, list[ast.AST]] = {}
+        for sub in ast.walk(fn.node):
+            if isinstance(sub, ast.Assign):
+                for t in sub.targets:
+                    if isinstance(t, ast.Name):
+                        bound.setdefault(t.id, []).append(sub.value)
+        typed |= {k for k, vs in bound.items() if k not in typed and len(vs) == 1
+                  and isinstance(vs[0], ast.Name) and vs[0].id in typed}
         for sub in ast.walk(fn.node):
             if isinstance(sub, (ast.Assign, ast.AnnAssign)):
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
