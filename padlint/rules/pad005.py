@@ -225,6 +225,10 @@ def local_findings(facts: Facts) -> list[Finding]:
     def is_count(name: str) -> bool:
         return profile.count_axis(name) is not None or profile.is_padded_count(name) is not None
 
+    # allocations whose uninitialised rows the engine already follows to a sink (PAD001 reports
+    # them there, with the sink's neutral value): (path, allocation line)
+    judged = {(st[2], st[0]) for hit in facts.interp.hits.values() for t in hit.taints
+              if t.reason == "uninit" and t.steps for st in t.steps[:1]}
     out: list[Finding] = []
     for path, key in sorted(facts.keys.items()):
         text = facts.texts.get(path, "")
@@ -238,6 +242,8 @@ def local_findings(facts: Facts) -> list[Finding]:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         for u in uninit_rows(tree, split_lines(text), allocators, is_count):
+            if (path, u.alloc_line) in judged:
+                continue
             rows = f"[{u.bound}:{u.extent}]"
             reset = f"{u.name}[{u.bound}:].zero_()"
             if u.bound_defined_before:
