@@ -542,15 +542,15 @@ class CallGraph:
                  if any(self.profile.is_sink_constructor(n.rsplit(".", 1)[-1]) for n in _type_names(p.annotation))}
         if not typed:
             return False
-        # a local bound only to such a parameter is the same object (`m = metadata`)
-        bound: dict[str, list[ast.AST]] = {}
+        # a local bound only to such a parameter is the same object (`m = metadata`): its one
+        # binding in the function (no loop, `with`, tuple or other assignment rebinds it)
+        stores: dict[str, int] = {}
         for sub in ast.walk(fn.node):
-            if isinstance(sub, ast.Assign):
-                for t in sub.targets:
-                    if isinstance(t, ast.Name):
-                        bound.setdefault(t.id, []).append(sub.value)
-        typed |= {k for k, vs in bound.items() if k not in typed and len(vs) == 1
-                  and isinstance(vs[0], ast.Name) and vs[0].id in typed}
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                stores[sub.id] = stores.get(sub.id, 0) + 1
+        typed |= {t.id for sub in ast.walk(fn.node) if isinstance(sub, ast.Assign) and len(sub.targets) == 1
+                  for t in sub.targets if isinstance(t, ast.Name) and t.id not in typed
+                  and stores.get(t.id) == 1 and isinstance(sub.value, ast.Name) and sub.value.id in typed}
         for sub in ast.walk(fn.node):
             if isinstance(sub, (ast.Assign, ast.AnnAssign)):
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
@@ -667,14 +667,18 @@ class CallGraph:
                 if attr not in first or pos < first[attr]:
                     first[attr] = pos
         out: set[str] = set()
-        for sub in ast.walk(fn):
-            if not (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)):
-                continue
+        # calls that run on every path, in order: those of the function's own top-level simple
+        # statements (a call under a test or in a loop may not run), ending before the read
+        calls = [sub for st in getattr(fn, "body", ()) if isinstance(st, (ast.Expr, ast.Assign, ast.AnnAssign))
+                 for sub in ast.walk(st)
+                 if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)]
+        for sub in calls:
             holder = _attr_path(sub.func.value, aliases) if isinstance(sub.func.value, ast.Attribute) else None
             if not holder:
                 continue
+            end = (sub.end_lineno or sub.lineno, sub.end_col_offset or 0)
             for attr, pos in first.items():
-                if attr in out or not attr.startswith(holder + ".") or (sub.lineno, sub.col_offset) >= pos:
+                if attr in out or not attr.startswith(holder + ".") or end > pos:
                     continue
                 rest = attr[len(holder) + 1:]
                 for c in self.attr_chain_classes(cls, holder.split(".")):
@@ -1438,8 +1442,11 @@ def _graph_read_first(fn: ast.AST, aliases: dict[str, str]) -> set[str]:
 
 
 def _may_write_self_attr(fn: ast.AST, rest: str) -> bool:
-    """Whether ``fn`` may write rows of ``self.<rest>``: a store into it or a slice of it, an
-    in-place writer, ``out=``, or handing it (or a slice or view of it) to a call."""
+    """Whether ``fn`` writes rows of ``self.<rest>``: a store into it or a slice of it, an
+    in-place writer on it (or a slice or view of it), ``out=`` it, or handing it to a Triton
+    launch (``kernel[grid](...)``) or a custom op (``torch.ops.ns.op(...)``), which write through
+    their pointer arguments.  Any other call is taken as reading it (the question decides that
+    rows are no replay input: only writes that certainly happen count)."""
     aliases = _self_aliases(fn)
     for sub in ast.walk(fn):
         if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -1450,7 +1457,10 @@ def _may_write_self_attr(fn: ast.AST, rest: str) -> bool:
             if isinstance(sub.func, ast.Attribute) and sub.func.attr in _WRITERS \
                     and _root_attr(sub.func.value, aliases) == rest:
                 return True
-            if any(_root_attr(a, aliases) == rest for a in (*sub.args, *(k.value for k in sub.keywords))):
+            if any(k.arg == "out" and _root_attr(k.value, aliases) == rest for k in sub.keywords):
+                return True
+            launch = isinstance(sub.func, ast.Subscript) or (_dotted(sub.func) or "").startswith("torch.ops.")
+            if launch and any(_root_attr(a, aliases) == rest for a in (*sub.args, *(k.value for k in sub.keywords))):
                 return True
     return False
 

@@ -21,7 +21,7 @@ from padlint.analysis.callgraph import CallGraph, module_functions
 from padlint.prefilter import FEW_FILES
 from padlint.analysis.index import may_matter
 from padlint.analysis.interp import Interpreter
-from padlint.analysis.project import FunctionInfo, Project
+from padlint.analysis.project import FunctionInfo, Project, _dotted
 from padlint.model import Finding
 from padlint.profile import Profile
 
@@ -236,17 +236,22 @@ def _constructs_as(project: Project, sub, base) -> bool:
     ``Base.__init__(self, ...)``).  A subclass whose constructor skips it (SGLang's per-step
     multi-layer draft-extend runner sets up its own fields and attaches buffers later) has none
     of the state the base's methods use: they are not its interface."""
-    for c in project.mro(sub):
-        if c.key == base.key:
-            return True
+    mro = project.mro(sub)
+    keys = [c.key for c in mro]
+    if base.key not in keys:
+        return False
+    above = {c.name for c in mro[1:keys.index(base.key) + 1]}  # the classes up to the base
+    for c in mro[:keys.index(base.key)]:
         init = c.methods.get("__init__")
         if init is not None and not any(
                 isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__"
                 and (isinstance(n.func.value, ast.Call) and isinstance(n.func.value.func, ast.Name)
-                     and n.func.value.func.id == "super" or isinstance(n.func.value, (ast.Name, ast.Attribute)))
+                     and n.func.value.func.id == "super"
+                     # `Base.__init__(self, ...)` of a class on the way up (not `nn.Module.__init__`)
+                     or (_dotted(n.func.value) or "").rsplit(".", 1)[-1] in above)
                 for n in ast.walk(init.node)):
             return False
-    return False
+    return True
 
 
 def dummy_run_functions(project: Project, graph: CallGraph, profile: Profile) -> list[FunctionInfo]:

@@ -24,6 +24,7 @@ covers it.  Plain data out, no rule knowledge.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from padlint.analysis.project import _dotted
@@ -43,8 +44,6 @@ class UninitRows:
     name: str            # the local (``preallocated_ssm_out``)
     allocator: str       # ``torch.empty``
     alloc_line: int
-    alloc_end_line: int
-    alloc_indent: str
     extent: str          # its rows (``projected_states.shape[0]``)
     bound: str           # the prefix the function writes (``num_actual_tokens``)
     write_line: int      # the first prefix view
@@ -53,8 +52,9 @@ class UninitRows:
     read_end_line: int
     read_end_col: int
     read_text: str       # the expression around the use (``self.norm(preallocated_ssm_out, gate)``)
-    read_indent: str     # the indentation of the reading statement
-    bound_defined_before: bool  # every name of ``bound`` is bound before the allocation
+    # where the tail reset goes: (line, after the statement ending on line - 1, indentation),
+    # None when no place is safe (see :func:`_fix_place`)
+    fix: tuple[int, bool, str] | None
 
 
 def _rows_of(call: ast.Call) -> str | None:
@@ -63,7 +63,8 @@ def _rows_of(call: ast.Call) -> str | None:
     name ``padded`` accepts (a padded count of the profile); else None."""
     func = _dotted(call.func) or ""
     if func.endswith("_like"):
-        return f"{ast.unparse(call.args[0])}.shape[0]" if call.args else None
+        return f"{ast.unparse(call.args[0])}.shape[0]" if call.args and not isinstance(call.args[0], ast.Starred) \
+            else None
     if call.args and not isinstance(call.args[0], ast.Starred):
         first = call.args[0]
     else:
@@ -84,7 +85,7 @@ def _tensor_rows(extent: str, is_count) -> bool:
     last component: ``_EXTRA_CTX.num_tokens``) the profile knows.  A capacity or a workspace
     size (``new_size``, ``max_len_per_rank``) is not: rows past what is written there are room,
     not padding."""
-    if extent.endswith((".shape[0]", ".size(0)")) or extent.startswith("len("):
+    if extent.endswith((".shape[0]", ".size(0)")) or re.fullmatch(r"len\([^()]*\)", extent):
         return True
     last = extent.rsplit(".", 1)[-1]
     return last.isidentifier() and bool(is_count(last))
@@ -92,56 +93,69 @@ def _tensor_rows(extent: str, is_count) -> bool:
 
 def _own_nodes(fn: ast.AST):
     """The nodes of ``fn``'s own body (not those of nested functions, lambdas or classes)."""
-    todo = list(fn.body)
+    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+    todo = [n for n in fn.body if not isinstance(n, nested)]
     while todo:
         n = todo.pop()
         yield n
-        todo.extend(c for c in ast.iter_child_nodes(n)
-                    if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))
+        todo.extend(c for c in ast.iter_child_nodes(n) if not isinstance(c, nested))
 
 
 def _is_zero(node: ast.AST | None) -> bool:
     return node is None or (isinstance(node, ast.Constant) and node.value == 0)
 
 
+def _functions(tree: ast.Module):
+    """(qualified name, function) of every function of the module, nested ones included."""
+    todo: list[tuple[str, ast.AST]] = [("", tree)]
+    while todo:
+        prefix, node = todo.pop()
+        for c in ast.iter_child_nodes(node):
+            if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                q = f"{prefix}.{c.name}" if prefix else c.name
+                if not isinstance(c, ast.ClassDef):
+                    yield q, c
+                todo.append((q, c))
+            elif not isinstance(c, ast.Lambda):
+                todo.append((prefix, c))
+
+
+def _allocation(st: ast.AST, allocators) -> str:
+    """The allocator of ``name = <uninitialised allocation>``, else ""."""
+    if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+            and isinstance(st.value, ast.Call)):
+        return ""
+    func = _dotted(st.value.func) or ""
+    if func in allocators:
+        return func
+    return "new_empty" if isinstance(st.value.func, ast.Attribute) and st.value.func.attr == "new_empty" else ""
+
+
 def uninit_rows(tree: ast.Module, lines: list[str], allocators, is_count) -> list[UninitRows]:
     """Every :class:`UninitRows` of a module.  ``allocators``: dotted names of uninitialised
     allocators (the profile's ``uninitialized_allocators``; ``x.new_empty`` is one too);
     ``is_count(name)``: whether a name is a count of the batch (real or padded)."""
-    parents: dict[ast.AST, ast.AST] = {}
-    for n in ast.walk(tree):
-        for c in ast.iter_child_nodes(n):
-            parents[c] = n
     out: list[UninitRows] = []
-
-    def qual(fn: ast.AST) -> str:
-        parts = [fn.name]
-        p = parents.get(fn)
-        while p is not None:
-            if isinstance(p, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-                parts.append(p.name)
-            p = parents.get(p)
-        return ".".join(reversed(parts))
-
-    for fn in ast.walk(tree):
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
+    for qual, fn in _functions(tree):
         nodes = list(_own_nodes(fn))
+        allocs = [st for st in nodes if _allocation(st, allocators)]
+        if not allocs:
+            continue
+        parents: dict[ast.AST, ast.AST] = {}
+        for n in nodes:
+            for c in ast.iter_child_nodes(n):
+                parents[c] = n
+        for n in fn.body:
+            parents[n] = fn
         stores: dict[str, list[ast.Name]] = {}
         for n in nodes:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                 stores.setdefault(n.id, []).append(n)
         a = fn.args
         params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
-        for st in nodes:
-            if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
-                    and isinstance(st.value, ast.Call)):
-                continue
-            func = _dotted(st.value.func) or ""
-            allocator = func if func in allocators else \
-                "new_empty" if isinstance(st.value.func, ast.Attribute) and st.value.func.attr == "new_empty" else ""
+        for st in allocs:
             name = st.targets[0].id
-            if not allocator or len(stores.get(name, ())) != 1:
+            if len(stores.get(name, ())) != 1:
                 continue
             extent = _rows_of(st.value)
             if extent is None or not _tensor_rows(extent, is_count):
@@ -150,22 +164,57 @@ def uninit_rows(tree: ast.Module, lines: list[str], allocators, is_count) -> lis
             if found is None:
                 continue
             bound, write_line, use, around = found
-            stmt = use
-            while stmt in parents and not isinstance(stmt, ast.stmt):
-                stmt = parents[stmt]
-            bound_names = {n.id for n in ast.walk(ast.parse(bound, mode="eval"))
-                           if isinstance(n, ast.Name)} - {"self"}
-            before = all(x in params or any((s.lineno, s.col_offset) < (st.lineno, st.col_offset)
-                                            for s in stores.get(x, ())) for x in bound_names)
+            fix = _fix_place(st, use, bound, lines, parents, stores, params)
             out.append(UninitRows(
-                function=qual(fn), name=name, allocator=allocator, alloc_line=st.lineno,
-                alloc_end_line=st.end_lineno or st.lineno, alloc_indent=_indent(lines, st.lineno),
+                function=qual, name=name, allocator=_allocation(st, allocators), alloc_line=st.lineno,
                 extent=extent, bound=bound, write_line=write_line,
                 read_line=around.lineno, read_col=around.col_offset,
                 read_end_line=around.end_lineno or around.lineno, read_end_col=around.end_col_offset or 0,
-                read_text=ast.unparse(around), read_indent=_indent(lines, stmt.lineno),
-                bound_defined_before=before))
+                read_text=ast.unparse(around), fix=fix))
     return out
+
+
+def _alone(st: ast.stmt, lines: list[str]) -> bool:
+    """Whether ``st`` starts its first line and ends its last one (no other statement, no
+    one-line suite: ``if c: x = ...``, ``a = 1; x = ...``): a statement can go before or after it."""
+    first = lines[st.lineno - 1] if 0 < st.lineno <= len(lines) else ""
+    last = lines[(st.end_lineno or st.lineno) - 1] if 0 < (st.end_lineno or st.lineno) <= len(lines) else ""
+    if first[:st.col_offset].strip():
+        return False
+    rest = last[st.end_col_offset or 0:] if isinstance(st, (ast.Assign, ast.Expr, ast.Return, ast.AnnAssign,
+                                                            ast.AugAssign)) else ""
+    return not rest.strip() or rest.strip().startswith("#")
+
+
+def _fix_place(alloc: ast.Assign, use: ast.AST, bound: str, lines: list[str], parents: dict,
+               stores: dict, params: set) -> tuple[int, bool, str] | None:
+    """Where ``name[bound:].zero_()`` goes: (line, after, indentation).  Right after the
+    allocation when every binding of the bound's names comes before it; else right before the
+    statement that reads the tensor whole (the head ``if`` of an ``elif`` chain); None when the
+    bound has a side effect or runs code (a call, ``await``, ``yield``, ``:=``: it would be
+    evaluated again) or no statement boundary is there."""
+    try:
+        expr = ast.parse(bound, mode="eval")
+    except SyntaxError:
+        return None
+    if any(isinstance(n, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Lambda,
+                          ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) for n in ast.walk(expr)):
+        return None
+    names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)} - {"self"}
+    start = (alloc.lineno, alloc.col_offset)
+    if all(all((s.lineno, s.col_offset) < start for s in stores.get(x, ())) and (x in params or stores.get(x))
+           for x in names) and _alone(alloc, lines):
+        return (alloc.end_lineno or alloc.lineno) + 1, True, _indent(lines, alloc.lineno)
+    stmt = use
+    while stmt in parents and not isinstance(stmt, ast.stmt):
+        stmt = parents[stmt]
+    while isinstance(stmt, ast.If) and isinstance(parents.get(stmt), ast.If) \
+            and parents[stmt].orelse == [stmt] and lines[stmt.lineno - 1].lstrip().startswith("elif"):
+        stmt = parents[stmt]  # an `elif` test: before the head `if`
+    if not isinstance(stmt, ast.stmt) or (lines[stmt.lineno - 1] if 0 < stmt.lineno <= len(lines) else "")[
+            :stmt.col_offset].strip():
+        return None
+    return stmt.lineno, False, _indent(lines, stmt.lineno)
 
 
 def _indent(lines: list[str], line: int) -> str:
@@ -177,9 +226,9 @@ def _judge(alloc: ast.Assign, name: str, extent: str, nodes: list, parents: dict
     """(bound, first prefix line, the whole use, the expression around it) when ``name`` is
     written only through prefix views before a use reads it whole, and no tail reset with the
     same bound covers the rows past it; else None."""
-    start = (alloc.lineno, alloc.col_offset)
+    start = (alloc.end_lineno or alloc.lineno, alloc.end_col_offset or 0)  # `x = torch.empty_like(x)`
     uses = sorted((n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-                   and (n.lineno, n.col_offset) > start), key=lambda n: (n.lineno, n.col_offset))
+                   and (n.lineno, n.col_offset) >= start), key=lambda n: (n.lineno, n.col_offset))
     prefixes: list[tuple[str, int]] = []
     resets: set[str] = set()
     for u in uses:

@@ -246,11 +246,10 @@ def local_findings(facts: Facts) -> list[Finding]:
                 continue
             rows = f"[{u.bound}:{u.extent}]"
             reset = f"{u.name}[{u.bound}:].zero_()"
-            if u.bound_defined_before:
-                fix = Fix(path=path, line=u.alloc_end_line + 1, indent=u.alloc_indent, text=reset, after=True,
-                          safe=False, description=f"zero the padding rows {rows} of `{u.name}`")
-            else:
-                fix = Fix(path=path, line=u.read_line, indent=u.read_indent, text=reset, safe=False,
+            fix = None
+            if u.fix is not None:
+                line, after, indent = u.fix
+                fix = Fix(path=path, line=line, indent=indent, text=reset, after=after, safe=False,
                           description=f"zero the padding rows {rows} of `{u.name}`")
             read = f"`{u.name}` is returned whole (line {u.read_line})" if u.read_text.startswith("return") \
                 else f"`{_short(u.read_text)}` reads the whole tensor"
@@ -258,7 +257,8 @@ def local_findings(facts: Facts) -> list[Finding]:
                        f"written only through `{u.name}[:{u.bound}]`; its padding rows {rows} hold "
                        f"uninitialised memory (possibly NaN) when {read}: "
                        f"they reach what follows (residuals, MoE routing, per-tensor scales, collectives mix "
-                       f"padding rows into real ones); add `{reset}` {fix.where}")
+                       f"padding rows into real ones); add `{reset}`"
+                       + (f" {fix.where}" if fix is not None else " after the writes of the real rows"))
             trace = (
                 TraceStep(path, u.alloc_line, f"`{u.name}` allocated uninitialised with `{u.extent}` rows"),
                 TraceStep(path, u.write_line, f"written only through `{u.name}[:{u.bound}]`"),

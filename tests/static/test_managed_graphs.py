@@ -329,3 +329,11 @@ def test_rows_a_holder_method_writes_before_the_read_are_no_replay_input(tmp_pat
     assert fields("self.scores[:num_reqs].copy_(logits.sum(-1))") == []
     # `sample` reads logits only: the replay reads the rows [num_reqs:...] of `scores` as left
     assert fields("torch.ops.vllm.noop(logits)") == ["scores"]
+    # a call that only reads `scores` (a reduction, `len`) writes none of its rows
+    assert fields("return torch.argmax(self.scores[:num_reqs])") == ["scores"]
+    # a call under a test may not run: the read still sees the rows an earlier step left
+    src_if = src.replace("        self.sampler.sample(self.hidden, num_reqs)\n",
+                         "        if num_reqs > 4:\n            self.sampler.sample(self.hidden, num_reqs)\n")
+    assert src_if != src
+    files["pkg/speculator.py"] = src_if
+    assert fields("sample_kernel[(num_reqs,)](logits, self.scores[:num_reqs], num_reqs)") == ["scores"]

@@ -134,3 +134,126 @@ def test_extent_from_a_count_attribute(tmp_path):
     got = [f for f in check_files(tmp_path, files, ["pkg/mla.py"], profile="vllm") if f.code == "PAD005"]
     assert [(f.line, f.field, f.padded, f.real) for f in got] == [
         (7, "o_proj_input", "_EXTRA_CTX.num_tokens", "num_actual_tokens")]
+
+
+def _rows(src: str):
+    import ast
+
+    p = load_profile("vllm")
+
+    def is_count(n):
+        return p.count_axis(n) is not None or p.is_padded_count(n) is not None
+    return uninit_rows(ast.parse(src), split_lines(src), set(p.uninitialized_allocators), is_count)
+
+
+def _fixed(src: str) -> str:
+    """The source with each reported tail reset applied (it must still parse)."""
+    import ast
+
+    from padlint.fix import apply_fixes
+    from padlint.model import Fix
+
+    fixes = [Fix(path="m.py", line=u.fix[0], after=u.fix[1], indent=u.fix[2], text=f"{u.name}[{u.bound}:].zero_()",
+                 description="") for u in _rows(src) if u.fix is not None]
+    out = apply_fixes(src, fixes)
+    ast.parse(out)
+    return out
+
+
+def test_fix_before_a_multi_line_read_goes_before_its_first_line():
+    src = (
+        "def f(q, meta):\n"
+        "    out = torch.empty(q.shape[0], 3)\n"
+        "    num_actual_tokens = meta.n\n"
+        "    out[:num_actual_tokens] = 1\n"
+        "    return foo(\n"
+        "        q,\n"
+        "        bar(out),\n"
+        "    )\n"
+    )
+    assert [(u.read_line, u.fix) for u in _rows(src)] == [(7, (5, False, "    "))]
+    assert "    out[num_actual_tokens:].zero_()\n    return foo(" in _fixed(src)
+
+
+def test_fix_before_an_elif_read_goes_before_the_head_if():
+    src = (
+        "def f(q, meta, c):\n"
+        "    out = torch.empty(q.shape[0], 3)\n"
+        "    num_actual_tokens = meta.n\n"
+        "    out[:num_actual_tokens] = 1\n"
+        "    if c:\n"
+        "        pass\n"
+        "    elif out.sum() > 0:\n"
+        "        pass\n"
+    )
+    assert [u.fix for u in _rows(src)] == [(5, False, "    ")]
+    _fixed(src)
+
+
+def test_no_fix_after_an_allocation_that_shares_its_line():
+    src = (
+        "def f(q, num_actual_tokens):\n"
+        "    out = torch.empty(q.shape[0], 4); y = 1\n"
+        "    out[:num_actual_tokens] = 1\n"
+        "    return out\n"
+    )
+    # not after the allocation (another statement shares its line): before the read
+    assert [u.fix for u in _rows(src)] == [(4, False, "    ")]
+    _fixed(src)
+
+
+def test_a_bound_rebound_after_the_allocation_puts_the_fix_before_the_read():
+    src = (
+        "def f(q, meta):\n"
+        "    n = 0\n"
+        "    out = torch.empty(q.shape[0], 4)\n"
+        "    n = meta.num_actual_tokens\n"
+        "    out[:n] = 1\n"
+        "    return out\n"
+    )
+    assert [u.fix for u in _rows(src)] == [(6, False, "    ")]
+
+
+def test_a_bound_that_calls_gets_no_fix():
+    src = (
+        "def f(q, meta):\n"
+        "    out = torch.empty(q.shape[0], 4)\n"
+        "    out[:meta.count()] = 1\n"
+        "    return out\n"
+    )
+    got = _rows(src)
+    assert [(u.bound, u.fix) for u in got] == [("meta.count()", None)]
+
+
+def test_nested_functions_are_their_own_functions():
+    # only `h`, never called, reads `out` whole: nothing in `f`
+    src = (
+        "def f(q, num_actual_tokens):\n"
+        "    out = torch.empty(q.shape[0], 3)\n"
+        "    out[:num_actual_tokens] = 1\n"
+        "    def h():\n"
+        "        return out\n"
+        "    return out[:num_actual_tokens]\n"
+    )
+    assert _rows(src) == []
+    # a store of the same name inside a nested function does not hide `f`'s own read
+    src2 = (
+        "def f(q, num_actual_tokens):\n"
+        "    out = torch.empty(q.shape[0], 3)\n"
+        "    out[:num_actual_tokens] = 1\n"
+        "    def h():\n"
+        "        out = 1\n"
+        "        return out\n"
+        "    return out\n"
+    )
+    assert [(u.function, u.read_line) for u in _rows(src2)] == [("f", 7)]
+
+
+def test_empty_like_of_a_parameter_rebinding_it():
+    src = (
+        "def f(x, num_actual_tokens):\n"
+        "    y = torch.empty_like(x)\n"
+        "    y[:num_actual_tokens] = 1\n"
+        "    return y\n"
+    )
+    assert [(u.extent, u.read_line) for u in _rows(src)] == [("x.shape[0]", 4)]
