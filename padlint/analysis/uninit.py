@@ -27,6 +27,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from padlint.analysis.axes import _own_nodes
 from padlint.analysis.project import _dotted
 
 # attributes of a tensor that only read its metadata
@@ -89,16 +90,6 @@ def _tensor_rows(extent: str, is_count) -> bool:
         return True
     last = extent.rsplit(".", 1)[-1]
     return last.isidentifier() and bool(is_count(last))
-
-
-def _own_nodes(fn: ast.AST):
-    """The nodes of ``fn``'s own body (not those of nested functions, lambdas or classes)."""
-    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-    todo = [n for n in fn.body if not isinstance(n, nested)]
-    while todo:
-        n = todo.pop()
-        yield n
-        todo.extend(c for c in ast.iter_child_nodes(n) if not isinstance(c, nested))
 
 
 def _is_zero(node: ast.AST | None) -> bool:
