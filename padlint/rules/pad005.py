@@ -241,7 +241,8 @@ def local_findings(facts: Facts) -> list[Finding]:
             tree = mod.tree if mod is not None else ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        for u in uninit_rows(tree, split_lines(text), allocators, is_count):
+        lines = split_lines(text)
+        for u in uninit_rows(tree, lines, allocators, is_count):
             if (path, u.alloc_line) in judged:
                 continue
             rows = f"[{u.bound}:{u.extent}]"
@@ -264,7 +265,6 @@ def local_findings(facts: Facts) -> list[Finding]:
                 TraceStep(path, u.write_line, f"written only through `{u.name}[:{u.bound}]`"),
                 TraceStep(path, u.read_line, f"read whole: rows {rows} uninitialised"),
             )
-            lines = split_lines(text)
             line_text = lines[u.read_line - 1] if u.read_line <= len(lines) else ""
             out.append(Finding(
                 code=CODE, path=path, line=u.read_line, column=u.read_col + 1, end_line=u.read_end_line,
