@@ -206,7 +206,8 @@ def inherited_runs(project: Project, entry: FunctionInfo) -> list[str]:
     of its class it calls on ``self``, a few levels deep).  Inside ``entry``, ``self`` is an
     instance of any of them, and ``self.m()`` runs the override; each is run as its own entry
     point (a join of every subclass's overrides would combine methods of different classes on
-    one path).  At most :data:`MAX_INHERITED_RUNS`, by class key."""
+    one path).  At most :data:`MAX_INHERITED_RUNS`: subclasses defined in checked files first
+    (what the user asked about), then by class key."""
     owner = project.class_info(entry.owner) if entry.owner else None
     if owner is None:
         return []
@@ -227,7 +228,8 @@ def inherited_runs(project: Project, entry: FunctionInfo) -> list[str]:
             inherited = project.find_method(sub, entry.name)
             if inherited is not None and inherited.key == entry.key and _constructs_as(project, sub, owner):
                 out.setdefault(sub.key)
-    return sorted(out)[:MAX_INHERITED_RUNS]
+    chosen = sorted(out, key=lambda k: (not project.is_checked(k.split(":", 1)[0]), k))
+    return sorted(chosen[:MAX_INHERITED_RUNS])
 
 
 def _constructs_as(project: Project, sub, base) -> bool:

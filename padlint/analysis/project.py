@@ -409,6 +409,10 @@ class Project:
         self._modules.pop(key, None)
         return key
 
+    def is_checked(self, module_key: str) -> bool:
+        """Whether the module is one of the checked files (given with :meth:`add_source`)."""
+        return module_key in self._sources
+
     def key_for_path(self, path: str) -> str | None:
         return self._path_keys.get(os.path.abspath(path))
 

@@ -146,3 +146,26 @@ def test_subclass_whose_constructor_skips_the_base_is_not_run(tmp_path):
     got = [f for f in check_files(tmp_path, files, ["pkg/base.py", "pkg/subs.py"], {"LEAKY": LEAKS})
            if f.code == "PAD001"]
     assert [(f.line, f.field) for f in got] == [(24, "slot_mapping")]
+
+
+def test_past_the_cap_subclasses_in_checked_files_come_first(tmp_path, monkeypatch):
+    # With more qualifying subclasses than MAX_INHERITED_RUNS, the ones defined in the checked
+    # files are run.  Four quiet subclasses in `pkg/aaa.py` (keys sort before `pkg.zzz`) and the
+    # leaky one in `pkg/zzz.py`, the file checked with the base: with the cap at 4 and order by
+    # key alone the leaky one would be dropped and nothing reported; checked first, it is run.
+    import padlint.analysis.engine as engine
+
+    monkeypatch.setattr(engine, "MAX_INHERITED_RUNS", 4)
+    quiet = "\n\n".join(
+        f"class Q{i}(Base):\n    def _stage(self, src, num_reqs: int, num_reqs_padded: int) -> None:\n"
+        f"        {RESETS}\n" for i in range(4))
+    files = {"pkg/__init__.py": "", "pkg/base.py": BASE,
+             "pkg/aaa.py": "from pkg.base import Base\n\n\n" + quiet,
+             "pkg/zzz.py": "from pkg.base import Base\n\n\nclass Leaky(Base):\n"
+                           "    def _stage(self, src, num_reqs: int, num_reqs_padded: int) -> None:\n"
+                           f"        {LEAKS}\n"}
+    got = [f for f in check_files(tmp_path, files, ["pkg/base.py", "pkg/zzz.py"]) if f.code == "PAD001"]
+    assert [(f.line, f.field) for f in got] == [(24, "slot_mapping")]
+    # checked alone (the subclasses all context), the first four by key run: the leaky one not
+    got = [f for f in check_files(tmp_path, files, ["pkg/base.py"]) if f.code == "PAD001"]
+    assert got == []
