@@ -23,7 +23,7 @@ from padlint.analysis.kernels import pointer_write, tail_stores
 from padlint.analysis.values import (
     TAIL_WRITE, UNSET, PARTIAL,
     ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, ClosureVal, Count, DictVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
-    Ref, Refs, Reset, State, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, origin_key, stamp, with_step,
+    Ref, Refs, Reset, State, TailVal, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, origin_key, stamp, with_step,
 )
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
 from padlint.analysis.buffers import _MODULES as READ_ONLY_MODULES, _PURE_MODULE_FUNCS as READ_ONLY_FUNCS
@@ -1611,6 +1611,18 @@ class Interpreter:
                       value_node=None) -> None:
         """``x[lo:hi] = value``: a reset when ``lo`` is a count; a full write when ``[:P]``/``[:]``."""
         base = self._eval(target.value, frame, state)
+        if isinstance(base, TailVal):
+            # `tail[:] = v`, `tail[...] = v` of `tail = buf[n:p]`: rows [n:p] of the buffer
+            if all(isinstance(el.slice, cst.Slice) and el.slice.lower is None and el.slice.upper is None
+                   and el.slice.step is None
+                   or isinstance(el.slice, cst.Index) and isinstance(el.slice.value, cst.Ellipsis)
+                   for el in target.slice):
+                vtext = self._literal(value_node)
+                line = frame.seg.line(target, frame.stmt)
+                site = self._site(frame, line, vtext, value_node, "value")
+                for r in base.base.refs:
+                    self._reset(r, base.lower, base.upper, state, value, vtext, line, site, dim=base.dim)
+            return
         if not isinstance(base, Refs):
             return
         self._mark_written([base], state)  # `x[...] = v`, `x[0] = v`: some rows written
@@ -1811,9 +1823,14 @@ class Interpreter:
         ``buf[:n]`` has rows ``[k:n]`` no write of this step reached (the code says so by
         writing ``k`` rows and handing out ``n``).  Empty when a write reached row ``n`` (or
         ``n`` is the same count as every ``k``), when the counts are on different axes
-        (PAD004's question), or when nothing was written."""
+        (PAD004's question), or when nothing was written.
+
+        Also a padded count whose real partner the path does not know (``c.unpadded``: a
+        capture helper that only knows the captured size, or a step whose real count has a name
+        of another pair, ``self.slot_mapping[:num_tokens]`` then ``[:num_input_tokens]``): the
+        code's own prefix write names the real rows there."""
         extents = st.extents | more  # `more`: what the path that took the view wrote (Ref.extents_at)
-        if not extents or c.dim or c.unpadded or not c.canon or self.p.is_padded_name(c.canon):
+        if not extents or c.dim or not c.canon or self.p.is_padded_name(c.canon) and not c.unpadded:
             return ()
         axis = self.p.count_axis(c.canon)
         out = []
@@ -2136,9 +2153,12 @@ class Interpreter:
 
     # ----------------------------------------------------------- expressions
     def _count(self, node, state: State) -> Count | None:
-        """The count a bound expression denotes, in entry-point terms."""
+        """The count a bound expression denotes, in entry-point terms (a :class:`Count` already
+        evaluated, a :class:`TailVal`'s bound, is itself)."""
         if node is None:
             return None
+        if isinstance(node, Count):
+            return node
         if isinstance(node, cst.Name):
             v = state.env.get(node.value)
             if isinstance(v, CountVal):
@@ -3371,7 +3391,13 @@ class Interpreter:
             return Refs(frozenset(out)) if out else UNKNOWN
         lower, upper = sl
         if lower is not None and not self._is_zero(lower):
-            return UNKNOWN  # rows [lo:...] do not start at row 0: not a padded slice
+            # rows [lo:...] do not start at row 0: not a padded slice; but writes through it
+            # (`tail = buf[n:p]; tail.zero_()`) reset those rows
+            low = self._count(lower, state)
+            up = self._count(upper, state) if upper is not None else None
+            if low is not None and low.canon and (upper is None or up is not None):
+                return TailVal(base, low, up, found[2])
+            return UNKNOWN
         if upper is None:
             return base
         count = self._count(upper, state)
@@ -4043,7 +4069,8 @@ class Interpreter:
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Subscript) and (
                 func.attr.value in self.p.fill_methods or func.attr.value == "copy_"):
             arg_vals = [self._eval(a.value, frame, state) for a in node.args]
-            if func.attr.value == "copy_" and (not arg_vals or self._taints(arg_vals[0], state)):
+            if func.attr.value == "copy_" and (not arg_vals or self._taints(arg_vals[0], state)
+                                               or self._stale_tail(arg_vals[0], state)):
                 return UNKNOWN  # copies stale rows in: not a reset
             base = self._eval(func.value.value, frame, state)
             sl = self._slice_dim(func.value)
@@ -4071,6 +4098,13 @@ class Interpreter:
             arg_vals = [self._eval(a.value, frame, state) for a in node.args]
             if isinstance(recv, Refs):
                 return self._method(recv, method, node, arg_vals, frame, state)
+            if isinstance(recv, TailVal) and (method in self.p.fill_methods or method == "copy_"):
+                # `tail = buf[n:p]; tail.fill_(v)` (also a helper's `t.zero_()` on such a view)
+                if method == "copy_" and (not arg_vals or self._taints(arg_vals[0], state)
+                                          or self._stale_tail(arg_vals[0], state)):
+                    return UNKNOWN  # copies stale rows in: not a reset
+                self._reset_tail(recv, method, node, frame, state)
+                return UNKNOWN
             self._opaque(self._noted(self._out_args(node, arg_vals)), state)
             if not (name and name.split(".")[0] in READ_ONLY_MODULES and last in READ_ONLY_FUNCS):
                 self._mark_written(arg_vals, state)  # (`torch.sum(buf)` only reads it)
@@ -4101,6 +4135,8 @@ class Interpreter:
         library function, a method of an object of unknown class).  Only "did any path write
         it?" reads the mark (:meth:`_check_graph_inputs`); the padding state is not changed."""
         for v in vals:
+            if isinstance(v, TailVal):  # rows of a buffer from a count on: the buffer
+                v = v.base
             if isinstance(v, Refs):
                 for r in v.refs:
                     if r.persistent or r.types:  # a buffer, or an object that may hold one
@@ -4150,6 +4186,32 @@ class Interpreter:
             key = id(node)
             self._write_nodes[key] = (frame.seg, node, frame.stmt, form)
         return PadWrite(frame.path, line, vtext, kind, key)
+
+    @staticmethod
+    def _stale_tail(value: AVal, state: State) -> bool:
+        """Whether ``value`` is rows ``[n:...]`` of a persistent buffer that may hold an earlier
+        step's values there: no reset of this step wrote the buffer from row ``n`` (or before)
+        on.  Copied into padding rows, such rows are no reset."""
+        if not isinstance(value, TailVal):
+            return False
+        low = value.lower
+        for r in value.base.refs:
+            if not r.persistent:
+                continue
+            st = state.loc(r.loc)
+            if st.taints or st.entry_stale and not any(
+                    k.real == ALL or k.real == low.canon and k.offset <= low.offset and k.dim == value.dim
+                    for k in st.clean if not k.when):
+                return True
+        return False
+
+    def _reset_tail(self, tail: TailVal, method: str, node: cst.Call, frame: Frame, state: State) -> None:
+        """A fill method called on a view of rows ``[lower:upper]`` a name holds."""
+        vtext = self._fill_value(method, node)
+        line = frame.seg.line(node, frame.stmt)
+        site = self._fill_site(method, node, frame, line, vtext)
+        for r in tail.base.refs:
+            self._reset(r, tail.lower, tail.upper, state, None, vtext, line, site, dim=tail.dim)
 
     def _fill_site(self, method: str, node: cst.Call, frame: Frame, line: int, vtext: str) -> PadWrite | None:
         if method.startswith("zero"):
@@ -4612,9 +4674,10 @@ class Interpreter:
         """Interpret one callee with the caller's heap and count bindings (``closure``: a nested
         function defined in another frame, run in its defining frame's terms)."""
         if fn is not None:
-            if not self.graph.relevant(fn) and not any(isinstance(v, ClosureVal) for v in arg_vals):
+            if not self.graph.relevant(fn) and not any(isinstance(v, (ClosureVal, TailVal)) for v in arg_vals):
                 # (a callee handed a nested function of an analysed one may call it: followed,
-                # `super().capture(create_forward_fn, ...)`)
+                # `super().capture(create_forward_fn, ...)`; one handed rows `buf[n:p]` may reset
+                # them: `_zero(buf[n:p])` with `def _zero(t): t.zero_()`)
                 self._opaque([*arg_vals, self._not_self(recv, state)], state)
                 return UNKNOWN
             seg = self.segment(fn)
@@ -4721,12 +4784,12 @@ class Interpreter:
                 pos_i += 1
             if pname is None:
                 continue
-            if isinstance(v, (UnknownVal, CountVal)) or self._known_count(pname):
+            if not isinstance(v, TailVal) and (isinstance(v, (UnknownVal, CountVal)) or self._known_count(pname)):
                 c = self._count_rhs(a.value, pname, state)
                 v = c if c is not None else v
             if isinstance(v, CountVal) and v.canon is not None:
                 callee.known.add(v.canon)
-            if isinstance(v, UnknownVal):
+            if isinstance(v, UnknownVal) and not isinstance(v, TailVal):
                 param = next(p for p in all_params if p.name.value == pname)
                 v = self._param_default(param, fn)
                 if isinstance(v, UnknownVal) and isinstance(a.value, cst.Name) and _maybe_int(param) \

@@ -268,6 +268,20 @@ class UnknownVal(AVal):
 UNKNOWN = UnknownVal()
 
 
+@dataclass(frozen=True)
+class TailVal(UnknownVal):
+    """A view of rows ``[lower:upper]`` of a buffer (``tail = buf[n:p]``; ``upper`` None: to the
+    end of the view ``base`` holds), counts in entry-point terms, taken where it was evaluated.
+    Only writes through it are followed (``tail.zero_()``, ``tail[:] = v``, a helper's
+    ``t.fill_(v)`` on it): they reset those rows of the buffer.  Read anywhere else it is an
+    unknown value, as a slice that does not start at row 0 always was."""
+
+    base: Refs = Refs(frozenset())
+    lower: Count = Count("")
+    upper: Count | None = None
+    dim: int = 0
+
+
 def _is_none(v) -> bool:
     return getattr(v, "canon", 0) is None  # CountVal(None): the value None
 
