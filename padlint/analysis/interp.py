@@ -50,6 +50,17 @@ class CountVal(AVal):
     padded: bool = False  # canon is a padded count (set by Interpreter._cv); wins in joins
 
 
+def _names_in(target) -> list[str]:
+    """The plain names an assignment target binds (``a, (b, c)``, ``*d``)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _names_in(el.value)]
+    if isinstance(target, cst.StarredElement):
+        return _names_in(target.value)
+    return []
+
+
 @dataclass(frozen=True)
 class LookupIndex(UnknownVal):
     """The index a capture-size lookup computes, ``i = bisect.bisect_left(sizes, X)``: unknown
@@ -549,6 +560,7 @@ class Interpreter:
         self._param_cache: dict = {}
         self._member_nodes: dict = {}
         self._capture_defs: dict = {}  # capture-time width definition -> its parsed expression
+        self._defs_memo: dict = {}  # id(function node) -> (node, name -> values bound, _local_defs)
         self._kwkeys: dict = {}  # (id of a `**` argument, key) -> _KwargsKey (hits are keyed by node id)
         self.hits: dict[tuple[int, str], SinkHit] = {}
         self.clean_hits: dict[tuple[int, str], list[tuple[tuple[int, str, str], ...]]] = {}
@@ -1434,6 +1446,10 @@ class Interpreter:
             return
 
     def _is_padding_guard(self, test: cst.BaseExpression, frame: Frame, state: State, body=None) -> bool:
+        diff = self._difference_test(test, frame)
+        if diff is not None:
+            # `num_padding = bs - raw_bs; if num_padding > 0:` is `if bs > raw_bs:`
+            test = cst.Comparison(left=diff[0], comparisons=[cst.ComparisonTarget(cst.GreaterThan(), diff[1])])
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
             # `if bs != raw_bs or x is None:` is false only where every disjunct is: no padding
             return self._is_padding_guard(test.left, frame, state, body) \
@@ -1461,6 +1477,68 @@ class Interpreter:
         if isinstance(op, (cst.LessThan, cst.NotEqual)) and paired(left, right):
             return True
         return False
+
+    def _difference_test(self, test, frame: Frame) -> tuple | None:
+        """(X, Y) when ``test`` is ``d > 0``, ``d != 0``, ``0 < d`` or ``d`` alone, with ``d`` a
+        local the function assigns once, to ``X - Y``; else None."""
+        name = None
+        if isinstance(test, cst.Name):
+            name = test.value
+        elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+            if isinstance(test.left, cst.Name) and self._is_zero(right) and isinstance(op, (cst.GreaterThan, cst.NotEqual)):
+                name = test.left.value
+            elif isinstance(right, cst.Name) and self._is_zero(test.left) and isinstance(op, (cst.LessThan, cst.NotEqual)):
+                name = right.value
+        if name is None or frame.seg is None:
+            return None
+        defs = self._local_defs(frame.seg.func).get(name, ())
+        if len(defs) != 1 or not isinstance(defs[0], cst.BinaryOperation) \
+                or not isinstance(defs[0].operator, cst.Subtract):
+            return None
+        return defs[0].left, defs[0].right
+
+    def _local_defs(self, func) -> dict[str, tuple]:
+        """Name -> the values the function's own statements bind it to (``None`` for a binding
+        that is not a plain assignment: a loop target, a parameter, an augmented assignment)."""
+        got = self._defs_memo.get(id(func))
+        if got is not None and got[0] is func:
+            return got[1]
+        out: dict[str, list] = {}
+        params = func.params if isinstance(func, cst.FunctionDef) else None
+        if params is not None:
+            for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+                out.setdefault(p.name.value, []).append(None)
+
+        class _V(cst.CSTVisitor):
+            def visit_FunctionDef(self, node):
+                return node is func  # not nested functions' own locals
+            def visit_ClassDef(self, node):
+                return False
+            def visit_Assign(self, node):
+                for t in node.targets:
+                    if isinstance(t.target, cst.Name):
+                        out.setdefault(t.target.value, []).append(node.value)
+                    else:
+                        for n in _names_in(t.target):
+                            out.setdefault(n, []).append(None)
+            def visit_AnnAssign(self, node):
+                if isinstance(node.target, cst.Name):
+                    out.setdefault(node.target.value, []).append(node.value)
+            def visit_AugAssign(self, node):
+                if isinstance(node.target, cst.Name):
+                    out.setdefault(node.target.value, []).append(None)
+            def visit_NamedExpr(self, node):
+                if isinstance(node.target, cst.Name):
+                    out.setdefault(node.target.value, []).append(None)
+            def visit_For(self, node):
+                for n in _names_in(node.target):
+                    out.setdefault(n, []).append(None)
+
+        func.visit(_V())
+        res = {k: tuple(v) for k, v in out.items()}
+        self._defs_memo[id(func)] = (func, res)
+        return res
 
     def _exec_small(self, small: cst.BaseSmallStatement, frame: Frame, state: State) -> State | None:
         if isinstance(small, cst.Assign):
