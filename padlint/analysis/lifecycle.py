@@ -379,6 +379,7 @@ class _Scan:
         self.project = project
         self.fancy: set[str] = set()
         self.local_alias: dict[str, list[str]] = {}
+        self.row_views: dict[str, ast.Subscript] = {}  # see _row_views
         self._settings: set[str] | None = None  # attributes of self assigned outside __init__
         self.out = ClassLifecycle(key=cls.key, name=cls.name, path=mod.path, _cls=cls, _project=project,
                                   _scan=self)
@@ -455,6 +456,17 @@ class _Scan:
             return None  # `idx = [a, b]; buf[idx]`: several rows (a permutation), not one
         return buf[0], buf[1], _text(parts[0]), node
 
+    def _through_row_view(self, target: ast.AST) -> ast.AST:
+        """The row ``self.buf[i]`` a write through a local view of it writes (``row.fill_(v)``,
+        ``row[:] = v``, ``row[...] = v`` with ``row = self.buf[i]``, see :func:`_row_views`);
+        ``target`` itself otherwise."""
+        if isinstance(target, ast.Name) and target.id in self.row_views:
+            return self.row_views[target.id]
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+                and target.value.id in self.row_views and _whole_index(target):
+            return self.row_views[target.value.id]
+        return target
+
     def methods(self) -> None:
         for meth in self.cls.methods.values():
             if meth.name == "__init__":
@@ -464,6 +476,7 @@ class _Scan:
     def method(self, meth: FunctionInfo) -> None:
         self.fancy = _fancy_names(meth.node) | _several_params(meth.node)
         self.local_alias = _local_aliases(meth.node)
+        self.row_views = _row_views(meth.node)
         moves: list[tuple[RowMove, ast.stmt]] = []
         writes: list[tuple[str, str | None, int]] = []  # (attr, row text or None for a range, line)
         calls: list[tuple[int, set[str], set[str], bool]] = []  # see row_calls
@@ -605,6 +618,7 @@ class _Scan:
         """Rows of buffers ``stmt`` writes: (attr, row index text or None for a range/whole)."""
         out: list[tuple[str, str | None, int]] = []
         for t in _write_targets(stmt):
+            t = self._through_row_view(t)
             whole = self.canonical(t)
             if whole is not None:
                 out.append((whole[0], None, stmt.lineno))
@@ -710,6 +724,7 @@ class _Scan:
         for meth in _self_methods(self.project, cls, scan.out.admitting):
             scan.fancy = _fancy_names(meth.node) | _several_params(meth.node)
             scan.local_alias = _local_aliases(meth.node)
+            scan.row_views = _row_views(meth.node)
             for stmt, _g in _walk(meth.node.body, ()):
                 out.update(attr for attr, row, _line in scan.writes_of(stmt) if row is not None)
         return out
@@ -753,6 +768,7 @@ class _Scan:
                 continue
             self.fancy = _fancy_names(meth.node) | _several_params(meth.node)
             self.local_alias = _local_aliases(meth.node)
+            self.row_views = _row_views(meth.node)
             # the reset of a row a move vacated clears that row only, not a row a removal freed
             released = {(mv.attr, mv.released_at) for mv in self.out.moves
                         if mv.method == meth.name and mv.released_at is not None}
@@ -767,6 +783,14 @@ class _Scan:
                 written_elsewhere.update(attr for attr, _row, line in self.writes_of(stmt)
                                          if (attr, line) not in released)
                 not_reads.update(_write_bases(stmt))
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                        and isinstance(stmt.targets[0], ast.Name) \
+                        and self.row_views.get(stmt.targets[0].id) is stmt.value:
+                    # `row = self.buf[i]` whose every use writes it: no read of the row
+                    node = stmt.value
+                    while isinstance(node, (ast.Subscript, ast.Attribute)):
+                        not_reads.add(id(node))
+                        node = node.value
             for n in ast.walk(meth.node):  # breadth first: a comparison before its operands
                 # `self.x is None`: a test of the attribute, no read of the buffer's rows
                 if isinstance(n, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops):
@@ -909,11 +933,12 @@ class _Scan:
         buffer as written, the row index text)."""
         self.fancy = _fancy_names(fn.node) | _several_params(fn.node)
         self.local_alias = _local_aliases(fn.node)
+        self.row_views = _row_views(fn.node)
         for stmt, _g in _walk(fn.node.body, ()):
             if stmt.lineno != line:
                 continue
             for t in _write_targets(stmt):
-                ref = self.row_ref(t)
+                ref = self.row_ref(self._through_row_view(t))
                 if ref is not None and ref[0] == attr:
                     inner = ref[3]
                     while isinstance(inner.value, ast.Subscript):
@@ -989,6 +1014,44 @@ def _local_aliases(fn: ast.AST) -> dict[str, list[str]]:
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
             stores[n.id] = stores.get(n.id, 0) + 1
     return {k: v for k, v in out.items() if v and stores.get(k) == 1}
+
+
+def _whole_index(sub: ast.Subscript) -> bool:
+    """``x[:]``, ``x[...]``, ``x[:, :]``: every element."""
+    parts = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
+    return all(isinstance(p, ast.Slice) and p.lower is None and p.upper is None and p.step is None
+               or isinstance(p, ast.Constant) and p.value is Ellipsis for p in parts)
+
+
+def _row_views(fn: ast.AST) -> dict[str, ast.Subscript]:
+    """Locals bound once to a subscript of an attribute chain of ``self`` (``row =
+    self.mask[i]``) and used only to write every element of it (``row.fill_(v)``, ``row.zero_()``,
+    ``row[:] = v``): a reset of that row through a view.  Any other use (a read, an argument, a
+    partial write) keeps the name out: the binding is then a read as before."""
+    bound: dict[str, ast.Subscript] = {}
+    stores: dict[str, int] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and isinstance(n.value, ast.Subscript) and _self_chain(n.value.value):
+            bound[n.targets[0].id] = n.value
+    cand = {k: v for k, v in bound.items() if stores.get(k) == 1}
+    if not cand:
+        return {}
+    ok_uses: set[int] = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute) \
+                and n.value.func.attr in ROW_WRITERS and isinstance(n.value.func.value, ast.Name):
+            ok_uses.add(id(n.value.func.value))
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and _whole_index(t):
+                    ok_uses.add(id(t.value))
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in cand and id(n) not in ok_uses:
+            cand.pop(n.id)
+    return cand
 
 
 def _several_params(fn: FuncNode) -> set[str]:
