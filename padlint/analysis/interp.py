@@ -2252,6 +2252,13 @@ class Interpreter:
                 if r.persistent and r.count is None and not r.types and r.loc.startswith("self.") \
                         and r.loc[5:].isidentifier() and not self.p.axes.size_axis(r.loc[5:]):
                     return Count(r.loc, 0, node.value)
+            if isinstance(v, Refs) and v.refs and not v.maybe_none and all(
+                    r.count is None and not r.types and not r.elem_types and r.loc.endswith("]")
+                    for r in v.refs):
+                # `padded = self.graph_sizes[n]`: a number taken from a table the object keeps
+                # (an element of a container, no tensor view of a buffer): a count of its own,
+                # named by the local (write extents then say which rows are real)
+                return Count(node.value, 0, node.value)
             return None
         if isinstance(node, cst.Attribute):
             name = node.attr.value
