@@ -221,7 +221,7 @@ def _judge(alloc: ast.Assign, name: str, extent: str, nodes: list, parents: dict
     uses = sorted((n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
                    and (n.lineno, n.col_offset) >= start), key=lambda n: (n.lineno, n.col_offset))
     prefixes: list[tuple[str, int]] = []
-    resets: set[str] = set()
+    resets: dict[str, tuple[int, int]] = {}  # bound -> where its tail reset is done
     for u in uses:
         p = parents.get(u)
         if isinstance(p, ast.Attribute) and p.value is u:
@@ -240,8 +240,11 @@ def _judge(alloc: ast.Assign, name: str, extent: str, nodes: list, parents: dict
                     prefixes.append((hi, p.lineno))
                     continue
                 if s.lower is not None and (s.upper is None or ast.unparse(s.upper) == extent):
-                    if _writes(p, parents):
-                        resets.add(ast.unparse(s.lower))  # `x[n:].zero_()`, `x[n:] = 0`
+                    at = (p.lineno, p.col_offset) if _writes(p, parents) else _view_written(p, nodes, parents)
+                    if at is not None:
+                        # `x[n:].zero_()`, `x[n:] = 0`, `tail = x[n:]; tail.zero_()` (where the last
+                        # write through the view is)
+                        resets.setdefault(ast.unparse(s.lower), at)
                         continue
                     return _whole(u, p, prefixes, resets, parents)
                 if _is_zero(s.lower) and s.upper is None:
@@ -251,6 +254,33 @@ def _judge(alloc: ast.Assign, name: str, extent: str, nodes: list, parents: dict
             return None  # a torch op writes every row
         return _whole(u, u, prefixes, resets, parents)
     return None
+
+
+def _view_written(sub: ast.Subscript, nodes: list, parents: dict) -> tuple[int, int] | None:
+    """Where the last write is when ``tail = x[n:]`` binds ``tail`` once and every use of it
+    writes all its elements (``tail.zero_()``, ``tail.fill_(v)``, ``tail[:] = v``,
+    ``tail[...] = v``); else None."""
+    p = parents.get(sub)
+    if not (isinstance(p, ast.Assign) and p.value is sub and len(p.targets) == 1
+            and isinstance(p.targets[0], ast.Name)):
+        return None
+    name = p.targets[0].id
+    uses = [n for n in nodes if isinstance(n, ast.Name) and n.id == name]
+    loads = [n for n in uses if isinstance(n.ctx, ast.Load)]
+    if len(uses) - len(loads) != 1 or not loads:
+        return None
+    for u in loads:
+        q = parents.get(u)
+        if isinstance(q, ast.Attribute) and q.value is u and q.attr in _WHOLE_WRITERS \
+                and isinstance(parents.get(q), ast.Call) and parents[q].func is q:
+            continue
+        if isinstance(q, ast.Subscript) and q.value is u and isinstance(q.ctx, ast.Store) and all(
+                isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None
+                or isinstance(e, ast.Constant) and e.value is Ellipsis
+                for e in (q.slice.elts if isinstance(q.slice, ast.Tuple) else [q.slice])):
+            continue
+        return None
+    return max((u.lineno, u.col_offset) for u in loads)
 
 
 def _writes(sub: ast.Subscript, parents: dict) -> bool:
@@ -266,7 +296,8 @@ def _whole(use: ast.AST, node: ast.AST, prefixes, resets, parents):
     and no tail reset has their bound."""
     if not prefixes:
         return None
-    bounds = [b for b, _ in prefixes if b not in resets]
+    here = (getattr(use, "lineno", 0), getattr(use, "col_offset", 0))
+    bounds = [b for b, _ in prefixes if not (b in resets and resets[b] < here)]
     if not bounds:
         return None
     # the expression that reads it: the call it is an argument of, the return, the operation

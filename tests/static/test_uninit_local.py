@@ -257,3 +257,27 @@ def test_empty_like_of_a_parameter_rebinding_it():
         "    return y\n"
     )
     assert [(u.extent, u.read_line) for u in _rows(src)] == [("x.shape[0]", 4)]
+
+
+def test_tail_zeroed_through_a_view_is_quiet(tmp_path):
+    # after the prefix writes, `tail = out[num_actual_tokens:]` then a write of every element of
+    # `tail` before the read
+    ret = "        return self.norm(out, gate)\n"
+    for reset in ("tail.zero_()", "tail[:] = 0", "tail.fill_(0.0)"):
+        src = BUGGY.replace(ret, f"        tail = out[num_actual_tokens:]\n        {reset}\n" + ret)
+        assert _findings(tmp_path, src=src) == [], reset
+
+
+def test_a_view_of_the_tail_that_is_read_or_written_late_is_no_reset(tmp_path):
+    ret = "        return self.norm(out, gate)\n"
+    # the view read (its sum: the uninitialised rows themselves) as well as written: reported
+    # where the view is taken (line 16), the first use that reads those rows
+    src = BUGGY.replace(ret, "        tail = out[num_actual_tokens:]\n        s = tail.sum()\n        tail.zero_()\n" + ret)
+    assert [f.line for f in _findings(tmp_path, src=src)] == [16]
+    # the view written only after the whole read: the read at line 17 sees the rows unwritten
+    src = BUGGY.replace(ret, "        tail = out[num_actual_tokens:]\n        y = self.norm(out, gate)\n"
+                             "        tail.zero_()\n        return y\n")
+    assert [f.line for f in _findings(tmp_path, src=src)] == [17]
+    # written before the read: quiet
+    src = BUGGY.replace(ret, "        tail = out[num_actual_tokens:]\n        tail.zero_()\n" + ret)
+    assert _findings(tmp_path, src=src) == []
