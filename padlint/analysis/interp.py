@@ -576,6 +576,7 @@ class Interpreter:
         self._and_memo: dict[int, tuple] = {}  # id(if statement) -> (it, `if A: if B:` for `if A and B:`)
         self._keys_memo: dict[tuple[str, str], tuple[str, ...] | None] = {}  # module constants of keys
         self._getattr_nodes: dict[tuple, cst.Attribute] = {}  # (id of a `getattr` call, key) -> `obj.key`
+        self._lookup_nodes: dict[int, cst.Subscript] = {}  # id of `self.t.get(k)` -> `self.t[k]`
         self._path_nodes: dict[str, list[cst.Attribute]] = {}  # "a.b" -> the nodes of `self.a`, `self.a.b`
         self.pad_hits: dict[tuple[int, str], PadHit] = {}  # sink arguments whose padding rows were written
         self._write_nodes: dict[int, tuple] = {}  # PadWrite.node -> (segment, node, statement, form)
@@ -2641,6 +2642,30 @@ class Interpreter:
         (``[graphs] replay``: ``*._replay_graph``): its graph reads were judged at that call."""
         return self._graph_replay is not None and any(self._graph_replay.fullmatch(f.qual) for f in self._frames[1:])
 
+    def _graph_lookup(self, expr, frame: Frame) -> cst.Subscript | None:
+        """``self.graphs[key]`` for ``self.graphs.get(key)`` and for a local the function binds once
+        to either (``g = self.graphs[key]``): the graph ``g.replay()`` replays; else None."""
+        v = expr
+        if isinstance(expr, cst.Name):
+            defs = self._local_defs(frame.seg.func).get(expr.value, ()) if frame.seg is not None else ()
+            if len(defs) != 1 or defs[0] is None:
+                return None
+            v = defs[0]
+        if isinstance(v, cst.Subscript) and isinstance(v.value, cst.Attribute) \
+                and isinstance(v.value.value, cst.Name) and v.value.value.value == "self":
+            return v
+        if isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value == "get" \
+                and isinstance(v.func.value, cst.Attribute) and isinstance(v.func.value.value, cst.Name) \
+                and v.func.value.value.value == "self" and v.args and v.args[0].keyword is None \
+                and not v.args[0].star:
+            got = self._lookup_nodes.get(id(v))
+            if got is None:
+                got = self._lookup_nodes[id(v)] = cst.Subscript(
+                    value=v.func.value, slice=[cst.SubscriptElement(cst.Index(v.args[0].value))])
+                self._keep.append(v)
+            return got
+        return None
+
     def _check_replay(self, node: cst.Call, graphs: cst.Subscript | None, frame: Frame, state: State) -> None:
         """A graph replay reads rows ``[:count]`` of each graph-bound buffer: ``count`` is the
         graph's index (``self.graphs[bs].replay()``), or, for a replay call the profile names
@@ -4053,10 +4078,11 @@ class Interpreter:
                 return UNKNOWN
 
         # `self.graphs[bs].replay()`: a CUDA graph replay reads every buffer bound at capture
-        if last == "replay" and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Subscript) \
-                and not node.args and frame.owner:
-            self._check_replay(node, func.value, frame, state)
-            return UNKNOWN
+        if last == "replay" and isinstance(func, cst.Attribute) and not node.args and frame.owner:
+            graphs = func.value if isinstance(func.value, cst.Subscript) else self._graph_lookup(func.value, frame)
+            if graphs is not None:
+                self._check_replay(node, graphs, frame, state)
+                return UNKNOWN
         # a replay call the profile names (`self.backend.replay(shape_key, forward_batch)`): the
         # graph of the current shape reads its bound buffers; the call is followed as any other
         if name and frame.owner and self._graph_replay is not None and self._graph_replay.fullmatch(name):
