@@ -50,6 +50,25 @@ class CountVal(AVal):
     padded: bool = False  # canon is a padded count (set by Interpreter._cv); wins in joins
 
 
+def _memory_view_of(value) -> str:
+    """``x`` when ``value`` (an ``ast`` expression) is a view of ``self.x``'s memory under another
+    type: ``self.x.numpy()``, ``torch.from_numpy(self.x)``, ``np.asarray(self.x)``,
+    ``torch.as_tensor(self.x)`` (no dtype or device given: those may copy); else ""."""
+    if not isinstance(value, ast.Call):
+        return ""
+    f = value.func
+    if isinstance(f, ast.Attribute) and f.attr == "numpy" and not value.args and not value.keywords:
+        inner = f.value
+    elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ("torch", "np", "numpy") \
+            and f.attr in ("from_numpy", "asarray", "as_tensor") and len(value.args) == 1 and not value.keywords:
+        inner = value.args[0]
+    else:
+        return ""
+    if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) and inner.value.id == "self":
+        return inner.attr
+    return ""
+
+
 def _names_in(target) -> list[str]:
     """The plain names an assignment target binds (``a, (b, c)``, ``*d``)."""
     if isinstance(target, cst.Name):
@@ -2140,8 +2159,9 @@ class Interpreter:
                 # as written (the builder's `batch_size = m.num_reqs` slices and resets in its terms)
                 joined = join_vals(joined, self._cv(CountVal(self._text(node))))
             elif not r.loc.startswith("new:"):
-                loc = self._alias_loc(r.loc, r.types, attr) or self._attr_loc(r.loc, attr)
-                self._note_owner(loc, r, attr)
+                shared = self._storage_alias(r.types, attr)
+                loc = self._alias_loc(r.loc, r.types, attr) or self._attr_loc(r.loc, shared or attr)
+                self._note_owner(loc, r, shared or attr)
                 # an object reached from a sink object is read by that sink's consumer too
                 within = self._sink_type(Refs(frozenset({r}))) or ""
                 held = (r.loc == "self" or r.held) and self._set_at_construction(r.types, attr)
@@ -2166,6 +2186,61 @@ class Interpreter:
         return out
 
     _CONSTRUCTORS = frozenset({"__init__", "__post_init__"})
+
+    def _storage_alias(self, types: frozenset, attr: str, depth: int = 0) -> str:
+        """The attribute whose storage ``attr`` shares in every class of ``types``: set only in
+        the constructors, only to a view of another attribute's memory (``self.x_np =
+        self.x.numpy()``, ``self.x = torch.from_numpy(self.x_np)``, ``np.asarray(self.x)``,
+        ``torch.as_tensor(self.x_np)``), the same one in every class (followed further when that
+        one is such a view too); "" otherwise.  vLLM's input batch keeps each host array as a
+        tensor and its ``.numpy()`` view, written through either."""
+        if not types or depth > 3:
+            return ""
+        key = (types, attr, "storage")
+        out = self._attr_type_cache.get(key)
+        if out is None:
+            out = None
+            for t in types:
+                cls = self.project.class_info(t)
+                got = self._class_storage_alias(cls, attr) if cls is not None else ""
+                if not got or (out is not None and got != out):
+                    out = ""
+                    break
+                out = got
+            out = out or ""
+            if out:
+                out = self._storage_alias(types, out, depth + 1) or out
+            self._attr_type_cache[key] = out
+        return out
+
+    def _class_storage_alias(self, cls: ClassInfo, attr: str) -> str:
+        values = []
+        for c in self.project.mro(cls):
+            if attr in c.fields:
+                return ""
+            scan_method_attr_types(c)
+            where = c.stored_in.get(attr)
+            if not where:
+                continue
+            if not where <= self._CONSTRUCTORS:
+                return ""
+            for name in where:
+                fn = c.methods.get(name)
+                if fn is None:
+                    return ""
+                for n in ast.walk(fn.node):
+                    targets = n.targets if isinstance(n, ast.Assign) else [n.target] \
+                        if isinstance(n, (ast.AnnAssign, ast.AugAssign)) else []
+                    if any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                           and t.value.id == "self" and t.attr == attr for t in targets):
+                        if isinstance(n, ast.AugAssign) or len(targets) != 1:
+                            return ""
+                        values.append(n.value)
+        others = {_memory_view_of(v) for v in values}
+        if len(others) != 1:
+            return ""
+        other = others.pop()
+        return other if other and other != attr else ""
 
     def _set_at_construction(self, types: frozenset, attr: str) -> bool:
         """Whether every class of ``types`` sets its attribute ``attr`` only when an object is
@@ -4156,6 +4231,14 @@ class Interpreter:
             state.heap[loc] = LocState(False, frozenset(), self._fill_reset(name, node, frame, state))
             return Refs(frozenset({Ref(loc, None, node, frame.seg.line(node, frame.stmt), False,
                                        path=frame.path)}))
+
+        # a view of the same memory under another type: `torch.from_numpy(x)`, `np.asarray(x)`,
+        # `torch.as_tensor(x)` (no dtype or device: those may copy)
+        if name in ("torch.from_numpy", "torch.as_tensor", "np.asarray", "numpy.asarray") \
+                and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+            v = self._eval(node.args[0].value, frame, state)
+            if isinstance(v, Refs):
+                return v
 
         # module-level elementwise functions: torch.where(...), np.maximum(...)
         if isinstance(func, cst.Attribute) and name and name.split(".")[0] in ELEMENTWISE_MODULES \
