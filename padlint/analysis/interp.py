@@ -2159,7 +2159,8 @@ class Interpreter:
                 # as written (the builder's `batch_size = m.num_reqs` slices and resets in its terms)
                 joined = join_vals(joined, self._cv(CountVal(self._text(node))))
             elif not r.loc.startswith("new:"):
-                shared = self._storage_alias(r.types, attr)
+                shared = self._storage_alias(r.types, attr) \
+                    if attr not in self.p.shared_views and attr != self.p.device_view else ""
                 loc = self._alias_loc(r.loc, r.types, attr) or self._attr_loc(r.loc, shared or attr)
                 self._note_owner(loc, r, shared or attr)
                 # an object reached from a sink object is read by that sink's consumer too
