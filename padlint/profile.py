@@ -72,6 +72,7 @@ PROFILE_SCHEMA: dict[str, Any] = {
              "tokens": {"sizes": None, "counts": None}, "counterparts": ANY_KEY},
     "graphs": {"capture": None, "captured_by": None, "replay": None, "host": None},
     "dummy_runs": {"functions": None},
+    "devices": {ANY_KEY: {"modules": None, "why": None}},
     "registry": {"slot_classes": None, "fill_methods": None, "buffer_position": None, "buffer_keyword": None,
                  "axis": None, "default_axis": None, "policy": None, "default_policy": None, "pad_value": None,
                  "computed": None, "resets": ANY_KEY, "declared_safe": None, "real_counts": ANY_KEY,
@@ -335,6 +336,11 @@ class Profile:
     runtime: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     registry: "RegistrySpec | None" = None
     axes: AxesSpec = field(default_factory=AxesSpec)
+    #: ``[devices.NAME] modules``: (device, module patterns) of code that runs only on that device
+    #: (SGLang's Ascend NPU runners and backends).  On a call path through such a module, a
+    #: dispatch with implementations in modules of the same device goes only to those: an NPU
+    #: runner's attention backend is an NPU backend, not a CUDA one
+    devices: tuple[tuple[str, tuple[str, ...]], ...] = ()
     source: str = ""
 
     # -- queries -------------------------------------------------------
@@ -392,6 +398,13 @@ class Profile:
             if f.name == name:
                 return f
         return None
+
+    def device_of(self, module: str) -> str:
+        """The device whose ``[devices.NAME] modules`` match module key ``module`` ("" for none)."""
+        for name, patterns in self.devices:
+            if any(fnmatch.fnmatchcase(module, pat) for pat in patterns):
+                return name
+        return ""
 
     def is_dummy_run(self, function_name: str) -> bool:
         """True for a function the profile's ``[dummy_runs] functions`` names."""
@@ -634,6 +647,7 @@ def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
         runtime=dict(_table(data.get("runtime", {}), f"{origin}: runtime")),
         registry=_registry(data["registry"], f"{origin}: registry") if "registry" in data else None,
         axes=_axes(data.get("axes", {}), f"{origin}: axes"),
+        devices=_devices(data.get("devices", {}), f"{origin}: devices"),
         source=origin,
     )
     if profile.runtime:
@@ -771,6 +785,18 @@ def _names(value: Any, where: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise ProfileError(f"{where}: expected a list of non-empty strings, got {value!r}")
     return tuple(value)
+
+
+def _devices(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``[devices.NAME] modules = [...]`` (module-key patterns, required), ``why = "..."``."""
+    out = []
+    for name, spec in _table(value, where).items():
+        spec = _table(spec, f"{where}.{name}")
+        if "modules" not in spec:
+            raise ProfileError(f"{where}.{name}: name the modules that run only on this device in modules = [...]")
+        out.append((name, _names(spec["modules"], f"{where}.{name}.modules")))
+        _string(spec.get("why", ""), f"{where}.{name}.why")
+    return tuple(out)
 
 
 def _reasons(value: Any, where: str) -> tuple[tuple[str, str], ...]:

@@ -4788,6 +4788,13 @@ class Interpreter:
         # project subclasses too (MRV2 `self.model_state`: several ModelState classes)
         is_self = isinstance(recv_node, cst.Name) and recv_node.value == "self"
         found = self.graph.methods_of(list(classes.values()), name, subclasses=not is_self)
+        if len(found) > 1 and self.p.devices:
+            # on a path through code of one device (an NPU runner), a dispatch with
+            # implementations of that device goes to those only
+            dev = self._path_device()
+            same = [t for t in found if dev and self.p.device_of(t.module) == dev]
+            if same:
+                found = same
         targets = [t for t in found if self.graph.relevant(t)]
         if len(targets) > 1 and any(self._via_dispatch.get(t.key) for t in targets):
             # a composite: an implementation of the interface dispatches on the same interface
@@ -4807,6 +4814,17 @@ class Interpreter:
             typed = [t for t in found if t.node.returns is not None]
             return ("returns", typed) if typed else None
         return ("funcs", [(t, recv) for t in targets])
+
+    def _path_device(self) -> str:
+        """The device of the first frame on the call path whose module, or whose ``self``'s
+        class's module, the profile's ``[devices]`` name ("" for none)."""
+        for f in self._frames:
+            for mod in (f.module, (f.cls or "").split(":", 1)[0]):
+                if mod:
+                    d = self.p.device_of(mod)
+                    if d:
+                        return d
+        return ""
 
     def _narrow(self, recv, fn: FunctionInfo):
         """The receiver as ``fn`` sees it: only the classes whose ``fn.name`` is ``fn`` (a
