@@ -69,6 +69,15 @@ def _memory_view_of(value) -> str:
     return ""
 
 
+def _cst_walk(node):
+    """Every node of a libcst tree, the root first."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        todo.extend(n.children)
+
+
 def _names_in(target) -> list[str]:
     """The plain names an assignment target binds (``a, (b, c)``, ``*d``)."""
     if isinstance(target, cst.Name):
@@ -902,9 +911,59 @@ class Interpreter:
                 for k in (loc, loc + "#host", loc + "#dev"):
                     if k in done.heap:
                         after.heap[k] = done.heap[k]
+        if after is not None and isinstance(stmt, cst.For):
+            self._range_row_resets(stmt, frame, after)
         if stmt.orelse is not None and after is not None:
             after = self._exec_block(stmt.orelse.body, frame, after)
         return after
+
+    def _range_row_resets(self, stmt: cst.For, frame: Frame, state: State) -> None:
+        """``for i in range(R, P): buf[i] = v`` (or ``buf[i].fill_(v)``, ``.zero_()``), the row
+        write a statement of the loop's body on every round: rows ``[R:P]`` of ``buf`` hold ``v``
+        after the loop, as after ``buf[R:P] = v``."""
+        it = stmt.iter
+        if not (isinstance(stmt.target, cst.Name) and isinstance(it, cst.Call) and isinstance(it.func, cst.Name)
+                and it.func.value == "range" and "range" not in state.env and len(it.args) == 2
+                and all(a.keyword is None and not a.star for a in it.args)
+                and isinstance(stmt.body, cst.IndentedBlock)):
+            return
+        i = stmt.target.value
+        lower, upper = it.args[0].value, it.args[1].value
+
+        def row(sub) -> bool:
+            return isinstance(sub, cst.Subscript) and len(sub.slice) == 1 \
+                and isinstance(sub.slice[0].slice, cst.Index) \
+                and isinstance(sub.slice[0].slice.value, cst.Name) and sub.slice[0].slice.value.value == i \
+                and not any(isinstance(n, cst.Name) and n.value == i for n in _cst_walk(sub.value))
+
+        for line_stmt in stmt.body.body:
+            if not isinstance(line_stmt, cst.SimpleStatementLine) or len(line_stmt.body) != 1:
+                continue
+            small = line_stmt.body[0]
+            target = value_node = None
+            method = ""
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and row(small.targets[0].target):
+                target, value_node = small.targets[0].target, small.value
+            elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
+                    and isinstance(small.value.func, cst.Attribute) and row(small.value.func.value) \
+                    and small.value.func.attr.value in self.p.fill_methods:
+                target, method = small.value.func.value, small.value.func.attr.value
+            if target is None:
+                continue
+            base = self._eval_quiet(target.value, state)
+            if not isinstance(base, Refs):
+                continue
+            frame.stmt = line_stmt
+            line = frame.seg.line(line_stmt, line_stmt)
+            if method:
+                vtext = self._fill_value(method, small.value)
+                site = self._fill_site(method, small.value, frame, line, vtext)
+            else:
+                vtext = self._literal(value_node)
+                site = self._site(frame, line, vtext, value_node, "value")
+            for r in base.refs:
+                self._reset(r, lower, upper, state, None, vtext, line, site)
+        frame.stmt = stmt
 
     def _dataclass_fields(self, it, frame: Frame, state: State) -> tuple[str, ...] | None:
         """The field names, in order, of ``dataclasses.fields(self)`` (``fields`` imported from
@@ -987,13 +1046,14 @@ class Interpreter:
             self._refine_fields(frame, else_start, saved | else_keys)
         self._refine_none(stmt.test, then_start, else_start)
         self._refine_extents(stmt.test, then_start, else_start)
+        self._equal_by_test(stmt.test, then_start, else_start)
         self._active = saved | then_keys
         then_end = self._exec_block(stmt.body, frame, then_start)
         self._active = saved
         if stmt.orelse is None:
             if guard:
                 # `if P > R:` only skips when there are no padding rows: the reset counts.
-                return then_end if then_end is not None else state
+                return then_end if then_end is not None else else_start
             self._unread_when_false(stmt.test, then_end, else_start)
             self._empty_when_false(stmt.test, then_end, else_start)
             if then_end is None:
@@ -1404,6 +1464,34 @@ class Interpreter:
                 for loc, ls in list(st.heap.items()):
                     if isinstance(ls, LocState) and key in ls.extents and implied not in ls.extents:
                         st.heap[loc] = replace(ls, extents=ls.extents | {implied})
+
+    def _equal_by_test(self, test, then_state: State, else_state: State) -> None:
+        """Where a test says a padded count equals its real partner (``if num_reqs ==
+        num_reqs_padded:``, the else of ``!=``, ``if P <= R:``, the else of ``if P > R:``; a
+        padded count is never below its real one), there are no padding rows: the local that
+        holds the padded count is bound to the real one on that branch (the join gives the
+        padded one back after it)."""
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return
+        op = type(test.comparisons[0].operator)
+        left, right = test.left, test.comparisons[0].comparator
+        a, b = self._count(left, then_state), self._count(right, then_state)
+        if a is None or b is None or not a.canon or not b.canon or a.offset != b.offset or a.dim or b.dim:
+            return
+        for padded_node, p, r, equal_on in ((left, a, b, {cst.Equal: then_state, cst.NotEqual: else_state,
+                                                          cst.LessThanEqual: then_state,
+                                                          cst.GreaterThan: else_state}),
+                                            (right, b, a, {cst.Equal: then_state, cst.NotEqual: else_state,
+                                                           cst.GreaterThanEqual: then_state,
+                                                           cst.LessThan: else_state})):
+            st = equal_on.get(op)
+            if st is None or not isinstance(padded_node, cst.Name) or not self.p.is_padded_name(p.canon) \
+                    or not self._real_for(r.canon, p.canon):
+                continue
+            if isinstance(st.env.get(padded_node.value), (CountVal, type(None))) \
+                    or isinstance(st.env.get(padded_node.value), UnknownVal):
+                st.env[padded_node.value] = self._cv(CountVal(r.canon, r.offset))
+            return
 
     def _empty_when_false(self, test, then_end: State | None, else_end: State | None) -> None:
         """``if k > 0:`` (``k >= 1``, ``0 < k``, ``k != 0``, ``k``) around a write of ``buf[:k]``:
