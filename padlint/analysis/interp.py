@@ -52,15 +52,15 @@ class CountVal(AVal):
 
 def _memory_view_of(value) -> str:
     """``x`` when ``value`` (an ``ast`` expression) is a view of ``self.x``'s memory under another
-    type: ``self.x.numpy()``, ``torch.from_numpy(self.x)``, ``np.asarray(self.x)``,
-    ``torch.as_tensor(self.x)`` (no dtype or device given: those may copy); else ""."""
+    type: ``self.x.numpy()``, ``torch.from_numpy(self.x)`` (``np.asarray`` and ``torch.as_tensor``
+    copy a list, so they are not taken); else ""."""
     if not isinstance(value, ast.Call):
         return ""
     f = value.func
     if isinstance(f, ast.Attribute) and f.attr == "numpy" and not value.args and not value.keywords:
         inner = f.value
-    elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ("torch", "np", "numpy") \
-            and f.attr in ("from_numpy", "asarray", "as_tensor") and len(value.args) == 1 and not value.keywords:
+    elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "torch" \
+            and f.attr == "from_numpy" and len(value.args) == 1 and not value.keywords:
         inner = value.args[0]
     else:
         return ""
@@ -1556,8 +1556,10 @@ class Interpreter:
     def _is_padding_guard(self, test: cst.BaseExpression, frame: Frame, state: State, body=None) -> bool:
         diff = self._difference_test(test, frame)
         if diff is not None:
-            # `num_padding = bs - raw_bs; if num_padding > 0:` is `if bs > raw_bs:`
-            test = cst.Comparison(left=diff[0], comparisons=[cst.ComparisonTarget(cst.GreaterThan(), diff[1])])
+            # `num_padding = bs - raw_bs; if num_padding > 0:` is `if bs > raw_bs:` (`!= 0` and a
+            # bare `if num_padding:` are `if bs != raw_bs:`)
+            test = cst.Comparison(left=diff[0], comparisons=[cst.ComparisonTarget(
+                cst.GreaterThan() if diff[2] else cst.NotEqual(), diff[1])])
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
             # `if bs != raw_bs or x is None:` is false only where every disjunct is: no padding
             return self._is_padding_guard(test.left, frame, state, body) \
@@ -1587,24 +1589,24 @@ class Interpreter:
         return False
 
     def _difference_test(self, test, frame: Frame) -> tuple | None:
-        """(X, Y) when ``test`` is ``d > 0``, ``d != 0``, ``0 < d`` or ``d`` alone, with ``d`` a
-        local the function assigns once, to ``X - Y``; else None."""
-        name = None
+        """(X, Y, ordered) when ``test`` is ``d > 0`` or ``0 < d`` (ordered: X > Y), ``d != 0`` or
+        ``d`` alone (X != Y), with ``d`` a local the function binds once, to ``X - Y``; else None."""
+        name, ordered = None, False
         if isinstance(test, cst.Name):
             name = test.value
         elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             op, right = test.comparisons[0].operator, test.comparisons[0].comparator
             if isinstance(test.left, cst.Name) and self._is_zero(right) and isinstance(op, (cst.GreaterThan, cst.NotEqual)):
-                name = test.left.value
+                name, ordered = test.left.value, isinstance(op, cst.GreaterThan)
             elif isinstance(right, cst.Name) and self._is_zero(test.left) and isinstance(op, (cst.LessThan, cst.NotEqual)):
-                name = right.value
+                name, ordered = right.value, isinstance(op, cst.LessThan)
         if name is None or frame.seg is None:
             return None
         defs = self._local_defs(frame.seg.func).get(name, ())
         if len(defs) != 1 or not isinstance(defs[0], cst.BinaryOperation) \
                 or not isinstance(defs[0].operator, cst.Subtract):
             return None
-        return defs[0].left, defs[0].right
+        return defs[0].left, defs[0].right, ordered
 
     def _local_defs(self, func) -> dict[str, tuple]:
         """Name -> the values the function's own statements bind it to (``None`` for a binding
@@ -1617,6 +1619,13 @@ class Interpreter:
         if params is not None:
             for p in (*params.posonly_params, *params.params, *params.kwonly_params):
                 out.setdefault(p.name.value, []).append(None)
+            for p in (params.star_arg, params.star_kwarg):
+                if isinstance(p, cst.Param):
+                    out.setdefault(p.name.value, []).append(None)
+
+        def other(target) -> None:  # a binding that is not a plain assignment
+            for n in _names_in(target) if not isinstance(target, str) else [target]:
+                out.setdefault(n, []).append(None)
 
         class _V(cst.CSTVisitor):
             def visit_FunctionDef(self, node):
@@ -1642,6 +1651,30 @@ class Interpreter:
             def visit_For(self, node):
                 for n in _names_in(node.target):
                     out.setdefault(n, []).append(None)
+            def visit_WithItem(self, node):
+                if node.asname is not None:
+                    other(node.asname.name)
+            def visit_ExceptHandler(self, node):
+                if node.name is not None:
+                    other(node.name.name)
+            def visit_ImportAlias(self, node):
+                name = node.asname.name if node.asname is not None else node.name
+                if isinstance(name, cst.Name):
+                    other(name)
+            def visit_Global(self, node):
+                for n in node.names:
+                    other(n.name)
+            def visit_Nonlocal(self, node):
+                for n in node.names:
+                    other(n.name)
+            def visit_Del(self, node):
+                other(node.target)
+            def visit_MatchAs(self, node):
+                if node.name is not None:
+                    other(node.name)
+            def visit_MatchStar(self, node):
+                if node.name is not None:
+                    other(node.name)
 
         func.visit(_V())
         res = {k: tuple(v) for k, v in out.items()}
@@ -1797,6 +1830,13 @@ class Interpreter:
                       value_node=None) -> None:
         """``x[lo:hi] = value``: a reset when ``lo`` is a count; a full write when ``[:P]``/``[:]``."""
         base = self._eval(target.value, frame, state)
+        if self._stale_tail(value, state):
+            # `x[n:p] = other[n:p]` with rows no step reset there: stale rows copied in
+            if isinstance(base, TailVal):
+                base = base.base
+            if isinstance(base, Refs):
+                self._mark_written([base], state)
+            return
         if isinstance(base, TailVal):
             # `tail[:] = v`, `tail[...] = v` of `tail = buf[n:p]`: rows [n:p] of the buffer
             if all(isinstance(el.slice, cst.Slice) and el.slice.lower is None and el.slice.upper is None
@@ -2320,6 +2360,10 @@ class Interpreter:
                 for n in ast.walk(fn.node):
                     targets = n.targets if isinstance(n, ast.Assign) else [n.target] \
                         if isinstance(n, (ast.AnnAssign, ast.AugAssign)) else []
+                    if any(isinstance(t, (ast.Tuple, ast.List)) and any(
+                            isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name)
+                            and e.value.id == "self" and e.attr == attr for e in ast.walk(t)) for t in targets):
+                        return ""  # `self.x, self.y = ...`: not one view's assignment
                     if any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
                            and t.value.id == "self" and t.attr == attr for t in targets):
                         if isinstance(n, ast.AugAssign) or len(targets) != 1:
@@ -2329,7 +2373,15 @@ class Interpreter:
         if len(others) != 1:
             return ""
         other = others.pop()
-        return other if other and other != attr else ""
+        if not other or other == attr:
+            return ""
+        # the memory's owner must be set only when the object is built too (a `resize` that
+        # rebinds it leaves the view on the old memory)
+        for c in self.project.mro(cls):
+            where = c.stored_in.get(other)
+            if where and not where <= self._CONSTRUCTORS:
+                return ""
+        return other
 
     def _set_at_construction(self, types: frozenset, attr: str) -> bool:
         """Whether every class of ``types`` sets its attribute ``attr`` only when an object is
@@ -4244,6 +4296,12 @@ class Interpreter:
         # `self.graphs[bs].replay()`: a CUDA graph replay reads every buffer bound at capture
         if last == "replay" and isinstance(func, cst.Attribute) and not node.args and frame.owner:
             graphs = func.value if isinstance(func.value, cst.Subscript) else self._graph_lookup(func.value, frame)
+            if graphs is not None and graphs is not func.value:
+                # a lookup's replay is a CUDA graph's only in a class whose captures bind buffers
+                # (another class's own `replay()` is followed as a call)
+                cls = self.project.class_info(frame.cls or frame.owner)
+                if cls is None or not (self.graph.graph_bound(cls) or self.graph.graph_inputs(cls)):
+                    graphs = None
             if graphs is not None:
                 self._check_replay(node, graphs, frame, state)
                 return UNKNOWN
@@ -4321,10 +4379,10 @@ class Interpreter:
             return Refs(frozenset({Ref(loc, None, node, frame.seg.line(node, frame.stmt), False,
                                        path=frame.path)}))
 
-        # a view of the same memory under another type: `torch.from_numpy(x)`, `np.asarray(x)`,
-        # `torch.as_tensor(x)` (no dtype or device: those may copy)
-        if name in ("torch.from_numpy", "torch.as_tensor", "np.asarray", "numpy.asarray") \
-                and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+        # a view of the same memory under another type: `torch.from_numpy(x)` (`np.asarray`,
+        # `torch.as_tensor` copy a list: not taken)
+        if name == "torch.from_numpy" and len(node.args) == 1 and node.args[0].keyword is None \
+                and not node.args[0].star:
             v = self._eval(node.args[0].value, frame, state)
             if isinstance(v, Refs):
                 return v
@@ -4470,8 +4528,7 @@ class Interpreter:
             self._write_nodes[key] = (frame.seg, node, frame.stmt, form)
         return PadWrite(frame.path, line, vtext, kind, key)
 
-    @staticmethod
-    def _stale_tail(value: AVal, state: State) -> bool:
+    def _stale_tail(self, value: AVal, state: State) -> bool:
         """Whether ``value`` is rows ``[n:...]`` of a persistent buffer that may hold an earlier
         step's values there: no reset of this step wrote the buffer from row ``n`` (or before)
         on.  Copied into padding rows, such rows are no reset."""
@@ -4481,6 +4538,9 @@ class Interpreter:
         for r in value.base.refs:
             if not r.persistent:
                 continue
+            init = self._initial_value(r.loc)
+            if init is not None and init.value != EMPTY:
+                continue  # never written after its allocation: every row holds that value
             st = state.loc(r.loc)
             if st.taints or st.entry_stale and not any(
                     k.real == ALL or k.real == low.canon and k.offset <= low.offset and k.dim == value.dim
@@ -4877,12 +4937,13 @@ class Interpreter:
         is_self = isinstance(recv_node, cst.Name) and recv_node.value == "self"
         found = self.graph.methods_of(list(classes.values()), name, subclasses=not is_self)
         if len(found) > 1 and self.p.devices:
-            # on a path through code of one device (an NPU runner), a dispatch with
-            # implementations of that device goes to those only
+            # on a path through code of one device (an NPU runner), a dispatch does not go to
+            # implementations the profile declares for another device (code of no declared
+            # device, a torch-native backend, stays)
             dev = self._path_device()
-            same = [t for t in found if dev and self.p.device_of(t.module) == dev]
-            if same:
-                found = same
+            here = [t for t in found if not dev or self.p.device_of(t.module) in ("", dev)]
+            if here:
+                found = here
         targets = [t for t in found if self.graph.relevant(t)]
         if len(targets) > 1 and any(self._via_dispatch.get(t.key) for t in targets):
             # a composite: an implementation of the interface dispatches on the same interface
@@ -5111,7 +5172,7 @@ class Interpreter:
         base_key = None
         try:
             base_key = (qual, callee.cls, frozenset(env.items()), frozenset(callee.known), callee.dummy,
-                        callee.dummy_any)
+                        callee.dummy_any, self._path_device() if self.p.devices else "")
             hash(base_key)
         except TypeError:
             base_key = None

@@ -68,6 +68,8 @@ NUMPY_NAMES = {"np", "numpy"}
 VIEWS = ("np", "cpu", "gpu")
 #: In-place writes of a whole row (the receiver is the row view).
 ROW_WRITERS = {"fill_", "zero_", "copy_", "fill", "masked_fill_", "index_fill_", "uniform_", "normal_"}
+# those that write every element of their receiver (a view's reset, :func:`_row_views`)
+_WHOLE_ROW_WRITERS = {"fill_", "zero_", "copy_", "fill"}
 MAX_INLINE = 2
 
 
@@ -460,8 +462,8 @@ class _Scan:
         """The row ``self.buf[i]`` a write through a local view of it writes (``row.fill_(v)``,
         ``row[:] = v``, ``row[...] = v`` with ``row = self.buf[i]``, see :func:`_row_views`);
         ``target`` itself otherwise."""
-        if isinstance(target, ast.Name) and target.id in self.row_views:
-            return self.row_views[target.id]
+        if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Load) and target.id in self.row_views:
+            return self.row_views[target.id]  # the receiver of `row.fill_(v)` (not `row = ...`)
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
                 and target.value.id in self.row_views and _whole_index(target):
             return self.row_views[target.value.id]
@@ -1042,16 +1044,20 @@ def _row_views(fn: ast.AST) -> dict[str, ast.Subscript]:
     ok_uses: set[int] = set()
     for n in ast.walk(fn):
         if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute) \
-                and n.value.func.attr in ROW_WRITERS and isinstance(n.value.func.value, ast.Name):
+                and n.value.func.attr in _WHOLE_ROW_WRITERS and isinstance(n.value.func.value, ast.Name):
             ok_uses.add(id(n.value.func.value))
         if isinstance(n, ast.Assign):
             for t in n.targets:
                 if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and _whole_index(t):
                     ok_uses.add(id(t.value))
+    loaded: set[str] = set()
     for n in ast.walk(fn):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in cand and id(n) not in ok_uses:
-            cand.pop(n.id)
-    return cand
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in cand:
+            if id(n) not in ok_uses:
+                cand.pop(n.id)
+            else:
+                loaded.add(n.id)
+    return {k: v for k, v in cand.items() if k in loaded}  # bound and never written: no reset
 
 
 def _several_params(fn: FuncNode) -> set[str]:

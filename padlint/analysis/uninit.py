@@ -244,7 +244,8 @@ def _judge(alloc: ast.Assign, name: str, extent: str, nodes: list, parents: dict
                     if at is not None:
                         # `x[n:].zero_()`, `x[n:] = 0`, `tail = x[n:]; tail.zero_()` (where the last
                         # write through the view is)
-                        resets.setdefault(ast.unparse(s.lower), at)
+                        b = ast.unparse(s.lower)
+                        resets[b] = min(resets.get(b, at), at)
                         continue
                     return _whole(u, p, prefixes, resets, parents)
                 if _is_zero(s.lower) and s.upper is None:
@@ -257,7 +258,7 @@ def _judge(alloc: ast.Assign, name: str, extent: str, nodes: list, parents: dict
 
 
 def _view_written(sub: ast.Subscript, nodes: list, parents: dict) -> tuple[int, int] | None:
-    """Where the last write is when ``tail = x[n:]`` binds ``tail`` once and every use of it
+    """Where the first write is when ``tail = x[n:]`` binds ``tail`` once and every use of it
     writes all its elements (``tail.zero_()``, ``tail.fill_(v)``, ``tail[:] = v``,
     ``tail[...] = v``); else None."""
     p = parents.get(sub)
@@ -280,7 +281,7 @@ def _view_written(sub: ast.Subscript, nodes: list, parents: dict) -> tuple[int, 
                 for e in (q.slice.elts if isinstance(q.slice, ast.Tuple) else [q.slice])):
             continue
         return None
-    return max((u.lineno, u.col_offset) for u in loads)
+    return min((u.lineno, u.col_offset) for u in loads)
 
 
 def _writes(sub: ast.Subscript, parents: dict) -> bool:

@@ -294,6 +294,10 @@ def join_vals(a: AVal | None, b: AVal | None) -> AVal:
         return b if b is not None else UNKNOWN
     if b is None or a == b:
         return a
+    if isinstance(a, TailVal) or isinstance(b, TailVal):
+        # two different views of padding rows (or one and something else): which rows the name
+        # holds after the join is not one range
+        return UNKNOWN
     # two counts: the padded one wins (its padding rows must be judged); `padded` is set by
     # the interpreter, which knows the profile
     if getattr(a, "padded", None) is not None and getattr(b, "padded", None) is not None:

@@ -57,6 +57,8 @@ def _check(tmp_path, guard: str) -> list[tuple[str, int, str]]:
     "num_padding = bs - raw_bs\n        if num_padding != 0:",
     "num_padding = bs - raw_bs\n        if 0 < num_padding:",
     "num_padding = bs - raw_bs\n        if num_padding:",
+    # the difference the other way round: `!= 0` is `raw_bs != bs` either way
+    "num_padding = raw_bs - bs\n        if num_padding != 0:",
 ])
 def test_a_reset_guarded_by_the_padding_row_count_counts(tmp_path, guard):
     assert _check(tmp_path, guard) == []
@@ -69,6 +71,11 @@ def test_a_reset_guarded_by_the_padding_row_count_counts(tmp_path, guard):
     "num_padding = bs - raw_bs\n        num_padding = forward_batch.extra\n        if num_padding > 0:",
     # a difference of something else than the pair
     "num_padding = bs - forward_batch.extra\n        if num_padding > 0:",
+    # the other way round, `> 0` says raw_bs > bs: never true, no guard of the padding rows
+    "num_padding = raw_bs - bs\n        if num_padding > 0:",
+    # rebound by a `with` (not a plain assignment): which value the test reads is not known
+    "num_padding = bs - raw_bs\n        with forward_batch.ctx() as num_padding:\n            pass\n"
+    "        if num_padding > 0:",
 ])
 def test_a_test_that_can_fail_with_padding_rows_is_no_guard(tmp_path, guard):
     assert _check(tmp_path, guard) == [("PAD001", 0, "seq_lens")]

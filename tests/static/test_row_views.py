@@ -59,6 +59,10 @@ def test_the_vacated_row_cleared_through_a_view_is_no_finding(tmp_path, reset):
     "pass",
     # only the first columns cleared
     "row = self.allowed_mask[last_req_index]\n        row[:5] = False",
+    # the view bound and never written
+    "row = self.allowed_mask[last_req_index]",
+    # a masked write of the view writes only where the mask is set
+    "row = self.allowed_mask[last_req_index]\n        row.masked_fill_(so_mask, False)",
 ])
 def test_a_view_that_does_not_only_clear_the_row_leaves_the_finding(tmp_path, reset):
     assert 16 in _pad003(tmp_path, reset)

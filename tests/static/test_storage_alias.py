@@ -70,3 +70,17 @@ def test_an_attribute_rebound_outside_the_constructor_is_its_own_buffer(tmp_path
     extra = "\n    def resize(self, n):\n        self.seq_lens_np = np.zeros(n, dtype=np.int32)\n"
     assert _check(tmp_path, TENSOR_FIRST, "self.seq_lens_np[num_reqs:num_reqs_padded] = 0",
                   extra=extra) == STALE
+
+
+def test_a_memory_owner_rebound_outside_the_constructor_is_not_shared(tmp_path):
+    # `resize` rebinds `seq_lens` to new memory: the array view made in the constructor no
+    # longer shares it, so a reset through the array does not cover the tensor
+    extra = "\n    def resize(self, n):\n        self.seq_lens = torch.zeros(n, dtype=torch.int32)\n"
+    assert _check(tmp_path, TENSOR_FIRST, "self.seq_lens_np[num_reqs:num_reqs_padded] = 0",
+                  extra=extra) == STALE
+
+
+def test_a_view_stored_in_a_tuple_assignment_is_not_taken(tmp_path):
+    alloc = ("self.seq_lens = torch.zeros(n, dtype=torch.int32)\n"
+             "        self.seq_lens_np, self.other = self.seq_lens.numpy(), 0")
+    assert _check(tmp_path, alloc, "self.seq_lens_np[num_reqs:num_reqs_padded] = 0") == STALE

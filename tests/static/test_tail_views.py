@@ -14,7 +14,8 @@ and hands ``self.seq_lens[:num_reqs_padded]`` to ``CommonAttentionMetadata``.  T
 findings come from reading each variant: with no statement writing rows
 ``[num_reqs:num_reqs_padded]`` there is one PAD001 ``seq_lens`` at that keyword; a statement that
 writes all of them (through whatever view) leaves none; one that writes only part of them
-(from ``num_reqs + 1``) or copies stale rows in leaves the finding.
+(from ``num_reqs + 1``) or copies stale rows in (``self.other``, which ``update`` writes at
+other steps) leaves the finding.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ class ModelRunner:
             seq_lens=self.seq_lens[:num_reqs_padded],
             num_reqs=num_reqs_padded,
         )
+
+    def update(self, x):
+        self.other.copy_(x)
 '''
 
 
@@ -104,6 +108,12 @@ def test_a_helper_handed_the_padding_rows_resets_them(tmp_path, helpers, reset):
     "tail = self.seq_lens[num_reqs:num_reqs_padded]\n        tail.copy_(self.other[num_reqs:num_reqs_padded])",
     # the same without a name: rows [num_reqs:num_reqs_padded] of `other` were never written
     "self.seq_lens[num_reqs:num_reqs_padded].copy_(self.other[num_reqs:num_reqs_padded])",
+    # a store of another buffer's unreset rows (`update` writes it at other steps)
+    "self.seq_lens[num_reqs:num_reqs_padded] = self.other[num_reqs:num_reqs_padded]",
+    "tail = self.seq_lens[num_reqs:num_reqs_padded]\n        tail[:] = self.other[num_reqs:num_reqs_padded]",
+    # two views joined: on one path the view starts a row late
+    "if scheduler_output.flag:\n            tail = self.seq_lens[num_reqs + 1:num_reqs_padded]\n"
+    "        else:\n            tail = self.seq_lens[num_reqs:num_reqs_padded]\n        tail.zero_()",
     # a view of the padding rows only read (its sum), never written
     "tail = self.seq_lens[num_reqs:num_reqs_padded]\n        total = tail.sum()",
 ])
@@ -170,3 +180,19 @@ def test_a_copy_of_reset_rows_of_another_buffer_is_a_reset(tmp_path):
     assert _findings(tmp_path, "self.other[num_reqs:].zero_()\n"
                                "        self.seq_lens[num_reqs:num_reqs_padded].copy_(self.other[num_reqs:num_reqs_padded])"
                      ) == []
+
+
+def test_a_copy_of_a_buffer_nothing_writes_after_allocation_is_a_reset(tmp_path):
+    # `zeros` is allocated with zeros in the constructor and written nowhere: its rows hold 0 at
+    # every step, so copying them into the padding rows resets those (and `other`, which
+    # `update` writes, does not)
+    text = RUNNER.replace("{HELPERS}", "").replace(
+        "        self.other = torch.zeros(max_num_reqs, dtype=torch.int32)\n",
+        "        self.other = torch.zeros(max_num_reqs, dtype=torch.int32)\n"
+        "        self.zeros = torch.zeros(max_num_reqs, dtype=torch.int32)\n")
+    path = tmp_path / "runner.py"
+    for src, expected in (("self.zeros", []), ("self.other", [("PAD001", "seq_lens")])):
+        t = text.replace("{RESET}", f"self.seq_lens[num_reqs:num_reqs_padded].copy_({src}[num_reqs:num_reqs_padded])")
+        path.write_text(t)
+        out = check_project([Source(str(path), t)], load_profile("vllm"))[str(path)]
+        assert [(f.code, f.field) for f in out] == expected, src
