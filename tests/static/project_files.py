@@ -23,3 +23,14 @@ def check_files(root: Path, files: dict[str, str], checked: list[str], subst: di
     srcs = [Source(str(root / rel), (root / rel).read_text(encoding="utf-8")) for rel in checked]
     res = check_project(srcs, load_profile(profile))
     return [f for fs in res.values() if isinstance(fs, list) for f in fs]
+
+
+def check_text(root: Path, text: str, name: str = "runner.py", profile: str = "vllm") -> list[Finding]:
+    """Write ``text`` as ``root/name`` and return the findings of checking that file alone (a file
+    error fails the calling test)."""
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    out = check_project([Source(str(path), text)], load_profile(profile))[str(path)]
+    assert isinstance(out, list), out
+    return out

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import pytest
 
-from padlint.analysis.engine import Source, check_project
-from padlint.profile import load_profile
+
+from .project_files import check_text
 
 RUNNER = '''\
 import bisect
@@ -43,10 +43,7 @@ class Runner:
 
 def _check(tmp_path, guard: str) -> list[tuple[str, int, str]]:
     text = RUNNER.replace("{GUARD}", guard)
-    path = tmp_path / "runner.py"
-    path.write_text(text)
-    out = check_project([Source(str(path), text)], load_profile("sglang"))[str(path)]
-    assert isinstance(out, list), out
+    out = check_text(tmp_path, text, "runner.py", "sglang")
     view = next(i for i, l in enumerate(text.splitlines(), 1) if "SimpleNamespace(seq_lens" in l)
     return [(f.code, f.line - view, f.field) for f in out]
 

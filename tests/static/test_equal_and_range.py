@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import pytest
 
-from padlint.analysis.engine import Source, check_project
-from padlint.profile import load_profile
+
+from .project_files import check_text
 
 RUNNER = '''\
 import torch
@@ -39,10 +39,7 @@ META = "CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded], num_re
 
 def _check(tmp_path, body: str):
     text = RUNNER.replace("{BODY}", body)
-    path = tmp_path / "runner.py"
-    path.write_text(text)
-    out = check_project([Source(str(path), text)], load_profile("vllm"))[str(path)]
-    assert isinstance(out, list), out
+    out = check_text(tmp_path, text, "runner.py", "vllm")
     return [(f.code, f.field) for f in out]
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from padlint.analysis.engine import Source, check_project
-from padlint.profile import load_profile
+
+from .project_files import check_text
 
 BATCH = '''\
 import torch
@@ -38,9 +38,7 @@ class InputBatch:
 
 def _pad003(tmp_path, reset: str) -> list[int]:
     text = BATCH.replace("{RESET}", reset)
-    path = tmp_path / "input_batch.py"
-    path.write_text(text)
-    out = check_project([Source(str(path), text)], load_profile("vllm"))[str(path)]
+    out = check_text(tmp_path, text, "input_batch.py", "vllm")
     return [f.line for f in out if f.code == "PAD003"]
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import pytest
 
-from padlint.analysis.engine import Source, check_project
-from padlint.profile import load_profile
+
+from .project_files import check_text
 
 RUNNER = '''\
 import numpy as np
@@ -42,10 +42,7 @@ ARRAY_FIRST = "self.seq_lens_np = np.zeros(n, dtype=np.int32)\n        self.seq_
 def _check(tmp_path, alloc, reset, view="self.seq_lens[:num_reqs_padded]", extra=""):
     text = (RUNNER.replace("{ALLOC}", alloc).replace("{RESET}", reset).replace("{VIEW}", view)
             .replace("{EXTRA}", extra))
-    path = tmp_path / "runner.py"
-    path.write_text(text)
-    out = check_project([Source(str(path), text)], load_profile("vllm"))[str(path)]
-    assert isinstance(out, list), out
+    out = check_text(tmp_path, text, "runner.py", "vllm")
     return [(f.code, f.field) for f in out]
 
 

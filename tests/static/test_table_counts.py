@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from padlint.analysis.engine import Source, check_project
-from padlint.profile import load_profile
+
+from .project_files import check_text
 
 RUNNER = '''\
 import torch
@@ -38,10 +38,7 @@ class ModelRunner:
 def _check(tmp_path, counts: str, written: str, padded: str, reset: str = "pass"):
     text = (RUNNER.replace("{COUNTS}", counts).replace("{W}", written).replace("{P}", padded)
             .replace("{RESET}", reset))
-    path = tmp_path / "runner.py"
-    path.write_text(text)
-    out = check_project([Source(str(path), text)], load_profile("vllm"))[str(path)]
-    assert isinstance(out, list), out
+    out = check_text(tmp_path, text, "runner.py", "vllm")
     return [(f.code, f.field, f.real, f.padded) for f in out]
 
 

@@ -25,6 +25,8 @@ import pytest
 from padlint.analysis.engine import Source, check_project
 from padlint.profile import load_profile
 
+from .project_files import check_text
+
 RUNNER = '''\
 import torch
 from vllm.v1.attention.backend import CommonAttentionMetadata
@@ -55,10 +57,7 @@ def _findings(tmp_path, reset: str, helpers: str = "") -> list[tuple[str, str, s
     ``seq_lens=self.seq_lens[:num_reqs_padded]`` (helpers and resets move it down)."""
     text = RUNNER.replace("{HELPERS}", helpers).replace("{RESET}", reset)
     sink = text.splitlines().index("            seq_lens=self.seq_lens[:num_reqs_padded],") + 1
-    path = tmp_path / "runner.py"
-    path.write_text(text)
-    out = check_project([Source(str(path), text)], load_profile("vllm"))[str(path)]
-    assert isinstance(out, list), out
+    out = check_text(tmp_path, text, "runner.py", "vllm")
     return [(f.code, "sink" if f.line == sink else str(f.line), f.field) for f in out]
 
 
