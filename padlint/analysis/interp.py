@@ -1488,8 +1488,8 @@ class Interpreter:
             if st is None or not isinstance(padded_node, cst.Name) or not self.p.is_padded_name(p.canon) \
                     or not self._real_for(r.canon, p.canon):
                 continue
-            if isinstance(st.env.get(padded_node.value), (CountVal, type(None))) \
-                    or isinstance(st.env.get(padded_node.value), UnknownVal):
+            if isinstance(st.env.get(padded_node.value), (CountVal, UnknownVal, type(None))):
+                # (a name bound to a tensor is left alone)
                 st.env[padded_node.value] = self._cv(CountVal(r.canon, r.offset))
             return
 

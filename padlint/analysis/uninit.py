@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 
 from padlint.analysis.axes import _own_nodes
+from padlint.analysis.lifecycle import _whole_index
 from padlint.analysis.project import _dotted
 
 # attributes of a tensor that only read its metadata
@@ -275,10 +276,7 @@ def _view_written(sub: ast.Subscript, nodes: list, parents: dict) -> tuple[int, 
         if isinstance(q, ast.Attribute) and q.value is u and q.attr in _WHOLE_WRITERS \
                 and isinstance(parents.get(q), ast.Call) and parents[q].func is q:
             continue
-        if isinstance(q, ast.Subscript) and q.value is u and isinstance(q.ctx, ast.Store) and all(
-                isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None
-                or isinstance(e, ast.Constant) and e.value is Ellipsis
-                for e in (q.slice.elts if isinstance(q.slice, ast.Tuple) else [q.slice])):
+        if isinstance(q, ast.Subscript) and q.value is u and isinstance(q.ctx, ast.Store) and _whole_index(q):
             continue
         return None
     return min((u.lineno, u.col_offset) for u in loads)
