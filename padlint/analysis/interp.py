@@ -4415,12 +4415,8 @@ class Interpreter:
                 return UNKNOWN  # copies stale rows in: not a reset
             base = self._eval(func.value.value, frame, state)
             sl = self._slice_dim(func.value)
-            vtext = self._fill_value(func.attr.value, node)
-            line = frame.seg.line(node, frame.stmt)
-            site = self._fill_site(func.attr.value, node, frame, line, vtext)
             if isinstance(base, Refs) and sl is not None:
-                for r in base.refs:
-                    self._reset(r, sl[0], sl[1], state, None, vtext, line, site, dim=sl[2])
+                self._fill_rows(base.refs, func.attr.value, node, frame, state, *sl)
             return UNKNOWN
 
         # method calls on a receiver
@@ -4444,7 +4440,7 @@ class Interpreter:
                 if method == "copy_" and (not arg_vals or self._taints(arg_vals[0], state)
                                           or self._stale_tail(arg_vals[0], state)):
                     return UNKNOWN  # copies stale rows in: not a reset
-                self._reset_tail(recv, method, node, frame, state)
+                self._fill_rows(recv.base.refs, method, node, frame, state, recv.lower, recv.upper, recv.dim)
                 return UNKNOWN
             self._opaque(self._noted(self._out_args(node, arg_vals)), state)
             if not (name and name.split(".")[0] in READ_ONLY_MODULES and last in READ_ONLY_FUNCS):
@@ -4548,13 +4544,16 @@ class Interpreter:
                 return True
         return False
 
-    def _reset_tail(self, tail: TailVal, method: str, node: cst.Call, frame: Frame, state: State) -> None:
-        """A fill method called on a view of rows ``[lower:upper]`` a name holds."""
+    def _fill_rows(self, refs, method: str, node: cst.Call, frame: Frame, state: State,
+                   lower=None, upper=None, dim: int = 0) -> None:
+        """Fill method ``method`` (call ``node``) writing rows ``[lower:upper]`` (cst bounds or
+        counts already evaluated, a :class:`TailVal`'s; None: from the start / to the end of each
+        view) of each of ``refs``."""
         vtext = self._fill_value(method, node)
         line = frame.seg.line(node, frame.stmt)
         site = self._fill_site(method, node, frame, line, vtext)
-        for r in tail.base.refs:
-            self._reset(r, tail.lower, tail.upper, state, None, vtext, line, site, dim=tail.dim)
+        for r in refs:
+            self._reset(r, lower, upper, state, None, vtext, line, site, dim=dim)
 
     def _fill_site(self, method: str, node: cst.Call, frame: Frame, line: int, vtext: str) -> PadWrite | None:
         if method.startswith("zero"):
@@ -4616,11 +4615,7 @@ class Interpreter:
                 frame: Frame, state: State) -> AVal:
         p = self.p
         if method in p.fill_methods:
-            vtext = self._fill_value(method, node)
-            line = frame.seg.line(node, frame.stmt)
-            site = self._fill_site(method, node, frame, line, vtext)
-            for r in recv.refs:
-                self._reset(r, None, None, state, None, vtext, line, site)
+            self._fill_rows(recv.refs, method, node, frame, state)
             return recv
         if method in p.copy_to_device:
             arg = node.args[0].value if node.args else None
