@@ -22,7 +22,7 @@ import libcst as cst
 from padlint.analysis.kernels import pointer_write, tail_stores
 from padlint.analysis.values import (
     TAIL_WRITE, UNSET, PARTIAL,
-    ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, ClosureVal, Count, DictVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
+    ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, ClosureVal, Count, DictVal, FactVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
     Ref, Refs, Reset, State, TailVal, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, origin_key, stamp, with_step,
 )
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
@@ -435,11 +435,37 @@ class DummyRead:
     via: frozenset[str] = frozenset()
 
 
+@dataclass(frozen=True, eq=False)
+class _HitEvent:
+    """A sink argument reached while interpreting a function, with what its hit needs besides the
+    call path (:meth:`Interpreter._record_hit`): kept in a callee's summary, so that a later call
+    the summary answers records the hit on its own path too."""
+
+    key: tuple[int, str]
+    sink: str
+    field: str
+    kind: str
+    severity: str
+    value_node: object
+    value: object
+    node: object
+    taints: tuple          # empty: reached clean
+    real_names: dict
+    padded_names: dict
+    locs: frozenset        # persistent locations of the buffers whose views reached it
+    named: bool            # every taint's real count has a name in scope at the sink
+    seg: object
+    stmt: object
+    qual: str
+    path: str
+    fixable: bool
+
+
 @dataclass
 class SinkHit:
     """A sink argument reached on one path (stale or clean)."""
 
-    key: tuple[int, str]  # (id of the argument node, field): one hit per argument
+    key: tuple[int, str, bool]  # (id of the argument node, field, dummy-run paths): one hit each
     sink: str
     field: str
     kind: str            # "keyword" | "positional" | "attribute"
@@ -471,6 +497,9 @@ class SinkHit:
     locs: frozenset = frozenset()
     # the call paths (:meth:`Interpreter._qpath`) on which the value reached the argument stale
     qpaths: frozenset = frozenset()
+    # the paths are dummy runs' (a call on each passes a padded count as the callee's real count
+    # of the stale rows): a reset at the sink in that real count covers no row on them
+    dummy: bool = False
 
 
 @dataclass(frozen=True)
@@ -529,6 +558,7 @@ class Frame:
     cls: str = ""         # class key of `self` (a subclass of owner, for dispatch)
     params: tuple[str, ...] = ()
     returns: list = field(default_factory=list)
+    return_facts: list = field(default_factory=list)  # the path conditions at each return
     loop_exits: list = field(default_factory=list)
     stmt: cst.CSTNode | None = None
     fixable: bool = True  # a reset inserted before `stmt` runs before the sink
@@ -590,7 +620,8 @@ class Interpreter:
         self._capture_defs: dict = {}  # capture-time width definition -> its parsed expression
         self._defs_memo: dict = {}  # id(function node) -> (node, name -> values bound, _local_defs)
         self._kwkeys: dict = {}  # (id of a `**` argument, key) -> _KwargsKey (hits are keyed by node id)
-        self.hits: dict[tuple[int, str], SinkHit] = {}
+        # (id of the argument node, field, whether the paths are dummy runs'): one hit each
+        self.hits: dict[tuple[int, str, bool], SinkHit] = {}
         self.clean_hits: dict[tuple[int, str], list[tuple[tuple[int, str, str], ...]]] = {}
         # functions active on the stack that a dispatch over several implementations entered
         # (a composite among them is not dispatched into again: see `_resolve_callee`)
@@ -648,6 +679,7 @@ class Interpreter:
         self.writers: dict[tuple[str, str], dict[str, list[tuple]]] = {}
         self._frames: list[Frame] = []        # the frames being interpreted, entry point first
         self._write_log: list[set] = []       # per callee being interpreted: the writes it noted
+        self._hit_log: list[list] = []        # per callee being interpreted: its sink hits, with their paths
         # path conditions that hold where the interpreter is now (``(key, polarity)`` facts of the
         # enclosing `if` tests of the current function): resets made under them count here
         self._active: frozenset = frozenset()
@@ -731,7 +763,8 @@ class Interpreter:
         return [p.name.value for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params)]
 
     def _exec_function(self, func: cst.FunctionDef, frame: Frame, state: State) -> tuple[State, AVal]:
-        end = self._exec_block(func.body, frame, state)
+        end_facts: list = []
+        end = self._exec_block(func.body, frame, state, end_facts)
         states = [s for s, _ in frame.returns] + ([end] if end is not None else [])
         value: AVal | None = None
         # each returned view keeps the resets and write extents of its own return path
@@ -743,6 +776,17 @@ class Interpreter:
         for s, v in frame.returns:
             value = join_vals(value, stamp(v, s) if own else v)
         exit_state = State.join(states) or state
+        if len(states) > 1 and (any(frame.return_facts) or any(end_facts)):
+            # a reset made on the ways out under a test holds where that test holds (`if not
+            # use_spec: return` before the reset), as after an `if` (:meth:`_keep_conditional`)
+            facts = [*frame.return_facts, *([end_facts[0]] if end is not None else [])]
+            if len(facts) == len(states):
+                acc, acc_facts = states[0], facts[0]
+                for st, ks in zip(states[1:], facts[1:]):
+                    out = State.join([acc, st])
+                    self._keep_conditional(out, acc, st, acc_facts - ks, ks - acc_facts, frame)
+                    acc, acc_facts = out, acc_facts & ks
+                exit_state = acc
         prepared = self._preparing_paths(states, exit_state)
         if prepared:
             exit_state = State.join(prepared) or exit_state
@@ -768,7 +812,8 @@ class Interpreter:
         return keep if 0 < len(keep) < len(states) else []
 
     # ------------------------------------------------------------- statements
-    def _exec_block(self, block: cst.BaseSuite | list, frame: Frame, state: State | None) -> State | None:
+    def _exec_block(self, block: cst.BaseSuite | list, frame: Frame, state: State | None,
+                    facts_out: list | None = None) -> State | None:
         if isinstance(block, cst.SimpleStatementSuite):
             body = [block]
         elif isinstance(block, cst.IndentedBlock):
@@ -785,6 +830,8 @@ class Interpreter:
                 state = self._exec_stmt(stmt, frame, state)
             return state
         finally:
+            if facts_out is not None:  # the conditions at the block's end (the function's)
+                facts_out.append(self._active)
             self._active = saved
 
     def _exec_stmt(self, stmt: cst.CSTNode, frame: Frame, state: State) -> State | None:
@@ -1098,6 +1145,12 @@ class Interpreter:
                 return lt | rt, frozenset()
             return frozenset(), le | re_
         none = frozenset(), frozenset()
+        if isinstance(test, cst.Name):
+            held = state.env.get(test.value)
+            if isinstance(held, FactVal):
+                # a name bound to a test (`use_spec = self.spec is not None`; a parameter passed
+                # it): that test, so two functions that test it agree
+                return held.then_keys, held.else_keys
         fact = self._cond_atom(test)
         if fact is None:
             return none
@@ -1704,6 +1757,7 @@ class Interpreter:
         if isinstance(small, cst.Return):
             value = self._eval(small.value, frame, state) if small.value is not None else UNKNOWN
             frame.returns.append((state, value))
+            frame.return_facts.append(self._active)
             return None
         if isinstance(small, cst.Raise):
             return None
@@ -1734,6 +1788,15 @@ class Interpreter:
                 frame: Frame, state: State) -> None:
         if isinstance(target, (cst.Name, cst.Attribute)):
             self._bump(target, frame, state)
+        if isinstance(target, cst.Name) and type(value) is UnknownVal and \
+                isinstance(value_node, (cst.Comparison, cst.UnaryOperation, cst.BooleanOperation, cst.Attribute)):
+            t, e = self._cond_keys(value_node, frame, state)
+            if t or e:
+                value = FactVal(t, e)
+        if self._active and isinstance(target, cst.Name):
+            # a view bound under a test carries the resets made under the same test (to a
+            # callee, where the test is not active: `if use_spec: extra = dict(x=buf[:P])`)
+            value = stamp(value, state, self._active, conditional_only=True)
         if isinstance(target, cst.Name):
             # a padding helper's result is a count only where nothing better is known of it: a
             # followed call that returns a view (`self._prepare_padding_mask(...)`) is that view
@@ -5141,12 +5204,12 @@ class Interpreter:
                 pos_i += 1
             if pname is None:
                 continue
-            if not isinstance(v, TailVal) and (isinstance(v, (UnknownVal, CountVal)) or self._known_count(pname)):
+            if not isinstance(v, (TailVal, FactVal)) and (isinstance(v, (UnknownVal, CountVal)) or self._known_count(pname)):
                 c = self._count_rhs(a.value, pname, state)
                 v = c if c is not None else v
             if isinstance(v, CountVal) and v.canon is not None:
                 callee.known.add(v.canon)
-            if isinstance(v, UnknownVal) and not isinstance(v, TailVal):
+            if isinstance(v, UnknownVal) and not isinstance(v, (TailVal, FactVal)):
                 param = next(p for p in all_params if p.name.value == pname)
                 v = self._param_default(param, fn)
                 if isinstance(v, UnknownVal) and isinstance(a.value, cst.Name) and _maybe_int(param) \
@@ -5176,7 +5239,7 @@ class Interpreter:
             heap.reads = self._reads
         if base_key is not None:
             look = dict.get  # not Heap.get: a summary that does not apply leaves no read behind
-            for reads, writes, value, stored, noted_writes in self._summaries.get(base_key, ()):
+            for reads, writes, value, stored, noted_writes, hit_events in self._summaries.get(base_key, ()):
                 if all((x := look(heap, k, v if v is PERSISTENT else _GONE)) is v or x == v for k, v in reads):
                     if heap.reads:  # what the callee read, its caller read (where it was given it)
                         heap.reads[-1].keys.update(heap.reads[-1].given((k for k, _v in reads), heap))
@@ -5186,12 +5249,18 @@ class Interpreter:
                         self._stored(k, heap)
                     for w in noted_writes:  # and the writes it noted, for this entry, on this path
                         self._note_write(w[0], w[:6] + (self._qpath(callee) + w[6],))
+                    for ev, rel_chain, rel_q in hit_events:  # and its sink hits, on this path
+                        chain, qpath = callee.chain + rel_chain, self._qpath(callee) + rel_q
+                        if self._hit_log:
+                            self._hit_log[-1].append((ev, chain, qpath))
+                        self._record_hit(ev, chain, qpath)
                     return value
         entry = dict(heap)
         self._reads.append(ReadLog(entry))
         callee_state = State(env, heap)
         self._store_log.append(set())
         self._write_log.append(set())
+        self._hit_log.append([])
         self._frames.append(callee)
         active, self._active = self._active, frozenset()  # a callee's tests are its own
         try:
@@ -5205,6 +5274,9 @@ class Interpreter:
             noted = frozenset(self._write_log.pop())
             if self._write_log:
                 self._write_log[-1].update(noted)
+            hit_log = self._hit_log.pop()
+            if self._hit_log:
+                self._hit_log[-1].extend(hit_log)
             read = self._reads.pop()
             if self._reads:  # what the callee read, its caller read too (where it was given it)
                 self._reads[-1].keys.update(self._reads[-1].given(read.keys, entry))
@@ -5229,8 +5301,11 @@ class Interpreter:
                 # the writes' call paths below this call: a later call replays them on its own path
                 here = self._qpath(callee)
                 rel = frozenset(w[:6] + (w[6][len(here):],) for w in noted if w[6][:len(here)] == here)
+                n = len(callee.chain)
+                hits = tuple((ev, c[n:], q[len(here):]) for ev, c, q in hit_log
+                             if c[:n] == callee.chain and q[:len(here)] == here)
                 entries.append((tuple((k, _given(k, entry)) for k in read.keys if k not in own), writes, value,
-                                stored, rel))
+                                stored, rel, hits))
         return value
 
     def _names_used(self, func: cst.FunctionDef) -> frozenset[str]:
@@ -5396,66 +5471,92 @@ class Interpreter:
             if spec is not None and spec.reads == "buffer":
                 taints |= self._beyond_view(value, state, spec)
         if not taints:
-            self.clean_hits.setdefault(key, []).append(frame.chain)
+            ev = _HitEvent(key, sink, fld, kind, severity, value_node, value, node, (), {}, {}, frozenset(),
+                           False, frame.seg, frame.stmt, frame.qual, frame.path, frame.fixable)
+        else:
+            # a reset at the sink fixes every stale path only if each names the real count there
+            # (a dummy run binds the callee's real name to its own padded count: it does not)
+            real_names, padded_names = self._names_in_scope(frame, state)
+            base_val = value
+            while isinstance(base_val, MapVal):
+                base_val = base_val.item
+            locs = frozenset(r.loc.split("#", 1)[0] for r in base_val.refs if r.persistent) \
+                if isinstance(base_val, Refs) else frozenset()
+            named = not isinstance(value, MapVal) and all(
+                any(r in real_names for r in (t.real or (self.p.pair_for_padded(t.padded) or _NOPAIR).real))
+                for t in taints)
+            ev = _HitEvent(key, sink, fld, kind, severity, value_node, value, node, tuple(taints), real_names,
+                           padded_names, locs, named, frame.seg, frame.stmt, frame.qual, frame.path, frame.fixable)
+        chain, qpath = frame.chain, self._qpath()
+        if self._hit_log:  # a summary of a callee being interpreted replays it on its later paths
+            self._hit_log[-1].append((ev, chain, qpath))
+        self._record_hit(ev, chain, qpath)
+
+    def _record_hit(self, ev: "_HitEvent", chain: tuple, qpath: tuple) -> None:
+        """Record a sink argument reached on call path ``chain`` (``qpath``): stale (``ev.taints``)
+        in :attr:`hits`, else clean in :attr:`clean_hits`.  Called where the sink is interpreted
+        and where a callee's summary replays it on another path."""
+        key = ev.key
+        if not ev.taints:
+            self.clean_hits.setdefault(key, []).append(chain)
             return
+        taints = ev.taints
+        # the paths of dummy runs (a call on the path passes a padded count as the callee's real
+        # count) and those of real steps are two findings: a reset at the sink in the real count
+        # fixes the second and not the first (the dummy run must write its rows), and a real
+        # step's stale rows are not hidden behind a dummy run's report of the same argument
+        key = (*key, self._dummy_chain(chain, taints))
         old = self.hits.get(key)
-        # a reset at the sink fixes every stale path only if each names the real count there
-        # (a dummy run binds the callee's real name to its own padded count: it does not)
-        real_names, padded_names = self._names_in_scope(frame, state)
-        base_val = value
-        while isinstance(base_val, MapVal):
-            base_val = base_val.item
         entry = self._entry_key()
-        locs = frozenset((entry, r.loc.split("#", 1)[0]) for r in base_val.refs if r.persistent) \
-            if isinstance(base_val, Refs) else frozenset()
-        qpaths = frozenset({self._qpath()})
-        named = not isinstance(value, MapVal) and all(
-            any(r in real_names for r in (t.real or (self.p.pair_for_padded(t.padded) or _NOPAIR).real))
-            for t in taints)
+        locs = frozenset((entry, loc) for loc in ev.locs)
+        qpaths = frozenset({qpath})
+        named, value, value_node, node, seg = ev.named, ev.value, ev.value_node, ev.node, ev.seg
+
         def make(ts, stale_chains: tuple, fixable: bool) -> SinkHit:
-            span = frame.seg.span(node.arg if isinstance(node, _KwargsKey) else node, frame.stmt)
-            stmt = frame.stmt if frame.stmt is not None else node
+            span = seg.span(node.arg if isinstance(node, _KwargsKey) else node, ev.stmt)
+            stmt = ev.stmt if ev.stmt is not None else node
             return SinkHit(
-                key=key, sink=sink, field=fld, kind=kind, severity=severity,
-                arg_text=f"{self._text(value_node)}[{fld!r}]" if isinstance(node, _KwargsKey)
+                key=key, sink=ev.sink, field=ev.field, kind=ev.kind, severity=ev.severity,
+                arg_text=f"{self._text(value_node)}[{ev.field!r}]" if isinstance(node, _KwargsKey)
                 else self._text(value_node),
                 arg_name=value_node.value if isinstance(value_node, cst.Name) and not isinstance(node, _KwargsKey)
                 else None,
-                span=span, stmt_line=frame.seg.line(stmt, stmt), stmt_text=self._stmt_text(stmt),
-                function=frame.qual.rpartition(":")[2],
-                chain=frame.chain, taints=tuple(sorted(ts, key=lambda t: (t.steps[0][0], t.buffer, len(t.steps), repr(t)))),
+                span=span, stmt_line=seg.line(stmt, stmt), stmt_text=self._stmt_text(stmt),
+                function=ev.qual.rpartition(":")[2],
+                chain=chain, taints=tuple(sorted(ts, key=lambda t: (t.steps[0][0], t.buffer, len(t.steps), repr(t)))),
                 # a total order, the most direct first: the message names the first, whatever the
                 # run's string hashes
-                real_names=real_names, padded_names=padded_names, fixable=fixable, path=frame.path,
-                lines=frame.seg.lines, stale_chains=stale_chains,
+                real_names=ev.real_names, padded_names=ev.padded_names, fixable=fixable, path=ev.path,
+                lines=seg.lines, stale_chains=stale_chains,
                 dims=frozenset(r.count.dim for r in value.refs if r.count is not None and r.count.canon)
                 if isinstance(value, Refs) else frozenset(),
                 maybe_none=isinstance(value, Refs) and value.maybe_none,
-                container=isinstance(value, MapVal), at_test=not frame.fixable, locs=locs, qpaths=qpaths)
+                container=isinstance(value, MapVal), at_test=not ev.fixable, locs=locs, qpaths=qpaths,
+                dummy=key[2])
 
         if old is not None:
-            chains = old.stale_chains + (frame.chain,) if frame.chain not in old.stale_chains else old.stale_chains
+            chains = old.stale_chains + (chain,) if chain not in old.stale_chains else old.stale_chains
             old.locs = old.locs | locs
             old.qpaths = old.qpaths | qpaths
-            if len(old.chain) <= len(frame.chain):
+            if len(old.chain) <= len(chain):
                 old.stale_chains = chains
-                old.fixable = old.fixable and named and frame.fixable
+                old.fixable = old.fixable and named and ev.fixable
                 # an origin this longer path brings and the most direct one does not is another bug
                 # (another buffer to reset): keep it with the most direct path that brings it
                 mine = {origin_key(t) for t in old.taints}
                 for o in {origin_key(t) for t in taints} - mine:
                     other = old.others.get(o)
-                    if other is None or len(other.chain) > len(frame.chain):
-                        old.others[o] = make([t for t in taints if origin_key(t) == o], (frame.chain,),
-                                             frame.fixable and named)
-                    elif frame.chain not in other.stale_chains:
-                        other.stale_chains = other.stale_chains + (frame.chain,)
+                    if other is None or len(other.chain) > len(chain):
+                        old.others[o] = make([t for t in taints if origin_key(t) == o], (chain,),
+                                             ev.fixable and named)
+                    elif chain not in other.stale_chains:
+                        other.stale_chains = other.stale_chains + (chain,)
                     if other is not None:
                         other.locs = other.locs | locs
                         other.qpaths = other.qpaths | qpaths
                 return  # keep the most direct stale path
-        new = self.hits[key] = make(taints, (old.stale_chains if old is not None else ()) + (frame.chain,),
-                                    frame.fixable and named and (old is None or old.fixable))
+        new = self.hits[key] = make(taints, (old.stale_chains if old is not None else ()) + (chain,),
+                                    ev.fixable and named and (old is None or old.fixable))
         if old is not None:
             new.locs = new.locs | old.locs
             new.qpaths = new.qpaths | old.qpaths
@@ -5465,6 +5566,18 @@ class Interpreter:
             for o in {origin_key(t) for t in old.taints} - mine:
                 new.others.setdefault(o, replace(old, taints=tuple(t for t in old.taints if origin_key(t) == o),
                                                   others={}))
+
+    def _dummy_chain(self, chain, taints) -> bool:
+        """Whether ``chain`` is a dummy run's path for ``taints``: a call on it passes a padded
+        count as the callee's real count of one of the taints (``_build_attention_metadata(
+        num_reqs=num_reqs_padded)``: a reset at the sink from ``num_reqs`` writes no row there)."""
+        reals = {r for t in taints for r in (t.real or (self.p.pair_for_padded(t.padded) or _NOPAIR).real)}
+        for _l, note, _p in chain:
+            if PADDED_AS_REAL in note:
+                pname = note.rsplit("`", 2)[-2] if note.endswith("`") else ""
+                if not reals or pname in reals:
+                    return True
+        return False
 
     def _covers(self, value: AVal, state: State) -> set[PadCover]:
         """The writes that put the padding rows of each padded view of ``value`` where they are:

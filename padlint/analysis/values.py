@@ -282,6 +282,16 @@ class TailVal(UnknownVal):
     dim: int = 0
 
 
+@dataclass(frozen=True)
+class FactVal(UnknownVal):
+    """The result of a test the path conditions know (``use_spec = self.spec is not None``):
+    unknown as a value, but a test of a name holding it (also a callee's parameter it was passed
+    to) is that test, with its facts for each branch (:meth:`Interpreter._cond_keys`)."""
+
+    then_keys: frozenset = frozenset()
+    else_keys: frozenset = frozenset()
+
+
 def _is_none(v) -> bool:
     return getattr(v, "canon", 0) is None  # CountVal(None): the value None
 
@@ -294,7 +304,7 @@ def join_vals(a: AVal | None, b: AVal | None) -> AVal:
         return b if b is not None else UNKNOWN
     if b is None or a == b:
         return a
-    if isinstance(a, TailVal) or isinstance(b, TailVal):
+    if isinstance(a, (TailVal, FactVal)) or isinstance(b, (TailVal, FactVal)):
         # two different views of padding rows (or one and something else): which rows the name
         # holds after the join is not one range
         return UNKNOWN
@@ -600,38 +610,46 @@ def _join_stamped(live: list["State"], vals: list) -> "AVal | None":
     return joined
 
 
-def stamp(v: AVal | None, state: "State", active: frozenset | None = None) -> AVal | None:
+def stamp(v: AVal | None, state: "State", active: frozenset | None = None,
+          conditional_only: bool = False) -> AVal | None:
     """``v`` with each view in it (also inside tuples, dicts and containers) stamped with the
     resets and write extents ``state`` holds on its location (:attr:`Ref.clean_at`,
     :attr:`Ref.extents_at`), so they travel with the value out of that path.  ``active``: the
     path conditions that hold where ``v`` was taken; a reset made under them holds for ``v``
-    wherever it goes (``None if x is None else buf`` after ``if x is not None: buf.zero_()``)."""
+    wherever it goes (``None if x is None else buf`` after ``if x is not None: buf.zero_()``).
+    ``conditional_only``: stamp only those resets (a view bound to a name under a test: the
+    resets made under the same test hold for it, in a callee too, where the test is not active)."""
     if isinstance(v, Refs):
         refs = []
         changed = False
         for r in v.refs:
             st = state.loc(r.loc)
             clean = st.clean
-            if active:
-                clean = frozenset(replace(x, when=frozenset()) if x.when and x.when <= active else x
-                                  for x in clean)
-            if clean <= r.clean_at and st.extents <= r.extents_at:
+            if conditional_only:
+                clean = frozenset(replace(x, when=frozenset()) for x in clean if x.when and x.when <= active)
+                extents = r.extents_at
+            else:
+                extents = st.extents
+                if active:
+                    clean = frozenset(replace(x, when=frozenset()) if x.when and x.when <= active else x
+                                      for x in clean)
+            if clean <= r.clean_at and extents <= r.extents_at:
                 refs.append(r)  # nothing to add: the same view (no copy, and joins compare by identity)
             else:
-                refs.append(replace(r, clean_at=r.clean_at | clean, extents_at=r.extents_at | st.extents))
+                refs.append(replace(r, clean_at=r.clean_at | clean, extents_at=r.extents_at | extents))
                 changed = True
         return Refs(frozenset(refs), v.maybe_none) if changed else v
     if isinstance(v, MapVal):
-        item = stamp(v.item, state, active)
+        item = stamp(v.item, state, active, conditional_only)
         return v if item is v.item else MapVal(item, v.keyed)
     if isinstance(v, TupleVal):
-        items = tuple(stamp(x, state, active) for x in v.items)
+        items = tuple(stamp(x, state, active, conditional_only) for x in v.items)
         return v if all(a is b for a, b in zip(items, v.items)) else TupleVal(items)
     if isinstance(v, DictVal):
-        items = tuple((k, stamp(x, state, active)) for k, x in v.items)
+        items = tuple((k, stamp(x, state, active, conditional_only)) for k, x in v.items)
         return v if all(a[1] is b[1] for a, b in zip(items, v.items)) else DictVal(items)
     if isinstance(v, MetaVal):
-        fields = stamp(v.fields, state, active)
+        fields = stamp(v.fields, state, active, conditional_only)
         return v if fields is v.fields else MetaVal(v.sink, fields, v.cls)
     return v
 

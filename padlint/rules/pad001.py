@@ -157,18 +157,25 @@ def _from_entries(hit, shown: int = 3) -> str:
 
 
 def _through_dummy(hit) -> str:
-    """How many of the stale paths pass a padded count as a callee's real count (a dummy run:
-    the rows that path did not write hold an earlier step's values), so that a report tells
-    paths of real steps from those of dummy runs."""
-    n = sum(1 for c in hit.stale_chains if any(PADDED_AS_REAL in note for _l, note, _p in c))
-    if not n:
+    """Whether the stale paths are dummy runs' (a call on each passes a padded count as the
+    callee's real count: the rows that path did not write hold an earlier step's values).  The
+    engine reports the paths of dummy runs and those of real steps to one sink argument apart."""
+    if not hit.dummy:
         return ""
     if len(hit.stale_chains) == 1:
         return ", a dummy run (a call on it passes a padded count as the callee's real count)"
-    why = "(a call on each passes a padded count as the callee's real count)"
-    share = "all dummy runs" if n == len(hit.stale_chains) else \
-        "1 of them a dummy run" if n == 1 else f"{n} of them dummy runs"
-    return f", {share} {why}"
+    return ", all dummy runs (a call on each passes a padded count as the callee's real count)"
+
+
+def _dummy_call(hit) -> str:
+    """Where the most direct dummy-run path passes its padded count as the real count
+    (``line 5690``, ``other.py:12``), as a message names it."""
+    for line, note, p in hit.chain:
+        if PADDED_AS_REAL in note:
+            name = note.split("`")[1] if "`" in note else "the callee"
+            where = f"line {line}" if p in ("", hit.path) else f"{_shown(p)}:{line}"
+            return f"the call of `{name}` at {where}"
+    return "the dummy run's call"
 
 
 def _shared_owner(hit: SinkHit, taint: Taint, profile: Profile) -> tuple[str, str] | None:
@@ -226,7 +233,8 @@ def hits_to_findings(interp: Interpreter, profile: Profile, texts: dict[str, str
             # changed): report where a checked file makes the padded slice that flows there
             for h in (hit, *hit.others.values()):
                 for f in _outside_findings(h, texts) or _writer_findings(interp, profile, h, texts):
-                    outside.setdefault((f.path, f.line, f.sink, f.field, f.buffer), f)
+                    # (a dummy run's paths and a real step's are two findings, as at a checked sink)
+                    outside.setdefault((f.path, f.line, f.sink, f.field, f.buffer, h.dummy), f)
             continue
         # one finding per sink argument and buffer the stale rows come from: a second buffer
         # reaching the same argument is a second bug, with its own reset (and baseline entry),
@@ -324,7 +332,8 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     # sink when that is the same file (a `self.x` of another class's method is not this `self.x`)
     local = all(not t.steps or t.steps[0][2] in ("", path) for t in hit.taints)
     # rows a dummy run did not write are reset in the dummy run: the sink is shared with real steps
-    fix_text = _fix_text(hit, taint, real_name, neutral) if hit.fixable and local and not taint.dummy else None
+    fix_text = _fix_text(hit, taint, real_name, neutral) \
+        if hit.fixable and local and not taint.dummy and not hit.dummy else None
     lead = ":, " * taint.dim
     noun = "rows" if taint.dim == 0 else "entries"
     rows = (f"[{lead}{real_shown} + {taint.offset}:{padded_shown} + {taint.offset}]" if taint.offset
@@ -374,11 +383,13 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     via = ""
     if len(hit.stale_chains) > 1:
         via = f" on {len(hit.stale_chains)} paths{_from_entries(hit)}{_through_dummy(hit)}, e.g. " + _path_text(hit)
-    elif key in interp.clean_hits:
+    elif key[:2] in interp.clean_hits:
         dummy = _through_dummy(hit)
         via = " on the path " + _path_text(hit) + dummy + \
             ("; other paths to this sink reset these rows or have none" if dummy else
              " (other paths to this sink reset these rows or have none)")
+    elif hit.dummy:  # the one stale path is a dummy run's: say so (a real step's path is another finding)
+        via = " on the path " + _path_text(hit) + _through_dummy(hit)
     shown = "the last real value" if neutral == "flat" else neutral
     shared = _shared_owner(hit, taint, profile) if fix_text else None
     shared_note = (f" (it writes into `{shared[0]}`, a buffer of `{shared[1]}` that other code reads too)"
@@ -388,6 +399,11 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     elif taint.dummy:
         fix_hint = (f"; reset them to {shown} in the dummy run `{taint.dummy}` (or its callees) before "
                     f"they reach the sink, which real steps reach too")
+    elif hit.dummy:
+        # the dummy run binds the real count to its padded one: a reset here from it writes nothing
+        fix_hint = (f"; a reset here from `{real_shown}` writes no row on {'these paths' if len(hit.stale_chains) > 1 else 'this path'} "
+                    f"({_dummy_call(hit)} passes the padded count as `{real_shown}`): write or reset rows "
+                    f"{rows} to {shown} in the dummy run before that call")
     elif fix_text:
         fix_hint = f"; add `{fix_text}` before line {hit.stmt_line}{shared_note}"
     elif hit.fixable and hit.arg_name is None and any(t.derived_from for t in hit.taints):

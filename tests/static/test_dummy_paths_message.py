@@ -1,12 +1,15 @@
-"""A finding says how many of its stale paths are dummy runs.
+"""The paths of dummy runs and those of real steps to one sink argument are two findings.
 
 A dummy run calls the code that builds metadata with its padded count bound to the callee's
 real count (``_build_attention_metadata(num_reqs_padded, num_reqs_padded)``): the engine judges
 the callee in the caller's counts (the rows the dummy run did not write keep an earlier step's
-values), and the call-path step says so.  The message counts those paths, so that a report of a
-buggy release and one of a release whose fix removed the real step's path differ (vLLM 0.21.0
-and 0.22.0 for ``is_prefilling``: "11 of them dummy runs" and "all dummy runs"; the dummy-run
-finding itself is true, docs/triage-vllm-0.33.0.md).
+values), and the call-path step says so.  A reset at the sink from the callee's real count fixes
+a real step's path and writes no row on a dummy run's (there the real count is the padded one), so
+the two are reported apart: a reset deleted from a real step's path is a new finding even where a
+dummy run's finding at the same argument was there before (vLLM 0.21.0's ``is_prefilling``: the
+real step's finding is gone in 0.22.0, the dummy run's stays; it is true, docs/triage-vllm-0.33.0.md).
+A summary of a callee reused on another path records the callee's sinks on that path too, so every
+stale path is counted.
 """
 
 from __future__ import annotations
@@ -52,10 +55,20 @@ def _messages(reset: str) -> list[str]:
 def test_a_real_step_and_a_dummy_run_both_stale():
     # execute_model writes [:num_reqs] and resets nothing: rows [num_reqs:num_reqs_padded] are
     # stale; execute_dummy_batch writes its [:num_reqs] and passes its padded count as the
-    # callee's real one: rows [num_reqs:num_reqs_padded] of its own counts are stale too.  One finding, two paths, one of them a dummy run.
-    (msg,) = _messages("pass")
-    assert "on 2 paths from `execute_dummy_batch` and `execute_model`" in msg
-    assert "1 of them a dummy run (a call on each passes a padded count as the callee's real count)" in msg
+    # callee's real one: rows [num_reqs:num_reqs_padded] of its own counts are stale too.  Two
+    # findings: the real step's, with the reset at the sink, and the dummy run's, without one
+    src = RUNNER.replace("RESET", "pass")
+    found = sorted(check_source(src, "runner.py", load_profile("vllm")), key=lambda f: "dummy" in f.message)
+    assert len(found) == 2
+    assert found[0].trace[0].note == "entry point `execute_model`"
+    assert found[1].trace[0].note == "entry point `execute_dummy_batch`"
+    real, dummy = (f.message for f in found)
+    assert "dummy" not in real
+    assert "add `self.seq_lens[num_reqs:num_reqs_padded] = 0` before line" in real
+    assert "on the path execute_dummy_batch -> _build_attention_metadata, a dummy run" in dummy
+    assert "a reset here from `num_reqs` writes no row on this path (the call of `_build_attention_metadata` " \
+        "at line 20 passes the padded count as `num_reqs`)" in dummy
+    assert "add `" not in dummy
 
 
 def test_the_real_step_fixed_leaves_the_dummy_run():

@@ -267,13 +267,22 @@ def test_dummy_run_reported_once_on_the_capture_path(profile):
     assert not any("execute_model" in s.note for s in f.trace), [s.note for s in f.trace]
 
 
-def test_padded_count_passed_as_real_adds_no_dummy_path_finding(profile):
-    """Only the execute_model path has padding rows in the callee's frame (see the fixture)."""
+def test_padded_count_passed_as_real_is_a_finding_of_its_own(profile):
+    """The execute_model path and the dummy path are two findings (see the fixture): the first
+    traced from execute_model with the reset at the sink proposed, the second from the dummy run,
+    with no reset at the sink (there `num_reqs` is the padded count) and the call that binds it."""
     source, findings = run_fixture("padded_as_real_buggy.py", profile)
-    assert len(findings) == 1, [(f.line, f.field) for f in findings]
-    f = findings[0]
-    assert "execute_model" in f.trace[0].note
-    assert f.trace[0].line in method_lines(source, "execute_model")
+    assert len(findings) == 2, [(f.line, f.field) for f in findings]
+    real = [f for f in findings if "dummy" not in f.message]
+    dummy = [f for f in findings if "dummy" in f.message]
+    assert len(real) == 1 and len(dummy) == 1, [f.message for f in findings]
+    assert "execute_model" in real[0].trace[0].note
+    assert real[0].trace[0].line in method_lines(source, "execute_model")
+    assert "capture_model" in dummy[0].trace[0].note
+    assert dummy[0].fix is None
+    call = line_of(source, "return self._build_attention_metadata(num_reqs=num_reqs_padded)")
+    assert f"the call of `_build_attention_metadata` at line {call} passes the padded count as `num_reqs`" \
+        in dummy[0].message
 
 
 def test_uninitialised_slot_mapping_fix_uses_pad_slot_id(profile):
