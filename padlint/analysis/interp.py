@@ -5249,11 +5249,13 @@ class Interpreter:
                         self._stored(k, heap)
                     for w in noted_writes:  # and the writes it noted, for this entry, on this path
                         self._note_write(w[0], w[:6] + (self._qpath(callee) + w[6],))
-                    for ev, rel_chain, rel_q in hit_events:  # and its sink hits, on this path
-                        chain, qpath = callee.chain + rel_chain, self._qpath(callee) + rel_q
-                        if self._hit_log:
-                            self._hit_log[-1].append((ev, chain, qpath))
-                        self._record_hit(ev, chain, qpath)
+                    if hit_events:  # and its stale sink arguments, on this path
+                        here_q = self._qpath(callee)
+                        for ev, c, q, n, nq in hit_events:
+                            chain, qpath = callee.chain + c[n:], here_q + q[nq:]
+                            if self._hit_log:
+                                self._hit_log[-1].append((ev, chain, qpath, 0, 0))
+                            self._record_hit(ev, chain, qpath)
                     return value
         entry = dict(heap)
         self._reads.append(ReadLog(entry))
@@ -5301,9 +5303,10 @@ class Interpreter:
                 # the writes' call paths below this call: a later call replays them on its own path
                 here = self._qpath(callee)
                 rel = frozenset(w[:6] + (w[6][len(here):],) for w in noted if w[6][:len(here)] == here)
-                n = len(callee.chain)
-                hits = tuple((ev, c[n:], q[len(here):]) for ev, c, q in hit_log
-                             if c[:n] == callee.chain and q[:len(here)] == here)
+                # (each with the lengths of the call path to strip: the paths are not copied)
+                n, nq = len(callee.chain), len(here)
+                hits = tuple({(ev, c, q, n, nq): None for ev, c, q, _n, _nq in hit_log
+                              if c[:n] == callee.chain and q[:nq] == here})
                 entries.append((tuple((k, _given(k, entry)) for k in read.keys if k not in own), writes, value,
                                 stored, rel, hits))
         return value
@@ -5488,8 +5491,8 @@ class Interpreter:
             ev = _HitEvent(key, sink, fld, kind, severity, value_node, value, node, tuple(taints), real_names,
                            padded_names, locs, named, frame.seg, frame.stmt, frame.qual, frame.path, frame.fixable)
         chain, qpath = frame.chain, self._qpath()
-        if self._hit_log:  # a summary of a callee being interpreted replays it on its later paths
-            self._hit_log[-1].append((ev, chain, qpath))
+        if self._hit_log and taints:  # a summary of a callee being interpreted replays it on its later paths
+            self._hit_log[-1].append((ev, chain, qpath, 0, 0))
         self._record_hit(ev, chain, qpath)
 
     def _record_hit(self, ev: "_HitEvent", chain: tuple, qpath: tuple) -> None:
