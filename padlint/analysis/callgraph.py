@@ -97,6 +97,7 @@ class CallGraph:
         self._callers: dict[str, list[FunctionInfo]] = {}
         self._graph_bound: dict[str, tuple[tuple[str, str, str, str, int], ...]] = {}
         self._graph_binders: dict[str, dict[str, frozenset[str]]] = {}  # class -> attr -> capture methods
+        self._capture_written: dict[str, dict[str, frozenset[str]]] = {}  # class -> capture method -> attrs
         self._captured: dict[str, dict[str, frozenset[str]]] = {}
         self._capture_writes: dict[str, frozenset[str]] = {}
         self._graph_inputs: dict[str, tuple[GraphInput, ...]] = {}
@@ -584,6 +585,7 @@ class CallGraph:
         out: dict[str, tuple[str, str, str, int]] = {}
         tables: dict[str, frozenset | None] = {}  # attribute -> tables (None: some capture keeps none)
         binders: dict[str, set[str]] = {}  # attribute -> the capturing methods that bind it
+        capture_written: dict[str, set[str]] = {}  # capturing method -> attributes it writes first
         binder = ""
 
         def bind(attr: str, entry: tuple, stored: frozenset) -> None:
@@ -641,15 +643,41 @@ class CallGraph:
                 if attr and (inputs is None or attr in inputs):
                     b = _bound_name(sub)
                     bind(attr, (attr.rsplit(".", 1)[-1], b, defs.get(b, ""), _slice_dim(sub)), stored)
+            dict_slices = list(_dict_slices(m.node, aliases, lambda n, mod=cls.module: self._module_strings(mod, n)))
+            if inputs is None:
+                # rows a capturing method (or the helper it hands its size) writes before the
+                # graph reads them are the capture's own: they do not hold what they held before
+                first_written: set[str] = set()
+                _graph_read_first(m.node, aliases, [(a, sub) for a, _k, sub in dict_slices], first_written)
+                capture_written.setdefault(binder, set()).update(first_written)
+            for attr, key, sub in dict_slices:
+                # `self.D["k"][:n]` of a dict of buffers (also `s[name][:n]` in a loop over a module
+                # tuple of keys): the entry's buffer, a location of its own
+                if inputs is None or attr in inputs:
+                    b = _bound_name(sub)
+                    bind(attr, (key, b, defs.get(b, ""), _slice_dim(sub)), stored)
             for attr, name, b in self._slot_views(cls, m.node):
                 if inputs is None or attr in inputs:
                     bind(attr, (name, b, defs.get(b, ""), 0), stored)
         host = self.profile.graph_host
         self._graph_binders[cls.key] = {a: frozenset(b) for a, b in binders.items()}
+        self._capture_written[cls.key] = {m: frozenset(a) for m, a in capture_written.items()}
         v = self._graph_bound[cls.key] = tuple(sorted(
             (a, f, b, d, dim, tables[a] or frozenset()) for a, (f, b, d, dim) in out.items()
             if not any(fnmatch.fnmatchcase(a.rsplit(".", 1)[-1], pat) for pat in host)))
         return v
+
+    def _module_strings(self, module: str, name: str) -> tuple[str, ...] | None:
+        """The strings of a module-level ``NAME = ("a", "b")`` of ``module``, assigned once; else None."""
+        mod = self.project.module(module) if module else None
+        if mod is None:
+            return None
+        found, seen = None, 0
+        for st in mod.tree.body:
+            if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets):
+                seen += 1
+                found = _str_tuple(st.value)
+        return found if seen == 1 else None
 
     def _written_by_holder_calls(self, cls: ClassInfo, fn: ast.AST, aliases: dict[str, str],
                                  inputs: set[str]) -> set[str]:
@@ -687,6 +715,13 @@ class CallGraph:
                         out.add(attr)
                         break
         return out
+
+    def capture_written(self, cls: ClassInfo) -> dict[str, frozenset[str]]:
+        """Capturing method -> the attribute paths of :meth:`graph_bound` it (or a helper it calls
+        with its size) writes rows of before reading them (``s["x"][:bs].copy_(v)`` then
+        ``ForwardBatch(x=s["x"][:bs])``): at capture those rows hold what the capture wrote."""
+        self.graph_bound(cls)
+        return self._capture_written.get(cls.key, {})
 
     def graph_binders(self, cls: ClassInfo) -> dict[str, frozenset[str]]:
         """Attribute path of each graph-bound buffer of :meth:`graph_bound` -> the names of the
@@ -1328,6 +1363,53 @@ def _self_slice(node: ast.AST, aliases: dict[str, str] | None = None) -> str | N
     return None
 
 
+def _str_tuple(v: ast.AST) -> tuple[str, ...] | None:
+    """The strings of a literal tuple, list or set of string constants (at most 64), else None."""
+    if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in ("frozenset", "set", "tuple", "list") \
+            and len(v.args) == 1 and not v.keywords:
+        v = v.args[0]
+    if isinstance(v, (ast.Tuple, ast.List, ast.Set)) and 0 < len(v.elts) <= 64 and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in v.elts):
+        return tuple(e.value for e in v.elts)
+    return None
+
+
+def _dict_slices(fn: ast.AST, aliases: dict[str, str], strings):
+    """``(attribute path, key, slice)`` for each ``self.D["k"][:n]`` of ``fn`` (or ``b["k"][:n]``
+    with ``b`` a local alias of ``self.D``): the path ``D['k']`` names the entry of a dict of
+    buffers as the interpreter's locations do.  A key that is a name bound by ``for name in T``
+    (``T`` a literal tuple of strings, or a module-level one: ``strings(T)``) stands for each
+    of them."""
+    loops: dict[str, set[str]] = {}
+    for sub in ast.walk(fn):
+        if isinstance(sub, (ast.For, ast.comprehension)) and isinstance(sub.target, ast.Name):
+            keys = strings(sub.iter.id) if isinstance(sub.iter, ast.Name) else _str_tuple(sub.iter)
+            if keys:
+                loops.setdefault(sub.target.id, set()).update(keys)
+    for sub in ast.walk(fn):
+        if not (isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Subscript) and _row_slice(sub)):
+            continue
+        inner = sub.value
+        if isinstance(inner.value, ast.Attribute):
+            base = _attr_path(inner.value, aliases)
+        elif isinstance(inner.value, ast.Name):
+            base = aliases.get(inner.value.id)
+        else:
+            base = None
+        if not base:
+            continue
+        k = inner.slice
+        if isinstance(k, ast.Constant) and isinstance(k.value, str):
+            keys = [k.value]
+        elif isinstance(k, ast.Name) and k.id in loops:
+            keys = sorted(loops[k.id])
+        else:
+            continue
+        for key in keys:
+            if "." not in key and "[" not in key:
+                yield f"{base}[{key!r}]", key, sub
+
+
 def _attr_path(node: ast.AST, aliases: dict[str, str]) -> str | None:
     """``x`` for ``self.x``, ``a.x`` for ``self.a.x`` or for ``b.x`` with ``b`` a local alias
     of ``self.a``; a trailing view (``.np``, ``.gpu``) is kept as written; else None."""
@@ -1410,11 +1492,12 @@ _WRITERS = frozenset({"copy_", "fill_", "zero_", "fill", "uniform_", "normal_", 
                       "masked_scatter_", "put_"})
 
 
-def _graph_read_first(fn: ast.AST, aliases: dict[str, str]) -> set[str]:
+def _graph_read_first(fn: ast.AST, aliases: dict[str, str], extra=(), written_first: set | None = None) -> set[str]:
     """Attribute paths (as :func:`_self_slice` names them) of the slices ``fn`` reads before it
     writes them: the first access in source order (an assignment's value before its target) is
     not the target of an assignment, nor the receiver of an in-place write (``x[:n].copy_(v)``),
-    nor an ``out=`` argument."""
+    nor an ``out=`` argument.  ``extra``: more ``(attribute path, slice)`` pairs (entries of
+    dicts of buffers); ``written_first``: filled with the paths whose first access is a write."""
     targets: set[int] = set()
     written: set[int] = set()
     for sub in ast.walk(fn):
@@ -1432,12 +1515,14 @@ def _graph_read_first(fn: ast.AST, aliases: dict[str, str]) -> set[str]:
                 if k.arg == "out":
                     written.add(id(k.value))
     first: dict[str, tuple[int, int, int, bool]] = {}
-    for sub in ast.walk(fn):
-        attr = _self_slice(sub, aliases) if isinstance(sub, ast.Subscript) else None
-        if attr:
-            key = (sub.lineno, 1 if id(sub) in targets else 0, sub.col_offset, id(sub) in written)
-            if attr not in first or key[:3] < first[attr][:3]:
-                first[attr] = key
+    pairs = [(a, sub) for sub in ast.walk(fn) if isinstance(sub, ast.Subscript)
+             and (a := _self_slice(sub, aliases))]
+    for attr, sub in [*pairs, *extra]:
+        key = (sub.lineno, 1 if id(sub) in targets else 0, sub.col_offset, id(sub) in written)
+        if attr not in first or key[:3] < first[attr][:3]:
+            first[attr] = key
+    if written_first is not None:
+        written_first.update(a for a, key in first.items() if key[3])
     return {a for a, key in first.items() if not key[3]}
 
 

@@ -3107,8 +3107,9 @@ class Interpreter:
             return  # a function a graph manager captures, run eagerly here (its captures are judged
             # at the manager's capture call)
         binders = self.graph.graph_binders(cls)
+        own = self.graph.capture_written(cls).get(method, frozenset())
         entries = [(attr, fld, bound) for attr, fld, bound, _definition, dim, _tables in self.graph.graph_bound(cls)
-                   if not dim and bound and method in binders.get(attr, ())]
+                   if not dim and bound and method in binders.get(attr, ()) and attr not in own]
         if entries:
             self._judge_capture_reads(node, frame, state, entries, [method], method,
                                       frame.seg.line(node, frame.stmt))
