@@ -117,6 +117,8 @@ class InitialValue:
     #: the value as the code writes it when it is no literal but one reference
     #: (``torch.full(n, self.num_tokens_per_bs)``: ``self.num_tokens_per_bs``); "" otherwise
     expr: str = ""
+    #: every allocation is ``torch.arange(n)`` / ``np.arange(n)``: row i holds i
+    arange: bool = False
 
 
 @dataclass
@@ -128,6 +130,7 @@ class BufferFacts:
     writes: list[Site] = field(default_factory=list)
     owners: set[str] = field(default_factory=set)  # class keys whose methods allocate ``self.attr``
     # (at least one is needed: a buffer only ever stored from outside its class is not claimed)
+    aranges: int = 0  # allocations that are `torch.arange(n)` / `np.arange(n)` (row i holds i)
 
     @property
     def never_written(self) -> bool:
@@ -141,7 +144,8 @@ class BufferFacts:
         if None in values:
             return None  # stored from something else than an allocator: maybe another buffer
         site = min((s for s, _ in self.allocations), key=lambda s: (s.path, s.line))
-        return InitialValue(values.pop() if len(values) == 1 else UNKNOWN_VALUE, site)
+        return InitialValue(values.pop() if len(values) == 1 else UNKNOWN_VALUE, site,
+                            arange=self.aranges == len(self.allocations))
 
 
 class _Module:
@@ -633,6 +637,8 @@ class BufferIndex:
                 return  # `self.x = None`: a placeholder, not a write into rows
             init = self._alloc_value(value) if value is not None else None
             f.allocations.append((Site(m.path, node.lineno, f"`.{f.attr}` allocated"), init))
+            if _is_arange(value):
+                f.aranges += 1
             if isinstance(node.value, ast.Name) and node.value.id == "self":
                 cls = m.class_of(node)
                 if cls is not None and init is not None:
@@ -1226,3 +1232,16 @@ def _device_copy(stmt: ast.stmt, attr: str, copy_methods) -> bool:
     return isinstance(f, ast.Attribute) and f.attr in copy_methods and not call.args and not call.keywords \
         and isinstance(f.value, ast.Attribute) and f.value.attr == attr and isinstance(f.value.value, ast.Name) \
         and f.value.value.id == "self"
+
+
+def _is_arange(value: ast.AST | None) -> bool:
+    """``torch.arange(n)`` / ``np.arange(n, dtype=...)`` (one positional argument: rows 0..n-1),
+    also followed by ``.to(...)`` / ``.cuda()`` / ``.pin_memory()``."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+            and value.func.attr in ("to", "cuda", "cpu", "pin_memory", "contiguous") and isinstance(value.func.value, ast.Call):
+        value = value.func.value
+    if not (isinstance(value, ast.Call) and len(value.args) == 1 and not isinstance(value.args[0], ast.Starred)):
+        return False
+    name = _dotted(value.func) or ""
+    return name.rsplit(".", 1)[-1] == "arange" and name.split(".")[0] in ("torch", "np", "numpy") \
+        and not any(k.arg in ("start", "end", "step") for k in value.keywords)

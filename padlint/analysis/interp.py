@@ -22,7 +22,7 @@ import libcst as cst
 from padlint.analysis.kernels import pointer_write, tail_stores
 from padlint.analysis.values import (
     TAIL_WRITE, UNSET, PARTIAL,
-    ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, ClosureVal, Count, DictVal, FactVal, FuncVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
+    ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, ClosureVal, Count, DictVal, FactVal, FuncVal, MaskVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
     Ref, Refs, Reset, State, TailVal, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, origin_key, stamp, with_step,
 )
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
@@ -635,6 +635,7 @@ class Interpreter:
         self._and_memo: dict[int, tuple] = {}  # id(if statement) -> (it, `if A: if B:` for `if A and B:`)
         self._keys_memo: dict[tuple[str, str], tuple[str, ...] | None] = {}  # module constants of keys
         self._getattr_nodes: dict[tuple, cst.Attribute] = {}  # (id of a `getattr` call, key) -> `obj.key`
+        self._fill_calls: dict[int, cst.Call] = {}  # id of `torch.zero_(x)` -> `x.zero_()`
         self._lookup_nodes: dict[int, cst.Subscript] = {}  # id of `self.t.get(k)` -> `self.t[k]`
         self._path_nodes: dict[str, list[cst.Attribute]] = {}  # "a.b" -> the nodes of `self.a`, `self.a.b`
         self.pad_hits: dict[tuple[int, str], PadHit] = {}  # sink arguments whose padding rows were written
@@ -3567,6 +3568,10 @@ class Interpreter:
         if isinstance(node, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation)):
             parts = self._operands(node)
             vals = [self._eval(p, frame, state) for p in parts]
+            if isinstance(node, cst.Comparison):
+                mask = self._range_mask(node, frame, state)
+                if mask is not None:
+                    return mask
             if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr)):
                 masked = self._masked(vals, isinstance(node.operator, cst.BitAnd), state)
                 if masked is not None:
@@ -4138,6 +4143,8 @@ class Interpreter:
 
         A mask reset with ``m[num_reqs:] = False`` has False padding rows; a whole-buffer fill
         gives its value to every row."""
+        if isinstance(v, MaskVal):  # `torch.arange(P) < R`: False on the padding rows [R:P]
+            return "False" if v.below else "True"
         if not isinstance(v, Refs) or not v.refs:
             return None
         seen: set[str] = set()
@@ -4451,6 +4458,19 @@ class Interpreter:
             if isinstance(v, Refs):
                 return v
 
+        # function forms of in-place fills: `torch.zero_(x)`, `torch.fill_(x, v)`,
+        # `torch.nn.init.zeros_(x)` / `constant_(x, v)` are `x.zero_()` / `x.fill_(v)`
+        method_form = self._fill_function(name, node)
+        if method_form is not None and (name.split(".")[0] not in state.env):
+            call = self._fill_calls.get(id(node))
+            if call is None:
+                call = cst.Call(func=cst.Attribute(value=node.args[0].value, attr=cst.Name(method_form)),
+                                args=list(node.args[1:2]))
+                self._fill_calls[id(node)] = call
+                self._keep.append(node)
+            frame.seg.same_lines(call, frame.stmt)
+            return self._eval_call(call, frame, state)
+
         # module-level elementwise functions: torch.where(...), np.maximum(...)
         if isinstance(func, cst.Attribute) and name and name.split(".")[0] in ELEMENTWISE_MODULES \
                 and last in ELEMENTWISE_FUNCS:
@@ -4742,6 +4762,21 @@ class Interpreter:
                 for r in recv.refs:
                     self._reset(r, cst.Name(low), None, state, None, vtext, line, site)
                 return recv
+        if method == "index_fill_" and len(node.args) >= 3:
+            rows = self._arange_rows(node.args[1].value, state)
+            if rows is not None and self._is_zero(node.args[0].value):
+                # `x.index_fill_(0, torch.arange(R, P), v)`: rows [R:P] of x are v
+                vnode = node.args[2].value
+                vtext = self._literal(vnode)
+                line = frame.seg.line(node, frame.stmt)
+                site = self._site(frame, line, vtext, vnode, "value")
+                for r in recv.refs:
+                    self._reset(r, rows[0], rows[1], state, None, vtext, line, site)
+                return recv
+        if method == "masked_fill" and len(node.args) >= 2 and isinstance(arg_vals[0], MaskVal) \
+                and not arg_vals[0].below and self._literal(node.args[1].value):
+            # `x.masked_fill(torch.arange(P) >= R, v)`: a new tensor whose padding rows hold v
+            return UNKNOWN
         if method in VIEW_METHODS:
             return recv
         if method in COPY_METHODS:
@@ -4756,10 +4791,110 @@ class Interpreter:
         self._mark_written([self._not_self(recv, state), *arg_vals], state)
         return UNKNOWN
 
+    _FILL_FUNCTIONS = {"zero_": "zero_", "fill_": "fill_", "zeros_": "zero_", "constant_": "fill_"}
+
+    def _fill_function(self, name: str, node: cst.Call) -> str | None:
+        """``zero_`` / ``fill_`` for a function form of an in-place fill (``torch.zero_(x)``,
+        ``torch.fill_(x, v)``, ``torch.nn.init.zeros_(x)``, ``nn.init.constant_(x, v)``), else None."""
+        parts = name.split(".")
+        if len(parts) < 2 or parts[0] not in ("torch", "nn", "init") or parts[-1] not in self._FILL_FUNCTIONS:
+            return None
+        if parts[-1] in ("zeros_", "constant_") and "init" not in parts:
+            return None
+        method = self._FILL_FUNCTIONS[parts[-1]]
+        want = 1 if method == "zero_" else 2
+        if len(node.args) != want or any(a.keyword is not None or a.star for a in node.args):
+            return None
+        return method
+
+    def _arange_extent(self, node, state: State, frame: Frame | None = None):
+        """``(lower node, upper node)`` of ``torch.arange(P)`` / ``arange(0, P)`` / ``arange(R, P)``
+        (also ``np.arange``; keyword arguments such as ``device=`` aside), or of ``X[:P]`` with
+        ``X`` a persistent buffer allocated ``arange(n)`` and written nowhere (``self.arange_np``:
+        row i holds i), else None."""
+        if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
+            sl = node.slice[0].slice
+            if sl.lower is not None or sl.upper is None or sl.step is not None:
+                return None
+            return self._arange_buffer(node.value, sl.upper, frame, state) if frame is not None else None
+        if not isinstance(node, cst.Call):
+            return None
+        name = dotted(node.func) or ""
+        if name.rsplit(".", 1)[-1] != "arange" or name.split(".")[0] not in ("torch", "np", "numpy"):
+            return None
+        pos = [a.value for a in node.args if a.keyword is None and not a.star]
+        if any(a.keyword is not None and a.keyword.value in ("start", "end", "step") for a in node.args):
+            return None
+        if len(pos) == 1:
+            return None, pos[0]
+        if len(pos) == 2:
+            return pos[0], pos[1]
+        return None
+
+    def _arange_rows(self, node, state: State):
+        """``(R node, P node)`` of ``torch.arange(R, P)`` with ``P`` a padded count, else None."""
+        ext = self._arange_extent(node, state)
+        if ext is None or ext[0] is None or self._is_zero(ext[0]):
+            return None
+        up = self._count(ext[1], state)
+        if up is None or not up.canon or not self.p.is_padded_name(up.canon) or up.unpadded:
+            return None
+        return ext
+
+    def _arange_buffer(self, base, upper, frame: Frame, state: State):
+        """``(None, upper)`` when ``base`` is a persistent buffer every allocation of which is
+        ``arange(n)`` and that nothing writes (row i holds i), else None."""
+        v = self._eval(base, frame, state)
+        if not isinstance(v, Refs) or not v.refs:
+            return None
+        for r in v.refs:
+            if not r.persistent or r.count is not None:
+                return None
+            init = self._initial_value(r.loc.split("#", 1)[0])
+            if init is None or not init.arange:
+                return None
+        return None, upper
+
+    def _range_mask(self, node: cst.Comparison, frame: Frame, state: State) -> MaskVal | None:
+        """``torch.arange(P) < R`` (``<=`` / ``>`` / ``>=``, either side), with ``P`` a padded count
+        and ``R`` its real one: a mask True below R and False on the padding rows (or the reverse)."""
+        if len(node.comparisons) != 1:
+            return None
+        op = node.comparisons[0].operator
+        left, right = node.left, node.comparisons[0].comparator
+        flip = {cst.LessThan: cst.GreaterThan, cst.GreaterThan: cst.LessThan,
+                cst.LessThanEqual: cst.GreaterThanEqual, cst.GreaterThanEqual: cst.LessThanEqual}
+        if self._arange_extent(left, state, frame) is None:
+            if self._arange_extent(right, state, frame) is None or type(op) not in flip:
+                return None
+            left, right, op = right, left, flip[type(op)]()
+        ext = self._arange_extent(left, state, frame)
+        if ext is None or (ext[0] is not None and not self._is_zero(ext[0])):
+            return None
+        if not isinstance(op, (cst.LessThan, cst.GreaterThanEqual)):
+            return None  # `<=` / `>`: the boundary row R is on the other side
+        up, low = self._count(ext[1], state), self._count(right, state)
+        if up is None or low is None or not up.canon or not low.canon or low.offset or up.offset \
+                or not self.p.is_padded_name(up.canon) or up.unpadded:
+            return None
+        pair = self.p.pair_for_padded(up.canon)
+        if pair is None or low.canon not in pair.real:
+            return None
+        return MaskVal(real=self._text(right), real_canon=low.canon, padded_canon=up.canon,
+                       below=isinstance(op, cst.LessThan))
+
     def _true_from(self, mask: AVal, target: Refs, state: State) -> str | None:
         """The count R when ``mask`` is a view of one persistent buffer whose rows from R to the
         end of the view were last written True on every path (``m[R:].fill_(True)`` on
-        ``m = buf[:P]``) and ``target`` is a view to the same count P; else None."""
+        ``m = buf[:P]``), or a range mask ``torch.arange(P) >= R``, and ``target`` is a view to
+        the same count P; else None."""
+        if isinstance(mask, MaskVal):
+            if mask.below or not mask.real.isidentifier():
+                return None
+            if any(r.count is None or (r.count.canon, r.count.offset) != (mask.padded_canon, 0)
+                   for r in target.refs):
+                return None
+            return mask.real
         if not isinstance(mask, Refs) or len(mask.refs) != 1 or mask.maybe_none:
             return None
         m = next(iter(mask.refs))

@@ -292,6 +292,19 @@ class FactVal(UnknownVal):
     else_keys: frozenset = frozenset()
 
 
+@dataclass(frozen=True)
+class MaskVal(UnknownVal):
+    """A mask compared from a range of row numbers (``torch.arange(P) < R``): True on rows
+    ``[0:R]`` and False on the padding rows ``[R:P]`` (``below``), or the reverse
+    (``torch.arange(P) >= R``).  ``real`` is R as the code writes it; ``real_canon`` /
+    ``padded_canon`` the counts' canonical names."""
+
+    real: str = ""
+    real_canon: str = ""
+    padded_canon: str = ""
+    below: bool = True
+
+
 def _is_none(v) -> bool:
     return getattr(v, "canon", 0) is None  # CountVal(None): the value None
 
@@ -304,7 +317,7 @@ def join_vals(a: AVal | None, b: AVal | None) -> AVal:
         return b if b is not None else UNKNOWN
     if b is None or a == b:
         return a
-    if isinstance(a, (TailVal, FactVal)) or isinstance(b, (TailVal, FactVal)):
+    if isinstance(a, (TailVal, FactVal, MaskVal)) or isinstance(b, (TailVal, FactVal, MaskVal)):
         # two different views of padding rows (or one and something else): which rows the name
         # holds after the join is not one range
         return UNKNOWN

@@ -119,22 +119,30 @@ def _real_step(path: tuple[str, ...]) -> bool:
 def test_vllm_0_21_0_reports_is_prefilling(runner_021, profile):
     source, findings = _check(runner_021, profile)
     hits = [f for f in findings if f.field == "is_prefilling"]
-    assert len(hits) == 1, [(f.line, f.field, f.function) for f in findings]
-    f = hits[0]
-    assert f.code == "PAD001"
-    assert f.sink == "CommonAttentionMetadata"
-    assert f.function.endswith("_build_attention_metadata"), f.function
-    assert f.line == _sink_arg_line(source)
-    assert (f.real, f.padded) == ("num_reqs", "num_reqs_padded")
-    # stale on a real step (the bug of issue 41841), and on the dummy runs as well
+    # two findings at the argument: the real step's (the bug of issue 41841) and the dummy runs'
+    assert len(hits) == 2, [(f.line, f.field, f.function, f.message) for f in findings]
+    for f in hits:
+        assert f.code == "PAD001"
+        assert f.sink == "CommonAttentionMetadata"
+        assert f.function.endswith("_build_attention_metadata"), f.function
+        assert f.line == _sink_arg_line(source)
+        assert (f.real, f.padded) == ("num_reqs", "num_reqs_padded")
+    real = [f for f in hits if "dummy" not in f.message]
+    dummy = [f for f in hits if "dummy" in f.message]
+    assert len(real) == 1 and len(dummy) == 1, [f.message for f in hits]
     paths = _stale_paths(runner_021, "is_prefilling")
     assert any(_real_step(p) for p in paths), paths
     assert any("_dummy_run" in p for p in paths), paths
-    # The line vLLM 0.22.0 added resets the callee's rows [num_reqs:]; on the dummy paths the
-    # callee's num_reqs is the caller's padded count, so no single reset at the sink fixes
-    # every path: no fix is offered, and the message names the paths.
-    assert f.fix is None
-    assert re.search(r"on \d+ paths", f.message), f.message
+    # the real step's finding proposes the line vLLM 0.22.0 added, before the constructor
+    assert real[0].fix is not None
+    assert real[0].fix.text == "is_prefilling[num_reqs:] = False"
+    assert real[0].fix.line < real[0].line
+    assert "is_prefilling[num_reqs:] = False" not in source  # (not there yet)
+    # on the dummy paths the callee's num_reqs is the caller's padded count: that reset writes no
+    # row there, so the dummy runs' finding proposes none and names the call that binds it
+    assert dummy[0].fix is None
+    assert "writes no row on these paths" in dummy[0].message
+    assert re.search(r"on \d+ paths", dummy[0].message), dummy[0].message
 
 
 def test_vllm_0_22_0_does_not_report_is_prefilling_on_a_real_step(runner_022, profile):
@@ -143,14 +151,17 @@ def test_vllm_0_22_0_does_not_report_is_prefilling_on_a_real_step(runner_022, pr
     paths = _stale_paths(runner_022, "is_prefilling")
     assert not [p for p in paths if _real_step(p)]
     # what remains is the dummy runs, which pass their padded count as the real count and
-    # write none of the input-batch rows the mask is derived from (issue 8, point 3)
+    # write none of the input-batch rows the mask is derived from (issue 8, point 3): one finding
     assert paths and all("_dummy_run" in p for p in paths), paths
+    hits = [f for f in findings if f.field == "is_prefilling"]
+    assert len(hits) == 1 and "all dummy runs" in hits[0].message, [f.message for f in hits]
 
 
 def test_cli_json_on_vllm_0_21_0(runner_021):
     findings = _run_cli(runner_021)
     hits = [f for f in findings if f.get("field") == "is_prefilling"]
-    assert len(hits) == 1, [(f.get("line"), f.get("field")) for f in findings]
-    assert hits[0]["code"] == "PAD001"
-    assert hits[0]["sink"] == "CommonAttentionMetadata"
-    assert hits[0]["line"] == _sink_arg_line(runner_021.read_text(encoding="utf-8"))
+    assert len(hits) == 2, [(f.get("line"), f.get("field")) for f in findings]  # real step, dummy runs
+    for h in hits:
+        assert h["code"] == "PAD001"
+        assert h["sink"] == "CommonAttentionMetadata"
+        assert h["line"] == _sink_arg_line(runner_021.read_text(encoding="utf-8"))
