@@ -75,12 +75,15 @@ def fingerprint(finding: Finding) -> str:
     """A stable 20-hex-digit id of a finding that does not depend on line or column numbers.
 
     SHA-256 over (path as given, in POSIX form; code; sink; field; qualified
-    function name; buffer with runs of whitespace collapsed).  Not the sink
+    function name; buffer with runs of whitespace collapsed; "dummy run" for a finding about
+    dummy runs' paths only).  Not the sink
     statement's text: adding an argument to the sink call keeps the id.
     Also used as the SARIF ``partialFingerprints`` value.
     """
     parts = [PurePath(finding.path).as_posix(), finding.code, finding.sink, finding.field, finding.function,
              _normalise_space(finding.buffer)]
+    if finding.dummy_run:  # (only then: the ids of other findings are those of earlier releases)
+        parts.append("dummy run")
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()[:20]
 
 

@@ -718,7 +718,7 @@ def _recheck(output, changed: list[str], options, cwd: Path) -> None:
 
 def _finding_key(f: Finding) -> tuple[str, ...]:
     """What identifies a finding across a rewrite that moves lines (as in baseline fingerprints)."""
-    return (os.path.normpath(f.path), f.code, f.sink, f.field, f.function, f.buffer)
+    return (os.path.normpath(f.path), f.code, f.sink, f.field, f.function, f.buffer, str(f.dummy_run))
 
 
 def _verify(written: list[Finding], after: list[Finding]) -> tuple[int, int]:

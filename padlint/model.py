@@ -94,7 +94,8 @@ class Finding:
     ``buffer`` the padded-slice expression as written (whitespace-normalised),
     ``padded``/``real`` the count names, ``statement`` the normalised text of
     the sink statement (used for baseline fingerprints), ``function`` the
-    qualified name of the function holding the sink.
+    qualified name of the function holding the sink, ``dummy_run`` whether the finding is
+    about the paths of dummy runs (PAD001 reports them apart from a real step's).
     """
 
     code: str
@@ -114,6 +115,9 @@ class Finding:
     fix: Fix | None = None
     statement: str = ""
     function: str = ""
+    #: the finding is about the paths of dummy runs to its sink argument (a call on each passes a
+    #: padded count as the callee's real count); the same argument's real-step paths are another
+    dummy_run: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

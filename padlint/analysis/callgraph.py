@@ -646,10 +646,10 @@ class CallGraph:
             dict_slices = list(_dict_slices(m.node, aliases, lambda n, mod=cls.module: self._module_strings(mod, n)))
             if inputs is None:
                 # rows a capturing method (or the helper it hands its size) writes before the
-                # graph reads them are the capture's own: they do not hold what they held before
-                first_written: set[str] = set()
-                _graph_read_first(m.node, aliases, [(a, sub) for a, _k, sub in dict_slices], first_written)
-                capture_written.setdefault(binder, set()).update(first_written)
+                # graph reads them, on every path to the read, are the capture's own: they do not
+                # hold what they held before
+                capture_written.setdefault(binder, set()).update(
+                    _written_before_read(m.node, aliases, [(a, sub) for a, _k, sub in dict_slices]))
             for attr, key, sub in dict_slices:
                 # `self.D["k"][:n]` of a dict of buffers (also `s[name][:n]` in a loop over a module
                 # tuple of keys): the entry's buffer, a location of its own
@@ -1524,6 +1524,63 @@ def _graph_read_first(fn: ast.AST, aliases: dict[str, str], extra=(), written_fi
     if written_first is not None:
         written_first.update(a for a, key in first.items() if key[3])
     return {a for a, key in first.items() if not key[3]}
+
+
+_ROW_WRITERS = frozenset({"copy_", "fill_", "zero_"})
+
+
+def _written_before_read(fn: ast.AST, aliases: dict[str, str], extra=()) -> set[str]:
+    """Attribute paths whose every slice ``X[:b]`` in ``fn`` other than a write comes after a
+    write of all rows ``[:b]`` (``X[:b].copy_(v)``, ``.fill_(v)``, ``.zero_()``, ``X[:b] = v``, the
+    same bound name) made on every path to it: a statement of the same block, or of a block
+    enclosing it, before it.  ``extra``: more ``(attribute path, slice)`` pairs (dict entries)."""
+    parent: dict[int, ast.AST] = {}
+    for node in ast.walk(fn):
+        for child in ast.iter_child_nodes(node):
+            parent[id(child)] = node
+    slices = [(a, sub) for sub in ast.walk(fn) if isinstance(sub, ast.Subscript) and (a := _self_slice(sub, aliases))]
+    slices += list(extra)
+
+    def stmt_of(node: ast.AST) -> ast.AST | None:
+        while node is not None and not isinstance(node, ast.stmt):
+            node = parent.get(id(node))
+        return node
+
+    writes: dict[int, tuple[str, str, ast.stmt]] = {}  # id(slice) -> (attr, bound, statement)
+    for attr, sub in slices:
+        st = stmt_of(sub)
+        b = _bound_name(sub)
+        if not b or st is None:
+            continue
+        p = parent.get(id(sub))
+        if isinstance(st, ast.Expr) and isinstance(p, ast.Attribute) and p.attr in _ROW_WRITERS \
+                and isinstance(parent.get(id(p)), ast.Call) and st.value is parent.get(id(p)):
+            writes[id(sub)] = (attr, b, st)
+        elif isinstance(st, ast.Assign) and len(st.targets) == 1 and st.targets[0] is sub:
+            writes[id(sub)] = (attr, b, st)
+
+    def before(w: ast.stmt, node: ast.AST) -> bool:
+        # `w` is a statement of a block that holds `node` (or a block enclosing it), before it
+        cur = stmt_of(node)
+        while cur is not None:
+            block = parent.get(id(cur))
+            for field in ("body", "orelse", "finalbody"):
+                seq = getattr(block, field, None)
+                if isinstance(seq, list) and cur in seq and w in seq:
+                    return seq.index(w) < seq.index(cur)
+            cur = stmt_of(block) if block is not None and not isinstance(block, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        return False
+
+    out: set[str] = set()
+    reads: dict[str, list] = {}
+    for attr, sub in slices:
+        if id(sub) not in writes:
+            reads.setdefault(attr, []).append(sub)
+    for attr, subs in reads.items():
+        if all(any(a == attr and b == _bound_name(sub) and before(st, sub) for a, b, st in writes.values())
+               for sub in subs):
+            out.add(attr)
+    return out
 
 
 def _may_write_self_attr(fn: ast.AST, rest: str) -> bool:

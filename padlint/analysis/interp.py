@@ -681,6 +681,7 @@ class Interpreter:
         self._frames: list[Frame] = []        # the frames being interpreted, entry point first
         self._write_log: list[set] = []       # per callee being interpreted: the writes it noted
         self._hit_log: list[list] = []        # per callee being interpreted: its sink hits, with their paths
+        self._hit_chains: dict[tuple, set] = {}  # hit key -> its stale chains (membership)
         # path conditions that hold where the interpreter is now (``(key, polarity)`` facts of the
         # enclosing `if` tests of the current function): resets made under them count here
         self._active: frozenset = frozenset()
@@ -781,7 +782,12 @@ class Interpreter:
             # a reset made on the ways out under a test holds where that test holds (`if not
             # use_spec: return` before the reset), as after an `if` (:meth:`_keep_conditional`)
             facts = [*frame.return_facts, *([end_facts[0]] if end is not None else [])]
-            if len(facts) == len(states):
+            # only where the ways out exclude each other (one's facts contradict each other's:
+            # `if not use_spec: return` and the end under `use_spec`); a `return` in a loop
+            # whose end is reached without a test does not
+            if len(facts) == len(states) and all(
+                    any((k, not p) in facts[j] for k, p in facts[i])
+                    for i in range(len(facts)) for j in range(len(facts)) if i != j):
                 acc, acc_facts = states[0], facts[0]
                 for st, ks in zip(states[1:], facts[1:]):
                     out = State.join([acc, st])
@@ -1096,7 +1102,9 @@ class Interpreter:
         self._refine_extents(stmt.test, then_start, else_start)
         self._equal_by_test(stmt.test, then_start, else_start)
         self._active = saved | then_keys
+        then_env = dict(then_start.env) if then_keys else None
         then_end = self._exec_block(stmt.body, frame, then_start)
+        self._stamp_branch_locals(then_env, then_end, saved | then_keys)
         self._active = saved
         if stmt.orelse is None:
             if guard:
@@ -1110,10 +1118,12 @@ class Interpreter:
             self._keep_conditional(out, then_end, else_start, then_keys, else_keys, frame)
             return out
         self._active = saved | else_keys
+        else_env = dict(else_start.env) if else_keys else None
         if isinstance(stmt.orelse, cst.If):
             else_end = self._exec_if(stmt.orelse, frame, else_start, elif_=True)
         else:
             else_end = self._exec_block(stmt.orelse.body, frame, else_start)
+        self._stamp_branch_locals(else_env, else_end, saved | else_keys)
         self._active = saved | (then_keys if else_end is None else else_keys if then_end is None
                                 else frozenset())
         self._unread_when_false(stmt.test, then_end, else_end)
@@ -1121,6 +1131,20 @@ class Interpreter:
         out = State.join([then_end, else_end], branches=not frame.dummy)
         self._keep_conditional(out, then_end, else_end, then_keys, else_keys, frame)
         return out
+
+    @staticmethod
+    def _stamp_branch_locals(before: dict | None, end: State | None, facts: frozenset) -> None:
+        """At the end of a branch taken under ``facts``: each local the branch bound carries the
+        resets made under those facts, as the heap holds them there (``if use_spec: extra =
+        dict(x=buf[:P])``, with ``buf[R:]`` reset earlier under the same test in another
+        function): after the join, and in a callee, the test is no longer active."""
+        if before is None or end is None:
+            return
+        for name, v in list(end.env.items()):
+            if before.get(name) is not v:
+                stamped = stamp(v, end, facts, conditional_only=True)
+                if stamped is not v:
+                    end.env[name] = stamped
 
     # ------------------------------------------------------- path conditions
     _UNSTABLE = (cst.Call, cst.Await, cst.Lambda, cst.NamedExpr, cst.Yield, cst.ListComp,
@@ -1150,7 +1174,10 @@ class Interpreter:
             held = state.env.get(test.value)
             if isinstance(held, FactVal):
                 # a name bound to a test (`use_spec = self.spec is not None`; a parameter passed
-                # it): that test, so two functions that test it agree
+                # it): that test, so two functions that test it agree; not in a function that
+                # stores an attribute the test read (there it may test another value)
+                if self._stores_self(frame, [c for c in held.chains if c.startswith("self.")]):
+                    return none
                 return held.then_keys, held.else_keys
         fact = self._cond_atom(test)
         if fact is None:
@@ -1214,6 +1241,15 @@ class Interpreter:
                 fact = (atom, pol, tuple(chains))
         self._atoms[id(test)] = (test, fact)
         return fact
+
+    def _test_chains(self, test) -> list[str]:
+        """The dotted names the atoms of a test read (``not``, ``and``, ``or`` looked through)."""
+        if isinstance(test, cst.UnaryOperation):
+            return self._test_chains(test.expression)
+        if isinstance(test, cst.BooleanOperation):
+            return [*self._test_chains(test.left), *self._test_chains(test.right)]
+        fact = self._cond_atom(test)
+        return list(fact[2]) if fact is not None else []
 
     def _stores_self(self, frame: Frame, chains: list[str]) -> bool:
         """Whether the function of ``frame`` stores one of the ``self.`` attributes ``chains``."""
@@ -1789,15 +1825,12 @@ class Interpreter:
                 frame: Frame, state: State) -> None:
         if isinstance(target, (cst.Name, cst.Attribute)):
             self._bump(target, frame, state)
-        if isinstance(target, cst.Name) and type(value) is UnknownVal and \
-                isinstance(value_node, (cst.Comparison, cst.UnaryOperation, cst.BooleanOperation, cst.Attribute)):
+        if isinstance(target, cst.Name) and type(value) is UnknownVal and (
+                isinstance(value_node, (cst.Comparison, cst.BooleanOperation))
+                or isinstance(value_node, cst.UnaryOperation) and isinstance(value_node.operator, cst.Not)):
             t, e = self._cond_keys(value_node, frame, state)
             if t or e:
-                value = FactVal(t, e)
-        if self._active and isinstance(target, cst.Name):
-            # a view bound under a test carries the resets made under the same test (to a
-            # callee, where the test is not active: `if use_spec: extra = dict(x=buf[:P])`)
-            value = stamp(value, state, self._active, conditional_only=True)
+                value = FactVal(t, e, tuple(self._test_chains(value_node)))
         if isinstance(target, cst.Name):
             # a padding helper's result is a count only where nothing better is known of it: a
             # followed call that returns a view (`self._prepare_padding_mask(...)`) is that view
@@ -3845,10 +3878,13 @@ class Interpreter:
                 inferred = ()
                 dummy = self._dummy_taint(r, st)
                 if dummy is not None:
-                    cands.add(dummy)
                     first = self._first_run_taint(r, dummy)
                     if first is not None:
                         cands.add(first)
+                    if self._initial_value(r.loc) is None:
+                        cands.add(dummy)
+                    else:  # written nowhere: its rows hold the allocation value, no earlier step's
+                        dummy = None
                 if not c.canon or c.unpadded or not self.p.is_padded_name(c.canon):
                     inferred = self._inferred_real(c, st, r.extents_at) if st.entry_stale and r.persistent else ()
                     if not inferred:
@@ -5328,6 +5364,7 @@ class Interpreter:
         star_kwarg = ps.star_kwarg if isinstance(ps.star_kwarg, cst.Param) else None
         if star_kwarg is not None:
             env[star_kwarg.name.value] = DictVal(tuple(sorted(extra.items())))
+        as_real: list[str] = []  # the padded counts this call passes as the callee's real counts
         for a, v in given:
             if a.star:
                 continue
@@ -5357,9 +5394,10 @@ class Interpreter:
             env[pname] = self._cv(v)
             if isinstance(v, CountVal) and v.canon and not v.offset and self.p.is_padded_name(v.canon) \
                     and any(pname in pair.real for pair in self.p.counts) and fn is not None:
-                callee.chain = chain + (
-                    (line, f"calls `{shown}` with the padded count `{v.canon}` {PADDED_AS_REAL} `{pname}`",
-                     frame.path),)
+                as_real.append(f"`{v.canon}` {PADDED_AS_REAL} `{pname}`")
+        if as_real:  # one step naming every count the call binds that way
+            callee.chain = chain + (
+                (line, f"calls `{shown}` with the padded count {' and '.join(as_real)}", frame.path),)
         # a summary: the same callee, with the same arguments, on a heap that agrees on every
         # location the callee read, has the same effect (its writes) and result; a nested
         # function's environment holds the enclosing locals it sees (its closure)
@@ -5412,7 +5450,7 @@ class Interpreter:
             noted = frozenset(self._write_log.pop())
             if self._write_log:
                 self._write_log[-1].update(noted)
-            hit_log = self._hit_log.pop()
+            hit_log = self._fewest_paths(self._hit_log.pop(), len(callee.chain))
             if self._hit_log:
                 self._hit_log[-1].extend(hit_log)
             read = self._reads.pop()
@@ -5441,8 +5479,10 @@ class Interpreter:
                 rel = frozenset(w[:6] + (w[6][len(here):],) for w in noted if w[6][:len(here)] == here)
                 # (each with the lengths of the call path to strip: the paths are not copied)
                 n, nq = len(callee.chain), len(here)
+                # (matched on the call path: the chain's last step may have been renamed since,
+                # `Worker.execute_model` for a call of a namesake)
                 hits = tuple({(ev, c, q, n, nq): None for ev, c, q, _n, _nq in hit_log
-                              if c[:n] == callee.chain and q[:nq] == here})
+                              if len(c) >= n and q[:nq] == here})
                 entries.append((tuple((k, _given(k, entry)) for k in read.keys if k not in own), writes, value,
                                 stored, rel, hits))
         return value
@@ -5631,6 +5671,24 @@ class Interpreter:
             self._hit_log[-1].append((ev, chain, qpath, 0, 0))
         self._record_hit(ev, chain, qpath)
 
+    @staticmethod
+    def _fewest_paths(log: list, n: int) -> list:
+        """The stale sink events a callee recorded (``(event, chain, qpath, _, _)``), at most two per
+        sink event: the most direct path below the callee (chain past its first ``n`` steps) that
+        passes a padded count as a real one, and the most direct that does not.  What a caller
+        needs of them (the finding, whether its path is a dummy run's, the most direct trace) is
+        kept; every path below would make the cost grow with the paths."""
+        if len(log) < 2:
+            return log
+        best: dict[tuple, tuple] = {}
+        for entry in log:
+            ev, c = entry[0], entry[1]
+            k = (id(ev), any(PADDED_AS_REAL in note for _l, note, _p in c[n:]))
+            got = best.get(k)
+            if got is None or len(c) < len(got[1]):
+                best[k] = entry
+        return list(best.values())
+
     def _record_hit(self, ev: "_HitEvent", chain: tuple, qpath: tuple) -> None:
         """Record a sink argument reached on call path ``chain`` (``qpath``): stale (``ev.taints``)
         in :attr:`hits`, else clean in :attr:`clean_hits`.  Called where the sink is interpreted
@@ -5673,10 +5731,15 @@ class Interpreter:
                 container=isinstance(value, MapVal), at_test=not ev.fixable, locs=locs, qpaths=qpaths,
                 dummy=key[2])
 
+        known = self._hit_chains.setdefault(key, set())
+        new_chain = chain not in known
+        known.add(chain)
         if old is not None:
-            chains = old.stale_chains + (chain,) if chain not in old.stale_chains else old.stale_chains
-            old.locs = old.locs | locs
-            old.qpaths = old.qpaths | qpaths
+            chains = old.stale_chains + (chain,) if new_chain else old.stale_chains
+            if not locs <= old.locs:
+                old.locs = old.locs | locs
+            if qpath not in old.qpaths:
+                old.qpaths = old.qpaths | qpaths
             if len(old.chain) <= len(chain):
                 old.stale_chains = chains
                 old.fixable = old.fixable and named and ev.fixable
@@ -5688,13 +5751,18 @@ class Interpreter:
                     if other is None or len(other.chain) > len(chain):
                         old.others[o] = make([t for t in taints if origin_key(t) == o], (chain,),
                                              ev.fixable and named)
-                    elif chain not in other.stale_chains:
-                        other.stale_chains = other.stale_chains + (chain,)
+                    else:
+                        seen = self._hit_chains.setdefault((key, o), set(other.stale_chains))
+                        if chain not in seen:
+                            seen.add(chain)
+                            other.stale_chains = other.stale_chains + (chain,)
                     if other is not None:
-                        other.locs = other.locs | locs
-                        other.qpaths = other.qpaths | qpaths
+                        if not locs <= other.locs:
+                            other.locs = other.locs | locs
+                        if qpath not in other.qpaths:
+                            other.qpaths = other.qpaths | qpaths
                 return  # keep the most direct stale path
-        new = self.hits[key] = make(taints, (old.stale_chains if old is not None else ()) + (chain,),
+        new = self.hits[key] = make(taints, (old.stale_chains if old is not None else ()) + ((chain,) if new_chain else ()),
                                     ev.fixable and named and (old is None or old.fixable))
         if old is not None:
             new.locs = new.locs | old.locs
@@ -5713,8 +5781,8 @@ class Interpreter:
         reals = {r for t in taints for r in (t.real or (self.p.pair_for_padded(t.padded) or _NOPAIR).real)}
         for _l, note, _p in chain:
             if PADDED_AS_REAL in note:
-                pname = note.rsplit("`", 2)[-2] if note.endswith("`") else ""
-                if not reals or pname in reals:
+                names = re.findall(re.escape(PADDED_AS_REAL) + r" `(\w+)`", note)
+                if not reals or reals.intersection(names):
                     return True
         return False
 

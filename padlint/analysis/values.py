@@ -290,6 +290,7 @@ class FactVal(UnknownVal):
 
     then_keys: frozenset = frozenset()
     else_keys: frozenset = frozenset()
+    chains: tuple = ()  # the attribute chains the test reads (a function storing one tests another value)
 
 
 @dataclass(frozen=True)
@@ -317,7 +318,15 @@ def join_vals(a: AVal | None, b: AVal | None) -> AVal:
         return b if b is not None else UNKNOWN
     if b is None or a == b:
         return a
-    if isinstance(a, (TailVal, FactVal, MaskVal)) or isinstance(b, (TailVal, FactVal, MaskVal)):
+    # a test's result or a range mask joined with anything else is an unknown value (a tensor on
+    # the other side still wins below)
+    if isinstance(a, (FactVal, MaskVal)):
+        a = UNKNOWN
+    if isinstance(b, (FactVal, MaskVal)):
+        b = UNKNOWN
+    if a == b:
+        return a
+    if isinstance(a, TailVal) or isinstance(b, TailVal):
         # two different views of padding rows (or one and something else): which rows the name
         # holds after the join is not one range
         return UNKNOWN

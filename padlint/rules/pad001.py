@@ -383,7 +383,9 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     via = ""
     if len(hit.stale_chains) > 1:
         via = f" on {len(hit.stale_chains)} paths{_from_entries(hit)}{_through_dummy(hit)}, e.g. " + _path_text(hit)
-    elif key[:2] in interp.clean_hits:
+    elif key[:2] in interp.clean_hits and (*key[:2], not key[2]) not in interp.hits:
+        # (other paths reach it clean; not when the other kind of path, a dummy run's or a real
+        # step's, is stale: that is the other finding)
         dummy = _through_dummy(hit)
         via = " on the path " + _path_text(hit) + dummy + \
             ("; other paths to this sink reset these rows or have none" if dummy else
@@ -440,7 +442,7 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
         code=CODE, path=path, line=hit.span[0], column=hit.span[1], end_line=hit.span[2],
         end_column=hit.span[3], message=message, severity=hit.severity, sink=hit.sink,
         field=hit.field, buffer=taint.buffer, padded=padded_shown, real=real_shown,
-        trace=trace, fix=fix, statement=hit.stmt_text, function=hit.function)
+        trace=trace, fix=fix, statement=hit.stmt_text, function=hit.function, dummy_run=hit.dummy)
 
 
 def origin_place(texts: dict[str, str], path: str, line: int, hit: SinkHit):
@@ -473,7 +475,7 @@ def _elsewhere(hit: SinkHit, t: Taint, path: str, placed, what: str, rows: str, 
         code=CODE, path=path, line=line, column=col, end_line=line, end_column=end_col,
         message=message, severity=hit.severity, sink=hit.sink, field=hit.field, buffer=t.buffer,
         padded=t.padded_written or t.padded, real="", trace=trace, fix=None,
-        statement=statement, function=hit.function)
+        statement=statement, function=hit.function, dummy_run=hit.dummy)
 
 
 def _stale_rows(t: Taint) -> str:

@@ -42,13 +42,13 @@ def init_findings(interp: Interpreter, profile: Profile, texts: dict[str, str]) 
     """One finding per sink argument a never-written buffer's non-neutral initial value reaches."""
     out: list[Finding] = []
     seen: set[tuple] = set()
+    firsts: list[Finding] = []
     for hit in interp.hits.values():
         first = [t for t in hit.taints if t.reason == "init" and t.dummy]
         if first:
             f = _first_run_finding(hit, first[0], first, profile, texts)
-            if f is not None and (f.path, f.line, f.sink, f.field, f.buffer) not in seen:
-                seen.add((f.path, f.line, f.sink, f.field, f.buffer))
-                out.append(f)
+            if f is not None:
+                firsts.append(f)
         if hit.path not in texts:
             continue
         taints = [t for t in hit.taints if t.reason == "init" and not t.dummy]
@@ -86,11 +86,21 @@ def init_findings(interp: Interpreter, profile: Profile, texts: dict[str, str]) 
         message = (f"`{_short(t.buffer)}`{more} is a padded slice of `{base}`, {how} and never written "
                    f"anywhere in the project; {noun} {rows} hold {value}{want}{',' if want else ''} {sink}{fix}")
         trace = sink_trace(hit, taints, hit.path)
+        # one finding per sink argument and buffer (a real step's and a dummy run's paths to it
+        # are two engine hits: both reach the same never-written value)
+        if (hit.path, hit.span[0], hit.sink, hit.field, t.buffer) in seen:
+            continue
+        seen.add((hit.path, hit.span[0], hit.sink, hit.field, t.buffer))
         out.append(Finding(
             code=CODE, path=hit.path, line=hit.span[0], column=hit.span[1], end_line=hit.span[2],
             end_column=hit.span[3], message=message, severity=hit.severity, sink=hit.sink,
             field=hit.field, buffer=t.buffer, padded=padded, real=real, trace=trace, fix=None,
             statement=hit.stmt_text, function=hit.function))
+    # a first dummy run's reading of a buffer written nowhere is that buffer's finding already
+    for f in firsts:
+        if (f.path, f.line, f.sink, f.field, f.buffer) not in seen:
+            seen.add((f.path, f.line, f.sink, f.field, f.buffer))
+            out.append(f)
     out.sort(key=Finding.sort_key)
     return out
 

@@ -100,3 +100,64 @@ def test_rows_a_dummy_run_did_not_write_are_named_with_the_dummy_run_and_no_fix(
     assert "is the padded slice" not in f.message and "reset them to -1 in the dummy run" in f.message
     assert f.fix is None
     assert any("in the dummy run `_dummy_run`" in step.note for step in f.trace)
+
+
+def test_the_two_findings_have_their_own_identity():
+    # a baseline, SARIF and `--fix` tell the real step's finding from the dummy runs' one
+    from padlint.baseline import fingerprint
+    src = RUNNER.replace("RESET", "pass")
+    found = check_source(src, "runner.py", load_profile("vllm"))
+    assert sorted(f.dummy_run for f in found) == [False, True]
+    assert len({fingerprint(f) for f in found}) == 2
+
+
+def test_a_call_binding_two_padded_counts_as_real_ones_is_a_dummy_run_for_each():
+    # the dummy run binds both `num_reqs` and, after it, `num_tokens` to padded counts: its path
+    # is a dummy run for the request rows (the call's step names both bindings)
+    src = (RUNNER.replace("RESET", "pass")
+           .replace("return self._build_attention_metadata(num_reqs_padded, num_reqs_padded)",
+                    "num_tokens_padded = num_reqs_padded\n"
+                    "        return self._build_attention_metadata(num_reqs_padded, num_reqs_padded, "
+                    "num_tokens_padded, num_tokens_padded)")
+           .replace("return self._build_attention_metadata(num_reqs, num_reqs_padded)",
+                    "return self._build_attention_metadata(num_reqs, num_reqs_padded, num_reqs, num_reqs)")
+           .replace("def _build_attention_metadata(self, num_reqs: int, num_reqs_padded: int):",
+                    "def _build_attention_metadata(self, num_reqs: int, num_reqs_padded: int, "
+                    "num_tokens: int, num_tokens_padded: int):"))
+    found = check_source(src, "runner.py", load_profile("vllm"))
+    assert sorted(f.dummy_run for f in found) == [False, True], [f.message for f in found]
+    dummy = next(f for f in found if f.dummy_run)
+    step = next(t.note for t in dummy.trace if "as its real count" in t.note)
+    # (the canonical name of `num_tokens_padded` is the count it was assigned, `num_reqs_padded`)
+    assert "as its real count `num_reqs`" in step and "as its real count `num_tokens`" in step, step
+
+
+DEEP = '''\
+import torch
+from vllm.v1.attention.backend import CommonAttentionMetadata
+
+
+class ModelRunner:
+    def __init__(self, n):
+        self.seq_lens = torch.zeros(n, dtype=torch.int32)
+
+    def execute_model(self, so):
+        num_reqs = so.num_reqs
+        num_reqs_padded = self.cudagraph_dispatcher.pad(num_reqs)
+        self.seq_lens[:num_reqs] = so.seq_lens
+        return self.f0(num_reqs, num_reqs_padded)
+'''
+
+
+def test_paths_through_reused_summaries_are_counted_once_per_call_site():
+    # f_i calls f_{i+1} three times, 9 levels: 3**9 paths reach the sink; the summaries replay
+    # the most direct of them, so what is recorded grows with the call sites, not the paths
+    src = DEEP + "".join(
+        f"\n    def f{i}(self, num_reqs, num_reqs_padded):\n"
+        + "".join(f"        self.f{i + 1}(num_reqs, num_reqs_padded)\n" for _ in range(3))
+        for i in range(9)) + (
+        "\n    def f9(self, num_reqs, num_reqs_padded):\n"
+        "        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded], num_reqs=num_reqs_padded)\n")
+    (f,) = check_source(src, "runner.py", load_profile("vllm"))
+    n = int(f.message.split(" on ", 1)[1].split(" paths", 1)[0])
+    assert 9 <= n <= 3 * 9 + 1, f.message

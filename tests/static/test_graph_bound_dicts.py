@@ -117,3 +117,33 @@ def test_rows_the_capture_writes_first_are_no_earlier_runs(tmp_path):
     # request's row) when the recapture's forward runs: reported at the capture's call
     got = _found(tmp_path, LOOP, BOTH, write="pass")
     assert ("PAD001", "req_pool_indices", "PrefillGraphRunner.recapture") in got, got
+
+
+@pytest.mark.parametrize("write", [
+    # rows [:1] only, not [:bs]
+    's["req_pool_indices"][:1].zero_()\n        s["seq_lens"][:bs].fill_(1)',
+    # not on every path to the read
+    'if bs > 2:\n            s["req_pool_indices"][:bs].zero_()\n        s["seq_lens"][:bs].fill_(1)',
+    # a partial writer
+    's["req_pool_indices"][:bs].masked_fill_(s["req_pool_indices"][:bs] > 0, 0)\n        s["seq_lens"][:bs].fill_(1)',
+])
+def test_only_a_write_of_every_row_on_every_path_before_the_read_counts(tmp_path, write):
+    got = _found(tmp_path, LOOP, BOTH, write=write)
+    assert ("PAD001", "req_pool_indices", "PrefillGraphRunner.recapture") in got, got
+
+
+def test_a_write_after_the_capture_read_does_not_count(tmp_path):
+    # a helper the capture calls with its size after capturing writes the rows: too late
+    text = RUNNER.replace(
+        "        self.backend.capture(size, lambda: forward(forward_batch))\n",
+        "        self.backend.capture(size, lambda: forward(forward_batch))\n"
+        "        done = self._after_capture(size)\n\n"
+        "    def _after_capture(self, size: int) -> bool:\n"
+        "        s = self._static\n"
+        "        s[\"req_pool_indices\"][:size].zero_()\n"
+        "        return True\n")
+    files = {"pkg/__init__.py": "", "pkg/runner.py": text}
+    got = check_files(tmp_path, files, ["pkg/runner.py"], {"BIND": LOOP, "RESET": BOTH, "WRITE": "pass"},
+                      profile="sglang")
+    assert ("PAD001", "req_pool_indices", "PrefillGraphRunner.recapture") in sorted(
+        (f.code, f.field, f.function) for f in got)

@@ -130,3 +130,83 @@ def test_a_summary_reused_on_another_path_reports_the_sink_on_it():
     # call is answered by the first one's summary, and the sink it reaches is stale on both paths
     (f,) = check_source(SHARED, "runner.py", load_profile("vllm"))
     assert "on 2 paths from `execute_model` and `sample_tokens`" in f.message
+
+
+# Shapes a review of the change found the first version wrong on (each stale: one PAD001).
+STALE_SHAPES = {
+    # a padded slice joined with an unknown attribute read of another object: the slice's rows
+    # still matter (a bare attribute is no test)
+    "joined with an attribute": '''
+    def execute_model(self, so):
+        num_reqs = so.num_reqs
+        num_reqs_padded = self.cudagraph_dispatcher.pad(num_reqs)
+        self.seq_lens[:num_reqs] = so.seq_lens
+        if so.override is not None:
+            seq_lens = so.override_seq_lens
+        else:
+            seq_lens = self.seq_lens[:num_reqs_padded]
+        return CommonAttentionMetadata(seq_lens=seq_lens, num_reqs=num_reqs_padded)
+''',
+    # the function that tests the name stores the attribute the test read: another value
+    "stored where tested": '''
+    def _prepare(self, num_reqs, so, use_spec):
+        self.seq_lens[:num_reqs] = so.seq_lens
+        if use_spec:
+            self.seq_lens[num_reqs:] = 0
+        self.spec = so.make_spec()
+
+    def execute_model(self, so):
+        num_reqs = so.num_reqs
+        num_reqs_padded = self.cudagraph_dispatcher.pad(num_reqs)
+        use_spec = self.spec is not None
+        self._prepare(num_reqs, so, use_spec)
+        if self.spec is not None:
+            return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded], num_reqs=num_reqs_padded)
+''',
+    # a view bound under the test, then the buffer overwritten with stale rows in the same branch
+    "rewritten after binding": '''
+    def execute_model(self, so):
+        num_reqs = so.num_reqs
+        num_reqs_padded = self.cudagraph_dispatcher.pad(num_reqs)
+        self.seq_lens[:num_reqs] = so.seq_lens
+        if self.spec is not None:
+            self.seq_lens[num_reqs:] = 0
+        if self.spec is not None:
+            x = self.seq_lens[:num_reqs_padded]
+            self.seq_lens[:num_reqs_padded] = self.old[:num_reqs_padded]
+            return CommonAttentionMetadata(seq_lens=x, num_reqs=num_reqs_padded)
+''',
+    # a return inside a loop: the end of the function is reached with no test (no chunks)
+    "return in a loop": '''
+    def _prepare(self, num_reqs, so):
+        self.seq_lens[:num_reqs] = so.seq_lens
+        for chunk in so.chunks:
+            if self.spec is not None:
+                self.seq_lens[num_reqs:] = 0
+                return
+
+    def execute_model(self, so):
+        num_reqs = so.num_reqs
+        num_reqs_padded = self.cudagraph_dispatcher.pad(num_reqs)
+        self._prepare(num_reqs, so)
+        if self.spec is not None:
+            return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded], num_reqs=num_reqs_padded)
+''',
+}
+HEAD = '''\
+import torch
+from vllm.v1.attention.backend import CommonAttentionMetadata
+
+
+class ModelRunner:
+    def __init__(self, n: int, spec) -> None:
+        self.spec = spec
+        self.seq_lens = torch.zeros(n, dtype=torch.int32)
+        self.old = torch.zeros(n, dtype=torch.int32)
+'''
+
+
+@pytest.mark.parametrize("name", sorted(STALE_SHAPES))
+def test_shapes_where_the_test_does_not_cover_the_read(tmp_path, name):
+    found = [(f.code, f.field) for f in check_text(tmp_path, HEAD + STALE_SHAPES[name]) if f.code == "PAD001"]
+    assert found == STALE
