@@ -677,6 +677,10 @@ class CallGraph:
             if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets):
                 seen += 1
                 found = _str_tuple(st.value)
+            elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.target.id == name \
+                    and st.value is not None:  # `_FIELDS: tuple[str, ...] = ("a", "b")`
+                seen += 1
+                found = _str_tuple(st.value)
         return found if seen == 1 else None
 
     def _written_by_holder_calls(self, cls: ClassInfo, fn: ast.AST, aliases: dict[str, str],

@@ -3419,7 +3419,9 @@ class Interpreter:
         if mod is not None:
             seen = 0
             for st in mod.tree.body:
-                if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets):
+                if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets) \
+                        or isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) \
+                        and st.target.id == name and st.value is not None:
                     seen += 1
                     v = st.value
                     if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) \

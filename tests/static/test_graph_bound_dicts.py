@@ -147,3 +147,14 @@ def test_a_write_after_the_capture_read_does_not_count(tmp_path):
                       profile="sglang")
     assert ("PAD001", "req_pool_indices", "PrefillGraphRunner.recapture") in sorted(
         (f.code, f.field, f.function) for f in got)
+
+
+def test_an_annotated_module_tuple_of_keys(tmp_path):
+    # `_FIELDS: tuple[str, ...] = (...)` names the keys as a plain assignment does
+    files = {"pkg/__init__.py": "", "pkg/runner.py": RUNNER.replace(
+        '_FIELDS = ("seq_lens", "req_pool_indices")', '_FIELDS: tuple[str, ...] = ("seq_lens", "req_pool_indices")')}
+    got = check_files(tmp_path, files, ["pkg/runner.py"], {"BIND": LOOP, "RESET": "pass", "WRITE": WRITE},
+                      profile="sglang")
+    assert sorted((f.code, f.field, f.function) for f in got) == [
+        ("PAD001", "req_pool_indices", REPLAY), ("PAD001", "seq_lens", REPLAY)]
+
