@@ -5449,7 +5449,7 @@ class Interpreter:
             stored = frozenset(self._store_log.pop())
             if self._store_log:
                 self._store_log[-1].update(stored)
-            noted = frozenset(self._write_log.pop())
+            noted = self._fewest_write_paths(self._write_log.pop())
             if self._write_log:
                 self._write_log[-1].update(noted)
             hit_log = self._fewest_paths(self._hit_log.pop(), len(callee.chain))
@@ -5672,6 +5672,21 @@ class Interpreter:
         if self._hit_log and taints:  # a summary of a callee being interpreted replays it on its later paths
             self._hit_log[-1].append((ev, chain, qpath, 0, 0))
         self._record_hit(ev, chain, qpath)
+
+    @staticmethod
+    def _fewest_write_paths(noted: set) -> frozenset:
+        """The writes a callee noted (``(location, file, segment, statement, function, count, call
+        path)``), one per write statement: the most direct call path to it.  Every path to every
+        write below the callee would make the cost grow with the paths (a summary replays them)."""
+        if len(noted) < 2:
+            return frozenset(noted)
+        best: dict[tuple, tuple] = {}
+        for w in noted:
+            k = w[:6]
+            got = best.get(k)
+            if got is None or len(w[6]) < len(got[6]) or len(w[6]) == len(got[6]) and w[6] < got[6]:
+                best[k] = w
+        return frozenset(best.values())
 
     @staticmethod
     def _fewest_paths(log: list, n: int) -> list:
