@@ -668,20 +668,9 @@ class CallGraph:
         return v
 
     def _module_strings(self, module: str, name: str) -> tuple[str, ...] | None:
-        """The strings of a module-level ``NAME = ("a", "b")`` of ``module``, assigned once; else None."""
+        """The strings of a module-level ``NAME = ("a", "b")`` of ``module`` (:func:`module_strings`)."""
         mod = self.project.module(module) if module else None
-        if mod is None:
-            return None
-        found, seen = None, 0
-        for st in mod.tree.body:
-            if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets):
-                seen += 1
-                found = _str_tuple(st.value)
-            elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.target.id == name \
-                    and st.value is not None:  # `_FIELDS: tuple[str, ...] = ("a", "b")`
-                seen += 1
-                found = _str_tuple(st.value)
-        return found if seen == 1 else None
+        return module_strings(mod.tree, name) if mod is not None else None
 
     def _written_by_holder_calls(self, cls: ClassInfo, fn: ast.AST, aliases: dict[str, str],
                                  inputs: set[str]) -> set[str]:
@@ -1367,15 +1356,29 @@ def _self_slice(node: ast.AST, aliases: dict[str, str] | None = None) -> str | N
     return None
 
 
-def _str_tuple(v: ast.AST) -> tuple[str, ...] | None:
-    """The strings of a literal tuple, list or set of string constants (at most 64), else None."""
+def _str_tuple(v: ast.AST, limit: int = 64) -> tuple[str, ...] | None:
+    """The strings of a literal tuple, list or set of string constants (at most ``limit``; also
+    ``frozenset({...})``, ``tuple([...])``), else None."""
     if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in ("frozenset", "set", "tuple", "list") \
             and len(v.args) == 1 and not v.keywords:
         v = v.args[0]
-    if isinstance(v, (ast.Tuple, ast.List, ast.Set)) and 0 < len(v.elts) <= 64 and all(
+    if isinstance(v, (ast.Tuple, ast.List, ast.Set)) and 0 < len(v.elts) <= limit and all(
             isinstance(e, ast.Constant) and isinstance(e.value, str) for e in v.elts):
         return tuple(e.value for e in v.elts)
     return None
+
+
+def module_strings(tree: ast.Module, name: str, limit: int = 64) -> tuple[str, ...] | None:
+    """The strings of a module-level ``NAME = ("a", "b")`` (or ``NAME: tuple[str, ...] = ...``)
+    assigned once in ``tree``, a literal tuple, list or set of at most ``limit`` strings; else None."""
+    found, seen = None, 0
+    for st in tree.body:
+        if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets) \
+                or isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.target.id == name \
+                and st.value is not None:
+            seen += 1
+            found = _str_tuple(st.value, limit)
+    return found if seen == 1 else None
 
 
 def _dict_slices(fn: ast.AST, aliases: dict[str, str], strings):

@@ -28,7 +28,7 @@ from padlint.analysis.values import (
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
 from padlint.analysis.buffers import _MODULES as READ_ONLY_MODULES, _PURE_MODULE_FUNCS as READ_ONLY_FUNCS
 from padlint.analysis.literals import same_literal
-from padlint.analysis.callgraph import CallGraph
+from padlint.analysis.callgraph import CallGraph, module_strings
 from padlint.analysis.project import ClassInfo, FunctionInfo, Project, _type_names, scan_method_attr_types
 from padlint.analysis.project import _dotted as _dotted_name_ast
 from padlint.profile import Profile
@@ -777,23 +777,22 @@ class Interpreter:
         own = len(states) > 1 and any(v != vals[0] for v in vals[1:])
         for s, v in frame.returns:
             value = join_vals(value, stamp(v, s) if own else v)
-        exit_state = State.join(states) or state
-        if len(states) > 1 and (any(frame.return_facts) or any(end_facts)):
-            # a reset made on the ways out under a test holds where that test holds (`if not
-            # use_spec: return` before the reset), as after an `if` (:meth:`_keep_conditional`)
-            facts = [*frame.return_facts, *([end_facts[0]] if end is not None else [])]
-            # only where the ways out exclude each other (one's facts contradict each other's:
-            # `if not use_spec: return` and the end under `use_spec`); a `return` in a loop
-            # whose end is reached without a test does not
-            if len(facts) == len(states) and all(
-                    any((k, not p) in facts[j] for k, p in facts[i])
-                    for i in range(len(facts)) for j in range(len(facts)) if i != j):
-                acc, acc_facts = states[0], facts[0]
-                for st, ks in zip(states[1:], facts[1:]):
-                    out = State.join([acc, st])
-                    self._keep_conditional(out, acc, st, acc_facts - ks, ks - acc_facts, frame)
-                    acc, acc_facts = out, acc_facts & ks
-                exit_state = acc
+        # a reset made on the ways out under a test holds where that test holds (`if not use_spec:
+        # return` before the reset), as after an `if` (:meth:`_keep_conditional`): only where the
+        # ways out exclude each other (each one's facts contradict every other's); a `return` in a
+        # loop whose end is reached without a test does not
+        facts = [*frame.return_facts, *([end_facts[0]] if end is not None else [])]
+        if len(states) > 1 and any(facts) and all(
+                any((k, not p) in facts[j] for k, p in facts[i])
+                for i in range(len(facts)) for j in range(len(facts)) if i != j):
+            acc, acc_facts = states[0], facts[0]
+            for st, ks in zip(states[1:], facts[1:]):
+                out = State.join([acc, st])
+                self._keep_conditional(out, acc, st, acc_facts - ks, ks - acc_facts, frame)
+                acc, acc_facts = out, acc_facts & ks
+            exit_state = acc
+        else:
+            exit_state = State.join(states) or state
         prepared = self._preparing_paths(states, exit_state)
         if prepared:
             exit_state = State.join(prepared) or exit_state
@@ -3415,24 +3414,7 @@ class Interpreter:
         if memo != 0:
             return memo
         mod = self.project.module(module) if module else None
-        found = None
-        if mod is not None:
-            seen = 0
-            for st in mod.tree.body:
-                if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets) \
-                        or isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) \
-                        and st.target.id == name and st.value is not None:
-                    seen += 1
-                    v = st.value
-                    if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) \
-                            and v.func.id in ("frozenset", "set", "tuple", "list") and len(v.args) == 1 \
-                            and not v.keywords:
-                        v = v.args[0]  # `frozenset({"a", "b"})`
-                    if isinstance(v, (ast.Tuple, ast.List, ast.Set)) and 0 < len(v.elts) <= MAX_KEYS and all(
-                            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in v.elts):
-                        found = tuple(e.value for e in v.elts)
-            if seen != 1:
-                found = None
+        found = module_strings(mod.tree, name, MAX_KEYS) if mod is not None else None
         self._keys_memo[(module, name)] = found
         return found
 

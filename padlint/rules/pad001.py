@@ -8,7 +8,6 @@ in its own file) and the reset to add.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
