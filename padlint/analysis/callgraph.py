@@ -1499,12 +1499,11 @@ _WRITERS = frozenset({"copy_", "fill_", "zero_", "fill", "uniform_", "normal_", 
                       "masked_scatter_", "put_"})
 
 
-def _graph_read_first(fn: ast.AST, aliases: dict[str, str], extra=(), written_first: set | None = None) -> set[str]:
+def _graph_read_first(fn: ast.AST, aliases: dict[str, str]) -> set[str]:
     """Attribute paths (as :func:`_self_slice` names them) of the slices ``fn`` reads before it
     writes them: the first access in source order (an assignment's value before its target) is
     not the target of an assignment, nor the receiver of an in-place write (``x[:n].copy_(v)``),
-    nor an ``out=`` argument.  ``extra``: more ``(attribute path, slice)`` pairs (entries of
-    dicts of buffers); ``written_first``: filled with the paths whose first access is a write."""
+    nor an ``out=`` argument."""
     targets: set[int] = set()
     written: set[int] = set()
     for sub in ast.walk(fn):
@@ -1522,14 +1521,12 @@ def _graph_read_first(fn: ast.AST, aliases: dict[str, str], extra=(), written_fi
                 if k.arg == "out":
                     written.add(id(k.value))
     first: dict[str, tuple[int, int, int, bool]] = {}
-    pairs = [(a, sub) for sub in ast.walk(fn) if isinstance(sub, ast.Subscript)
-             and (a := _self_slice(sub, aliases))]
-    for attr, sub in [*pairs, *extra]:
-        key = (sub.lineno, 1 if id(sub) in targets else 0, sub.col_offset, id(sub) in written)
-        if attr not in first or key[:3] < first[attr][:3]:
-            first[attr] = key
-    if written_first is not None:
-        written_first.update(a for a, key in first.items() if key[3])
+    for sub in ast.walk(fn):
+        attr = _self_slice(sub, aliases) if isinstance(sub, ast.Subscript) else None
+        if attr:
+            key = (sub.lineno, 1 if id(sub) in targets else 0, sub.col_offset, id(sub) in written)
+            if attr not in first or key[:3] < first[attr][:3]:
+                first[attr] = key
     return {a for a, key in first.items() if not key[3]}
 
 
