@@ -633,6 +633,10 @@ class Interpreter:
         self._ptr_tables: dict[str, tuple[str, ...]] = {}  # pointer-table attribute -> containers
         self._sliced_memo: dict[int, tuple] = {}  # id(loop body) -> (body, its variable is sliced)
         self._and_memo: dict[int, tuple] = {}  # id(if statement) -> (it, `if A: if B:` for `if A and B:`)
+        # id(`if A:` or `if B:` of a split `if A and B:`) -> that statement (:meth:`_split_and`)
+        self._and_origin: dict[int, cst.If] = {}
+        # id(an `elif` statement) -> the path that reaches it: "`a` fails" (:meth:`_partial_prefixes`)
+        self._elif_context: dict[int, str] = {}
         self._keys_memo: dict[tuple[str, str], tuple[str, ...] | None] = {}  # module constants of keys
         self._getattr_nodes: dict[tuple, cst.Attribute] = {}  # (id of a `getattr` call, key) -> `obj.key`
         self._fill_calls: dict[int, cst.Call] = {}  # id of `torch.zero_(x)` -> `x.zero_()`
@@ -678,6 +682,14 @@ class Interpreter:
         # path: the writing function's frame chain): a sink outside the checked files is reported
         # at a checked file's write of its buffer on the way to it
         self.writers: dict[tuple[str, str], dict[str, list[tuple]]] = {}
+        # the first prefix write ``buf[:k]`` seen per (location, count, offset): the written
+        # slice as the code names it, for :meth:`_partial_prefixes`
+        self._extent_sites: dict[tuple[str, str, int], str] = {}
+        # the locations that got rows one branch left unwritten (:meth:`_partial_prefixes`)
+        self._partial_locs: set[str] = set()
+        # per branch of a test being interpreted: the locations (buffers, without `#host`/`#dev`)
+        # its statements and callees wrote rows of (:meth:`_note_write`)
+        self._branch_writes: list[set[str]] = []
         self._frames: list[Frame] = []        # the frames being interpreted, entry point first
         self._write_log: list[set] = []       # per callee being interpreted: the writes it noted
         self._hit_log: list[list] = []        # per callee being interpreted: its sink hits, with their paths
@@ -1102,7 +1114,11 @@ class Interpreter:
         self._equal_by_test(stmt.test, then_start, else_start)
         self._active = saved | then_keys
         then_env = dict(then_start.env) if then_keys else None
-        then_end = self._exec_block(stmt.body, frame, then_start)
+        self._branch_writes.append(set())
+        try:
+            then_end = self._exec_block(stmt.body, frame, then_start)
+        finally:
+            then_wrote = self._branch_done()
         self._stamp_branch_locals(then_env, then_end, saved | then_keys)
         self._active = saved
         if stmt.orelse is None:
@@ -1115,13 +1131,23 @@ class Interpreter:
                 self._active = saved | else_keys
             out = State.join([then_end, else_start], branches=not frame.dummy)
             self._keep_conditional(out, then_end, else_start, then_keys, else_keys, frame)
+            self._partial_prefixes(out, then_end, else_start, stmt, frame, then_keys, else_keys, then_wrote, set())
             return out
         self._active = saved | else_keys
         else_env = dict(else_start.env) if else_keys else None
-        if isinstance(stmt.orelse, cst.If):
-            else_end = self._exec_if(stmt.orelse, frame, else_start, elif_=True)
-        else:
-            else_end = self._exec_block(stmt.orelse.body, frame, else_start)
+        self._branch_writes.append(set())
+        try:
+            if isinstance(stmt.orelse, cst.If):
+                if id(stmt.orelse) not in self._elif_context:
+                    orig = self._and_origin.get(id(stmt), stmt)
+                    reach = f"`{' '.join(self._text(orig.test).split())}` fails"
+                    outer = self._elif_context.get(id(orig), "")
+                    self._elif_context[id(stmt.orelse)] = f"{outer} and {reach}" if outer else reach
+                else_end = self._exec_if(stmt.orelse, frame, else_start, elif_=True)
+            else:
+                else_end = self._exec_block(stmt.orelse.body, frame, else_start)
+        finally:
+            else_wrote = self._branch_done()
         self._stamp_branch_locals(else_env, else_end, saved | else_keys)
         self._active = saved | (then_keys if else_end is None else else_keys if then_end is None
                                 else frozenset())
@@ -1129,7 +1155,16 @@ class Interpreter:
         self._empty_when_false(stmt.test, then_end, else_end)
         out = State.join([then_end, else_end], branches=not frame.dummy)
         self._keep_conditional(out, then_end, else_end, then_keys, else_keys, frame)
+        self._partial_prefixes(out, then_end, else_end, stmt, frame, then_keys, else_keys, then_wrote, else_wrote)
         return out
+
+    def _branch_done(self) -> set[str]:
+        """End of a branch of a test: the locations it wrote (:attr:`_branch_writes`), which the
+        enclosing branch wrote too."""
+        wrote = self._branch_writes.pop()
+        if self._branch_writes:
+            self._branch_writes[-1].update(wrote)
+        return wrote
 
     @staticmethod
     def _stamp_branch_locals(before: dict | None, end: State | None, facts: frozenset) -> None:
@@ -1323,6 +1358,9 @@ class Interpreter:
         frame.seg.same_lines(inner, stmt)
         frame.seg.same_lines(outer, stmt)
         self._and_memo[id(stmt)] = (stmt, outer, inner)
+        origin = self._and_origin.get(id(stmt), stmt)
+        self._and_origin[id(inner)] = self._and_origin[id(outer)] = origin
+        self._keep.extend((inner, outer))
         return outer
 
     def _keep_conditional(self, out: State | None, a: State | None, b: State | None,
@@ -1375,6 +1413,81 @@ class Interpreter:
                 out.heap[loc] = replace(j, clean=j.clean | extra)
                 for n in local:
                     frame.cond_locs.setdefault(n, set()).add(loc)
+
+    def _partial_prefixes(self, out: State | None, a: State | None, b: State | None, stmt: cst.If,
+                          frame: Frame, ka: frozenset, kb: frozenset, wa: set, wb: set) -> None:
+        """After ``if test:`` joins: rows ``[0:k]`` of a persistent buffer that one branch wrote
+        (a prefix write, :meth:`_extend`) and the other left untouched hold, on the other
+        branch, what an earlier step wrote there (``if x is not None: buf[:n].copy_(x)`` with no
+        ``else``).  The code writes those rows on one path, so they are this step's rows: kept as
+        a taint of the buffer (:attr:`Taint.partial`, rows from 0) that a later write of the
+        prefix on the joined path removes, and, where the test is one of this function's facts,
+        a conditional write of them (covering reads under the same test).
+
+        Only where the other branch wrote nothing into the buffer (``wa``/``wb``: the locations
+        each branch wrote rows of, in a loop or a callee too) and no code on its path so far
+        stored into it or was handed it (or an object holding it) without the analysis reading
+        that code (no :data:`MAY_WRITE` mark): such code may have written the rows."""
+        if out is None or a is None or b is None or frame.dummy or frame.dummy_any:
+            return
+        # `if A and B:` runs as `if A: if B:` (:meth:`_split_and`): both name the whole test; an
+        # `elif` is reached where the tests before it failed (:attr:`_elif_context`)
+        orig = self._and_origin.get(id(stmt), stmt)
+        test = " ".join(self._text(orig.test).split())
+        context = self._elif_context.get(id(orig), "")
+        line = frame.seg.line(stmt, stmt)
+        # `if holder is not None:` / `if holder:`: where the holder of a buffer (or the buffer) is
+        # None it does not exist, and no path reads its rows there; `exists` is the way the test
+        # goes where it does, `holders` the locations the test names
+        exists, named = "", None
+        t = stmt.test
+        if isinstance(t, cst.Comparison) and len(t.comparisons) == 1:
+            comp = t.comparisons[0]
+            if isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None" \
+                    and isinstance(comp.operator, (cst.Is, cst.IsNot)):
+                exists, named = "holds" if isinstance(comp.operator, cst.IsNot) else "fails", t.left
+        elif isinstance(t, (cst.Name, cst.Attribute)):
+            exists, named = "holds", t
+        elif isinstance(t, cst.UnaryOperation) and isinstance(t.operator, cst.Not) \
+                and isinstance(t.expression, (cst.Name, cst.Attribute)):
+            exists, named = "fails", t.expression
+        v = self._eval_quiet(named, out) if named is not None else None
+        holders = tuple(r.loc for r in v.refs) if isinstance(v, Refs) else ()
+        for loc in a.heap.dirty | b.heap.dirty:
+            if loc[:1] in ("@", "?", "!") or loc.startswith(("new:", "arg:")):
+                continue
+            sa, sb = a.heap.get(loc) or PERSISTENT, b.heap.get(loc) or PERSISTENT
+            if not isinstance(sa, LocState) or not isinstance(sb, LocState):
+                continue
+            base = loc.split("#", 1)[0]
+            for mine, other, end, facts, way, wrote in ((sa, sb, b, ka, "holds", wb), (sb, sa, a, kb, "fails", wa)):
+                if not mine.extents or not mine.entry_stale or not other.entry_stale or other.extents \
+                        or base in wrote or end.heap.get(MAY_WRITE + loc) is not None \
+                        or any(end.heap.get(MAY_WRITE + h) is not None for h in _all_holders(base)):
+                    continue
+                unwritten = f"`{test}` {'fails' if way == 'holds' else 'holds'}"
+                if context:
+                    unwritten = f"{context} and {unwritten}"
+                add, cover = set(), set()
+                for k, off in sorted(mine.extents):
+                    if off or self.p.is_padded_name(k) or any(t.partial and t.padded == k for t in mine.taints):
+                        continue  # (a nested test already named the path that leaves them)
+                    written = self._extent_sites.get((loc, k, off))
+                    if written is None or way == exists and any(
+                            loc == h or loc.startswith((h + "[", h + ".", h + "#")) for h in holders):
+                        continue
+                    add.add(Taint(
+                        buffer=written, padded=k, offset=0, reason="stale", real=(DUMMY_ROWS,),
+                        padded_written=written[written.rfind("[:") + 2:-1] if written.endswith("]") else k,
+                        partial=unwritten,
+                        steps=((line, f"rows of `{written}` are not written where {unwritten}: there they "
+                                      f"hold what an earlier step wrote", frame.path),)))
+                    if facts:
+                        cover.add(Reset(DUMMY_ROWS, 0, when=facts, upto=k, exact=True))
+                if add:
+                    self._partial_locs.add(loc)
+                    j = out.heap.get(loc) or PERSISTENT
+                    out.heap[loc] = replace(j, taints=j.taints | frozenset(add), clean=j.clean | frozenset(cover))
 
     @staticmethod
     def _refine_fields(frame: Frame, state: State, facts: frozenset) -> None:
@@ -1786,6 +1899,11 @@ class Interpreter:
             if isinstance(small.operator, cst.MultiplyAssign) and self._literal(small.value) == "0" \
                     and isinstance(small.target, cst.Subscript):
                 self._write_region(small.target, UNKNOWN, frame, state, small.value)  # `x[R:P] *= 0`
+            else:
+                # `x[:n] += 1`, `x += 1`: rows updated from their old values, kept across steps on
+                # purpose (a branch that does this has not left them unwritten, :meth:`_partial_prefixes`)
+                target = small.target.value if isinstance(small.target, cst.Subscript) else small.target
+                self._mark_written([self._eval_quiet(target, state)], state)
             return state
         if isinstance(small, cst.Expr):
             self._eval(small.value, frame, state)
@@ -1819,6 +1937,9 @@ class Interpreter:
             else:
                 for e in elems:
                     self._bind(e, UNKNOWN, frame, state)
+        elif isinstance(target, cst.Subscript):
+            # `buf[:n], x = a, b`: some rows of the buffer written (which ones is not followed)
+            self._mark_written([self._eval_quiet(target.value, state)], state)
 
     def _assign(self, target: cst.BaseExpression, value_node: cst.BaseExpression, value: AVal,
                 frame: Frame, state: State) -> None:
@@ -2040,6 +2161,8 @@ class Interpreter:
         persistent location ``loc`` (``count``: up to that count, when it writes a prefix), for the
         entry point being interpreted, with the call path that led to the writing function
         (:attr:`writers`)."""
+        if self._branch_writes:
+            self._branch_writes[-1].add((where[0] if where is not None else loc).split("#", 1)[0])
         if where is None:
             if not self._frames:
                 return
@@ -2136,6 +2259,18 @@ class Interpreter:
         if not st.entry_stale:
             return
         key = (bound.canon, bound.offset)
+        if (ref.loc, *key) not in self._extent_sites:
+            text = self._t(ref.text)
+            if ref.count is not None and text.endswith("]"):  # a view `buf[:m]`: the buffer
+                text = text[:text.rfind("[")]
+            self._extent_sites[(ref.loc, *key)] = f"{text}[:{bound.written or bound.canon}]"
+        if any(t.partial for t in st.taints):
+            # rows [0:k] written on the joined path now: no longer stale on any path
+            kept = frozenset(t for t in st.taints if not (t.partial and not bound.offset and (
+                t.padded == bound.canon or self._same_count(t.padded, bound.canon))))
+            if kept != st.taints:
+                st = replace(st, taints=kept)
+                state.heap[ref.loc] = st
         if key not in st.extents:
             state.heap[ref.loc] = replace(st, extents=st.extents | {key})
 
@@ -3856,7 +3991,12 @@ class Interpreter:
         for r in value.refs:
             st = state.loc(r.loc) if r.persistent else state.heap.get(r.loc, LocState(False))
             clean = st.clean | r.clean_at if r.clean_at else st.clean
-            cands: set[Taint] = set(st.taints)
+            own = st.taints
+            if r.extents_at and own:
+                # rows one branch left unwritten, of a view taken on (or stamped with) a path that
+                # wrote them: on the path this view comes from they are written
+                own = frozenset(t for t in own if not (t.partial and (t.padded, 0) in r.extents_at))
+            cands: set[Taint] = set(own)
             c = r.count
             if c is not None:
                 inferred = ()
@@ -3875,6 +4015,9 @@ class Interpreter:
                         if dummy is not None:
                             out.update(t for t in cands if not covers(clean, t, self._real_for, accepts,
                                                                         self._active))
+                        else:  # rows [0:k] one branch left unwritten are real rows too
+                            out.update(t for t in own if t.partial and not covers(
+                                clean, t, self._real_for, accepts, self._active))
                         continue  # sliced to a real (or unknown) count: no padding rows
                     rtext = self._t(r.text)
                     written = " / ".join(f"[:{k}]" for k in inferred)
@@ -4495,6 +4638,10 @@ class Interpreter:
         if isinstance(func, cst.Attribute) and name and name.split(".")[0] in ELEMENTWISE_MODULES \
                 and last in ELEMENTWISE_FUNCS:
             vals = [self._eval(a.value, frame, state) for a in node.args]
+            outs = self._out_args(node, vals)
+            if outs:  # `torch.add(a, b, out=buf[:n])`, `np.add(..., out=buf.np[:n])`: writes rows there
+                self._opaque(self._noted(outs), state)
+                self._drop_partial(outs, state)
             if last == "where" and len(vals) == 3:
                 # torch.where(m, x, y): where m's padding rows are all False they hold y
                 # (a literal: the same value in every padding row), where all True they hold x
@@ -4549,12 +4696,14 @@ class Interpreter:
             self._opaque(self._noted(self._out_args(node, arg_vals)), state)
             if not (name and name.split(".")[0] in READ_ONLY_MODULES and last in READ_ONLY_FUNCS):
                 self._mark_written(arg_vals, state)  # (`torch.sum(buf)` only reads it)
+                self._drop_partial(arg_vals, state)
             return UNKNOWN
 
         arg_vals = [self._eval(a.value, frame, state) for a in node.args]
         self._opaque(self._noted(self._out_args(node, arg_vals)), state)
         if not (name and name.split(".")[0] in READ_ONLY_MODULES and last in READ_ONLY_FUNCS):
             self._mark_written(arg_vals, state)  # (`torch.sum(buf)` only reads it)
+            self._drop_partial(arg_vals, state)
         return UNKNOWN
 
     @staticmethod
@@ -4582,6 +4731,29 @@ class Interpreter:
                 for r in v.refs:
                     if r.persistent or r.types:  # a buffer, or an object that may hold one
                         state.heap[MAY_WRITE + r.loc] = True
+
+    def _drop_partial(self, vals, state: State) -> None:
+        """Code the analysis does not read, handed a buffer (or an object holding one), may write
+        any of its rows: rows one branch left unwritten (:attr:`Taint.partial`) are no longer
+        known to be unwritten.  Only the locations that ever had such rows are looked at."""
+        if not self._partial_locs:
+            return
+        for v in vals:
+            if isinstance(v, TailVal):
+                v = v.base
+            if not isinstance(v, Refs):
+                continue
+            for r in v.refs:
+                if not (r.persistent or r.types):
+                    continue
+                base = r.loc.split("#", 1)[0]
+                for loc in self._partial_locs:
+                    if loc != r.loc and loc.split("#", 1)[0] != base \
+                            and not loc.startswith((base + ".", base + "[")):
+                        continue
+                    st = state.heap.get(loc)
+                    if isinstance(st, LocState) and any(t.partial for t in st.taints):
+                        state.heap[loc] = replace(st, taints=frozenset(t for t in st.taints if not t.partial))
 
     def _noted(self, vals: list) -> list:
         """``vals`` (the ``out=`` arguments of a library call), each persistent buffer among them
@@ -4613,8 +4785,10 @@ class Interpreter:
                     continue
                 for loc in (r.loc, r.loc + "#host", r.loc + "#dev"):
                     st = state.heap.get(loc)
-                    if st is not None and st.extents:
-                        state.heap[loc] = replace(st, extents=frozenset())
+                    if st is not None and (st.extents or any(t.partial for t in st.taints)):
+                        # (rows a branch left unwritten: that code may write them)
+                        state.heap[loc] = replace(st, extents=frozenset(),
+                                                  taints=frozenset(t for t in st.taints if not t.partial))
 
     def _site(self, frame: Frame, line: int, vtext: str, node, form: str, kind: str = "reset") -> PadWrite | None:
         """The :class:`PadWrite` of a literal write (None when the value is not a literal: it is
@@ -4809,6 +4983,7 @@ class Interpreter:
         # `self.model_runner.fill_counts(buf, n)` may write buf; `self.refresher.refresh(n)` what
         # the refresher holds
         self._mark_written([self._not_self(recv, state), *arg_vals], state)
+        self._drop_partial([self._not_self(recv, state), *arg_vals], state)
         return UNKNOWN
 
     _FILL_FUNCTIONS = {"zero_": "zero_", "fill_": "fill_", "zeros_": "zero_", "constant_": "fill_"}
@@ -5627,7 +5802,8 @@ class Interpreter:
             if not self.p.is_index_field(fld):
                 # a dummy run's outputs are dropped: its stale rows matter where they are indices
                 # the run writes through (KV slots, blocks, state slots of a live request)
-                taints = {t for t in taints if t.real != (DUMMY_ROWS,) and not (t.dummy and t.reason == "init")}
+                taints = {t for t in taints if (t.real != (DUMMY_ROWS,) or t.partial)
+                          and not (t.dummy and t.reason == "init")}
             else:
                 self._note_dummy_reads(value, state, fld, frame)
             spec = self.p.field_spec(fld)
@@ -5927,6 +6103,12 @@ class _KwargsKey:
 
     arg: cst.Arg
     key: str
+
+
+def _all_holders(loc: str) -> list[str]:
+    """``loc`` and the locations of the objects and containers that hold it
+    (``self._static['seq_lens']``: also ``self._static`` and ``self``)."""
+    return [loc, *(loc[:m.start()] for m in re.finditer(r"[.\[]", loc) if m.start())]
 
 
 def _holders(loc: str) -> list[str]:

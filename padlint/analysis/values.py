@@ -130,6 +130,11 @@ class Taint:
     # the slice is of an element of a persistent list named by a local (``x[:n] for x in
     # self.tables``): that list as the code names it, so that messages name the buffer
     element_of: str = ""
+    # rows [0:padded] of a persistent buffer this step writes on one branch of a test only
+    # (``if x is not None: buf[:n].copy_(x)`` with no write of those rows on the other branch):
+    # the path that leaves them unwritten, as messages say it ("`x is not None` fails");
+    # ``real`` is ``(DUMMY_ROWS,)`` (rows from 0: only a write from row 0 covers them)
+    partial: str = ""
 
 
 @dataclass(frozen=True)
@@ -757,7 +762,9 @@ def origin_key(t: Taint) -> str:
     if t.element_of:
         return t.element_of
     i = t.buffer.find("[")
-    return t.buffer[:i] if i > 0 else t.buffer
+    base = t.buffer[:i] if i > 0 else t.buffer
+    # rows a branch left unwritten are written on that branch, not reset at the sink: another fix
+    return f"{base} (rows from 0)" if t.partial else base
 
 
 def with_step(t: Taint, line: int, note: str, derived_from: str | None = None, path: str = "") -> Taint:

@@ -332,7 +332,7 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     local = all(not t.steps or t.steps[0][2] in ("", path) for t in hit.taints)
     # rows a dummy run did not write are reset in the dummy run: the sink is shared with real steps
     fix_text = _fix_text(hit, taint, real_name, neutral) \
-        if hit.fixable and local and not taint.dummy and not hit.dummy else None
+        if hit.fixable and local and not taint.dummy and not hit.dummy and not taint.partial else None
     lead = ":, " * taint.dim
     noun = "rows" if taint.dim == 0 else "entries"
     rows = (f"[{lead}{real_shown} + {taint.offset}:{padded_shown} + {taint.offset}]" if taint.offset
@@ -376,6 +376,21 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
         if hit.kind == "capture":  # every row of a captured size is a padding row at capture
             state = ("hold no request at capture (every row is a padding row) and nothing before the "
                      "capture writes them: they may hold a live request's indices from an earlier run")
+    shown_k = ""
+    if taint.partial:
+        # rows from 0 that this step writes on one branch of a test only: real rows too
+        # the count as the sink's code names it, else as the write names it (a callee's own name)
+        shown_k = hit.real_names.get(taint.padded) or hit.padded_names.get(taint.padded) \
+            or taint.padded_written or taint.padded
+        rows = f"[0:{shown_k}]"
+        tline, _note, tpath = taint.steps[0]
+        at = f"line {tline}" if tpath in ("", path) else f"{_shown(tpath)}:{tline}"
+        base = taint.buffer[:taint.buffer.rfind("[:")] if taint.buffer.endswith("]") else taint.buffer
+        reads = (f"is derived from `{_short(taint.derived_from)}`, which reads" if taint.derived_from
+                 else "reads")
+        what = (f"`{hit.arg_name or hit.arg_text}` {reads} rows {rows} of the persistent buffer `{_short(base)}`, "
+                f"which this step writes on some paths only")
+        state = f"are not written where {taint.partial} ({at}) and hold an earlier step's values there"
     where = sink_phrase(hit)
     more = f" (and {len(hit.taints) - 1} more source{'s' if len(hit.taints) > 2 else ''})" \
         if len(hit.taints) > 1 else ""
@@ -395,7 +410,10 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     shared = _shared_owner(hit, taint, profile) if fix_text else None
     shared_note = (f" (it writes into `{shared[0]}`, a buffer of `{shared[1]}` that other code reads too)"
                    if shared else "")
-    if taint.dummy and hit.kind == "capture":
+    if taint.partial:
+        fix_hint = (f"; write them on that path too (or do not read them there) before line "
+                    f"{hit.stmt_line}")
+    elif taint.dummy and hit.kind == "capture":
         fix_hint = f"; reset the buffer to {shown} before line {hit.stmt_line}"
     elif taint.dummy:
         fix_hint = (f"; reset them to {shown} in the dummy run `{taint.dummy}` (or its callees) before "
@@ -440,7 +458,8 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     return Finding(
         code=CODE, path=path, line=hit.span[0], column=hit.span[1], end_line=hit.span[2],
         end_column=hit.span[3], message=message, severity=hit.severity, sink=hit.sink,
-        field=hit.field, buffer=taint.buffer, padded=padded_shown, real=real_shown,
+        field=hit.field, buffer=taint.buffer, padded=shown_k if taint.partial else padded_shown,
+        real="0" if taint.partial else real_shown,
         trace=trace, fix=fix, statement=hit.stmt_text, function=hit.function, dummy_run=hit.dummy)
 
 
@@ -484,6 +503,8 @@ def _stale_rows(t: Taint) -> str:
         return "the rows the CUDA graph replayed there reads and no path to that replay writes"
     if t.dummy:
         return f"rows [0:{padded}] written by no step of the dummy run `{t.dummy}`"
+    if t.partial:
+        return f"rows [0:{padded}] not written where {t.partial}"
     return f"its padding rows (up to {padded}) not reset"
 
 
@@ -501,9 +522,11 @@ def _outside_findings(hit: SinkHit, texts: dict[str, str]) -> list[Finding]:
         what = (f"`{_short(t.derived_from)}`, from which `{hit.arg_text}` is derived," if t.derived_from
                 else f"`{_short(t.buffer)}`")
         rows = _stale_rows(t)
-        advice = "reset those rows in the dummy run" if t.dummy else "reset its padding rows before it reaches the sink"
+        advice = "reset those rows in the dummy run" if t.dummy else \
+            "write those rows on every path before it reaches the sink" if t.partial else \
+            "reset its padding rows before it reaches the sink"
         out.append(_elsewhere(hit, t, spath, placed, what, rows, advice, sink_trace(hit, (t,), spath),
-                              proposed=not t.dummy))
+                              proposed=not (t.dummy or t.partial)))
     return out
 
 

@@ -233,12 +233,15 @@ def test_a_prefix_written_under_a_nonempty_test_is_known_on_both_paths(tmp_path)
     # another test: on its false path nothing of this step reached the buffer, every row holds
     # an earlier step's values, rows [n_real:n_pad] among them; on the true path those rows are
     # unwritten too: stale on both, reported (before the prefix of one path was dropped at the
-    # join, and nothing was)
+    # join, and nothing was).  Rows [0:n_real] are unwritten on the false path too (`n_real` may
+    # be 1 to 4 there): a second finding, which the padding reset does not fix
     other = _GUARDED_PREFIX.replace("{TEST}", "n_real > 4").replace("{RESET}", "")
     line = other.splitlines().index("        return CommonAttentionMetadata(seq_lens=self.seq_lens[:n_pad])") + 1
-    assert _findings(_module(tmp_path, other), load_profile("vllm")) == [("mod.py", line, "seq_lens")]
+    assert _findings(_module(tmp_path, other), load_profile("vllm")) == [("mod.py", line, "seq_lens")] * 2
     fixed = _GUARDED_PREFIX.replace("{TEST}", "n_real > 4").replace("{RESET}", "        self.seq_lens[n_real:n_pad] = 0\n")
-    assert _findings(_module(tmp_path, fixed), load_profile("vllm")) == []
+    res = check_project(_module(tmp_path, fixed), load_profile("vllm"))
+    (f,) = [f for fs in res.values() if isinstance(fs, list) for f in fs]
+    assert "rows [0:n_real]" in f.message and "not written where `n_real > 4` fails" in f.message
 
 
 _REPLACE_PARAM = '''\

@@ -75,13 +75,16 @@ def test_reset_under_the_consumers_own_condition_counts(tmp_path):
 
 
 def test_another_condition_does_not_excuse_the_other_path(tmp_path):
-    # under a condition the consumer does not test, the path that skips the reset is stale
+    # under a condition the consumer does not test, the path that skips the reset is stale; so
+    # are the real rows the path skips writing: two findings (the padding rows, rows [0:num_tokens])
     text = _runner("""\
         if self.use_moe:
             is_padding[:num_tokens].fill_(False)
             is_padding[num_tokens:].fill_(True)
     """)
-    assert [f.field for f in _check(tmp_path, text)] == ["is_padding"]
+    found = _check(tmp_path, text)
+    assert [f.field for f in found] == ["is_padding", "is_padding"]
+    assert sum("rows [0:num_tokens]" in f.message and "`self.use_moe` fails" in f.message for f in found) == 1
 
 
 _HELPER = textwrap.dedent("""\

@@ -171,15 +171,31 @@ class Runner:
 '''
 
 
-@pytest.mark.parametrize("reset,expected", [
+@pytest.mark.parametrize("reset,rows", [
     # a prefix written on one branch only: on the other every row is stale, on this one rows
-    # [raw_bs:slots]; the finding names those
-    ("pass", [(18, "seq_lens")]),
-    ("self.seq_lens[raw_bs:self.slots].fill_(1)", []),
+    # [raw_bs:slots]: two findings, the padding rows (a reset at the sink) and rows [0:raw_bs]
+    # where `fb.has_lens` fails (written on that branch)
+    ("pass", ["rows [raw_bs:self.slots] may be stale", "rows [0:raw_bs]"]),
+    # with the padding rows reset, rows [0:raw_bs] are still unwritten where `fb.has_lens` fails
+    ("self.seq_lens[raw_bs:self.slots].fill_(1)", ["rows [0:raw_bs]"]),
 ])
-def test_a_prefix_written_on_one_branch_names_the_padding_rows(tmp_path, reset, expected):
+def test_a_prefix_written_on_one_branch_names_the_padding_rows(tmp_path, reset, rows):
     found = check_files(tmp_path, {"runner.py": CONDITIONAL}, ["runner.py"], {"RESET": reset}, profile="sglang")
-    assert sorted((f.line, f.field) for f in found) == expected
+    assert [(f.line, f.field) for f in found] == [(18, "seq_lens")] * len(rows)
+    for text, f in zip(rows, sorted(found, key=lambda f: "rows [0:" in f.message)):
+        assert text in f.message
+    (one,) = [f for f in found if "rows [0:raw_bs]" in f.message]
+    assert "not written where `fb.has_lens` fails (line 15)" in one.message and one.fix is None
+
+
+def test_a_prefix_written_on_both_branches_leaves_only_the_padding_rows(tmp_path):
+    text = CONDITIONAL.replace("            self.seq_lens[:raw_bs].copy_(fb.seq_lens)\n",
+                               "            self.seq_lens[:raw_bs].copy_(fb.seq_lens)\n"
+                               "        else:\n"
+                               "            self.seq_lens[:raw_bs].fill_(1)\n")
+    found = check_files(tmp_path, {"runner.py": text}, ["runner.py"],
+                        {"RESET": "self.seq_lens[raw_bs:self.slots].fill_(1)"}, profile="sglang")
+    assert found == []
 
 
 HELD = '''\

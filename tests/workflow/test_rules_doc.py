@@ -77,7 +77,7 @@ def test_pad001_examples():
     page = load_pages()["PAD001"]
     invalid = [e for e in page.examples if not e.valid]
     valid = [e for e in page.examples if e.valid]
-    assert len(invalid) == 6 and len(valid) == 6
+    assert len(invalid) == 7 and len(valid) == 7
     # The canonical case: the mark is on the `is_prefilling=is_prefilling,` argument, line 10 of the block.
     assert invalid[0].title == "Derived mask without a reset"
     assert invalid[0].errors == ((10, "PAD001"),)
