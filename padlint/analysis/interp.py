@@ -1462,7 +1462,7 @@ class Interpreter:
             base = loc.split("#", 1)[0]
             for mine, other, end, facts, way, wrote in ((sa, sb, b, ka, "holds", wb), (sb, sa, a, kb, "fails", wa)):
                 if not mine.extents or not mine.entry_stale or not other.entry_stale or other.extents \
-                        or base in wrote or end.heap.get(MAY_WRITE + loc) is not None \
+                        or base in wrote or "*" in wrote or end.heap.get(MAY_WRITE + loc) is not None \
                         or any(end.heap.get(MAY_WRITE + h) is not None for h in _all_holders(base)):
                     continue
                 unwritten = f"`{test}` {'fails' if way == 'holds' else 'holds'}"
@@ -3146,6 +3146,12 @@ class Interpreter:
                        if table is None or not gi.tables or table in gi.tables)
         if inputs:
             self._check_graph_inputs(node, inputs, frame, state)
+        if self._branch_writes:
+            # the replay runs the captured work, which may write rows of the buffers its graphs
+            # are bound to (a draft step's next input ids): the branch may have written them
+            # (:meth:`_partial_prefixes`)
+            for b in bound_all:
+                self._branch_writes[-1].update(loc.split("#", 1)[0] for loc in self._self_attr_locs(b[0], state))
         if not bound_all:
             return
         by_axis: dict[str, set] = {}  # the padded counts in scope, by axis
@@ -4733,20 +4739,36 @@ class Interpreter:
                         state.heap[MAY_WRITE + r.loc] = True
 
     def _drop_partial(self, vals, state: State) -> None:
-        """Code the analysis does not read, handed a buffer (or an object holding one), may write
-        any of its rows: rows one branch left unwritten (:attr:`Taint.partial`) are no longer
-        known to be unwritten.  Only the locations that ever had such rows are looked at."""
-        if not self._partial_locs:
+        """Code the analysis does not read, handed a buffer (or an object or container holding
+        one), may write any of its rows: rows one branch left unwritten (:attr:`Taint.partial`)
+        are no longer known to be unwritten, and the branch being interpreted may have written
+        the buffer (:attr:`_branch_writes`).  Only the locations that ever had such rows are
+        looked at."""
+        if not self._partial_locs and not self._branch_writes:
             return
-        for v in vals:
+        vals = list(vals)
+        while vals:
+            v = vals.pop()
             if isinstance(v, TailVal):
                 v = v.base
+            if isinstance(v, MapVal):  # a container's elements (`[buf[:n], ...]`, a dict's values)
+                vals.append(v.item)
+                continue
+            if isinstance(v, TupleVal):
+                vals.extend(v.items)
+                continue
+            if isinstance(v, DictVal):
+                vals.extend(x for _k, x in v.items)
+                continue
             if not isinstance(v, Refs):
                 continue
             for r in v.refs:
                 if not (r.persistent or r.types):
                     continue
                 base = r.loc.split("#", 1)[0]
+                if self._branch_writes:
+                    # (an object: any buffer it holds, `*`)
+                    self._branch_writes[-1].add(base if not r.types else "*")
                 for loc in self._partial_locs:
                     if loc != r.loc and loc.split("#", 1)[0] != base \
                             and not loc.startswith((base + ".", base + "[")):
@@ -4982,8 +5004,13 @@ class Interpreter:
         self._opaque(self._noted(self._out_args(node, arg_vals)), state)
         # `self.model_runner.fill_counts(buf, n)` may write buf; `self.refresher.refresh(n)` what
         # the refresher holds
-        self._mark_written([self._not_self(recv, state), *arg_vals], state)
-        self._drop_partial([self._not_self(recv, state), *arg_vals], state)
+        not_self = self._not_self(recv, state)
+        self._mark_written([not_self, *arg_vals], state)
+        self._drop_partial([not_self, *arg_vals], state)
+        if not_self is not recv and self._branch_writes:
+            # a method of the frame's own object that is not followed may write any of its
+            # buffers: the branch may have written them (:meth:`_partial_prefixes`)
+            self._branch_writes[-1].add("*")
         return UNKNOWN
 
     _FILL_FUNCTIONS = {"zero_": "zero_", "fill_": "fill_", "zeros_": "zero_", "constant_": "fill_"}
