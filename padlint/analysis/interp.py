@@ -690,6 +690,9 @@ class Interpreter:
         # per branch of a test being interpreted: the locations (buffers, without `#host`/`#dev`)
         # its statements and callees wrote rows of (:meth:`_note_write`)
         self._branch_writes: list[set[str]] = []
+        # the tests of the branches being interpreted, outermost first: (function key, test text,
+        # True on the branch where it holds); :meth:`_under_same_test`
+        self._branch_tests: list[tuple[str, str, bool]] = []
         self._frames: list[Frame] = []        # the frames being interpreted, entry point first
         self._write_log: list[set] = []       # per callee being interpreted: the writes it noted
         self._hit_log: list[list] = []        # per callee being interpreted: its sink hits, with their paths
@@ -1115,9 +1118,12 @@ class Interpreter:
         self._active = saved | then_keys
         then_env = dict(then_start.env) if then_keys else None
         self._branch_writes.append(set())
+        test_key = (frame.qual, " ".join(self._text(self._and_origin.get(id(stmt), stmt).test).split()))
+        self._branch_tests.append((*test_key, True))
         try:
             then_end = self._exec_block(stmt.body, frame, then_start)
         finally:
+            self._branch_tests.pop()
             then_wrote = self._branch_done()
         self._stamp_branch_locals(then_env, then_end, saved | then_keys)
         self._active = saved
@@ -1136,6 +1142,7 @@ class Interpreter:
         self._active = saved | else_keys
         else_env = dict(else_start.env) if else_keys else None
         self._branch_writes.append(set())
+        self._branch_tests.append((*test_key, False))
         try:
             if isinstance(stmt.orelse, cst.If):
                 if id(stmt.orelse) not in self._elif_context:
@@ -1147,6 +1154,7 @@ class Interpreter:
             else:
                 else_end = self._exec_block(stmt.orelse.body, frame, else_start)
         finally:
+            self._branch_tests.pop()
             else_wrote = self._branch_done()
         self._stamp_branch_locals(else_env, else_end, saved | else_keys)
         self._active = saved | (then_keys if else_end is None else else_keys if then_end is None
@@ -1479,7 +1487,7 @@ class Interpreter:
                     add.add(Taint(
                         buffer=written, padded=k, offset=0, reason="stale", real=(DUMMY_ROWS,),
                         padded_written=written[written.rfind("[:") + 2:-1] if written.endswith("]") else k,
-                        partial=unwritten,
+                        partial=unwritten, partial_test=(frame.qual, test, way == "holds") if not context else (),
                         steps=((line, f"rows of `{written}` are not written where {unwritten}: there they "
                                       f"hold what an earlier step wrote", frame.path),)))
                     if facts:
@@ -3998,6 +4006,10 @@ class Interpreter:
             st = state.loc(r.loc) if r.persistent else state.heap.get(r.loc, LocState(False))
             clean = st.clean | r.clean_at if r.clean_at else st.clean
             own = st.taints
+            if own and self._branch_tests:
+                # rows one branch left unwritten, read under the test that wrote them (as the code
+                # spells it, in the same function): written on this path
+                own = frozenset(t for t in own if not (t.partial_test and t.partial_test in self._branch_tests))
             if r.extents_at and own:
                 # rows one branch left unwritten, of a view taken on (or stamped with) a path that
                 # wrote them: on the path this view comes from they are written

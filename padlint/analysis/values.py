@@ -135,6 +135,9 @@ class Taint:
     # the path that leaves them unwritten, as messages say it ("`x is not None` fails");
     # ``real`` is ``(DUMMY_ROWS,)`` (rows from 0: only a write from row 0 covers them)
     partial: str = ""
+    # the writing branch's test as (function key, test text, the way it goes where the rows are
+    # written): a read under the same test of that function, in its own text, reads them written
+    partial_test: tuple = ()
 
 
 @dataclass(frozen=True)

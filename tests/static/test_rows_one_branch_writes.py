@@ -249,3 +249,20 @@ def test_a_list_of_views_copied_after_the_join(tmp_path):
     # the grouped copy after the `if` may write the rows the branch left
     body = ONE + "        copy_all([self.seq_lens[:num_reqs]], [so.a])\n"
     assert _check(tmp_path, body) == []
+
+
+def test_read_under_the_same_test_after_a_store_of_what_it_tests(tmp_path):
+    # SGLang's frozen-KV draft runner: `if fb.mrope is not None:` writes the rows, a store of
+    # `fb.mrope` follows (the test's fact is dropped there), and the read is under the same test
+    # again, as the code spells it: written on that path
+    body = ("        if so.seq_lens is not None:\n"
+            "            self.seq_lens[:num_reqs] = so.seq_lens\n"
+            "            so.seq_lens = self.seq_lens[:num_reqs]\n")
+    read = ("        if so.seq_lens is not None:\n"
+            "            return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded],\n"
+            "                                           num_reqs=num_reqs_padded)\n"
+            "        return None")
+    assert _check(tmp_path, body, read) == []
+    # under the other way of the test it is reported
+    other = read.replace("is not None:\n            return", "is None:\n            return", 1)
+    assert [(f.code, f.field) for f in _check(tmp_path, body, other)] == STALE
