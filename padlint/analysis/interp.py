@@ -691,7 +691,8 @@ class Interpreter:
         # its statements and callees wrote rows of (:meth:`_note_write`)
         self._branch_writes: list[set[str]] = []
         # the tests of the branches being interpreted, outermost first: (function key, test text,
-        # True on the branch where it holds); :meth:`_under_same_test`
+        # True on the branch where it holds): a read under the test that wrote rows one branch
+        # left unwritten reads them written (:meth:`_taints`)
         self._branch_tests: list[tuple[str, str, bool]] = []
         self._frames: list[Frame] = []        # the frames being interpreted, entry point first
         self._write_log: list[set] = []       # per callee being interpreted: the writes it noted
@@ -1433,7 +1434,8 @@ class Interpreter:
         a conditional write of them (covering reads under the same test).
 
         Only where the other branch wrote nothing into the buffer (``wa``/``wb``: the locations
-        each branch wrote rows of, in a loop or a callee too) and no code on its path so far
+        each branch wrote rows of, in a loop or a callee too, or replayed a graph bound to; ``*``:
+        it ran a method of its own object that is not followed) and no code on its path so far
         stored into it or was handed it (or an object holding it) without the analysis reading
         that code (no :data:`MAY_WRITE` mark): such code may have written the rows."""
         if out is None or a is None or b is None or frame.dummy or frame.dummy_any:
