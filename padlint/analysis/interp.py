@@ -1119,7 +1119,7 @@ class Interpreter:
         self._active = saved | then_keys
         then_env = dict(then_start.env) if then_keys else None
         self._branch_writes.append(set())
-        test_key = (frame.qual, " ".join(self._text(self._and_origin.get(id(stmt), stmt).test).split()))
+        test_key = (frame.qual, self._text(self._and_origin.get(id(stmt), stmt).test))
         self._branch_tests.append((*test_key, True))
         try:
             then_end = self._exec_block(stmt.body, frame, then_start)
@@ -1148,7 +1148,7 @@ class Interpreter:
             if isinstance(stmt.orelse, cst.If):
                 if id(stmt.orelse) not in self._elif_context:
                     orig = self._and_origin.get(id(stmt), stmt)
-                    reach = f"`{' '.join(self._text(orig.test).split())}` fails"
+                    reach = f"`{self._text(orig.test)}` fails"
                     outer = self._elif_context.get(id(orig), "")
                     self._elif_context[id(stmt.orelse)] = f"{outer} and {reach}" if outer else reach
                 else_end = self._exec_if(stmt.orelse, frame, else_start, elif_=True)
@@ -1443,7 +1443,7 @@ class Interpreter:
         # `if A and B:` runs as `if A: if B:` (:meth:`_split_and`): both name the whole test; an
         # `elif` is reached where the tests before it failed (:attr:`_elif_context`)
         orig = self._and_origin.get(id(stmt), stmt)
-        test = " ".join(self._text(orig.test).split())
+        test = self._text(orig.test)
         context = self._elif_context.get(id(orig), "")
         line = frame.seg.line(stmt, stmt)
         # `if holder is not None:` / `if holder:`: where the holder of a buffer (or the buffer) is
@@ -1461,8 +1461,7 @@ class Interpreter:
         elif isinstance(t, cst.UnaryOperation) and isinstance(t.operator, cst.Not) \
                 and isinstance(t.expression, (cst.Name, cst.Attribute)):
             exists, named = "fails", t.expression
-        v = self._eval_quiet(named, out) if named is not None else None
-        holders = tuple(r.loc for r in v.refs) if isinstance(v, Refs) else ()
+        holders = None  # (evaluated where a taint would be added)
         for loc in a.heap.dirty | b.heap.dirty:
             if loc[:1] in ("@", "?", "!") or loc.startswith(("new:", "arg:")):
                 continue
@@ -1483,9 +1482,14 @@ class Interpreter:
                     if off or self.p.is_padded_name(k) or any(t.partial and t.padded == k for t in mine.taints):
                         continue  # (a nested test already named the path that leaves them)
                     written = self._extent_sites.get((loc, k, off))
-                    if written is None or way == exists and any(
-                            loc == h or loc.startswith((h + "[", h + ".", h + "#")) for h in holders):
+                    if written is None:
                         continue
+                    if way == exists:
+                        if holders is None:
+                            v = self._eval_quiet(named, out)
+                            holders = tuple(r.loc for r in v.refs) if isinstance(v, Refs) else ()
+                        if any(loc == h or loc.startswith((h + "[", h + ".", h + "#")) for h in holders):
+                            continue
                     add.add(Taint(
                         buffer=written, padded=k, offset=0, reason="stale", real=(DUMMY_ROWS,),
                         padded_written=written[written.rfind("[:") + 2:-1] if written.endswith("]") else k,
@@ -4008,14 +4012,13 @@ class Interpreter:
             st = state.loc(r.loc) if r.persistent else state.heap.get(r.loc, LocState(False))
             clean = st.clean | r.clean_at if r.clean_at else st.clean
             own = st.taints
-            if own and self._branch_tests:
-                # rows one branch left unwritten, read under the test that wrote them (as the code
-                # spells it, in the same function): written on this path
-                own = frozenset(t for t in own if not (t.partial_test and t.partial_test in self._branch_tests))
-            if r.extents_at and own:
-                # rows one branch left unwritten, of a view taken on (or stamped with) a path that
-                # wrote them: on the path this view comes from they are written
-                own = frozenset(t for t in own if not (t.partial and (t.padded, 0) in r.extents_at))
+            if own and self._partial_locs and (self._branch_tests or r.extents_at):
+                # rows one branch left unwritten (only once some were), read under the test that
+                # wrote them (as the code spells it, in the same function), or of a view taken on
+                # (or stamped with) a path that wrote them: written on this path
+                own = frozenset(t for t in own if not t.partial or not (
+                    t.partial_test and t.partial_test in self._branch_tests
+                    or (t.padded, 0) in r.extents_at))
             cands: set[Taint] = set(own)
             c = r.count
             if c is not None:

@@ -43,6 +43,14 @@ ONE = ("        if so.seq_lens is not None:\n"
 STALE = [("PAD001", "seq_lens")]
 
 
+def _read_under(test):
+    """The read of ``READ``, only where ``test`` holds."""
+    return (f"        if {test}:\n"
+            "            return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded],\n"
+            "                                           num_reqs=num_reqs_padded)\n"
+            "        return None")
+
+
 def _check(tmp_path, body, read=READ):
     text = RUNNER.replace("{BODY}", body.rstrip("\n")).replace("{READ}", read)
     return [f for f in check_text(tmp_path, text) if f.code == "PAD001"]
@@ -105,14 +113,9 @@ def test_read_under_the_same_test_is_covered(tmp_path):
     body = ("        use = so.seq_lens is not None\n"
             "        if use:\n"
             "            self.seq_lens[:num_reqs] = so.seq_lens\n")
-    read = ("        if use:\n"
-            "            return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded],\n"
-            "                                           num_reqs=num_reqs_padded)\n"
-            "        return None")
-    assert _check(tmp_path, body, read) == []
+    assert _check(tmp_path, body, _read_under("use")) == []
     # ... and is reported where the read is under the other way of the test
-    read_other = read.replace("        if use:\n", "        if not use:\n", 1)
-    assert [(f.code, f.field) for f in _check(tmp_path, body, read_other)] == STALE
+    assert [(f.code, f.field) for f in _check(tmp_path, body, _read_under("not use"))] == STALE
 
 
 def test_message_names_the_rows_the_test_and_no_fix(tmp_path):
@@ -249,11 +252,6 @@ def test_read_under_the_same_test_after_a_store_of_what_it_tests(tmp_path):
     body = ("        if so.seq_lens is not None:\n"
             "            self.seq_lens[:num_reqs] = so.seq_lens\n"
             "            so.seq_lens = self.seq_lens[:num_reqs]\n")
-    read = ("        if so.seq_lens is not None:\n"
-            "            return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded],\n"
-            "                                           num_reqs=num_reqs_padded)\n"
-            "        return None")
-    assert _check(tmp_path, body, read) == []
+    assert _check(tmp_path, body, _read_under("so.seq_lens is not None")) == []
     # under the other way of the test it is reported
-    other = read.replace("is not None:\n            return", "is None:\n            return", 1)
-    assert [(f.code, f.field) for f in _check(tmp_path, body, other)] == STALE
+    assert [(f.code, f.field) for f in _check(tmp_path, body, _read_under("so.seq_lens is None"))] == STALE
