@@ -16,6 +16,7 @@ Vocabulary: a *module key* is a dotted module name (``pkg.runner``); a
 from __future__ import annotations
 
 import ast
+import collections
 import os
 import re
 import warnings
@@ -30,22 +31,27 @@ FuncNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 @dataclass
 class FunctionInfo:
-    """A module-level function or a method of a top-level class."""
+    """A module-level function or a method of a top-level class.
+
+    Its ``node`` is made on first use and kept (see :class:`ModuleInfo`): a function the
+    analysis never reads holds no syntax tree."""
 
     key: str                 # "pkg.mod:Cls.meth" / "pkg.mod:func"
     module: str
     name: str
     owner: str               # class key ("pkg.mod:Cls"), or "" for a module function
-    node: FuncNode
+    where: tuple[int, int]   # (line, column) of the ``def`` keyword: finds the node in the tree
     ancestors: tuple[int, ...]  # column offsets of enclosing class lines (for re-parsing)
+    start: int               # first line, decorators included
+    end: int                 # last line
+    mod: ModuleInfo = field(repr=False, compare=False)
+    _node: FuncNode | None = field(default=None, repr=False, compare=False)
 
     @property
-    def start(self) -> int:
-        return min([d.lineno for d in self.node.decorator_list] + [self.node.lineno])
-
-    @property
-    def end(self) -> int:
-        return self.node.end_lineno or self.node.lineno
+    def node(self) -> FuncNode:
+        if self._node is None:
+            self._node = self.mod.def_node(self.where, self.start, self.end, self.ancestors)
+        return self._node
 
 
 @dataclass
@@ -53,8 +59,9 @@ class ClassInfo:
     key: str
     module: str
     name: str
-    node: ast.ClassDef
-    bases: list[str]                       # dotted base expressions as written
+    where: tuple[int, int]                 # (line, column) of the ``class`` keyword
+    mod: ModuleInfo = field(repr=False, compare=False)
+    bases: list[str] = field(default_factory=list)  # dotted base expressions as written
     methods: dict[str, FunctionInfo] = field(default_factory=dict)
     # attribute -> dotted type expressions as written (``InputBatch``, ``attn_utils.Builder``)
     attr_types: dict[str, set[str]] = field(default_factory=dict)
@@ -72,18 +79,111 @@ class ClassInfo:
     # augmented assignment)
     stored_in: dict[str, set[str]] = field(default_factory=dict)
 
+    start: int = 0                         # first line, decorators included
+    end: int = 0                           # last line
+    _node: ast.ClassDef | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def node(self) -> ast.ClassDef:
+        if self._node is None:
+            self._node = self.mod.def_node(self.where, self.start, self.end, ())
+        return self._node
+
 
 @dataclass
 class ModuleInfo:
+    """One indexed module.
+
+    Its syntax tree is parsed to index it, then kept only while it is one of the last
+    :data:`Project.SPARE_TREES` modules the project indexed.  A function's or class's ``node``
+    comes from the module's tree while there is one, else from a parse of its own lines, and is
+    kept by the function or class; :attr:`tree` (whole-module scans) keeps the module's tree for
+    good, parsing the text again if it was dropped.  Most modules are read only to resolve a
+    name, or for one function: what they keep is the functions the analysis read.  A node is
+    never replaced once handed out; one function's node and the same function in the module's
+    :attr:`tree` may be two objects when the tree was parsed again."""
+
     key: str
     path: str
     text: str
     lines: list[str]
-    tree: ast.Module
     is_package: bool = False
     imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # local -> (module, attr)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
+    _tree: ast.Module | None = field(default=None, repr=False, compare=False)   # kept for good
+    _spare: ast.Module | None = field(default=None, repr=False, compare=False)  # the index's, droppable
+
+    @property
+    def tree(self) -> ast.Module:
+        if self._tree is None:
+            tree, self._spare = self._spare, None
+            if tree is None:
+                tree = _parse(self.text, self.path)
+                if tree is None:  # it parsed when indexed: only memory can fail now
+                    raise MemoryError(f"cannot parse {self.path} again")
+                self._adopt(tree.body, [*self.functions.values(), *self.classes.values()])
+            self._tree = tree
+        return self._tree
+
+    @staticmethod
+    def _adopt(body: list, infos: list) -> None:
+        """Make ``body`` (a new parse's module or class body) and the functions and classes
+        ``infos`` share their nodes: a node already handed out replaces the new one in ``body``,
+        the others are handed out from ``body``.  One function is then one node, whichever way
+        the analysis reaches it (its info, its class's body, its module's tree)."""
+        by_where = {i.where: i for i in infos}
+        for k, node in enumerate(body):
+            info = by_where.get((getattr(node, "lineno", 0), getattr(node, "col_offset", 0)))
+            if info is None or info.name != getattr(node, "name", None):
+                continue
+            if info._node is not None:
+                body[k] = info._node
+                continue
+            info._node = node
+            if isinstance(info, ClassInfo):
+                ModuleInfo._adopt(node.body, list(info.methods.values()))
+
+    def def_node(self, where: tuple[int, int], start: int, end: int, ancestors: tuple[int, ...]):
+        """The ``def``/``class`` node of a top-level function, class or method whose keyword is
+        at ``where``, spanning lines ``start``-``end`` inside classes at columns ``ancestors``."""
+        tree = self._tree or self._spare
+        if tree is not None:
+            for node in tree.body:
+                if (node.lineno, node.col_offset) == where:
+                    return node
+                if isinstance(node, ast.ClassDef) and node.lineno < where[0] <= (node.end_lineno or 0):
+                    for item in node.body:
+                        if (getattr(item, "lineno", 0), getattr(item, "col_offset", 0)) == where:
+                            return item
+        # the function's own lines, each enclosing class a `class _:` line at its column
+        text = "".join(" " * col + "class _:\n" for col in ancestors) + "".join(self.lines[start - 1:end])
+        seg = _parse(text, self.path)
+        if seg is None or not seg.body:
+            raise MemoryError(f"cannot parse lines {start}-{end} of {self.path} again")
+        node = seg.body[0]
+        for _ in ancestors:
+            node = node.body[0]
+        ast.increment_lineno(node, start - 1 - len(ancestors))
+        if isinstance(node, ast.ClassDef):  # its methods: the nodes already handed out
+            cls = next((c for c in self.classes.values() if c.where == where), None)
+            if cls is not None:
+                self._adopt(node.body, list(cls.methods.values()))
+        return node
+
+
+def _parse(text: str, path: str) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _span(node) -> tuple[int, int]:
+    """First line (decorators included) and last line of a ``def`` or ``class``."""
+    return (min([d.lineno for d in node.decorator_list] + [node.lineno]), node.end_lineno or node.lineno)
 
 
 def _dotted(node: ast.AST | None) -> str | None:
@@ -184,16 +284,20 @@ def _is_dataclass(node: ast.ClassDef) -> bool:
     return False
 
 
-def _index_class(mod: str, node: ast.ClassDef, col: int) -> ClassInfo:
+def _index_class(owner: ModuleInfo, node: ast.ClassDef, col: int) -> ClassInfo:
+    mod = owner.key
     key = f"{mod}:{node.name}"
-    info = ClassInfo(key=key, module=mod, name=node.name, node=node,
+    first, last = _span(node)
+    info = ClassInfo(key=key, module=mod, name=node.name, where=(node.lineno, node.col_offset), mod=owner,
+                     start=first, end=last,
                      # a generic base `AttentionMetadataBuilder[GDNAttentionMetadata]` is its class
                      bases=[b for b in (_dotted(x.value if isinstance(x, ast.Subscript) else x)
                                         for x in node.bases) if b],
                      is_dataclass=_is_dataclass(node))
     for item in node.body:
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            info.methods[item.name] = FunctionInfo(f"{key}.{item.name}", mod, item.name, key, item, (col,))
+            info.methods[item.name] = FunctionInfo(f"{key}.{item.name}", mod, item.name, key,
+                                                   (item.lineno, item.col_offset), (col,), *_span(item), owner)
         elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
             info.fields.append(item.target.id)
             names = _type_names(item.annotation)
@@ -268,21 +372,20 @@ def _value_type_names(value: ast.AST | None, params: dict[str, list[str]]) -> li
 
 
 def index_module(key: str, path: str, text: str, *, is_package: bool = False) -> ModuleInfo | None:
-    """Index one module's text; None when it does not parse."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text, filename=path)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    """Index one module's text; None when it does not parse.  Its tree is kept as the module's
+    spare (see :class:`ModuleInfo`)."""
+    tree = _parse(text, path)
+    if tree is None:
         return None
-    info = ModuleInfo(key=key, path=path, text=text, lines=split_lines(text, keepends=True), tree=tree,
-                      is_package=is_package)
+    info = ModuleInfo(key=key, path=path, text=text, lines=split_lines(text, keepends=True),
+                      is_package=is_package, _spare=tree)
     package = key if is_package else key.rpartition(".")[0]
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            info.functions[node.name] = FunctionInfo(f"{key}:{node.name}", key, node.name, "", node, ())
+            info.functions[node.name] = FunctionInfo(f"{key}:{node.name}", key, node.name, "",
+                                                     (node.lineno, node.col_offset), (), *_span(node), info)
         elif isinstance(node, ast.ClassDef):
-            info.classes[node.name] = _index_class(key, node, node.col_offset)
+            info.classes[node.name] = _index_class(info, node, node.col_offset)
     for node in _statements(tree.body):  # imports in any statement (vLLM imports lazily in functions)
         if isinstance(node, ast.Import):
             for a in node.names:
@@ -364,6 +467,9 @@ class Project:
     """
 
     MAX_MODULES = 4000
+    #: how many of the last indexed modules keep the tree their index was built from, for a use
+    #: that follows soon (most modules are indexed only to resolve a name; see :class:`ModuleInfo`)
+    SPARE_TREES = 32
 
     def __init__(self, read: Callable[[str], str | None] | None = None):
         self._read = read or _read_text
@@ -379,6 +485,7 @@ class Project:
         self._class_attr_memo: dict[tuple[str, str], list[ClassInfo]] = {}
         self._located: dict[str, tuple[str, bool] | None] = {}
         self._mro: dict[str, list[ClassInfo]] = {}
+        self._spares: collections.deque[ModuleInfo] = collections.deque()
         # modules whose text cannot matter (see :meth:`set_text_filter`) are not searched for callers
         # nor parsed to resolve names (except an attribute's factory)
         self._may_matter: Callable[[str], bool] | None = None
@@ -453,6 +560,10 @@ class Project:
                 if text is not None:
                     info = index_module(key, loc[0], text, is_package=loc[1])
         self._modules[key] = info
+        if info is not None:
+            self._spares.append(info)
+            if len(self._spares) > self.SPARE_TREES:
+                self._spares.popleft()._spare = None
         return info
 
     # ---------------------------------------------------------- resolution

@@ -1,0 +1,119 @@
+"""The project index keeps a syntax tree only for what the analysis reads (padlint/analysis/project.py,
+``ModuleInfo``): a module's tree is dropped once it is no longer one of the last few indexed, a
+function's or class's node is then parsed from its own lines, and every way of reaching one function
+(its info, its class's body, its module's tree) gives the same node object, with the file's lines
+and columns."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from padlint.analysis.project import Project, index_module
+
+SOURCE = '''\
+import torch
+
+
+class Runner:
+    size: int = 4
+
+    @staticmethod
+    def helper(x):
+        return x + 1
+
+    def step(self, n):
+        if n:
+            self.buf[n:].fill_(0)
+        return self.buf[:n]
+
+
+@decorated(1)
+def build(a,
+          b):
+    return a * b
+
+
+class Other(Runner):
+    def step(self, n):
+        return n
+'''
+
+
+def _fresh(drop: bool):
+    mod = index_module("pkg.m", "pkg/m.py", SOURCE)
+    if drop:
+        mod._spare = None  # what the project does once SPARE_TREES later modules were indexed
+    return mod
+
+
+def _walk_equal(a: ast.AST, b: ast.AST) -> bool:
+    return ast.dump(a, include_attributes=True) == ast.dump(b, include_attributes=True)
+
+
+@pytest.mark.parametrize("drop", [False, True])
+def test_nodes_keep_the_files_lines_and_columns(drop: bool) -> None:
+    # the whole-module parse is the reference: each node, however it was made, dumps the same
+    # with its positions (`helper` is at line 8 column 4, its decorator at line 7; `build`'s
+    # decorator at line 17, its `def` at line 18 and its body at line 20)
+    mod = _fresh(drop)
+    ref = ast.parse(SOURCE)
+    runner, build, other = ref.body[1], ref.body[2], ref.body[3]
+    helper = mod.classes["Runner"].methods["helper"]
+    assert (helper.start, helper.end, helper.node.lineno, helper.node.col_offset) == (7, 9, 8, 4)
+    assert _walk_equal(helper.node, runner.body[1])
+    assert _walk_equal(mod.classes["Runner"].methods["step"].node, runner.body[2])
+    assert mod.functions["build"].start == 17 and mod.functions["build"].node.body[0].lineno == 20
+    assert _walk_equal(mod.functions["build"].node, build)
+    assert _walk_equal(mod.classes["Other"].node, other)
+    assert _walk_equal(mod.classes["Runner"].node, runner)
+
+
+@pytest.mark.parametrize("order", ["function first", "class first", "tree first"])
+def test_one_function_is_one_node_whichever_way_it_is_reached(order: str) -> None:
+    # the spare tree is gone, so each way parses anew; the nodes handed out first are adopted by
+    # the later parses (a cache keyed on a node's identity must see one function as one node)
+    mod = _fresh(drop=True)
+    cls = mod.classes["Runner"]
+    fn = cls.methods["step"]
+    if order == "function first":
+        first = fn.node
+        assert cls.node.body[2] is first
+        assert mod.tree.body[1] is cls.node
+    elif order == "class first":
+        first = cls.node.body[2]
+        assert fn.node is first
+        assert mod.tree.body[1].body[2] is first
+    else:
+        first = mod.tree.body[1].body[2]
+        assert fn.node is first and cls.node is mod.tree.body[1]
+    assert mod.functions["build"].node is mod.tree.body[2]
+
+
+def test_a_module_read_for_one_function_keeps_that_function_only() -> None:
+    # no tree and no other node is kept: `build` alone was asked for
+    mod = _fresh(drop=True)
+    node = mod.functions["build"].node
+    assert isinstance(node, ast.FunctionDef) and node.name == "build"
+    assert mod._tree is None and mod._spare is None
+    assert mod.classes["Runner"]._node is None and mod.classes["Runner"].methods["step"]._node is None
+
+
+def test_the_project_keeps_spare_trees_of_the_last_modules_only(tmp_path) -> None:
+    # SPARE_TREES + 2 modules indexed in order: the first two have dropped their trees, the
+    # last SPARE_TREES still hold theirs (a function read right after its module was indexed
+    # needs no second parse)
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    n = Project.SPARE_TREES + 2
+    for i in range(n):
+        (pkg / f"m{i}.py").write_text(f"def f{i}(x):\n    return x + {i}\n")
+    project = Project()
+    project.add_source(str(pkg / "__init__.py"), "")
+    mods = [project.module(f"pkg.m{i}") for i in range(n)]
+    assert [m._spare is None for m in mods[:3]] == [True, True, False]
+    assert all(m._spare is not None for m in mods[2:])
+    # a dropped module's function still reads right
+    assert ast.unparse(mods[0].functions["f0"].node) == "def f0(x):\n    return x + 0"
