@@ -20,6 +20,7 @@ import collections
 import os
 import re
 import warnings
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -33,8 +34,7 @@ FuncNode = ast.FunctionDef | ast.AsyncFunctionDef
 class FunctionInfo:
     """A module-level function or a method of a top-level class.
 
-    Its ``node`` is made on first use and kept (see :class:`ModuleInfo`): a function the
-    analysis never reads holds no syntax tree."""
+    Its ``node`` is made on use and held only by what uses it (see :class:`ModuleInfo`)."""
 
     key: str                 # "pkg.mod:Cls.meth" / "pkg.mod:func"
     module: str
@@ -45,13 +45,22 @@ class FunctionInfo:
     start: int               # first line, decorators included
     end: int                 # last line
     mod: ModuleInfo = field(repr=False, compare=False)
-    _node: FuncNode | None = field(default=None, repr=False, compare=False)
+    _ref: weakref.ref | None = field(default=None, repr=False, compare=False)
 
     @property
     def node(self) -> FuncNode:
-        if self._node is None:
-            self._node = self.mod.def_node(self.where, self.start, self.end, self.ancestors)
-        return self._node
+        n = self.alive()
+        if n is None:
+            n = self.mod.def_node(self.where, self.start, self.end, self.ancestors)
+            self._ref = weakref.ref(n)
+        recent = self.mod.recent
+        if recent is not None and (not recent or recent[-1] is not n):
+            recent.append(n)
+        return n
+
+    def alive(self):
+        """The node handed out last, while something still holds it; else None."""
+        return self._ref() if self._ref is not None else None
 
 
 @dataclass
@@ -81,13 +90,22 @@ class ClassInfo:
 
     start: int = 0                         # first line, decorators included
     end: int = 0                           # last line
-    _node: ast.ClassDef | None = field(default=None, repr=False, compare=False)
+    _ref: weakref.ref | None = field(default=None, repr=False, compare=False)
 
     @property
     def node(self) -> ast.ClassDef:
-        if self._node is None:
-            self._node = self.mod.def_node(self.where, self.start, self.end, ())
-        return self._node
+        n = self.alive()
+        if n is None:
+            n = self.mod.def_node(self.where, self.start, self.end, ())
+            self._ref = weakref.ref(n)
+        recent = self.mod.recent
+        if recent is not None and (not recent or recent[-1] is not n):
+            recent.append(n)
+        return n
+
+    def alive(self):
+        """The node handed out last, while something still holds it; else None."""
+        return self._ref() if self._ref is not None else None
 
 
 @dataclass
@@ -96,12 +114,15 @@ class ModuleInfo:
 
     Its syntax tree is parsed to index it, then kept only while it is one of the last
     :data:`Project.SPARE_TREES` modules the project indexed.  A function's or class's ``node``
-    comes from the module's tree while there is one, else from a parse of its own lines, and is
-    kept by the function or class; :attr:`tree` (whole-module scans) keeps the module's tree for
-    good, parsing the text again if it was dropped.  Most modules are read only to resolve a
-    name, or for one function: what they keep is the functions the analysis read.  A node is
-    never replaced once handed out; one function's node and the same function in the module's
-    :attr:`tree` may be two objects when the tree was parsed again."""
+    comes from that tree while there is one, else from a parse of its own lines; the info keeps
+    only a weak reference to it, so a node lives as long as something of the analysis holds it
+    (the interpreter's segment, a cache keyed on it, a fact) and is made again, the same, when
+    asked for after that.  :attr:`tree` (whole-module scans) keeps the module's tree for good.
+    Most functions the analysis reads are scanned once for a fact (the calls they make, the
+    buffers they store) and dropped after; what stays is what the analysis holds.  A node is
+    never replaced while it is held: every way of reaching one function (its info, its class's
+    body, its module's tree) gives the held node; a new parse adopts the held nodes.  Caches keyed
+    on a node's ``id()`` must hold the node too, or a new node could reuse a dropped one's id."""
 
     key: str
     path: str
@@ -113,6 +134,9 @@ class ModuleInfo:
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
     _tree: ast.Module | None = field(default=None, repr=False, compare=False)   # kept for good
     _spare: ast.Module | None = field(default=None, repr=False, compare=False)  # the index's, droppable
+    # the project's last function and class nodes asked for, held so that scans in a row parse
+    # each once
+    recent: collections.deque | None = field(default=None, repr=False, compare=False)
 
     @property
     def tree(self) -> ast.Module:
@@ -137,16 +161,22 @@ class ModuleInfo:
             info = by_where.get((getattr(node, "lineno", 0), getattr(node, "col_offset", 0)))
             if info is None or info.name != getattr(node, "name", None):
                 continue
-            if info._node is not None:
-                body[k] = info._node
+            held = info.alive()
+            if held is not None:
+                body[k] = held
                 continue
-            info._node = node
+            info._ref = weakref.ref(node)
             if isinstance(info, ClassInfo):
                 ModuleInfo._adopt(node.body, list(info.methods.values()))
 
     def def_node(self, where: tuple[int, int], start: int, end: int, ancestors: tuple[int, ...]):
         """The ``def``/``class`` node of a top-level function, class or method whose keyword is
         at ``where``, spanning lines ``start``-``end`` inside classes at columns ``ancestors``."""
+        for c in self.classes.values():  # a method of a class whose node is held: from its body
+            held = c.alive() if c.start <= where[0] <= c.end and c.where != where else None
+            for item in held.body if held is not None else ():
+                if (getattr(item, "lineno", 0), getattr(item, "col_offset", 0)) == where:
+                    return item
         tree = self._tree or self._spare
         if tree is not None:
             for node in tree.body:
@@ -156,15 +186,17 @@ class ModuleInfo:
                     for item in node.body:
                         if (getattr(item, "lineno", 0), getattr(item, "col_offset", 0)) == where:
                             return item
-        # the function's own lines, each enclosing class a `class _:` line at its column
-        text = "".join(" " * col + "class _:\n" for col in ancestors) + "".join(self.lines[start - 1:end])
+        # the function's own lines, each enclosing class a `class _:` line at its column, after
+        # empty lines so that the lines are the file's (cheaper than renumbering the nodes)
+        blank = max(0, start - 1 - len(ancestors))
+        text = "\n" * blank + "".join(" " * col + "class _:\n" for col in ancestors) \
+            + "".join(self.lines[start - 1:end])
         seg = _parse(text, self.path)
         if seg is None or not seg.body:
             raise MemoryError(f"cannot parse lines {start}-{end} of {self.path} again")
         node = seg.body[0]
         for _ in ancestors:
             node = node.body[0]
-        ast.increment_lineno(node, start - 1 - len(ancestors))
         if isinstance(node, ast.ClassDef):  # its methods: the nodes already handed out
             cls = next((c for c in self.classes.values() if c.where == where), None)
             if cls is not None:
@@ -371,14 +403,15 @@ def _value_type_names(value: ast.AST | None, params: dict[str, list[str]]) -> li
     return []
 
 
-def index_module(key: str, path: str, text: str, *, is_package: bool = False) -> ModuleInfo | None:
+def index_module(key: str, path: str, text: str, *, is_package: bool = False,
+                 recent: collections.deque | None = None) -> ModuleInfo | None:
     """Index one module's text; None when it does not parse.  Its tree is kept as the module's
     spare (see :class:`ModuleInfo`)."""
     tree = _parse(text, path)
     if tree is None:
         return None
     info = ModuleInfo(key=key, path=path, text=text, lines=split_lines(text, keepends=True),
-                      is_package=is_package, _spare=tree)
+                      is_package=is_package, _spare=tree, recent=recent)
     package = key if is_package else key.rpartition(".")[0]
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -470,6 +503,9 @@ class Project:
     #: how many of the last indexed modules keep the tree their index was built from, for a use
     #: that follows soon (most modules are indexed only to resolve a name; see :class:`ModuleInfo`)
     SPARE_TREES = 32
+    #: how many of the last function and class nodes asked for the project holds (see
+    #: :class:`ModuleInfo`)
+    RECENT_NODES = 4096
 
     def __init__(self, read: Callable[[str], str | None] | None = None):
         self._read = read or _read_text
@@ -486,6 +522,7 @@ class Project:
         self._located: dict[str, tuple[str, bool] | None] = {}
         self._mro: dict[str, list[ClassInfo]] = {}
         self._spares: collections.deque[ModuleInfo] = collections.deque()
+        self._recent: collections.deque = collections.deque(maxlen=self.RECENT_NODES)
         # modules whose text cannot matter (see :meth:`set_text_filter`) are not searched for callers
         # nor parsed to resolve names (except an attribute's factory)
         self._may_matter: Callable[[str], bool] | None = None
@@ -550,7 +587,8 @@ class Project:
         info: ModuleInfo | None = None
         if key in self._sources:
             path, text = self._sources[key]
-            info = index_module(key, path, text, is_package=os.path.basename(path) == "__init__.py")
+            info = index_module(key, path, text, is_package=os.path.basename(path) == "__init__.py",
+                                recent=self._recent)
         else:
             loc = self._locate(key)
             if loc is not None:
@@ -558,7 +596,7 @@ class Project:
                 if text is None:
                     text = self._read(loc[0])
                 if text is not None:
-                    info = index_module(key, loc[0], text, is_package=loc[1])
+                    info = index_module(key, loc[0], text, is_package=loc[1], recent=self._recent)
         self._modules[key] = info
         if info is not None:
             self._spares.append(info)

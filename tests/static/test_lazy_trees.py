@@ -7,6 +7,7 @@ and columns."""
 from __future__ import annotations
 
 import ast
+import gc
 
 import pytest
 
@@ -72,8 +73,8 @@ def test_nodes_keep_the_files_lines_and_columns(drop: bool) -> None:
 
 @pytest.mark.parametrize("order", ["function first", "class first", "tree first"])
 def test_one_function_is_one_node_whichever_way_it_is_reached(order: str) -> None:
-    # the spare tree is gone, so each way parses anew; the nodes handed out first are adopted by
-    # the later parses (a cache keyed on a node's identity must see one function as one node)
+    # the spare tree is gone, so each way parses anew; the nodes handed out first (held here by
+    # `first`) are adopted by the later parses (a cache keyed on a node's identity must see one function as one node)
     mod = _fresh(drop=True)
     cls = mod.classes["Runner"]
     fn = cls.methods["step"]
@@ -91,13 +92,30 @@ def test_one_function_is_one_node_whichever_way_it_is_reached(order: str) -> Non
     assert mod.functions["build"].node is mod.tree.body[2]
 
 
-def test_a_module_read_for_one_function_keeps_that_function_only() -> None:
-    # no tree and no other node is kept: `build` alone was asked for
+def test_a_node_lives_while_something_holds_it() -> None:
+    # `build` alone was asked for: no tree and no other node is made; the info's reference is
+    # weak, so the node is the same while the test holds it, and made again (equal, a new object)
+    # once nothing does
     mod = _fresh(drop=True)
     node = mod.functions["build"].node
     assert isinstance(node, ast.FunctionDef) and node.name == "build"
     assert mod._tree is None and mod._spare is None
-    assert mod.classes["Runner"]._node is None and mod.classes["Runner"].methods["step"]._node is None
+    assert mod.classes["Runner"].alive() is None and mod.classes["Runner"].methods["step"].alive() is None
+    assert mod.functions["build"].node is node
+    dump = ast.dump(node, include_attributes=True)
+    del node
+    gc.collect()
+    assert mod.functions["build"].alive() is None
+    again = mod.functions["build"].node
+    assert ast.dump(again, include_attributes=True) == dump
+
+
+def test_a_held_class_gives_its_methods() -> None:
+    # the class node is held (its body holds its methods): a method asked for afterwards is the
+    # one in that body, not a parse of its own lines
+    mod = _fresh(drop=True)
+    cls = mod.classes["Runner"].node
+    assert mod.classes["Runner"].methods["helper"].node is cls.body[1]
 
 
 def test_the_project_keeps_spare_trees_of_the_last_modules_only(tmp_path) -> None:
