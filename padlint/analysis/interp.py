@@ -321,10 +321,9 @@ _EMPTY = cst.Module(body=[])
 def parse_segment(lines: list[str], info, ast_func) -> Segment:
     """Parse one function alone, wrapped in ``class _:`` lines so indentation parses
     (lines and columns stay those of the file)."""
-    wrapper = [" " * col + "class _:\n" for col in info.ancestors]
-    text = "".join(wrapper) + "".join(lines[info.start - 1:info.end])
-    if not text.endswith("\n"):
-        text += "\n"
+    # column 0: the ancestors are top-level classes (a form feed before one gives it column 1);
+    # a last `\n` ends a function whose last line ends in `\`
+    text = "class _:\n" * len(info.ancestors) + "".join(lines[info.start - 1:info.end]) + "\n"
     module = cst.parse_module(text)
     node: cst.CSTNode = module.body[0]
     for _ in info.ancestors:  # each wrapper `class _:` holds the next level

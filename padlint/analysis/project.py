@@ -20,7 +20,6 @@ import collections
 import os
 import re
 import warnings
-import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -34,7 +33,8 @@ FuncNode = ast.FunctionDef | ast.AsyncFunctionDef
 class FunctionInfo:
     """A module-level function or a method of a top-level class.
 
-    Its ``node`` is made on use and held only by what uses it (see :class:`ModuleInfo`)."""
+    Its ``node`` is made on first use and kept (see :class:`ModuleInfo`): a function the
+    analysis never reads holds no syntax tree."""
 
     key: str                 # "pkg.mod:Cls.meth" / "pkg.mod:func"
     module: str
@@ -45,22 +45,17 @@ class FunctionInfo:
     start: int               # first line, decorators included
     end: int                 # last line
     mod: ModuleInfo = field(repr=False, compare=False)
-    _ref: weakref.ref | None = field(default=None, repr=False, compare=False)
+    _node: FuncNode | None = field(default=None, repr=False, compare=False)
 
     @property
     def node(self) -> FuncNode:
-        n = self.alive()
-        if n is None:
-            n = self.mod.def_node(self.where, self.start, self.end, self.ancestors)
-            self._ref = weakref.ref(n)
-        recent = self.mod.recent
-        if recent is not None and (not recent or recent[-1] is not n):
-            recent.append(n)
-        return n
+        if self._node is None:
+            self._node = self.mod.def_node(self.where, self.start, self.end, self.ancestors)
+        return self._node
 
     def alive(self):
-        """The node handed out last, while something still holds it; else None."""
-        return self._ref() if self._ref is not None else None
+        """The node handed out, or None before the first use."""
+        return self._node
 
 
 @dataclass
@@ -90,22 +85,17 @@ class ClassInfo:
 
     start: int = 0                         # first line, decorators included
     end: int = 0                           # last line
-    _ref: weakref.ref | None = field(default=None, repr=False, compare=False)
+    _node: ast.ClassDef | None = field(default=None, repr=False, compare=False)
 
     @property
     def node(self) -> ast.ClassDef:
-        n = self.alive()
-        if n is None:
-            n = self.mod.def_node(self.where, self.start, self.end, ())
-            self._ref = weakref.ref(n)
-        recent = self.mod.recent
-        if recent is not None and (not recent or recent[-1] is not n):
-            recent.append(n)
-        return n
+        if self._node is None:
+            self._node = self.mod.def_node(self.where, self.start, self.end, ())
+        return self._node
 
     def alive(self):
-        """The node handed out last, while something still holds it; else None."""
-        return self._ref() if self._ref is not None else None
+        """The node handed out, or None before the first use."""
+        return self._node
 
 
 @dataclass
@@ -114,15 +104,13 @@ class ModuleInfo:
 
     Its syntax tree is parsed to index it, then kept only while it is one of the last
     :data:`Project.SPARE_TREES` modules the project indexed.  A function's or class's ``node``
-    comes from that tree while there is one, else from a parse of its own lines; the info keeps
-    only a weak reference to it, so a node lives as long as something of the analysis holds it
-    (the interpreter's segment, a cache keyed on it, a fact) and is made again, the same, when
-    asked for after that.  :attr:`tree` (whole-module scans) keeps the module's tree for good.
-    Most functions the analysis reads are scanned once for a fact (the calls they make, the
-    buffers they store) and dropped after; what stays is what the analysis holds.  A node is
-    never replaced while it is held: every way of reaching one function (its info, its class's
-    body, its module's tree) gives the held node; a new parse adopts the held nodes.  Caches keyed
-    on a node's ``id()`` must hold the node too, or a new node could reuse a dropped one's id."""
+    comes, on first use, from that tree while there is one, else from a held class node's body,
+    else from a parse of its own lines, and is kept by the function or class; :attr:`tree`
+    (whole-module scans) keeps the module's tree for good, parsing the text again if it was
+    dropped.  Most modules are read only to resolve a name, or for a few functions: what they
+    keep is the functions the analysis read.  A node is never replaced once handed out: every
+    way of reaching one function (its info, its class's body, its module's tree) gives that node;
+    a new parse adopts the nodes handed out."""
 
     key: str
     path: str
@@ -134,9 +122,6 @@ class ModuleInfo:
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
     _tree: ast.Module | None = field(default=None, repr=False, compare=False)   # kept for good
     _spare: ast.Module | None = field(default=None, repr=False, compare=False)  # the index's, droppable
-    # the project's last function and class nodes asked for, held so that scans in a row parse
-    # each once
-    recent: collections.deque | None = field(default=None, repr=False, compare=False)
 
     @property
     def tree(self) -> ast.Module:
@@ -165,7 +150,7 @@ class ModuleInfo:
             if held is not None:
                 body[k] = held
                 continue
-            info._ref = weakref.ref(node)
+            info._node = node
             if isinstance(info, ClassInfo):
                 ModuleInfo._adopt(node.body, list(info.methods.values()))
 
@@ -186,17 +171,24 @@ class ModuleInfo:
                     for item in node.body:
                         if (getattr(item, "lineno", 0), getattr(item, "col_offset", 0)) == where:
                             return item
-        # the function's own lines, each enclosing class a `class _:` line at its column, after
-        # empty lines so that the lines are the file's (cheaper than renumbering the nodes)
+        # the function's own lines after a `class _:` line per enclosing class (top-level classes
+        # only: column 0 is below any method's indentation), after empty lines so that the lines
+        # are the file's (cheaper than renumbering the nodes); a last `\n` ends a trailing `\`
         blank = max(0, start - 1 - len(ancestors))
-        text = "\n" * blank + "".join(" " * col + "class _:\n" for col in ancestors) \
-            + "".join(self.lines[start - 1:end])
+        text = "\n" * blank + "class _:\n" * len(ancestors) + "".join(self.lines[start - 1:end]) + "\n"
         seg = _parse(text, self.path)
-        if seg is None or not seg.body:
-            raise MemoryError(f"cannot parse lines {start}-{end} of {self.path} again")
-        node = seg.body[0]
+        node = seg.body[0] if seg is not None and seg.body else None
         for _ in ancestors:
-            node = node.body[0]
+            node = node.body[0] if isinstance(node, ast.ClassDef) and node.body else None
+        if node is None or (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)) != where:
+            # lines that do not parse alone: the module's tree (kept from now on)
+            for top in self.tree.body:
+                if (top.lineno, top.col_offset) == where:
+                    return top
+                for item in top.body if isinstance(top, ast.ClassDef) else ():
+                    if (getattr(item, "lineno", 0), getattr(item, "col_offset", 0)) == where:
+                        return item
+            raise LookupError(f"no definition at line {where[0]} of {self.path}")
         if isinstance(node, ast.ClassDef):  # its methods: the nodes already handed out
             cls = next((c for c in self.classes.values() if c.where == where), None)
             if cls is not None:
@@ -403,15 +395,14 @@ def _value_type_names(value: ast.AST | None, params: dict[str, list[str]]) -> li
     return []
 
 
-def index_module(key: str, path: str, text: str, *, is_package: bool = False,
-                 recent: collections.deque | None = None) -> ModuleInfo | None:
+def index_module(key: str, path: str, text: str, *, is_package: bool = False) -> ModuleInfo | None:
     """Index one module's text; None when it does not parse.  Its tree is kept as the module's
     spare (see :class:`ModuleInfo`)."""
     tree = _parse(text, path)
     if tree is None:
         return None
     info = ModuleInfo(key=key, path=path, text=text, lines=split_lines(text, keepends=True),
-                      is_package=is_package, _spare=tree, recent=recent)
+                      is_package=is_package, _spare=tree)
     package = key if is_package else key.rpartition(".")[0]
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -503,9 +494,6 @@ class Project:
     #: how many of the last indexed modules keep the tree their index was built from, for a use
     #: that follows soon (most modules are indexed only to resolve a name; see :class:`ModuleInfo`)
     SPARE_TREES = 32
-    #: how many of the last function and class nodes asked for the project holds (see
-    #: :class:`ModuleInfo`)
-    RECENT_NODES = 4096
 
     def __init__(self, read: Callable[[str], str | None] | None = None):
         self._read = read or _read_text
@@ -522,7 +510,6 @@ class Project:
         self._located: dict[str, tuple[str, bool] | None] = {}
         self._mro: dict[str, list[ClassInfo]] = {}
         self._spares: collections.deque[ModuleInfo] = collections.deque()
-        self._recent: collections.deque = collections.deque(maxlen=self.RECENT_NODES)
         # modules whose text cannot matter (see :meth:`set_text_filter`) are not searched for callers
         # nor parsed to resolve names (except an attribute's factory)
         self._may_matter: Callable[[str], bool] | None = None
@@ -587,8 +574,7 @@ class Project:
         info: ModuleInfo | None = None
         if key in self._sources:
             path, text = self._sources[key]
-            info = index_module(key, path, text, is_package=os.path.basename(path) == "__init__.py",
-                                recent=self._recent)
+            info = index_module(key, path, text, is_package=os.path.basename(path) == "__init__.py")
         else:
             loc = self._locate(key)
             if loc is not None:
@@ -596,7 +582,7 @@ class Project:
                 if text is None:
                     text = self._read(loc[0])
                 if text is not None:
-                    info = index_module(key, loc[0], text, is_package=loc[1], recent=self._recent)
+                    info = index_module(key, loc[0], text, is_package=loc[1])
         self._modules[key] = info
         if info is not None:
             self._spares.append(info)
