@@ -13,6 +13,8 @@ import pytest
 
 from padlint.analysis.project import Project, index_module
 
+from .project_files import check_text
+
 SOURCE = '''\
 import torch
 
@@ -149,3 +151,24 @@ def test_the_project_keeps_spare_trees_of_the_last_modules_only(tmp_path) -> Non
     assert all(m._spare is not None for m in mods[2:])
     # a dropped module's function still reads right
     assert ast.unparse(mods[0].functions["f0"].node) == "def f0(x):\n    return x + 0"
+
+
+def test_a_runner_after_a_form_feed_with_a_trailing_backslash_is_analysed(tmp_path) -> None:
+    # a form feed before the class puts it at column 1, and `other` ends in a backslash before a
+    # blank line: the interpreter's segments parsed neither (the file was "not analysed"); now the
+    # padded slice `positions[:num_tokens_padded]` of the zero-initialised buffer, never reset, is
+    # the one PAD001 finding, at the model call on line 10
+    text = (
+        "import torch\n\n\x0cclass Runner:\n"
+        "    def __init__(self):\n"
+        "        self.positions = torch.zeros(64, dtype=torch.int64)\n\n"
+        "    def execute_model(self, num_tokens, num_tokens_padded):\n"
+        "        x = 1 + \\\n            2\n"
+        "        self.model(positions=self.positions[:num_tokens_padded])\n\n"
+        "    def other(self):\n"
+        "        y = 1 \\\n\n"
+        "        return y\n"
+    )
+    ast.parse(text)  # valid Python
+    found = check_text(tmp_path, text)
+    assert [(f.code, f.line, f.field) for f in found] == [("PAD001", 10, "positions")]
