@@ -278,16 +278,16 @@ class AxisAnalysis:
 
     # ------------------------------------------------------------- counts
     def locals_of(self, fn: ast.AST) -> _Locals:
-        # keyed on the node's identity: the value keeps the node, so its id is not reused
+        # keyed on the node's identity: the value keeps the node, so no other node gets its id
         got = self._locals.get(id(fn))
-        if got is None or got[0] is not fn:
+        if got is None:
             got = self._locals[id(fn)] = (fn, _Locals(fn, self.own(fn)))
         return got[1]
 
     def own(self, fn: ast.AST) -> list[ast.AST]:
         """The nodes of ``fn``'s own body (computed once per function)."""
         got = self._own.get(id(fn))
-        if got is None or got[0] is not fn:
+        if got is None:
             got = self._own[id(fn)] = (fn, sorted(_own_nodes(fn), key=lambda n: (getattr(n, "lineno", 0),
                                                                                getattr(n, "col_offset", 0))))
         return got[1]
@@ -295,7 +295,7 @@ class AxisAnalysis:
     def stmts(self, fn: ast.AST) -> list[ast.stmt]:
         """The statements of ``fn``'s own body, in source order (computed once per function)."""
         got = self._stmts.get(id(fn))
-        if got is None or got[0] is not fn:
+        if got is None:
             got = self._stmts[id(fn)] = (fn, sorted((n for n in self.own(fn) if isinstance(n, ast.stmt)),
                                                     key=lambda n: (n.lineno, n.col_offset)))
         return got[1]

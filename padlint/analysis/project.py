@@ -53,10 +53,6 @@ class FunctionInfo:
             self._node = self.mod.def_node(self.where, self.start, self.end, self.ancestors)
         return self._node
 
-    def alive(self):
-        """The node handed out, or None before the first use."""
-        return self._node
-
 
 @dataclass
 class ClassInfo:
@@ -91,10 +87,6 @@ class ClassInfo:
     def node(self) -> ast.ClassDef:
         if self._node is None:
             self._node = self.mod.def_node(self.where, self.start, self.end, ())
-        return self._node
-
-    def alive(self):
-        """The node handed out, or None before the first use."""
         return self._node
 
 
@@ -143,12 +135,11 @@ class ModuleInfo:
         the analysis reaches it (its info, its class's body, its module's tree)."""
         by_where = {i.where: i for i in infos}
         for k, node in enumerate(body):
-            info = by_where.get((getattr(node, "lineno", 0), getattr(node, "col_offset", 0)))
+            info = by_where.get(_at(node))
             if info is None or info.name != getattr(node, "name", None):
                 continue
-            held = info.alive()
-            if held is not None:
-                body[k] = held
+            if info._node is not None:
+                body[k] = info._node
                 continue
             info._node = node
             if isinstance(info, ClassInfo):
@@ -158,19 +149,14 @@ class ModuleInfo:
         """The ``def``/``class`` node of a top-level function, class or method whose keyword is
         at ``where``, spanning lines ``start``-``end`` inside classes at columns ``ancestors``."""
         for c in self.classes.values():  # a method of a class whose node is held: from its body
-            held = c.alive() if c.start <= where[0] <= c.end and c.where != where else None
-            for item in held.body if held is not None else ():
-                if (getattr(item, "lineno", 0), getattr(item, "col_offset", 0)) == where:
-                    return item
+            if c._node is not None and c.start <= where[0] <= c.end and c.where != where:
+                found = _find_def(c._node.body, where, nested=False)
+                if found is not None:
+                    return found
         tree = self._tree or self._spare
-        if tree is not None:
-            for node in tree.body:
-                if (node.lineno, node.col_offset) == where:
-                    return node
-                if isinstance(node, ast.ClassDef) and node.lineno < where[0] <= (node.end_lineno or 0):
-                    for item in node.body:
-                        if (getattr(item, "lineno", 0), getattr(item, "col_offset", 0)) == where:
-                            return item
+        found = _find_def(tree.body, where) if tree is not None else None
+        if found is not None:
+            return found
         # the function's own lines after a `class _:` line per enclosing class (top-level classes
         # only: column 0 is below any method's indentation), after empty lines so that the lines
         # are the file's (cheaper than renumbering the nodes); a last `\n` ends a trailing `\`
@@ -180,20 +166,35 @@ class ModuleInfo:
         node = seg.body[0] if seg is not None and seg.body else None
         for _ in ancestors:
             node = node.body[0] if isinstance(node, ast.ClassDef) and node.body else None
-        if node is None or (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)) != where:
+        if node is None or _at(node) != where:
             # lines that do not parse alone: the module's tree (kept from now on)
-            for top in self.tree.body:
-                if (top.lineno, top.col_offset) == where:
-                    return top
-                for item in top.body if isinstance(top, ast.ClassDef) else ():
-                    if (getattr(item, "lineno", 0), getattr(item, "col_offset", 0)) == where:
-                        return item
-            raise LookupError(f"no definition at line {where[0]} of {self.path}")
+            found = _find_def(self.tree.body, where)
+            if found is None:
+                raise LookupError(f"no definition at line {where[0]} of {self.path}")
+            return found
         if isinstance(node, ast.ClassDef):  # its methods: the nodes already handed out
             cls = next((c for c in self.classes.values() if c.where == where), None)
             if cls is not None:
                 self._adopt(node.body, list(cls.methods.values()))
         return node
+
+
+def _at(node: ast.AST) -> tuple[int, int]:
+    """(line, column) of a statement: where a ``def``/``class`` keyword is."""
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+
+def _find_def(body: list, where: tuple[int, int], nested: bool = True):
+    """The statement of ``body`` at ``where``, or (``nested``) a method at ``where`` in one of
+    its classes; None."""
+    for node in body:
+        if _at(node) == where:
+            return node
+        if nested and isinstance(node, ast.ClassDef) and node.lineno < where[0] <= (node.end_lineno or 0):
+            found = _find_def(node.body, where, nested=False)
+            if found is not None:
+                return found
+    return None
 
 
 def _parse(text: str, path: str) -> ast.Module | None:

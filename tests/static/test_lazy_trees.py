@@ -100,10 +100,10 @@ def test_a_module_read_for_one_function_keeps_that_function_only() -> None:
     node = mod.functions["build"].node
     assert isinstance(node, ast.FunctionDef) and node.name == "build"
     assert mod._tree is None and mod._spare is None
-    assert mod.classes["Runner"].alive() is None and mod.classes["Runner"].methods["step"].alive() is None
+    assert mod.classes["Runner"]._node is None and mod.classes["Runner"].methods["step"]._node is None
     del node
     gc.collect()
-    assert mod.functions["build"].alive() is not None
+    assert mod.functions["build"]._node is not None
 
 
 def test_a_class_taken_from_the_spare_tree_gives_its_methods_after_the_tree_is_dropped() -> None:
