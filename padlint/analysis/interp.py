@@ -589,6 +589,16 @@ _TENSOR_META = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "is_cpu
                           "nbytes", "requires_grad", "is_sparse", "is_quantized"})
 
 
+def _int_literal(node) -> int | None:
+    """The value of an integer literal (``0``, ``-1``), else None."""
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
+            and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.value, 0)
+    return None
+
+
 class Interpreter:
     """Interprets functions of the whole project from entry points; collects :class:`SinkHit`.
 
@@ -3916,6 +3926,13 @@ class Interpreter:
                 elem = self._elements(base)  # `slot_mappings[gid]`
                 if elem is not None:
                     return elem
+                if isinstance(base, TupleVal) and base.items:
+                    # `parts[0]` of `parts = [buf[:P], ...]` (or of a tuple a call returned): that
+                    # element; another index: any of them
+                    k = _int_literal(idx)
+                    if k is not None and -len(base.items) <= k < len(base.items):
+                        return base.items[k]
+                    return join_all(base.items) or UNKNOWN
             return UNKNOWN
         found = self._slice_dim(node)
         sl = found[:2] if found is not None else None
@@ -3955,7 +3972,14 @@ class Interpreter:
                         continue
                     out.update(self._element(r, k, text, line, frame.path, r.persistent) for k in keys)
             return Refs(frozenset(out)) if out else UNKNOWN
-        lower, upper = sl
+        return self._rows_view(base, sl[0], sl[1], found[2], text, line, frame, state)
+
+    def _rows_view(self, base: Refs, lower, upper, dim: int, text, line: int, frame: Frame,
+                   state: State) -> AVal:
+        """The view ``base[lower:upper]`` along dimension ``dim`` (``lower``/``upper``: bound
+        expressions or None), taken at ``line`` by the code ``text``."""
+        found = (lower, upper, dim)
+        out = set()
         if lower is not None and not self._is_zero(lower):
             # rows [lo:...] do not start at row 0: not a padded slice; but writes through it
             # (`tail = buf[n:p]; tail.zero_()`) reset those rows
@@ -4643,6 +4667,14 @@ class Interpreter:
             if isinstance(v, Refs):
                 return v
 
+        # `torch.narrow(x, dim, start, length)` is `x.narrow(dim, start, length)`
+        if name == "torch.narrow" and node.args and node.args[0].keyword is None and not node.args[0].star \
+                and "torch" not in state.env:
+            v = self._eval(node.args[0].value, frame, state)
+            for a in node.args[1:]:
+                self._eval(a.value, frame, state)
+            return self._narrowed(v, node.args[1:], node, frame, state) if isinstance(v, Refs) else UNKNOWN
+
         # function forms of in-place fills: `torch.zero_(x)`, `torch.fill_(x, v)`,
         # `torch.nn.init.zeros_(x)` / `constant_(x, v)` are `x.zero_()` / `x.fill_(v)`
         method_form = self._fill_function(name, node)
@@ -5009,6 +5041,8 @@ class Interpreter:
                 and not arg_vals[0].below and self._literal(node.args[1].value):
             # `x.masked_fill(torch.arange(P) >= R, v)`: a new tensor whose padding rows hold v
             return UNKNOWN
+        if method == "narrow":
+            return self._narrowed(recv, node.args, node, frame, state)
         if method in VIEW_METHODS:
             return recv
         if method in COPY_METHODS:
@@ -5028,6 +5062,27 @@ class Interpreter:
             # buffers: the branch may have written them (:meth:`_partial_prefixes`)
             self._branch_writes[-1].add("*")
         return UNKNOWN
+
+    def _narrowed(self, base: Refs, args, node: cst.Call, frame: Frame, state: State) -> AVal:
+        """``x.narrow(dim, start, length)``: the view ``x[start:start + length]`` along ``dim``, a
+        literal dimension (a prefix view from 0; rows from ``start`` are a :class:`TailVal`, which
+        only writes through it use).  Another dimension expression: the view keeps every row (it
+        narrows some dimension; which one is not known)."""
+        pos = [a.value for a in args if a.keyword is None and not a.star]
+        kw = {a.keyword.value: a.value for a in args if a.keyword is not None}
+        vals = pos + [kw[k] for k in ("dim", "start", "length")[len(pos):] if k in kw]
+        if len(vals) != 3 or not isinstance(vals[0], cst.Integer):
+            return base
+        dim, start, length = int(vals[0].value, 0), vals[1], vals[2]
+        if self._is_zero(start):
+            lower, upper = None, length
+        elif isinstance(length, cst.BinaryOperation) and isinstance(length.operator, cst.Subtract) \
+                and self._text(length.right) == self._text(start):
+            lower, upper = start, length.left  # `narrow(0, R, P - R)`: rows [R:P]
+        else:
+            lower, upper = start, cst.BinaryOperation(start, cst.Add(), length)
+        line = frame.seg.line(node, frame.stmt)
+        return self._rows_view(base, lower, upper, dim, node, line, frame, state)
 
     _FILL_FUNCTIONS = {"zero_": "zero_", "fill_": "fill_", "zeros_": "zero_", "constant_": "fill_"}
 
