@@ -5403,7 +5403,9 @@ class Interpreter:
         if d is not None and d.split(".")[0] not in state.env:
             mod = self.project.module(frame.module)
             t = self.project.resolve(mod, f"{d}.{name}") if mod is not None else None
-            if isinstance(t, FunctionInfo) and not t.owner:
+            if isinstance(t, FunctionInfo) and (not t.owner or any(
+                    isinstance(x, ast.Name) and x.id == "staticmethod" for x in t.node.decorator_list)):
+                # a module function, or a static method called on its class (`Runner._zero(buf, n, p)`)
                 return ("funcs", [(t, None)])
             return None
         recv = self._eval(recv_node, frame, state)

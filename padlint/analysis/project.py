@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from padlint.model import split_lines
+from padlint.prefilter import writes_rows
 
 FuncNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -619,12 +620,17 @@ class Project:
                 sub = self.module(f"{src}.{attr}") if self._exists(f"{src}.{attr}") else None
                 if sub is not None:
                     target = sub
-                elif base or self.text_may_matter(src) or (factory and not self._defines_class(src, attr)):
+                elif base or self.text_may_matter(src) or self.text_writes_rows(src) \
+                        or (factory and not self._defines_class(src, attr)):
                     # an attribute's factory in a module that mentions nothing relevant
                     # (`init_model_state() -> ModelState` in a package `__init__`): read for it.
-                    # A class defined there has no method that matters (unless it is a base of
-                    # a class that does: `base`); a function called there cannot touch padding
-                    # rows (the interpreter would not follow it)
+                    # A module that writes rows of tensors in place is read too: a helper there
+                    # may reset the padding rows of a buffer it is handed with counts under
+                    # names of its own (`def zero_tail(buf, n, p): buf[n:p].zero_()`), or hold
+                    # a runner's buffers and reset them (`self.bufs = InputBuffers(...)`).
+                    # Otherwise a class defined there has no method that matters (unless it is
+                    # a base of a class that does: `base`), and a function called there cannot
+                    # touch padding rows
                     other = self.module(src)
                     if other is not None and other is not mod:
                         target = self.resolve(other, attr, depth + 1, factory=factory, base=base)
@@ -684,6 +690,16 @@ class Project:
         if text is None:
             text = self._texts[key] = self._read(loc[0]) or ""
         return self._may_matter(text)
+
+    def text_writes_rows(self, key: str) -> bool:
+        """Whether the text of module ``key`` may write rows of a tensor in place
+        (:func:`padlint.prefilter.writes_rows`); False for a module that cannot be found."""
+        if self._may_matter is None or key in self._modules or key in self._sources:
+            return True
+        if self._locate(key) is None:
+            return False
+        self.text_may_matter(key)  # reads the text once
+        return writes_rows(self._texts.get(key) or "")
 
     def class_info(self, key: str) -> ClassInfo | None:
         mod, _, name = key.partition(":")
