@@ -75,6 +75,10 @@ def _graph_tables(node: ast.AST) -> frozenset:
 # a slice of an attribute of `self` with a named bound: `self.buf[:n]`, `self.a.b[k:n]`, `self.buf[n:]`
 # (after any leading whole dimensions: `x[:, :n]` bounds the columns)
 _ANY_COUNT_SLICE = re.compile(r"\w\[\s*(?::\s*,\s*)*:\s*[A-Za-z_]")
+#: a tail-shaped in-place write to any name (`t[n:p] = 0`, `b[n:].zero_()`, `x[:, k:m].fill_(v)`): rows
+#: from a bound onwards written, the shape of a padding reset, through a local that may alias a buffer
+_TAIL_WRITE = re.compile(r"\w\[\s*(?::\s*,\s*)*[A-Za-z_][\w.]*\s*(?:[+-]\s*\w+\s*)?:[^\]\n]*\]\s*"
+                         r"(?:=(?!=)|\.(?:fill_|zero_|fill|masked_fill_)\()")
 _COUNT_SLICE = re.compile(r"\bself\.[\w.]+\[\s*(?::\s*,\s*)*(?:[\w.]*\s*:\s*[A-Za-z_]|[A-Za-z_][\w.]*\s*(?:[+-]\s*\d+\s*)?:)")
 
 
@@ -153,6 +157,11 @@ class CallGraph:
                 # a slice of an attribute bounded by a count (`self.buf[:n]`, `self.buf[k:n] = 0`):
                 # the function takes views of a persistent buffer (and may return them) or resets
                 # its rows, whatever the counts are called
+                v = True
+            if not v and _TAIL_WRITE.search(text):
+                # rows from a bound on written in place through a local (`t = self.buf; t[n:p] = 0`,
+                # `for b in bufs: b[n:p].zero_()`): a reset of a buffer's padding rows, whatever the
+                # counts and the buffer are called here
                 v = True
             if not v and self.profile.dummy_runs and self.profile.is_dummy_run(fn.name) \
                     and _ANY_COUNT_SLICE.search(text):

@@ -8,7 +8,9 @@ looked for the profile's count names and sinks, so a helper written with counts 
 and deleting it changed nothing.  ``from pkg import utils; utils.zero_tail(...)`` was read
 (module attributes were not filtered), ``from pkg.utils import zero_tail`` was not.  A module
 that writes rows of a tensor in place (a store into a slice, an in-place fill) is now read too.
-A static method called on its class (``ModelRunner._zero(buf, n, p)``) was not followed at all.
+A static method called on its class (``ModelRunner._zero(buf, n, p)``) was not followed at all,
+and a method of another object whose text sliced no ``self.x`` with a count was not followed
+either, although it wrote a tail of rows through a local (``t = self.seq_lens; t[n:p] = 0``).
 
 Written from scratch: each case is a package whose ``pkg/runner.py``, checked alone (as
 pre-commit passes one changed file), writes rows ``[:num_reqs]`` of ``seq_lens`` and hands
@@ -68,6 +70,29 @@ CASES = {
         "    def __init__(self, m):\n        self.bufs = InputBuffers(m)\n" + STEP.replace("{WRITE}", "pass").replace(
             "{CALL}", "self.bufs.{F}(so.lens, num_reqs, num_reqs_padded)").replace("{VIEW}", "self.bufs.seq_lens"),
     }, ("fill", "fill_and_pad")),
+    # the holder's method resets the rows through a local that names the buffer: a method of
+    # another object is followed only where its text may touch padding rows, which a slice of
+    # `self.x` with a count showed and a tail written through a local did not
+    "holder resets through a local": ({
+        "pkg/bufs.py": "import torch\n\n\nclass InputBuffers:\n    def __init__(self, m):\n"
+        "        self.seq_lens = torch.zeros(m, dtype=torch.int32)\n        self.other = torch.zeros(m)\n\n"
+        "    def pad_other(self, n, p):\n        t = self.other\n        t[n:p] = 0\n\n"
+        "    def pad(self, n, p):\n        t = self.seq_lens\n        t[n:p] = 0\n",
+        "pkg/runner.py": HDR + "from pkg.bufs import InputBuffers\n\n\nclass ModelRunner:\n"
+        "    def __init__(self, m):\n        self.bufs = InputBuffers(m)\n" + STEP.replace(
+            "{WRITE}", "self.bufs.seq_lens[:num_reqs] = so.lens").replace(
+            "{CALL}", "self.bufs.{F}(num_reqs, num_reqs_padded)").replace("{VIEW}", "self.bufs.seq_lens"),
+    }, ("pad_other", "pad")),
+    "holder resets in a loop": ({
+        "pkg/bufs.py": "import torch\n\n\nclass InputBuffers:\n    def __init__(self, m):\n"
+        "        self.seq_lens = torch.zeros(m, dtype=torch.int32)\n        self.other = torch.zeros(m)\n\n"
+        "    def pad_other(self, n, p):\n        for b in (self.other,):\n            b[n:].zero_()\n\n"
+        "    def pad(self, n, p):\n        for b in (self.other, self.seq_lens):\n            b[n:].zero_()\n",
+        "pkg/runner.py": HDR + "from pkg.bufs import InputBuffers\n\n\nclass ModelRunner:\n"
+        "    def __init__(self, m):\n        self.bufs = InputBuffers(m)\n" + STEP.replace(
+            "{WRITE}", "self.bufs.seq_lens[:num_reqs] = so.lens").replace(
+            "{CALL}", "self.bufs.{F}(num_reqs, num_reqs_padded)").replace("{VIEW}", "self.bufs.seq_lens"),
+    }, ("pad_other", "pad")),
     # a static method called on its class
     "static method": ({
         "pkg/runner.py": HDR + "\n\nclass ModelRunner:\n"
