@@ -54,7 +54,9 @@ FEW_FILES = 64
 
 #: a statement that writes rows of a tensor in place: a store into a slice (`x[n:] = 0`,
 #: `x[a:b, :k] = v`) or an in-place fill of one (`x[n:].fill_(v)`, `x.zero_()`, `x.np.fill(v)`)
-_ROW_WRITE = re.compile(r"\[[^\]\n]*:[^\]\n]*\]\s*=(?!=)|\.(?:fill_|zero_|fill|masked_fill_|index_fill_)\(")
+#: (no `[` inside the brackets: each scan from a `[` ends at the next bracket, so the test is
+#: linear in a line's length)
+_ROW_WRITE = re.compile(r"\[[^\]\[\n]*:[^\]\[\n]*\]\s*=(?!=)|\.(?:fill_|zero_|fill|masked_fill_|index_fill_)\(")
 
 
 def writes_rows(text: str) -> bool:

@@ -649,6 +649,7 @@ class Interpreter:
         self._keys_memo: dict[tuple[str, str], tuple[str, ...] | None] = {}  # module constants of keys
         self._getattr_nodes: dict[tuple, cst.Attribute] = {}  # (id of a `getattr` call, key) -> `obj.key`
         self._fill_calls: dict[int, cst.Call] = {}  # id of `torch.zero_(x)` -> `x.zero_()`
+        self._narrow_texts: dict[int, cst.Subscript] = {}  # id of `x.narrow(...)` -> its slice `x[a:b]`
         self._lookup_nodes: dict[int, cst.Subscript] = {}  # id of `self.t.get(k)` -> `self.t[k]`
         self._path_nodes: dict[str, list[cst.Attribute]] = {}  # "a.b" -> the nodes of `self.a`, `self.a.b`
         self.pad_hits: dict[tuple[int, str], PadHit] = {}  # sink arguments whose padding rows were written
@@ -3783,12 +3784,15 @@ class Interpreter:
                 self._active = saved
             return join_vals(a, b)
         if isinstance(node, cst.Tuple):
-            return TupleVal(tuple(self._elem(e.value, frame, state) for e in node.elements))
+            vals = tuple(self._elem(e.value, frame, state) for e in node.elements)
+            if any(isinstance(e, cst.StarredElement) for e in node.elements):
+                return UNKNOWN  # `(*a, x)`: which position holds what is not known
+            return TupleVal(vals)
         if isinstance(node, cst.List):
             vals = tuple(self._elem(e.value, frame, state) for e in node.elements)
             if any(isinstance(e, cst.StarredElement) for e in node.elements):
                 return UNKNOWN
-            return TupleVal(vals)
+            return TupleVal(vals, mutable=True)
         if isinstance(node, cst.Set):
             for e in node.elements:
                 self._eval(e.value, frame, state)
@@ -3926,12 +3930,13 @@ class Interpreter:
                 elem = self._elements(base)  # `slot_mappings[gid]`
                 if elem is not None:
                     return elem
-                if isinstance(base, TupleVal) and base.items:
-                    # `parts[0]` of `parts = [buf[:P], ...]` (or of a tuple a call returned): that
-                    # element; another index: any of them
+                if isinstance(base, TupleVal) and base.items and not base.mutable:
+                    # `parts[0]` of a tuple (`parts = (buf[:P], P)`, or one a call returned): that
+                    # element; a non-literal index: any of them.  (A list may have changed since
+                    # its literal: `append`, item stores; its elements are not known.)
                     k = _int_literal(idx)
-                    if k is not None and -len(base.items) <= k < len(base.items):
-                        return base.items[k]
+                    if k is not None:
+                        return base.items[k] if -len(base.items) <= k < len(base.items) else UNKNOWN
                     return join_all(base.items) or UNKNOWN
             return UNKNOWN
         found = self._slice_dim(node)
@@ -3998,6 +4003,11 @@ class Interpreter:
         new_padded = count is not None and bool(count.canon) and self.p.is_padded_name(count.canon)
         for r in base.refs:
             old = r.count
+            if old is not None and old.canon and old.dim != dim:
+                # a view of a view bounded in another dimension (`buf[:P].narrow(1, 0, k)`,
+                # `buf[:P][:, :k]`): the first bound still says which rows it has
+                out.add(r)
+                continue
             if old is not None and old.canon and old.dim == (count.dim if count is not None else 0) and (
                     not self.p.is_padded_name(old.canon) or new_padded):
                 # a view of a view never has more rows than the first: `buf[:R][:P]` has only real
@@ -5082,7 +5092,17 @@ class Interpreter:
         else:
             lower, upper = start, cst.BinaryOperation(start, cst.Add(), length)
         line = frame.seg.line(node, frame.stmt)
-        return self._rows_view(base, lower, upper, dim, node, line, frame, state)
+        # named as the slice it is (`self.buf[:P]`: messages name the buffer, fixes slice it); the
+        # finding's position is the narrow call's
+        src = node.args[0].value if dotted(node.func) == "torch.narrow" else node.func.value
+        text = self._narrow_texts.get(id(node))
+        if text is None:
+            text = cst.Subscript(value=src, slice=[
+                *(cst.SubscriptElement(cst.Slice(lower=None, upper=None)) for _ in range(dim)),
+                cst.SubscriptElement(cst.Slice(lower=None if self._is_zero(lower) else lower, upper=upper))])
+            self._narrow_texts[id(node)] = text
+            self._keep.append(node)
+        return self._rows_view(base, lower, upper, dim, text, line, frame, state)
 
     _FILL_FUNCTIONS = {"zero_": "zero_", "fill_": "fill_", "zeros_": "zero_", "constant_": "fill_"}
 

@@ -515,6 +515,7 @@ class Project:
         # modules whose text cannot matter (see :meth:`set_text_filter`) are not searched for callers
         # nor parsed to resolve names (except an attribute's factory)
         self._may_matter: Callable[[str], bool] | None = None
+        self._writes_memo: dict[str, bool] = {}  # module -> its text writes tensor rows in place
         self._strict: Callable[[str], bool] | None = None
 
     # ------------------------------------------------------------- sources
@@ -621,13 +622,14 @@ class Project:
                 if sub is not None:
                     target = sub
                 elif base or self.text_may_matter(src) or self.text_writes_rows(src) \
-                        or (factory and not self._defines_class(src, attr)):
+                        or self._reexports(src, attr) or (factory and not self._defines_class(src, attr)):
                     # an attribute's factory in a module that mentions nothing relevant
                     # (`init_model_state() -> ModelState` in a package `__init__`): read for it.
                     # A module that writes rows of tensors in place is read too: a helper there
                     # may reset the padding rows of a buffer it is handed with counts under
                     # names of its own (`def zero_tail(buf, n, p): buf[n:p].zero_()`), or hold
-                    # a runner's buffers and reset them (`self.bufs = InputBuffers(...)`).
+                    # a runner's buffers and reset them (`self.bufs = InputBuffers(...)`); and a
+                    # package that re-exports the name (`pkg/__init__.py` imports it from such a module).
                     # Otherwise a class defined there has no method that matters (unless it is
                     # a base of a class that does: `base`), and a function called there cannot
                     # touch padding rows
@@ -693,13 +695,28 @@ class Project:
 
     def text_writes_rows(self, key: str) -> bool:
         """Whether the text of module ``key`` may write rows of a tensor in place
-        (:func:`padlint.prefilter.writes_rows`); False for a module that cannot be found."""
+        (:func:`padlint.prefilter.writes_rows`, tested once per module); False for a module that
+        cannot be found."""
         if self._may_matter is None or key in self._modules or key in self._sources:
             return True
-        if self._locate(key) is None:
+        got = self._writes_memo.get(key)
+        if got is None:
+            got = False
+            if self._locate(key) is not None:
+                self.text_may_matter(key)  # reads the text once
+                got = writes_rows(self._texts.get(key) or "")
+            self._writes_memo[key] = got
+        return got
+
+    def _reexports(self, key: str, name: str) -> bool:
+        """Whether module ``key`` is a package whose ``__init__`` imports ``name`` (a re-export:
+        ``from pkg import f`` with ``f`` defined in ``pkg.utils``)."""
+        loc = self._locate(key)
+        if loc is None or not loc[1]:
             return False
         self.text_may_matter(key)  # reads the text once
-        return writes_rows(self._texts.get(key) or "")
+        text = self._texts.get(key) or ""
+        return "import" in text and re.search(rf"\b{re.escape(name)}\b", text) is not None
 
     def class_info(self, key: str) -> ClassInfo | None:
         mod, _, name = key.partition(":")

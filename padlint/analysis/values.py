@@ -193,6 +193,7 @@ class Refs(AVal):
 @dataclass(frozen=True)
 class TupleVal(AVal):
     items: tuple[AVal, ...]
+    mutable: bool = False  # a list literal: items may change after it (`append`, item stores)
 
 
 @dataclass(frozen=True)
@@ -369,8 +370,10 @@ def join_vals(a: AVal | None, b: AVal | None) -> AVal:
         return a
     if isinstance(b, Refs) and not isinstance(a, (TupleVal, MetaVal)):
         return b
-    if isinstance(a, TupleVal) and isinstance(b, TupleVal) and len(a.items) == len(b.items):
-        return TupleVal(tuple(join_vals(x, y) for x, y in zip(a.items, b.items)))
+    if isinstance(a, TupleVal) and isinstance(b, TupleVal):
+        if len(a.items) != len(b.items):
+            return UNKNOWN  # which position holds what depends on the path
+        return TupleVal(tuple(join_vals(x, y) for x, y in zip(a.items, b.items)), a.mutable or b.mutable)
     if isinstance(a, DictVal) and isinstance(b, DictVal):
         keys = sorted({k for k, _ in a.items} | {k for k, _ in b.items})
         return DictVal(tuple((k, join_vals(a.get(k), b.get(k))) for k in keys))
@@ -674,7 +677,7 @@ def stamp(v: AVal | None, state: "State", active: frozenset | None = None,
         return v if item is v.item else MapVal(item, v.keyed)
     if isinstance(v, TupleVal):
         items = tuple(stamp(x, state, active, conditional_only) for x in v.items)
-        return v if all(a is b for a, b in zip(items, v.items)) else TupleVal(items)
+        return v if all(a is b for a, b in zip(items, v.items)) else TupleVal(items, v.mutable)
     if isinstance(v, DictVal):
         items = tuple((k, stamp(x, state, active, conditional_only)) for k, x in v.items)
         return v if all(a[1] is b[1] for a, b in zip(items, v.items)) else DictVal(items)

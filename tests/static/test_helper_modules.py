@@ -60,6 +60,15 @@ CASES = {
             "{WRITE}", "self.seq_lens[:num_reqs] = so.lens").replace(
             "{CALL}", "utils.{F}(self.seq_lens, num_reqs, num_reqs_padded)").replace("{VIEW}", "self.seq_lens"),
     }, ("total", "zero_tail")),
+    # the package re-exports the helper (`pkg/__init__.py`), the runner imports it from there
+    "helper re-exported by the package": ({
+        "pkg/__init__.py": "from pkg.utils import total, zero_tail\n",
+        "pkg/utils.py": UTILS,
+        "pkg/runner.py": HDR + "from pkg import zero_tail, total\n\n\nclass ModelRunner:\n"
+        "    def __init__(self, m):\n        self.seq_lens = torch.zeros(m, dtype=torch.int32)\n" + STEP.replace(
+            "{WRITE}", "self.seq_lens[:num_reqs] = so.lens").replace(
+            "{CALL}", "{F}(self.seq_lens, num_reqs, num_reqs_padded)").replace("{VIEW}", "self.seq_lens"),
+    }, ("total", "zero_tail")),
     # a class holding the buffers, in a module that names no count, writes and resets them
     "buffer holder": ({
         "pkg/bufs.py": "import torch\n\n\nclass InputBuffers:\n    def __init__(self, m):\n"
