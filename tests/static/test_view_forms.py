@@ -52,8 +52,10 @@ def test_narrow_of_part_of_the_padding_rows_leaves_the_finding(tmp_path, reset):
     assert _findings(tmp_path, reset) == STALE
 
 
-def _sink(tmp_path, view: str):
-    text = RUNNER.replace("{HELPERS}", "").replace("{RESET}", "pass")
+def _sink(tmp_path, view: str, setup: str = "pass"):
+    """(code, at the sink's line, field) of each finding, with ``view`` handed to the sink as
+    ``seq_lens`` after the statements ``setup``."""
+    text = RUNNER.replace("{HELPERS}", "").replace("{RESET}", setup)
     assert SINK in text
     text = text.replace(SINK, f"            seq_lens={view},")
     line = text.splitlines().index(f"            seq_lens={view},") + 1
@@ -95,11 +97,7 @@ def test_a_narrow_view_of_the_real_rows_has_no_padding_rows(tmp_path):
      "            parts = (self.seq_lens[:num_reqs],)", "parts[0]", []),
 ])
 def test_an_element_of_a_tuple_literal_is_that_element(tmp_path, setup, view, expected):
-    text = RUNNER.replace("{HELPERS}", "").replace("{RESET}", setup)
-    text = text.replace(SINK, f"            seq_lens={view},")
-    line = text.splitlines().index(f"            seq_lens={view},") + 1
-    got = [(f.code, f.line == line, f.field) for f in check_text(tmp_path, text, "runner.py", "vllm")]
-    assert got == expected
+    assert _sink(tmp_path, view, setup) == expected
 
 
 @pytest.mark.parametrize("view", [
