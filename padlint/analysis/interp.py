@@ -5424,10 +5424,8 @@ class Interpreter:
             mod = self.project.module(frame.module)
             t = self.project.resolve(mod, f"{d}.{name}") if mod is not None else None
             if isinstance(t, FunctionInfo) and (not t.owner or any(
-                    isinstance(x, ast.Name) and x.id in ("staticmethod", "classmethod")
-                    for x in t.node.decorator_list)):
-                # a module function, or a static or class method called on its class
-                # (`Runner._zero(buf, n, p)`)
+                    isinstance(x, ast.Name) and x.id == "staticmethod" for x in t.node.decorator_list)):
+                # a module function, or a static method called on its class (`Runner._zero(buf, n, p)`)
                 return ("funcs", [(t, None)])
             return None
         recv = self._eval(recv_node, frame, state)
@@ -5615,11 +5613,6 @@ class Interpreter:
             types = {t for r in self_val.refs for t in r.types}
             if types and owner not in types:
                 callee.cls = next(iter(sorted(types)))
-            positional = positional[1:]
-        elif fn is not None and owner != "" and positional and _decorated(func, "classmethod"):
-            # `cls` is the class (its attributes are class-level: unknown values); the arguments
-            # bind the parameters after it (`self._zero(buf, n, p)`, `Runner._zero(buf, n, p)`)
-            env[positional[0].name.value] = UNKNOWN
             positional = positional[1:]
         all_params = positional + list(ps.kwonly_params)
         for p in all_params:
