@@ -29,7 +29,14 @@ from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
 from padlint.analysis.buffers import _MODULES as READ_ONLY_MODULES, _PURE_MODULE_FUNCS as READ_ONLY_FUNCS
 from padlint.analysis.literals import same_literal
 from padlint.analysis.callgraph import CallGraph, module_strings
-from padlint.analysis.project import ClassInfo, FunctionInfo, Project, _type_names, scan_method_attr_types
+from padlint.analysis.project import (
+    ClassInfo,
+    FunctionInfo,
+    Project,
+    _type_names,
+    scan_method_attr_types,
+    segment_text,
+)
 from padlint.analysis.project import _dotted as _dotted_name_ast
 from padlint.profile import Profile
 
@@ -321,10 +328,7 @@ _EMPTY = cst.Module(body=[])
 def parse_segment(lines: list[str], info, ast_func) -> Segment:
     """Parse one function alone, wrapped in ``class _:`` lines so indentation parses
     (lines and columns stay those of the file)."""
-    # column 0: the ancestors are top-level classes (a form feed before one gives it column 1);
-    # a last `\n` ends a function whose last line ends in `\`
-    text = "class _:\n" * len(info.ancestors) + "".join(lines[info.start - 1:info.end]) + "\n"
-    module = cst.parse_module(text)
+    module = cst.parse_module(segment_text(lines, info.start, info.end, len(info.ancestors)))
     node: cst.CSTNode = module.body[0]
     for _ in info.ancestors:  # each wrapper `class _:` holds the next level
         assert isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock)

@@ -158,12 +158,9 @@ class ModuleInfo:
         found = _find_def(tree.body, where) if tree is not None else None
         if found is not None:
             return found
-        # the function's own lines after a `class _:` line per enclosing class (top-level classes
-        # only: column 0 is below any method's indentation), after empty lines so that the lines
-        # are the file's (cheaper than renumbering the nodes); a last `\n` ends a trailing `\`
-        blank = max(0, start - 1 - len(ancestors))
-        text = "\n" * blank + "class _:\n" * len(ancestors) + "".join(self.lines[start - 1:end]) + "\n"
-        seg = _parse(text, self.path)
+        # the function's own lines, after empty lines so that the lines are the file's (cheaper
+        # than renumbering the nodes)
+        seg = _parse(segment_text(self.lines, start, end, len(ancestors), pad=True), self.path)
         node = seg.body[0] if seg is not None and seg.body else None
         for _ in ancestors:
             node = node.body[0] if isinstance(node, ast.ClassDef) and node.body else None
@@ -178,6 +175,15 @@ class ModuleInfo:
             if cls is not None:
                 self._adopt(node.body, list(cls.methods.values()))
         return node
+
+
+def segment_text(lines: list[str], start: int, end: int, depth: int, pad: bool = False) -> str:
+    """Lines ``start``-``end`` of a file (one function or class) as a text that parses alone: a
+    ``class _:`` line per enclosing class (``depth``; column 0, below any method's indentation,
+    whatever column a form feed gave the class), and a last newline (it ends a function whose
+    last line ends in ``\``).  ``pad``: after empty lines, so that line numbers are the file's."""
+    blank = "\n" * max(0, start - 1 - depth) if pad else ""
+    return blank + "class _:\n" * depth + "".join(lines[start - 1:end]) + "\n"
 
 
 def _at(node: ast.AST) -> tuple[int, int]:
@@ -682,16 +688,21 @@ class Project:
         text = self._texts.get(key) or ""
         return re.search(rf"^class\s+{re.escape(name)}\b", text, re.M) is not None
 
-    def text_may_matter(self, key: str) -> bool:
-        if self._may_matter is None or key in self._modules or key in self._sources:
-            return True
+    def _module_text(self, key: str) -> str | None:
+        """The text of module ``key`` on disk (read once), or None when it cannot be found."""
         loc = self._locate(key)
         if loc is None:
-            return False
+            return None
         text = self._texts.get(key)
         if text is None:
             text = self._texts[key] = self._read(loc[0]) or ""
-        return self._may_matter(text)
+        return text
+
+    def text_may_matter(self, key: str) -> bool:
+        if self._may_matter is None or key in self._modules or key in self._sources:
+            return True
+        text = self._module_text(key)
+        return text is not None and self._may_matter(text)
 
     def text_writes_rows(self, key: str) -> bool:
         """Whether the text of module ``key`` may write rows of a tensor in place
@@ -701,11 +712,8 @@ class Project:
             return True
         got = self._writes_memo.get(key)
         if got is None:
-            got = False
-            if self._locate(key) is not None:
-                self.text_may_matter(key)  # reads the text once
-                got = writes_rows(self._texts.get(key) or "")
-            self._writes_memo[key] = got
+            text = self._module_text(key)
+            got = self._writes_memo[key] = text is not None and writes_rows(text)
         return got
 
     def _reexports(self, key: str, name: str) -> bool:
@@ -714,8 +722,7 @@ class Project:
         loc = self._locate(key)
         if loc is None or not loc[1]:
             return False
-        self.text_may_matter(key)  # reads the text once
-        text = self._texts.get(key) or ""
+        text = self._module_text(key) or ""
         return "import" in text and re.search(rf"\b{re.escape(name)}\b", text) is not None
 
     def class_info(self, key: str) -> ClassInfo | None:
