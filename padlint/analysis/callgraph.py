@@ -108,6 +108,7 @@ class CallGraph:
         self._holders: dict[tuple[str, str], tuple[str, ...]] = {}
         self._aliases: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
         self._param_field_memo: dict[str, dict] = {}
+        self._pools: dict[str, frozenset[str]] = {}  # module -> its module-level containers
         self._mentions: dict[str, list[str]] = {}  # text -> modules mentioning it (field aliases)
         self._builder_out: dict[str, dict[str, ClassInfo]] = {}
         # the last names of the profile's replay calls (`_replay_graph` of `*._replay_graph`)
@@ -163,6 +164,10 @@ class CallGraph:
                 # `for b in bufs: b[n:p].zero_()`): a reset of a buffer's padding rows, whatever the
                 # counts and the buffer are called here
                 v = True
+            if not v and self._reads_pool(fn, text):
+                # an element of a module-level container the process shares (a buffer pool): its
+                # rows hold what other calls put there (Interpreter._module_pool)
+                v = True
             if not v and self.profile.dummy_runs and self.profile.is_dummy_run(fn.name) \
                     and _ANY_COUNT_SLICE.search(text):
                 # a dummy run's views (`block_table[:num_reqs]`): its rows are dummy requests, so a
@@ -184,6 +189,20 @@ class CallGraph:
                 v = self._runs_shape_capture(fn, text)  # a per-shape capture: a sink (holds_sink)
             self._core[fn.key] = v
         return v
+
+    def _reads_pool(self, fn: FunctionInfo, text: str) -> bool:
+        """Whether ``fn`` returns an element of a module-level container of its module (``return
+        _pool.get(k)``, ``canonical = _pool[k]; ... return canonical``: the name and a return)."""
+        if not fn.module or "return " not in text:
+            return False
+        mod = self.project.module(fn.module)
+        if mod is None:
+            return False
+        pools = self._pools.get(fn.module)
+        if pools is None:
+            pools = self._pools[fn.module] = pool_candidates(mod.text)
+        used = [p for p in pools if p in text and re.search(rf"(?<![\w.]){re.escape(p)}\s*(\.get\(|\[)", text)]
+        return any(module_container(mod.tree, p) is not None for p in used)
 
     def holds_sink(self, fn: FunctionInfo) -> bool:
         v = self._sink.get(fn.key)
@@ -1380,14 +1399,77 @@ def _str_tuple(v: ast.AST, limit: int = 64) -> tuple[str, ...] | None:
 def module_strings(tree: ast.Module, name: str, limit: int = 64) -> tuple[str, ...] | None:
     """The strings of a module-level ``NAME = ("a", "b")`` (or ``NAME: tuple[str, ...] = ...``)
     assigned once in ``tree``, a literal tuple, list or set of at most ``limit`` strings; else None."""
+    value = _assigned_once(tree, name)
+    return _str_tuple(value, limit) if value is not None else None
+
+
+def _assigned_once(tree: ast.Module, name: str) -> ast.expr | None:
+    """The value of the one module-level assignment of ``NAME`` in ``tree`` (annotated too); None
+    where it is assigned other than once."""
     found, seen = None, 0
     for st in tree.body:
         if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets) \
                 or isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.target.id == name \
                 and st.value is not None:
             seen += 1
-            found = _str_tuple(st.value, limit)
+            found = st.value
     return found if seen == 1 else None
+
+
+_CONTAINER_CALLS = {"dict": "dict", "defaultdict": "dict", "OrderedDict": "dict", "WeakValueDictionary": "dict",
+                    "list": "list", "deque": "list"}
+
+
+# a line at column 0 assigning a container literal or constructor: the names that may be pools,
+# found in a module's text without its syntax tree (which is then confirmed on the few that are)
+_POOL_LINE = re.compile(r"^([A-Za-z_]\w*)\s*(?::[^=\n]*)?=\s*(?:\{|\[|(?:collections\.)?(?:dict|defaultdict|"
+                        r"OrderedDict|list|deque)\(|(?:weakref\.)?WeakValueDictionary\()", re.M)
+
+
+def pool_candidates(text: str) -> frozenset[str]:
+    """Names a module-level line of ``text`` assigns a container (:data:`_POOL_LINE`)."""
+    return frozenset(m.group(1) for m in _POOL_LINE.finditer(text))
+
+
+def module_container(tree: ast.Module, name: str) -> str | None:
+    """``"dict"`` or ``"list"`` for a module-level mutable container ``NAME = {}`` (``[]``,
+    ``dict()``, ``defaultdict(list)``, ``collections.OrderedDict()``, annotated too) assigned once
+    in ``tree`` into which a function puts a parameter (:func:`_stores_parameter`): a pool the
+    process shares of buffers its callers own, whose elements outlive every call; else None."""
+    v = _assigned_once(tree, name)
+    if isinstance(v, ast.Dict):
+        found = "dict"
+    elif isinstance(v, ast.List):
+        found = "list"
+    elif isinstance(v, ast.Call) and not v.args[1:] and (
+            f := v.func.id if isinstance(v.func, ast.Name) else
+            v.func.attr if isinstance(v.func, ast.Attribute) else "") in _CONTAINER_CALLS:
+        found = _CONTAINER_CALLS[f]
+    else:
+        return None
+    return found if _stores_parameter(tree, name) else None
+
+
+def _stores_parameter(tree: ast.Module, name: str) -> bool:
+    """Whether a function of ``tree`` puts one of its parameters into the container ``name``
+    (``name[k] = buf``, ``name.setdefault(k, buf)``, ``name.append(buf)``): it pools what its
+    callers hand it (their buffers), not values of its own (a memo of tensors it builds)."""
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        a = fn.args
+        params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in params \
+                    and any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name
+                            for t in node.targets):
+                return True
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == name \
+                    and node.func.attr in ("setdefault", "append", "__setitem__", "insert") \
+                    and any(isinstance(x, ast.Name) and x.id in params for x in node.args[-1:]):
+                return True
+    return False
 
 
 def _dict_slices(fn: ast.AST, aliases: dict[str, str], strings):

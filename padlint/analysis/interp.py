@@ -22,13 +22,13 @@ import libcst as cst
 from padlint.analysis.kernels import pointer_write, tail_stores
 from padlint.analysis.values import (
     TAIL_WRITE, UNSET, PARTIAL,
-    ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, ClosureVal, Count, DictVal, FactVal, FuncVal, MaskVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
+    ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, BoolVal, ClosureVal, Count, DictVal, FactVal, FuncVal, MaskVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
     Ref, Refs, Reset, State, TailVal, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, origin_key, stamp, with_step,
 )
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
 from padlint.analysis.buffers import _MODULES as READ_ONLY_MODULES, _PURE_MODULE_FUNCS as READ_ONLY_FUNCS
 from padlint.analysis.literals import same_literal
-from padlint.analysis.callgraph import CallGraph, module_strings
+from padlint.analysis.callgraph import CallGraph, module_container, module_strings, pool_candidates
 from padlint.analysis.project import (
     ClassInfo,
     FunctionInfo,
@@ -55,6 +55,17 @@ class CountVal(AVal):
     canon: str | None
     offset: int = 0
     padded: bool = False  # canon is a padded count (set by Interpreter._cv); wins in joins
+
+
+def _target_names(target) -> list[cst.Name]:
+    """The names an assignment target binds (``a``, ``a, (b, *c)``; not attributes or items)."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
 
 
 def _memory_view_of(value) -> str:
@@ -651,6 +662,10 @@ class Interpreter:
         # id(an `elif` statement) -> the path that reaches it: "`a` fails" (:meth:`_partial_prefixes`)
         self._elif_context: dict[int, str] = {}
         self._keys_memo: dict[tuple[str, str], tuple[str, ...] | None] = {}  # module constants of keys
+        self._pool_memo: dict[tuple[str, str], str | None] = {}  # module-level containers (pools)
+        self._pool_names: dict[str, frozenset[str]] = {}  # module -> names a line may assign a container
+        self._rebound_memo: dict[int, tuple] = {}  # id(function) -> (function, names rebound unseen)
+        self._bound_memo: dict[int, tuple] = {}  # id(block) -> (block, names it binds)
         self._getattr_nodes: dict[tuple, cst.Attribute] = {}  # (id of a `getattr` call, key) -> `obj.key`
         self._fill_calls: dict[int, cst.Call] = {}  # id of `torch.zero_(x)` -> `x.zero_()`
         self._narrow_texts: dict[int, cst.Subscript] = {}  # id of `x.narrow(...)` -> its slice `x[a:b]`
@@ -967,6 +982,14 @@ class Interpreter:
                 after = cur
             else:
                 base: State | None = state
+                # a literal a name the body rebinds held before the loop is not known at the head of
+                # a later round (the rounds stop at LOOP_ROUNDS, not where every value is stable)
+                bound = self._block_binds(stmt.body)
+                if any(isinstance(state.env.get(n), BoolVal) for n in bound):
+                    base = state.copy()
+                    for n in bound:
+                        if isinstance(base.env.get(n), BoolVal):
+                            base.env[n] = UNKNOWN
                 if isinstance(stmt, cst.For) and (each or self._nonempty_iter(stmt.iter, frame)):
                     # the code asserts the iterable non-empty: the body runs at least once
                     frame.loop_exits = []
@@ -1111,6 +1134,8 @@ class Interpreter:
         known = self._none_test(stmt.test, state)
         if known is None:
             known = self._key_test(stmt.test, frame, state)
+        if known is None:
+            known = self._literal_test(stmt.test, frame, state)
         if known is True:  # `if out is not None:` with `out` a tensor on every path here
             return self._exec_block(stmt.body, frame, state)
         if known is False:
@@ -1601,10 +1626,106 @@ class Interpreter:
             if st is not None:
                 else_end.heap[loc] = st
 
+    def _literal_test(self, test, frame: Frame, state: State) -> bool | None:
+        """The outcome of a test of names that hold a literal ``True``/``False`` on every path
+        here (:class:`BoolVal`: ``if not dummy_run:`` in a callee that ``_dummy_run`` called with
+        ``dummy_run=True``), with ``not``, ``and``, ``or`` and ``is None``; else None (unknown)."""
+        if isinstance(test, cst.Name):
+            v = state.env.get(test.value)
+            if isinstance(v, BoolVal) and test.value not in state.env.get(PARTIAL, ()) \
+                    and test.value not in self._rebound_elsewhere(frame):
+                return v.value
+            return None
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self._literal_test(test.expression, frame, state)
+            return None if inner is None else not inner
+        if isinstance(test, cst.BooleanOperation):
+            short = isinstance(test.operator, cst.Or)  # the outcome that decides alone
+            left = self._literal_test(test.left, frame, state)
+            right = self._literal_test(test.right, frame, state)
+            if left is short or right is short:
+                return short
+            if left is not None and right is not None:
+                return not short
+            return None
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            comp = test.comparisons[0]
+            if isinstance(comp.operator, (cst.Is, cst.IsNot)) and isinstance(comp.comparator, cst.Name) \
+                    and comp.comparator.value == "None" and self._literal_test(test.left, frame, state) is not None:
+                return isinstance(comp.operator, cst.IsNot)
+        return None
+
+    def _block_binds(self, body) -> frozenset[str]:
+        """The names a statement block binds (assignments, loop targets, ``with ... as``, walrus),
+        memoised per block."""
+        got = self._bound_memo.get(id(body))
+        if got is None:
+            names: set[str] = set()
+
+            class _V(cst.CSTVisitor):
+                def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+                    names.update(n.value for n in _target_names(node.target))
+
+                def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+                    names.update(n.value for n in _target_names(node.target))
+
+                def visit_AugAssign(self, node: cst.AugAssign) -> None:
+                    names.update(n.value for n in _target_names(node.target))
+
+                def visit_For(self, node: cst.For) -> None:
+                    names.update(n.value for n in _target_names(node.target))
+
+                def visit_AsName(self, node: cst.AsName) -> None:
+                    names.update(n.value for n in _target_names(node.name))
+
+                def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+                    names.update(n.value for n in _target_names(node.target))
+
+            body.visit(_V())
+            got = self._bound_memo[id(body)] = (body, frozenset(names))
+        return got[1]
+
+    def _rebound_elsewhere(self, frame: Frame) -> frozenset[str]:
+        """Names of the frame's function (nested functions included) that a statement the
+        interpreter does not bind may rebind: ``global``/``nonlocal`` names, augmented assignment
+        targets (``r &= x``), names a ``match`` pattern captures.  A literal such a name held is
+        not known to hold later (memoised per function)."""
+        func = frame.seg.func
+        got = self._rebound_memo.get(id(func))
+        if got is None:
+            names: set[str] = set()
+
+            class _V(cst.CSTVisitor):
+                def visit_Global(self, node: cst.Global) -> None:
+                    names.update(n.name.value for n in node.names)
+
+                def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+                    names.update(n.name.value for n in node.names)
+
+                def visit_AugAssign(self, node: cst.AugAssign) -> None:
+                    if isinstance(node.target, cst.Name):
+                        names.add(node.target.value)
+
+                def visit_MatchAs(self, node: cst.MatchAs) -> None:
+                    if node.name is not None:
+                        names.add(node.name.value)
+
+                def visit_MatchStar(self, node: cst.MatchStar) -> None:
+                    if node.name is not None:
+                        names.add(node.name.value)
+
+                def visit_MatchMapping(self, node: cst.MatchMapping) -> None:
+                    if node.rest is not None:
+                        names.add(node.rest.value)
+
+            func.visit(_V())
+            got = self._rebound_memo[id(func)] = (func, frozenset(names))
+        return got[1]
+
     @staticmethod
     def _none_test(test, state: State) -> bool | None:
         """The outcome of ``x is None`` / ``x is not None`` where ``x`` is a tensor view on
-        every path here (never None); else None (unknown)."""
+        every path here (never None; rows ``[n:p]`` too); else None (unknown)."""
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
                 and isinstance(test.left, cst.Name)):
             return None
@@ -1613,7 +1734,7 @@ class Interpreter:
                 and isinstance(comp.operator, (cst.Is, cst.IsNot))):
             return None
         v = state.env.get(test.left.value)
-        if not (isinstance(v, Refs) and v.refs and not v.maybe_none):
+        if not (isinstance(v, Refs) and v.refs and not v.maybe_none or isinstance(v, TailVal)):
             return None  # (a None value joined with an unknown one is not known to be None)
         return isinstance(comp.operator, cst.IsNot)
 
@@ -2038,9 +2159,13 @@ class Interpreter:
                 # `replace`d here): later reads of `self.X` see that object and its fields
                 is_object = isinstance(value, Refs) and bool(value.refs) and all(
                     r.types and r.count is None for r in value.refs)
-                if not is_self or isinstance(value, CountVal) or is_object:
+                # `self` an object built on this path (a dataclass constructed here, whose method
+                # `share_buffers` runs `setattr(self, f.name, ...)`): its fields are values, not
+                # persistent locations
+                built = bool(base.refs) and not any(r.persistent for r in base.refs)
+                if not is_self or isinstance(value, CountVal) or is_object or built:
                     self._store_field(base, target.attr.value, self._cv(value), state)
-                    if not is_self or is_object:
+                    if not is_self or is_object or built:
                         return
                 # `self.X = fresh_tensor`: the persistent location now holds that tensor's state
                 fresh = [r for r in (value.refs if isinstance(value, Refs) else ()) if not r.persistent]
@@ -2517,7 +2642,7 @@ class Interpreter:
                 loc = f"meta:{base.cls}.{node.attr.value}"
                 state.heap[loc] = LocState(False)
                 return Refs(frozenset({Ref(loc, None, node, at(), False, path=frame.path)}))
-            return v or UNKNOWN
+            return UNKNOWN if v is None or isinstance(v, BoolVal) else v
         if isinstance(base, Refs):
             if self._fields_of(base, node.attr.value, state) is None:
                 members = self._attr_members(base, node.attr.value)
@@ -2562,7 +2687,7 @@ class Interpreter:
                 optional = optional or self._optional_field(r.types, attr)
         if out:
             joined = join_vals(joined, Refs(frozenset(out), optional))
-        return joined if joined is not None else UNKNOWN
+        return joined if joined is not None and not isinstance(joined, BoolVal) else UNKNOWN
 
     def _optional_field(self, types: frozenset, attr: str) -> bool:
         key = (types, attr, "optional")
@@ -3587,6 +3712,42 @@ class Interpreter:
         self._keys_memo[(module, name)] = found
         return found
 
+    def _module_pool(self, frame: Frame, node: cst.Name) -> MapVal | None:
+        """A module-level mutable container of the frame's module (``_pool: dict = {}``) read in a
+        function: a pool the whole process shares, whose elements were put there by other calls
+        (another runner's buffer, an earlier step's): each element is a persistent location whose
+        rows hold what they held before this step (SGLang's ``share_input_buffer`` hands out the
+        first runner's buffer to every runner that asks for the same name)."""
+        key = (frame.module, node.value)
+        kind = self._pool_memo.get(key, 0)
+        if kind == 0:
+            mod = self.project.module(frame.module) if frame.module else None
+            # (the module's text first: its syntax tree only where a line may assign the container)
+            names = self._pool_names.get(frame.module)
+            if names is None and mod is not None:
+                names = self._pool_names[frame.module] = pool_candidates(mod.text)
+            kind = self._pool_memo[key] = module_container(mod.tree, node.value) \
+                if mod is not None and node.value in names else None
+        if kind is None:
+            return None
+        line = frame.seg.line(node, frame.stmt)
+        elem = Refs(frozenset({Ref(f"pool:{frame.module}.{node.value}", None, node, line, True, path=frame.path)}))
+        return MapVal(elem, keyed=kind == "dict")
+
+    def _pool_elem(self, pool: AVal, elem: AVal, key_node, frame: Frame, state: State) -> AVal:
+        """The element of a module-level pool (:meth:`_module_pool`) under a key the analysis
+        knows (a string, a dataclass field's name): a location of its own, so that a reset of one
+        shared buffer is not a reset of every other; ``elem`` (the pool's any element) else."""
+        if not (isinstance(pool, MapVal) and isinstance(elem, Refs) and len(elem.refs) == 1):
+            return elem
+        r = next(iter(elem.refs))
+        if not r.loc.startswith("pool:") or "[" in r.loc:
+            return elem
+        kv = self._key_of(key_node, frame, state)
+        if kv is None or len(kv.keys) != 1:
+            return elem
+        return Refs(frozenset({replace(r, loc=f"{r.loc}[{next(iter(kv.keys))!r}]")}), elem.maybe_none)
+
     def _from_import(self, frame: Frame, local: str) -> tuple[str, str | None] | None:
         """``(module, name)`` that the local name ``local`` of the frame's module was imported as."""
         mod = self.project.module(frame.module) if frame.module else None
@@ -3720,7 +3881,11 @@ class Interpreter:
         if node is None:
             return UNKNOWN
         if isinstance(node, cst.Name):
+            if node.value in ("True", "False"):
+                return BoolVal(node.value == "True")
             v = state.env.get(node.value)
+            if isinstance(v, BoolVal) and node.value in self._rebound_elsewhere(frame):
+                return UNKNOWN
             if isinstance(v, FuncVal) and node.value in frame.nested and v.key.startswith(frame.qual + ".<"):
                 # a nested function taken as a value where it is defined: it carries its
                 # definition and the enclosing locals it names, to run where it is called
@@ -3729,7 +3894,9 @@ class Interpreter:
                 return ClosureVal(v.key, node=func,
                                   ctx=(frame.seg, frame.owner, frame.module, frame.path, frame.cls, frame.qual,
                                        dict(frame.nested)),
-                                  env=tuple(sorted(((k, x) for k, x in state.env.items() if k in free),
+                                  # (a literal the enclosing function holds may be rebound before the call)
+                                  env=tuple(sorted(((k, UNKNOWN if isinstance(x, BoolVal) else x)
+                                                    for k, x in state.env.items() if k in free),
                                                    key=lambda kv: kv[0])))
             if v is not None:
                 return v
@@ -3738,6 +3905,9 @@ class Interpreter:
             keys = self._module_keys(frame.module, node.value) if node.value.lstrip("_").isupper() else None
             if keys is not None:  # `_STATIC_FIELDS = ("seq_lens", ...)` at module level
                 return TupleVal(tuple(KeyVal(frozenset({k})) for k in keys))
+            pool = self._module_pool(frame, node)
+            if pool is not None:
+                return pool
             return UNKNOWN
         if isinstance(node, cst.Attribute):
             method = self._method_value(node, frame, state)
@@ -3751,6 +3921,10 @@ class Interpreter:
             return self._eval_subscript(node, frame, state)
         if isinstance(node, cst.Call):
             return self._eval_call(node, frame, state)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            inner = self._eval(node.expression, frame, state)
+            if isinstance(inner, BoolVal):
+                return BoolVal(not inner.value)
         if isinstance(node, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation)):
             parts = self._operands(node)
             vals = [self._eval(p, frame, state) for p in parts]
@@ -3765,7 +3939,11 @@ class Interpreter:
             return self._derive(vals, node, frame, state, "elementwise")
         if isinstance(node, cst.BooleanOperation):
             left = self._eval(node.left, frame, state)
+            if isinstance(left, BoolVal) and left.value == isinstance(node.operator, cst.Or):
+                return left  # `True or x`, `False and x`: `x` is not evaluated
             right = self._eval(node.right, frame, state)
+            if isinstance(left, BoolVal):
+                return right  # `True and x`, `False or x`
             if isinstance(left, CountVal) and left.canon is None and isinstance(node.operator, cst.Or):
                 return right
             if isinstance(left, CountVal):
@@ -3773,6 +3951,9 @@ class Interpreter:
             return join_vals(left, right)
         if isinstance(node, cst.IfExp):
             self._eval(node.test, frame, state)
+            known = self._literal_test(node.test, frame, state)
+            if known is not None:  # `x if dummy_run else y` with `dummy_run` passed a literal
+                return self._eval(node.body if known else node.orelse, frame, state)
             t, e = self._cond_keys(node.test, frame, state)
             saved = self._active
             try:
@@ -3933,7 +4114,7 @@ class Interpreter:
                         return join_all([base.get(k) or UNKNOWN for k in sorted(kv.keys)]) or UNKNOWN
                 elem = self._elements(base)  # `slot_mappings[gid]`
                 if elem is not None:
-                    return elem
+                    return self._pool_elem(base, elem, idx, frame, state)
                 if isinstance(base, TupleVal) and base.items and not base.mutable:
                     # `parts[0]` of a tuple (`parts = (buf[:P], P)`, or one a call returned): that
                     # element; a non-literal index: any of them.  (A list may have changed since
@@ -4527,14 +4708,30 @@ class Interpreter:
             return UNKNOWN
 
         # setattr(meta, "field", value) on a metadata object
-        if name == "setattr" and len(node.args) == 3 and isinstance(node.args[1].value, cst.SimpleString):
+        if name == "setattr" and "setattr" not in state.env and len(node.args) == 3 \
+                and all(a.keyword is None and not a.star for a in node.args) \
+                and (isinstance(node.args[1].value, cst.SimpleString)
+                     or self._key_of(node.args[1].value, frame, state) is not None):
             obj = self._eval(node.args[0].value, frame, state)
             v = self._eval(node.args[2].value, frame, state)
+            key = self._key_of(node.args[1].value, frame, state)
+            fld = next(iter(key.keys)) if key is not None and len(key.keys) == 1 else None
+            if not (isinstance(fld, str) and fld.isidentifier() and not keyword.iskeyword(fld)):
+                fld = None
             if isinstance(obj, MetaVal):
-                fld = node.args[1].value.evaluated_value
-                if isinstance(fld, str):
+                if fld is not None:
                     self._check_sink(obj.sink, fld, "attribute", node.args[2].value, v, frame, state,
                                      "error", node=node.args[2])
+            elif isinstance(obj, Refs) and fld is not None and dotted(node.args[0].value) is not None:
+                # (an object named by a name or attributes: evaluated again as the store's target)
+                # `setattr(self, f.name, share(f.name, getattr(self, f.name)))` with one known key:
+                # the store `obj.key = v` (a literal key, or a dataclass field of a loop over them)
+                attr = self._getattr_nodes.get((id(node), "=", fld))
+                if attr is None:
+                    attr = cst.Attribute(value=node.args[0].value, attr=cst.Name(fld))
+                    self._getattr_nodes[(id(node), "=", fld)] = attr
+                    self._keep.append(node)
+                self._assign(attr, node.args[2].value, v, frame, state)
             return UNKNOWN
 
         # enumerate / list / tuple of a container the code made: its elements (with an index)
@@ -4750,6 +4947,10 @@ class Interpreter:
                     return MapVal(elem)
                 if method == "items":
                     return MapVal(TupleVal((UNKNOWN, elem)))
+                if node.args and method in ("get", "pop"):
+                    elem = self._pool_elem(recv, elem, node.args[0].value, frame, state)
+                if method == "get" and isinstance(elem, Refs) and isinstance(recv, MapVal) and recv.keyed:
+                    return Refs(elem.refs, True)  # `pool.get(k)`: None where no call put `k` there
                 return elem
             arg_vals = [self._eval(a.value, frame, state) for a in node.args]
             if isinstance(recv, Refs):
@@ -5623,6 +5824,8 @@ class Interpreter:
             if p.default is not None:
                 if isinstance(p.default, cst.Name) and p.default.value == "None":
                     env[p.name.value] = CountVal(None)
+                elif isinstance(p.default, cst.Name) and p.default.value in ("True", "False"):
+                    env[p.name.value] = BoolVal(p.default.value == "True")  # not passed: the default
                 else:
                     env[p.name.value] = UNKNOWN
             else:
@@ -5647,25 +5850,34 @@ class Interpreter:
         star_kwarg = ps.star_kwarg if isinstance(ps.star_kwarg, cst.Param) else None
         if star_kwarg is not None:
             env[star_kwarg.name.value] = DictVal(tuple(sorted(extra.items())))
+        if any(a.star for a in node.args):
+            # `f(*args)`, `f(**opts)` (also a dict whose keys are known here: code may have added
+            # others): any parameter may be given there, so no default is known
+            for k, v in list(env.items()):
+                if isinstance(v, BoolVal):
+                    env[k] = UNKNOWN
         as_real: list[str] = []  # the padded counts this call passes as the callee's real counts
+        spread = False  # after `*args`: which parameter a positional argument binds is not known
         for a, v in given:
             if a.star:
+                spread = spread or a.star == "*"
                 continue
             pname = None
             if a.keyword is not None:
                 if any(p.name.value == a.keyword.value for p in all_params):
                     pname = a.keyword.value
-            elif pos_i < len(positional):
+            elif pos_i < len(positional) and not spread:
                 pname = positional[pos_i].name.value
                 pos_i += 1
             if pname is None:
                 continue
-            if not isinstance(v, (TailVal, FactVal)) and (isinstance(v, (UnknownVal, CountVal)) or self._known_count(pname)):
+            if not isinstance(v, (TailVal, FactVal, BoolVal, KeyVal)) and (isinstance(v, (UnknownVal, CountVal)) or self._known_count(pname)):
                 c = self._count_rhs(a.value, pname, state)
                 v = c if c is not None else v
             if isinstance(v, CountVal) and v.canon is not None:
                 callee.known.add(v.canon)
-            if isinstance(v, UnknownVal) and not isinstance(v, (TailVal, FactVal)):
+            if isinstance(v, UnknownVal) and not isinstance(v, (TailVal, FactVal, BoolVal, KeyVal)):
+                # (a key a loop names, `share(f.name, ...)`, stays that key in the callee)
                 param = next(p for p in all_params if p.name.value == pname)
                 v = self._param_default(param, fn)
                 if isinstance(v, UnknownVal) and isinstance(a.value, cst.Name) and _maybe_int(param) \

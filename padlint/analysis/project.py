@@ -181,7 +181,7 @@ def segment_text(lines: list[str], start: int, end: int, depth: int, pad: bool =
     """Lines ``start``-``end`` of a file (one function or class) as a text that parses alone: a
     ``class _:`` line per enclosing class (``depth``; column 0, below any method's indentation,
     whatever column a form feed gave the class), and a last newline (it ends a function whose
-    last line ends in ``\``).  ``pad``: after empty lines, so that line numbers are the file's."""
+    last line ends in a backslash).  ``pad``: after empty lines, so that line numbers are the file's."""
     blank = "\n" * max(0, start - 1 - depth) if pad else ""
     return blank + "class _:\n" * depth + "".join(lines[start - 1:end]) + "\n"
 

@@ -303,6 +303,17 @@ class FactVal(UnknownVal):
 
 
 @dataclass(frozen=True)
+class BoolVal(UnknownVal):
+    """The literal ``True`` or ``False``, held by a name or a callee's parameter it was passed to
+    (``self.execute_model(batch, dummy_run=True)``, or a default ``dummy_run: bool = False`` not
+    passed): a test of that name has one outcome, so the other branch is not a path of this call.
+    Unknown as any other value (joined with anything else it is unknown; a field of an object
+    never holds one: a field may be stored on some paths only)."""
+
+    value: bool = False
+
+
+@dataclass(frozen=True)
 class MaskVal(UnknownVal):
     """A mask compared from a range of row numbers (``torch.arange(P) < R``): True on rows
     ``[0:R]`` and False on the padding rows ``[R:P]`` (``below``), or the reverse
@@ -313,6 +324,10 @@ class MaskVal(UnknownVal):
     real_canon: str = ""
     padded_canon: str = ""
     below: bool = True
+
+
+def _no_literal(v: AVal) -> AVal:
+    return UNKNOWN if isinstance(v, BoolVal) else v
 
 
 def _is_none(v) -> bool:
@@ -327,11 +342,11 @@ def join_vals(a: AVal | None, b: AVal | None) -> AVal:
         return b if b is not None else UNKNOWN
     if b is None or a == b:
         return a
-    # a test's result or a range mask joined with anything else is an unknown value (a tensor on
+    # a test's result, a range mask or a literal joined with anything else is an unknown value (a tensor on
     # the other side still wins below)
-    if isinstance(a, (FactVal, MaskVal)):
+    if isinstance(a, (FactVal, MaskVal, BoolVal)):
         a = UNKNOWN
-    if isinstance(b, (FactVal, MaskVal)):
+    if isinstance(b, (FactVal, MaskVal, BoolVal)):
         b = UNKNOWN
     if a == b:
         return a
@@ -376,7 +391,9 @@ def join_vals(a: AVal | None, b: AVal | None) -> AVal:
         return TupleVal(tuple(join_vals(x, y) for x, y in zip(a.items, b.items)), a.mutable or b.mutable)
     if isinstance(a, DictVal) and isinstance(b, DictVal):
         keys = sorted({k for k, _ in a.items} | {k for k, _ in b.items})
-        return DictVal(tuple((k, join_vals(a.get(k), b.get(k))) for k in keys))
+        # a key one path did not set: a literal the other path set is not known to hold
+        return DictVal(tuple((k, join_vals(a.get(k), b.get(k)) if a.get(k) is not None and b.get(k) is not None
+                              else _no_literal(a.get(k) or b.get(k))) for k in keys))
     if isinstance(a, MetaVal) and isinstance(b, MetaVal) and a.sink == b.sink:
         return MetaVal(a.sink, join_vals(a.fields, b.fields), a.cls or b.cls)
     if isinstance(a, MetaVal):

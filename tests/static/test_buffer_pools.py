@@ -1,0 +1,154 @@
+"""Buffers taken from a module-level pool the process shares.
+
+SGLang's graph runners build their input buffers fresh (``torch.zeros``) and then call
+``self.buffers.share_buffers()``, which replaces each field with ``share_input_buffer(name, buf)``:
+the first runner to register a name puts its buffer in a module-level dict, and every later
+runner gets a view of that one.  A runner that captures in its constructor then binds rows that
+another runner filled with live requests' indices.  The pool used to be an unknown name: the
+first branch (``canonical = new_buffer``) won, the fields were the fresh zeros, and the capture
+was judged clean.
+
+A module-level mutable container (``{}``, ``[]``, ``dict()``, ``defaultdict(...)``) is now a pool:
+each element read from it is a persistent location, holding what other calls put there.
+
+Written from scratch, on the runner of ``test_shape_capture.py``: ``__init__`` builds the buffers
+with zeros, shares them, and captures (``capture_one_batch_size`` binds ``[:bs]`` of the index
+fields ``req_pool_indices`` and ``out_cache_loc``).  Expected findings come from where the rows
+can come from: fresh zeros alone (no finding), or a pool's element (both index fields, at
+capture) unless the capture resets them first.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .project_files import check_files
+from .test_shape_capture import ALL, BUFFERS, BUILT, RUNNER
+
+SHARING = '''
+
+_POOL_DECL
+
+
+def share_input_buffer(name: str, new_buffer: torch.Tensor) -> torch.Tensor:
+    canonical = _pool.get(name, None)
+    if canonical is None:
+        _pool[name] = new_buffer
+        canonical = new_buffer
+    return canonical.as_strided(new_buffer.size(), new_buffer.stride())
+
+
+def on_cpu() -> bool:
+    return torch.cuda.device_count() == 0
+
+
+@dataclass
+class SharedBuffers(Buffers):
+    def share_buffers(self, *, exclude=()) -> None:
+_SHARE_BODY
+'''
+
+
+SIMPLE = """\
+        for f in fields(self):
+            if f.name in exclude:
+                continue
+            setattr(self, f.name, share_input_buffer(f.name, getattr(self, f.name)))"""
+
+# SGLang's shape: an early way out, and a branch for fields that hold dicts of buffers
+EARLY_OUT = """\
+        if on_cpu():  # an early way out: nothing is shared there
+            return
+        for f in fields(self):
+            name = f.name
+            if name in exclude:
+                continue
+            buffer = getattr(self, name)
+            if buffer is None:
+                continue
+            if isinstance(buffer, dict):
+                for sub_name, sub_buffer in buffer.items():
+                    buffer[sub_name] = share_input_buffer(f"{name}.{sub_name}", sub_buffer)
+            else:
+                assert isinstance(buffer, torch.Tensor), name
+                setattr(self, name, share_input_buffer(name, buffer))"""
+
+
+def _found(tmp_path, *, pool: str = "_pool: dict = {}", share: str = "self.buffers.share_buffers()",
+           reset: str = "pass", body: str = SIMPLE, sharing: str = SHARING) -> list[tuple[str, str]]:
+    buffers = BUFFERS + sharing.replace("_POOL_DECL", pool).replace("_SHARE_BODY", body)
+    runner = RUNNER.replace("from pkg.buffers import Buffers", "from pkg.buffers import SharedBuffers as Buffers")
+    files = {"pkg/__init__.py": "", "pkg/buffers.py": buffers, "pkg/runner.py": runner}
+    got = check_files(tmp_path, files, ["pkg/runner.py"],
+                      {"RESET": reset, "ITER": "fields(self)", "TEST": "if f.name not in _INDEX: continue",
+                       "CAPTURE": "capture_one_batch_size",
+                       "INIT_CAPTURE": f"{share}\n        self.capture()", "RECAPTURE": "pass",
+                       "BUILD": BUILT}, profile="sglang")
+    return sorted((f.field, "capture" if "at capture" in f.message else f.message) for f in got)
+
+
+def test_fresh_buffers_captured_in_the_constructor_hold_construction_values(tmp_path):
+    # not shared: the rows the capture binds are the zeros `__init__` allocated
+    assert _found(tmp_path, share="pass") == []
+
+
+@pytest.mark.parametrize("pool", [
+    "_pool: dict = {}",
+    "_pool = dict()",
+    "_pool = collections.defaultdict(lambda: None)",
+])
+def test_buffers_from_a_module_level_pool_hold_another_runners_rows(tmp_path, pool):
+    # `share_input_buffer` may hand back the buffer another runner registered first: the index
+    # fields the capture binds hold that runner's live rows
+    if "collections" in pool:
+        pool = "import collections\n" + pool
+    assert _found(tmp_path, pool=pool) == ALL
+
+
+def test_a_reset_before_the_capture_covers_the_pooled_rows(tmp_path):
+    assert _found(tmp_path, reset="self.buffers.reset_index_buffers()") == []
+
+
+def test_each_name_is_its_own_pooled_buffer(tmp_path):
+    # the pool is keyed by the field's name (`share_input_buffer(f.name, ...)`): zeroing the
+    # pooled `out_cache_loc` says nothing of the pooled `req_pool_indices`
+    assert _found(tmp_path, reset="self.buffers.out_cache_loc.zero_()") == [("req_pool_indices", "capture")]
+
+
+@pytest.mark.parametrize("pool", [
+    # assigned twice at module level: not one container the analysis can name
+    "_pool: dict = {}\n_pool = {}",
+    # a module-level tuple is no pool: nothing can be put in it
+    "_pool = ()",
+])
+def test_what_is_not_one_mutable_container_is_not_a_pool(tmp_path, pool):
+    # `_pool.get(...)` is then an unknown value, and the fresh buffer wins the join
+    assert _found(tmp_path, pool=pool) == []
+
+
+def test_a_pool_read_by_subscript(tmp_path):
+    # `if name not in _pool: _pool[name] = new_buffer` then `return _pool[name]`
+    sharing = SHARING.replace(
+        "    canonical = _pool.get(name, None)\n    if canonical is None:\n"
+        "        _pool[name] = new_buffer\n        canonical = new_buffer\n"
+        "    return canonical.as_strided(new_buffer.size(), new_buffer.stride())",
+        "    if name not in _pool:\n        _pool[name] = new_buffer\n    return _pool[name]")
+    assert "return _pool[name]" in sharing
+    assert _found(tmp_path, sharing=sharing) == ALL
+
+
+def test_a_memo_of_tensors_the_module_builds_is_no_pool(tmp_path):
+    # `_cache[name] = torch.zeros(...)`: the container holds what this module allocated (its
+    # zeros), not buffers other runners hand in and fill: not a pool of stale rows
+    memo = SHARING.replace("        _pool[name] = new_buffer\n", "        _pool[name] = torch.zeros_like(new_buffer)\n")
+    assert "torch.zeros_like(new_buffer)" in memo
+    assert _found(tmp_path, sharing=memo) == []
+
+
+@pytest.mark.xfail(strict=True, reason="a join of paths forked at different depths loses the fields the loop "
+                                       "stored (tests/static/test_heap_join.py; known, not fixed)")
+def test_sglang_share_buffers_with_an_early_way_out(tmp_path):
+    # the early return joined at the function's exit with the loop's end: the loop's rounds are
+    # copies of the path, and the fields stored in all but the last round are not compared, so the
+    # exit keeps the early return's values (the fresh buffers) and the pool is lost
+    assert _found(tmp_path, body=EARLY_OUT) == ALL
