@@ -1434,8 +1434,9 @@ def pool_candidates(text: str) -> frozenset[str]:
 def module_container(tree: ast.Module, name: str) -> str | None:
     """``"dict"`` or ``"list"`` for a module-level mutable container ``NAME = {}`` (``[]``,
     ``dict()``, ``defaultdict(list)``, ``collections.OrderedDict()``, annotated too) assigned once
-    in ``tree`` into which a function puts a parameter (:func:`_stores_parameter`): a pool the
-    process shares of buffers its callers own, whose elements outlive every call; else None."""
+    in ``tree`` from which a function hands out what it puts there in place of a parameter
+    (:func:`_stores_parameter`): a pool the process shares of buffers its callers own, whose
+    elements outlive every call; else None."""
     v = _assigned_once(tree, name)
     if isinstance(v, ast.Dict):
         found = "dict"
@@ -1451,24 +1452,38 @@ def module_container(tree: ast.Module, name: str) -> str | None:
 
 
 def _stores_parameter(tree: ast.Module, name: str) -> bool:
-    """Whether a function of ``tree`` puts one of its parameters into the container ``name``
-    (``name[k] = buf``, ``name.setdefault(k, buf)``, ``name.append(buf)``): it pools what its
-    callers hand it (their buffers), not values of its own (a memo of tensors it builds)."""
+    """Whether a function of ``tree`` hands out an element of the container ``name`` in place of
+    a parameter it puts there (``canonical = name.get(k); if canonical is None: name[k] = buf``;
+    ``name.setdefault(k, buf)``): it pools what its callers hand it (their buffers), not values
+    of its own (a memo of tensors it builds, a setter helper of such a memo).  A parameter the
+    function rebinds is not what a caller handed it."""
     for fn in ast.walk(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         a = fn.args
         params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
-        for node in ast.walk(fn):
+        nodes = list(ast.walk(fn))
+        params -= {t.id for node in nodes if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For))
+                   for tgt in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                   for t in ast.walk(tgt) if isinstance(t, ast.Name)}
+        stores = reads = False
+        for node in nodes:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in params \
                     and any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name
                             for t in node.targets):
-                return True
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id == name \
-                    and node.func.attr in ("setdefault", "append", "__setitem__", "insert") \
-                    and any(isinstance(x, ast.Name) and x.id in params for x in node.args[-1:]):
-                return True
+                stores = True
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == name:
+                if node.func.attr in ("get", "pop", "setdefault", "__getitem__"):
+                    reads = True
+                if node.func.attr in ("setdefault", "append", "__setitem__", "insert") \
+                        and any(isinstance(x, ast.Name) and x.id in params for x in node.args[-1:]):
+                    stores = True
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) \
+                    and isinstance(node.value, ast.Name) and node.value.id == name:
+                reads = True
+        if stores and reads:
+            return True
     return False
 
 

@@ -1688,8 +1688,10 @@ class Interpreter:
     def _rebound_elsewhere(self, frame: Frame) -> frozenset[str]:
         """Names of the frame's function (nested functions included) that a statement the
         interpreter does not bind may rebind: ``global``/``nonlocal`` names, augmented assignment
-        targets (``r &= x``), names a ``match`` pattern captures.  A literal such a name held is
-        not known to hold later (memoised per function)."""
+        targets (``r &= x``), names a ``match`` pattern captures, walrus targets (a comprehension
+        binds them in the function), names a ``try`` body binds (its handlers start from the
+        state before the body or after it).  A literal such a name held is not known to hold
+        later (memoised per function)."""
         func = frame.seg.func
         got = self._rebound_memo.get(id(func))
         if got is None:
@@ -1718,7 +1720,21 @@ class Interpreter:
                     if node.rest is not None:
                         names.add(node.rest.value)
 
+                def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+                    # (in a comprehension it binds the enclosing function's name; comprehensions
+                    # are evaluated apart)
+                    names.update(n.value for n in _target_names(node.target))
+
+                def visit_Try(self, node: cst.Try) -> None:
+                    tries.append(node.body)
+
+                def visit_TryStar(self, node) -> None:
+                    tries.append(node.body)
+
+            tries: list = []  # a handler starts from the state before the body or after it, not between
             func.visit(_V())
+            for body in tries:
+                names.update(self._block_binds(body))
             got = self._rebound_memo[id(func)] = (func, frozenset(names))
         return got[1]
 

@@ -145,6 +145,20 @@ def test_a_memo_of_tensors_the_module_builds_is_no_pool(tmp_path):
     assert _found(tmp_path, sharing=memo) == []
 
 
+@pytest.mark.parametrize("store", [
+    # a setter helper the module calls with tensors it builds: it never hands out a pooled buffer
+    # in place of what it is given
+    "_remember(name, torch.zeros_like(new_buffer))",
+    # the parameter rebound to a tensor built here before it is stored
+    "new_buffer = torch.zeros_like(new_buffer)\n        _pool[name] = new_buffer",
+])
+def test_what_the_module_builds_itself_is_no_pool(tmp_path, store):
+    sharing = SHARING.replace("        _pool[name] = new_buffer\n", f"        {store}\n") + (
+        "\n\ndef _remember(name, t):\n    _pool[name] = t\n")
+    assert store in sharing
+    assert _found(tmp_path, sharing=sharing) == []
+
+
 @pytest.mark.xfail(strict=True, reason="a join of paths forked at different depths loses the fields the loop "
                                        "stored (tests/static/test_heap_join.py; known, not fixed)")
 def test_sglang_share_buffers_with_an_early_way_out(tmp_path):

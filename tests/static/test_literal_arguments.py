@@ -123,6 +123,11 @@ def test_a_literal_default_left_unpassed_holds(tmp_path):
     # rebound where the interpreter does not bind: the literal is not trusted
     (f"reset &= self.other\n        {IF_RESET}", STALE),
     (f"def off():\n            nonlocal reset\n            reset = False\n        off()\n        {IF_RESET}", STALE),
+    # a walrus in a comprehension binds the function's name (comprehensions are evaluated apart)
+    (f"xs = [(reset := x) for x in self.items]\n        {IF_RESET}", STALE),
+    # a handler may start where the try body left `reset` False (it starts from before or after)
+    (f"try:\n            reset = False\n            self.risky()\n            reset = True\n"
+     f"        except Exception:\n            pass\n        {IF_RESET}", STALE),
     # a closure taken as a value sees the name when it is called, not when it was defined
     (f"def fin():\n            if reset:\n                {RESET}\n        cb = fin\n        reset = self.other\n"
      f"        cb()", STALE),
