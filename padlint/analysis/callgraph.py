@@ -108,7 +108,8 @@ class CallGraph:
         self._holders: dict[tuple[str, str], tuple[str, ...]] = {}
         self._aliases: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
         self._param_field_memo: dict[str, dict] = {}
-        self._pools: dict[str, frozenset[str]] = {}  # module -> its module-level containers
+        self._pool_lines: dict[str, frozenset[str]] = {}  # module -> names a line may assign a container
+        self._pool_kinds: dict[tuple[str, str], str | None] = {}  # (module, name) -> module_container
         self._mentions: dict[str, list[str]] = {}  # text -> modules mentioning it (field aliases)
         self._builder_out: dict[str, dict[str, ClassInfo]] = {}
         # the last names of the profile's replay calls (`_replay_graph` of `*._replay_graph`)
@@ -195,14 +196,30 @@ class CallGraph:
         _pool.get(k)``, ``canonical = _pool[k]; ... return canonical``: the name and a return)."""
         if not fn.module or "return " not in text:
             return False
-        mod = self.project.module(fn.module)
-        if mod is None:
-            return False
-        pools = self._pools.get(fn.module)
-        if pools is None:
-            pools = self._pools[fn.module] = pool_candidates(mod.text)
-        used = [p for p in pools if p in text and re.search(rf"(?<![\w.]){re.escape(p)}\s*(\.get\(|\[)", text)]
-        return any(module_container(mod.tree, p) is not None for p in used)
+        return any(self.pool_kind(fn.module, p) is not None for p in self._pool_names(fn.module)
+                   if p in text and re.search(rf"(?<![\w.]){re.escape(p)}\s*(\.get\(|\[)", text))
+
+    def _pool_names(self, module: str) -> frozenset[str]:
+        """Names a line of ``module`` at column 0 may assign a container (:func:`pool_candidates`)."""
+        names = self._pool_lines.get(module)
+        if names is None:
+            mod = self.project.module(module)
+            names = self._pool_lines[module] = pool_candidates(mod.text) if mod is not None else frozenset()
+        return names
+
+    def pool_kind(self, module: str, name: str) -> str | None:
+        """:func:`module_container` of ``name`` in ``module`` (a buffer pool: "dict" or "list"),
+        memoised; the module's syntax tree is read only where its text may assign the name a
+        container."""
+        key = (module, name)
+        kind = self._pool_kinds.get(key, 0)
+        if kind == 0:
+            kind = None
+            if name in self._pool_names(module):
+                mod = self.project.module(module)
+                kind = module_container(mod.tree, name) if mod is not None else None
+            self._pool_kinds[key] = kind
+        return kind
 
     def holds_sink(self, fn: FunctionInfo) -> bool:
         v = self._sink.get(fn.key)

@@ -23,12 +23,12 @@ from padlint.analysis.kernels import pointer_write, tail_stores
 from padlint.analysis.values import (
     TAIL_WRITE, UNSET, PARTIAL,
     ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, BoolVal, ClosureVal, Count, DictVal, FactVal, FuncVal, MaskVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
-    Ref, Refs, Reset, State, TailVal, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, origin_key, stamp, with_step,
+    Ref, Refs, Reset, State, TailVal, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, no_literal, origin_key, stamp, with_step,
 )
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
 from padlint.analysis.buffers import _MODULES as READ_ONLY_MODULES, _PURE_MODULE_FUNCS as READ_ONLY_FUNCS
 from padlint.analysis.literals import same_literal
-from padlint.analysis.callgraph import CallGraph, module_container, module_strings, pool_candidates
+from padlint.analysis.callgraph import CallGraph, module_strings
 from padlint.analysis.project import (
     ClassInfo,
     FunctionInfo,
@@ -140,6 +140,11 @@ class FieldRef(UnknownVal):
     fields(self)``): ``f.name`` is the key ``name``, so ``getattr(self, f.name)`` is that field."""
 
     name: str = ""
+
+# unknown values that keep their meaning when passed to a callee (rows `[n:p]`, a test's facts, a
+# literal, a key a loop names: `share(f.name, ...)`): not replaced by a count or a parameter default
+_PASSED_AS_IS = (TailVal, FactVal, BoolVal, KeyVal)
+
 
 _FALSE = frozenset({"False", "0"})
 _TRUE = frozenset({"True", "1"})
@@ -662,8 +667,6 @@ class Interpreter:
         # id(an `elif` statement) -> the path that reaches it: "`a` fails" (:meth:`_partial_prefixes`)
         self._elif_context: dict[int, str] = {}
         self._keys_memo: dict[tuple[str, str], tuple[str, ...] | None] = {}  # module constants of keys
-        self._pool_memo: dict[tuple[str, str], str | None] = {}  # module-level containers (pools)
-        self._pool_names: dict[str, frozenset[str]] = {}  # module -> names a line may assign a container
         self._rebound_memo: dict[int, tuple] = {}  # id(function) -> (function, names rebound unseen)
         self._bound_memo: dict[int, tuple] = {}  # id(block) -> (block, names it binds)
         self._getattr_nodes: dict[tuple, cst.Attribute] = {}  # (id of a `getattr` call, key) -> `obj.key`
@@ -2658,7 +2661,7 @@ class Interpreter:
                 loc = f"meta:{base.cls}.{node.attr.value}"
                 state.heap[loc] = LocState(False)
                 return Refs(frozenset({Ref(loc, None, node, at(), False, path=frame.path)}))
-            return UNKNOWN if v is None or isinstance(v, BoolVal) else v
+            return no_literal(v) if v is not None else UNKNOWN
         if isinstance(base, Refs):
             if self._fields_of(base, node.attr.value, state) is None:
                 members = self._attr_members(base, node.attr.value)
@@ -2703,7 +2706,7 @@ class Interpreter:
                 optional = optional or self._optional_field(r.types, attr)
         if out:
             joined = join_vals(joined, Refs(frozenset(out), optional))
-        return joined if joined is not None and not isinstance(joined, BoolVal) else UNKNOWN
+        return no_literal(joined) if joined is not None else UNKNOWN
 
     def _optional_field(self, types: frozenset, attr: str) -> bool:
         key = (types, attr, "optional")
@@ -3734,16 +3737,7 @@ class Interpreter:
         (another runner's buffer, an earlier step's): each element is a persistent location whose
         rows hold what they held before this step (SGLang's ``share_input_buffer`` hands out the
         first runner's buffer to every runner that asks for the same name)."""
-        key = (frame.module, node.value)
-        kind = self._pool_memo.get(key, 0)
-        if kind == 0:
-            mod = self.project.module(frame.module) if frame.module else None
-            # (the module's text first: its syntax tree only where a line may assign the container)
-            names = self._pool_names.get(frame.module)
-            if names is None and mod is not None:
-                names = self._pool_names[frame.module] = pool_candidates(mod.text)
-            kind = self._pool_memo[key] = module_container(mod.tree, node.value) \
-                if mod is not None and node.value in names else None
+        kind = self.graph.pool_kind(frame.module, node.value) if frame.module else None
         if kind is None:
             return None
         line = frame.seg.line(node, frame.stmt)
@@ -3911,8 +3905,7 @@ class Interpreter:
                                   ctx=(frame.seg, frame.owner, frame.module, frame.path, frame.cls, frame.qual,
                                        dict(frame.nested)),
                                   # (a literal the enclosing function holds may be rebound before the call)
-                                  env=tuple(sorted(((k, UNKNOWN if isinstance(x, BoolVal) else x)
-                                                    for k, x in state.env.items() if k in free),
+                                  env=tuple(sorted(((k, no_literal(x)) for k, x in state.env.items() if k in free),
                                                    key=lambda kv: kv[0])))
             if v is not None:
                 return v
@@ -5887,13 +5880,12 @@ class Interpreter:
                 pos_i += 1
             if pname is None:
                 continue
-            if not isinstance(v, (TailVal, FactVal, BoolVal, KeyVal)) and (isinstance(v, (UnknownVal, CountVal)) or self._known_count(pname)):
+            if not isinstance(v, _PASSED_AS_IS) and (isinstance(v, (UnknownVal, CountVal)) or self._known_count(pname)):
                 c = self._count_rhs(a.value, pname, state)
                 v = c if c is not None else v
             if isinstance(v, CountVal) and v.canon is not None:
                 callee.known.add(v.canon)
-            if isinstance(v, UnknownVal) and not isinstance(v, (TailVal, FactVal, BoolVal, KeyVal)):
-                # (a key a loop names, `share(f.name, ...)`, stays that key in the callee)
+            if isinstance(v, UnknownVal) and not isinstance(v, _PASSED_AS_IS):
                 param = next(p for p in all_params if p.name.value == pname)
                 v = self._param_default(param, fn)
                 if isinstance(v, UnknownVal) and isinstance(a.value, cst.Name) and _maybe_int(param) \

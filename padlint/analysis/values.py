@@ -326,8 +326,16 @@ class MaskVal(UnknownVal):
     below: bool = True
 
 
-def _no_literal(v: AVal) -> AVal:
+def no_literal(v: AVal) -> AVal:
+    """``v``, or an unknown value for a literal (:class:`BoolVal`) that is not known to hold where
+    ``v`` goes (a field read back, a key one joined path did not set, a closure called later)."""
     return UNKNOWN if isinstance(v, BoolVal) else v
+
+
+def _join_keys(x: AVal | None, y: AVal | None) -> AVal:
+    """One key of two joined dicts: a key one path did not set holds the other's value, but not a
+    literal (it is not known to hold on the path that did not set it)."""
+    return join_vals(x, y) if x is not None and y is not None else no_literal(x or y)
 
 
 def _is_none(v) -> bool:
@@ -391,9 +399,7 @@ def join_vals(a: AVal | None, b: AVal | None) -> AVal:
         return TupleVal(tuple(join_vals(x, y) for x, y in zip(a.items, b.items)), a.mutable or b.mutable)
     if isinstance(a, DictVal) and isinstance(b, DictVal):
         keys = sorted({k for k, _ in a.items} | {k for k, _ in b.items})
-        # a key one path did not set: a literal the other path set is not known to hold
-        return DictVal(tuple((k, join_vals(a.get(k), b.get(k)) if a.get(k) is not None and b.get(k) is not None
-                              else _no_literal(a.get(k) or b.get(k))) for k in keys))
+        return DictVal(tuple((k, _join_keys(a.get(k), b.get(k))) for k in keys))
     if isinstance(a, MetaVal) and isinstance(b, MetaVal) and a.sink == b.sink:
         return MetaVal(a.sink, join_vals(a.fields, b.fields), a.cls or b.cls)
     if isinstance(a, MetaVal):
