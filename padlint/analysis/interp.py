@@ -23,7 +23,7 @@ from padlint.analysis.kernels import pointer_write, tail_stores
 from padlint.analysis.values import (
     TAIL_WRITE, UNSET, PARTIAL,
     ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, BoolVal, ClosureVal, Count, DictVal, FactVal, FuncVal, MaskVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
-    Ref, Refs, Reset, State, TailVal, Taint, TupleVal, UnknownVal, covering, covers, join_all, join_vals, no_literal, origin_key, stamp, with_step,
+    Ref, Refs, Reset, State, TailVal, Taint, TupleVal, UnknownVal, at_least, covering, covers, extremum, join_all, join_vals, no_literal, origin_key, stamp, with_step,
 )
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
 from padlint.analysis.buffers import _MODULES as READ_ONLY_MODULES, _PURE_MODULE_FUNCS as READ_ONLY_FUNCS
@@ -2464,9 +2464,9 @@ class Interpreter:
         axis = self.p.count_axis(c.canon)
         out = []
         for k, off in sorted(extents):
+            if at_least(k, off, c.canon, c.offset):
+                return ()  # rows [:n] written (also `[:max(n, m)]`)
             if k == c.canon:
-                if off >= c.offset:
-                    return ()  # rows [:n] written
                 continue
             if self.p.is_padded_name(k) or self._same_count(k, c.canon):
                 continue
@@ -2491,6 +2491,8 @@ class Interpreter:
         padded count, not ``num_reqs``).
         """
         own = CountVal(target) if self._known_count(target) else None
+        if own is None and isinstance(node, cst.Call) and (ext := self._extremum_count(node, state)) is not None:
+            return CountVal(ext)
         if isinstance(node, cst.Name):
             if node.value == "None":
                 return CountVal(None)
@@ -2923,6 +2925,8 @@ class Interpreter:
                 if any(c.canon in p.real for p in self.p.counts) or "*" in c.canon:
                     return Count(f"{c.canon}*{k}", 0, self._text(node))
             return None
+        if isinstance(node, cst.Call) and (ext := self._extremum_count(node, state)) is not None:
+            return Count(ext, 0, self._text(node))
         if isinstance(node, (cst.Subscript, cst.Call)):
             return self._shape_count(node, state)
         if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
@@ -2931,6 +2935,21 @@ class Interpreter:
                 return self._count(node.right, state)
             return self._count(node.left, state)
         return None
+
+    def _extremum_count(self, node: cst.Call, state: State) -> str | None:
+        """The count ``max(a, b, ...)`` / ``min(...)`` of the builtins (two or more positional
+        arguments, no ``key=``), named by :func:`~padlint.analysis.values.extremum` from its
+        arguments' counts in entry-point terms (an argument that is no count is named as
+        written): a maximum is at least each argument, so ``buf[:max(n, dirty)].zero_()`` then
+        ``buf[:n]`` hands out written rows (:func:`~padlint.analysis.values.at_least`)."""
+        if not isinstance(node.func, cst.Name) or node.func.value not in ("max", "min") \
+                or len(node.args) < 2 or any(a.keyword is not None or a.star for a in node.args):
+            return None
+        args = []
+        for a in node.args:
+            c = self._count(a.value, state)
+            args.append((c.canon, c.offset) if c is not None and c.canon else (self._text(a.value), 0))
+        return extremum(node.func.value, args)
 
     def _equal_count(self, node: cst.Attribute, state: State) -> str | None:
         """The real count a padded field of an object denotes when every construction of the
@@ -3783,8 +3802,14 @@ class Interpreter:
             if v is None:
                 v = self._fields_of(old, name, state)
                 if v is None:  # not known on the old object: the same location it had there
-                    v = self._eval_quiet(cst.Attribute(value=cst.Name("__old__"), attr=cst.Name(name)),
-                                         State({"__old__": old}, state.heap))
+                    # (read through the old object as the call names it, so that a count of an int
+                    # field is named `input_batch.num_reqs`, not after a placeholder)
+                    src = node.args[0].value
+                    if dotted(src) is not None:
+                        v = self._eval_quiet(cst.Attribute(value=src, attr=cst.Name(name)), state)
+                    else:
+                        v = self._eval_quiet(cst.Attribute(value=cst.Name("replaced"), attr=cst.Name(name)),
+                                             State({"replaced": old}, state.heap))
             self._store_field(obj, name, self._cv(v), state)
         return obj
 

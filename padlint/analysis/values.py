@@ -799,3 +799,66 @@ def origin_key(t: Taint) -> str:
 def with_step(t: Taint, line: int, note: str, derived_from: str | None = None, path: str = "") -> Taint:
     return replace(t, steps=t.steps + ((line, note, path),),
                    derived_from=t.derived_from if derived_from is None else derived_from)
+
+
+def bound_text(canon: str, offset: int = 0) -> str:
+    """A count as a term of a symbolic bound: ``n``, ``n+1``, ``n-2``."""
+    return canon if not offset else f"{canon}{offset:+d}"
+
+
+def extremum(fn: str, args: Iterable[tuple[str, int]]) -> str:
+    """The name of the count ``max(a, b, ...)`` / ``min(...)`` (``fn``) of counts given as
+    ``(canon, offset)``: a symbolic bound whose name says how it relates to its arguments
+    (:func:`at_least`).  The arguments are sorted: ``max(a, b)`` and ``max(b, a)`` are one count."""
+    return f"{fn}({', '.join(sorted(bound_text(c, o) for c, o in args))})"
+
+
+def _extremum_args(canon: str) -> tuple[str, list[tuple[str, int]]] | None:
+    """``("max", [(a, 0), (b, 1)])`` of a name built by :func:`extremum`; None otherwise."""
+    if not canon.endswith(")") or not canon.startswith(("max(", "min(")):
+        return None
+    parts, depth, start = [], 0, 4
+    for i in range(4, len(canon) - 1):
+        ch = canon[i]
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(canon[start:i].strip())
+            start = i + 1
+    parts.append(canon[start:-1].strip())
+    out = []
+    for p in parts:
+        i = len(p)
+        while i > 0 and p[i - 1].isdigit():
+            i -= 1
+        if 0 < i < len(p) and p[i - 1] in "+-" and i > 1:
+            out.append((p[:i - 1], int(p[i - 1:])))
+        else:
+            out.append((p, 0))
+    return canon[:3], out
+
+
+def at_least(k: str, k_off: int, c: str, c_off: int, depth: int = 0) -> bool:
+    """True when the count ``k + k_off`` is known to be at least ``c + c_off`` from the counts'
+    names alone: the same count with no smaller offset, ``max(..., c, ...)`` (a maximum is at
+    least each argument), ``c`` a ``min(..., k, ...)``, a minimum all of whose arguments are at
+    least ``c``, ``c`` a maximum of arguments each at most ``k``.  A prefix write ``buf[:k]`` then
+    covers the rows of a view ``buf[:c]``."""
+    if k == c:
+        return k_off >= c_off
+    if depth > 8:
+        return False
+    mk, mc = _extremum_args(k), _extremum_args(c)
+    if mk is not None:
+        fn, args = mk
+        test = any if fn == "max" else all  # a maximum is at least each argument; a minimum, none
+        if test(at_least(a, a_off + k_off, c, c_off, depth + 1) for a, a_off in args):
+            return True
+    if mc is not None:
+        fn, args = mc
+        test = any if fn == "min" else all
+        if test(at_least(k, k_off, a, a_off + c_off, depth + 1) for a, a_off in args):
+            return True
+    return False
