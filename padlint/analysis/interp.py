@@ -23,7 +23,7 @@ from padlint.analysis.kernels import pointer_write, tail_stores
 from padlint.analysis.values import (
     TAIL_WRITE, UNSET, PARTIAL,
     ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, BoolVal, ClosureVal, Count, DictVal, FactVal, FuncVal, MaskVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
-    Ref, Refs, Reset, State, TailVal, Taint, TupleVal, UnknownVal, at_least, covering, covers, extremum, join_all, join_vals, no_literal, origin_key, stamp, with_step,
+    Ref, Refs, Reset, State, TailVal, Taint, TupleVal, UnknownVal, at_least, covering, covers, extremum, is_extremum, join_all, join_vals, no_literal, origin_key, stamp, with_step,
 )
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
 from padlint.analysis.buffers import _MODULES as READ_ONLY_MODULES, _PURE_MODULE_FUNCS as READ_ONLY_FUNCS
@@ -2482,6 +2482,17 @@ class Interpreter:
         return any(a in pair.real and b in pair.real for pair in self.p.counts)
 
     def _count_rhs(self, node, target: str, state: State) -> CountVal | None:
+        """The count a name bound to ``node`` denotes (:meth:`_count_rhs_of`).  A name the profile
+        or the code knows as a count keeps its own name where the value is only known as a
+        ``max``/``min`` of other counts (``num_reqs = num_decode_tokens + 1`` with
+        ``num_decode_tokens = min(...)``): the profile pairs it by that name, and a bound does
+        not say which padded count it is the real partner of."""
+        c = self._count_rhs_of(node, target, state)
+        if c is not None and is_extremum(c.canon) and target and self._known_count(target):
+            return CountVal(target)
+        return c
+
+    def _count_rhs_of(self, node, target: str, state: State) -> CountVal | None:
         """The count a name bound to ``node`` denotes (assignment or call argument).
 
         Direct aliases are followed (``n = num_reqs_padded``, ``P = P or R``,

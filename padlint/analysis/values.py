@@ -806,11 +806,31 @@ def bound_text(canon: str, offset: int = 0) -> str:
     return canon if not offset else f"{canon}{offset:+d}"
 
 
-def extremum(fn: str, args: Iterable[tuple[str, int]]) -> str:
+def extremum(fn: str, args: Iterable[tuple[str, int]]) -> str | None:
     """The name of the count ``max(a, b, ...)`` / ``min(...)`` (``fn``) of counts given as
     ``(canon, offset)``: a symbolic bound whose name says how it relates to its arguments
-    (:func:`at_least`).  The arguments are sorted: ``max(a, b)`` and ``max(b, a)`` are one count."""
-    return f"{fn}({', '.join(sorted(bound_text(c, o) for c, o in args))})"
+    (:func:`at_least`).  One count however written: the arguments are sorted and deduplicated, and
+    an argument that is itself a ``fn`` of the same kind is flattened (``max(a, max(a, b))`` is
+    ``max(a, b)``, so a maximum a loop keeps, ``m = max(m, x)``, names one count every round).
+    None when the name would be longer than :data:`MAX_BOUND_TEXT`."""
+    terms: set[str] = set()
+    for c, o in args:
+        inner = _extremum_args(c) if not o else None
+        if inner is not None and inner[0] == fn:
+            terms.update(bound_text(a, a_off) for a, a_off in inner[1])
+        else:
+            terms.add(bound_text(c, o))
+    out = f"{fn}({', '.join(sorted(terms))})"
+    return out if len(out) <= MAX_BOUND_TEXT else None
+
+
+#: the longest name of a symbolic bound (:func:`extremum`) kept; a longer one is no count
+MAX_BOUND_TEXT = 160
+
+
+def is_extremum(canon: str | None) -> bool:
+    """True for a count named by :func:`extremum` (``max(a, b)``)."""
+    return bool(canon) and _extremum_args(canon) is not None
 
 
 def _extremum_args(canon: str) -> tuple[str, list[tuple[str, int]]] | None:

@@ -156,7 +156,7 @@ NAMES = ("a", "b", "c")
 _terms = st.deferred(lambda: st.one_of(
     st.tuples(st.sampled_from(NAMES), st.integers(-2, 2)),
     st.tuples(st.sampled_from(("max", "min")), st.lists(_terms, min_size=2, max_size=3),
-              st.integers(-2, 2)).map(lambda t: (extremum(t[0], t[1]), t[2])),
+              st.integers(-2, 2)).map(lambda t: (extremum(t[0], t[1]), t[2])).filter(lambda t: t[0] is not None),
 ))
 
 
@@ -199,3 +199,34 @@ def test_at_least_knows_the_relations_of_maxima_and_minima(k, c):
 ])
 def test_at_least_claims_nothing_the_counts_do_not_say(k, c):
     assert not at_least(k[0], k[1], c[0], c[1])
+
+
+def test_a_count_the_profile_names_keeps_its_name_when_computed_from_a_bound(tmp_path):
+    # vLLM's `_dummy_run`: `num_decode_tokens = min(max_num_reqs - 1, num_tokens // 2)`, then
+    # `num_reqs = num_decode_tokens + 1`.  `num_reqs` is the profile's real count, paired with
+    # `num_reqs_padded`: the reset `[num_reqs:num_reqs_padded]` covers the padded slice.  Named
+    # `min(...)+1` instead, it would pair with nothing and the slice would be reported
+    text = RUNNER.replace("rows = scheduler_output.rows", "num_reqs_padded = scheduler_output.padded") \
+        .replace("BODY", "num_decode_tokens = min(self._dirty - 1, scheduler_output.n // 2)\n"
+                         "        num_reqs = num_decode_tokens + 1\n"
+                         "        self.block_table[:num_reqs] = 1\n"
+                         "        self.block_table[num_reqs:num_reqs_padded] = 0") \
+        .replace("READ", "num_reqs_padded").replace("num_reqs=rows", "num_reqs=num_reqs_padded")
+    assert check_text(tmp_path, text) == []
+    # the same without the reset: the padding rows [num_reqs:num_reqs_padded] are reported, by name
+    out = check_text(tmp_path, text.replace("        self.block_table[num_reqs:num_reqs_padded] = 0\n", ""))
+    assert [(f.code, f.field, f.real, f.padded) for f in out] == [
+        ("PAD001", "block_table_tensor", "num_reqs", "num_reqs_padded")]
+
+
+def test_a_maximum_kept_across_a_loop_is_one_count():
+    # `m = max(m, x)` in a loop: the name of round k+1 is that of round k (flattened, deduplicated),
+    # so the loop's fixpoint is reached and the name does not grow
+    once = extremum("max", [("m", 0), ("x", 0)])
+    assert extremum("max", [(once, 0), ("x", 0)]) == once
+    assert extremum("max", [("x", 0), (once, 0), ("m", 0)]) == once
+    # a minimum inside a maximum is an argument, not flattened
+    mixed = extremum("max", [(extremum("min", [("a", 0), ("b", 0)]), 0), ("c", 0)])
+    assert mixed == "max(c, min(a, b))"
+    # too long a name is no count
+    assert extremum("max", [("x" * 100, 0), ("y" * 100, 0)]) is None
