@@ -23,7 +23,7 @@ from padlint.analysis.kernels import pointer_write, tail_stores
 from padlint.analysis.values import (
     TAIL_WRITE, UNSET, PARTIAL,
     ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, BoolVal, ClosureVal, Count, DictVal, FactVal, FuncVal, MaskVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
-    Ref, Refs, Reset, State, TailVal, Taint, TupleVal, UnknownVal, at_least, covering, covers, extremum, is_extremum, join_all, join_vals, no_literal, origin_key, stamp, with_step,
+    Ref, Refs, Reset, State, TailVal, Taint, TupleVal, UnknownVal, at_least, covering, covers, extremum, is_extremum, join_all, opaque_term, join_vals, no_literal, origin_key, stamp, with_step,
 )
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
 from padlint.analysis.buffers import _MODULES as READ_ONLY_MODULES, _PURE_MODULE_FUNCS as READ_ONLY_FUNCS
@@ -2072,6 +2072,13 @@ class Interpreter:
                 # purpose (a branch that does this has not left them unwritten, :meth:`_partial_prefixes`)
                 target = small.target.value if isinstance(small.target, cst.Subscript) else small.target
                 self._mark_written([self._eval_quiet(target, state)], state)
+                if isinstance(small.target, cst.Name) and isinstance(
+                        v := state.env.get(small.target.value), CountVal) and is_extremum(v.canon):
+                    # `m -= 1` of a bound `m`: the bound moved by the literal, or no count
+                    k = self._literal(small.value)
+                    sign = {cst.AddAssign: 1, cst.SubtractAssign: -1}.get(type(small.operator))
+                    state.env[small.target.value] = CountVal(v.canon, v.offset + sign * int(k)) \
+                        if sign is not None and k is not None and k.lstrip("-").isdigit() else UNKNOWN
             return state
         if isinstance(small, cst.Expr):
             self._eval(small.value, frame, state)
@@ -2144,6 +2151,11 @@ class Interpreter:
                     value = c
                 elif isinstance(value, UnknownVal) and self._paired_here(target.value, frame):
                     value = CountVal(target.value)
+                elif isinstance(value, CountVal) and is_extremum(value.canon) \
+                        and not isinstance(value_node, cst.Name):
+                    # `m - k`, `len(xs) if f else m` of a bound `m`: not that bound (its name would
+                    # claim rows it does not cover)
+                    value = UNKNOWN
             if isinstance(value, CountVal) and value.canon == target.value and not value.offset \
                     and self._real_by_reset(target.value, frame):
                 value = CountVal(self.p.pair_for_padded(target.value).real[0])
@@ -2954,12 +2966,13 @@ class Interpreter:
         written): a maximum is at least each argument, so ``buf[:max(n, dirty)].zero_()`` then
         ``buf[:n]`` hands out written rows (:func:`~padlint.analysis.values.at_least`)."""
         if not isinstance(node.func, cst.Name) or node.func.value not in ("max", "min") \
+                or node.func.value in state.env \
                 or len(node.args) < 2 or any(a.keyword is not None or a.star for a in node.args):
-            return None
+            return None  # (a local `max` is not the builtin)
         args = []
         for a in node.args:
             c = self._count(a.value, state)
-            args.append((c.canon, c.offset) if c is not None and c.canon else (self._text(a.value), 0))
+            args.append((c.canon, c.offset) if c is not None and c.canon else (opaque_term(self._text(a.value)), 0))
         return extremum(node.func.value, args)
 
     def _equal_count(self, node: cst.Attribute, state: State) -> str | None:
@@ -3802,6 +3815,10 @@ class Interpreter:
         types = frozenset(t for r in old.refs for t in r.types)
         obj = Refs(frozenset({Ref(self._new_loc(line, node, frame), None, node, line, False, types=types,
                                   path=frame.path)}))
+        # the copied object's fields as they are before the keyword arguments run (a walrus or a
+        # call among them may rebind what the first argument names)
+        src = node.args[0].value
+        before = State(dict(state.env), state.heap) if dotted(src) is not None else None
         given = dict(checked.items) if checked is not None else \
             {a.keyword.value: self._eval(a.value, frame, state) for a in node.args[1:] if a.keyword}
         names = set(given)
@@ -3815,9 +3832,8 @@ class Interpreter:
                 if v is None:  # not known on the old object: the same location it had there
                     # (read through the old object as the call names it, so that a count of an int
                     # field is named `input_batch.num_reqs`, not after a placeholder)
-                    src = node.args[0].value
-                    if dotted(src) is not None:
-                        v = self._eval_quiet(cst.Attribute(value=src, attr=cst.Name(name)), state)
+                    if before is not None:
+                        v = self._eval_quiet(cst.Attribute(value=src, attr=cst.Name(name)), before)
                     else:
                         v = self._eval_quiet(cst.Attribute(value=cst.Name("replaced"), attr=cst.Name(name)),
                                              State({"replaced": old}, state.heap))

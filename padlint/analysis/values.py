@@ -362,6 +362,10 @@ def join_vals(a: AVal | None, b: AVal | None) -> AVal:
         # two different views of padding rows (or one and something else): which rows the name
         # holds after the join is not one range
         return UNKNOWN
+    if is_extremum(getattr(a, "canon", None)) or is_extremum(getattr(b, "canon", None)):
+        # a bound (`max(n, m)`) claims the rows up to it: on the joined path it holds only where
+        # every path has it (a loop's `m = m - 1` rounds, a branch that binds another count)
+        return UNKNOWN
     # two counts: the padded one wins (its padding rows must be judged); `padded` is set by
     # the interpreter, which knows the profile
     if getattr(a, "padded", None) is not None and getattr(b, "padded", None) is not None:
@@ -833,23 +837,40 @@ def is_extremum(canon: str | None) -> bool:
     return bool(canon) and _extremum_args(canon) is not None
 
 
+def opaque_term(text: str) -> str:
+    """A term of a bound that is no count (source text such as ``len(xs) - k``): one atom, never
+    read as a maximum, a minimum or an offset (:func:`_extremum_args`).  A dotted name
+    (``self._num_dirty_rows``) is one as it is written."""
+    if all(part.isidentifier() for part in text.split(".")):
+        return text
+    return "{" + text + "}"
+
+
 def _extremum_args(canon: str) -> tuple[str, list[tuple[str, int]]] | None:
-    """``("max", [(a, 0), (b, 1)])`` of a name built by :func:`extremum`; None otherwise."""
+    """``("max", [(a, 0), (b, 1)])`` of a name built by :func:`extremum`; None otherwise (also
+    for text that only starts like one: ``max(a, b) - max(c, d)``)."""
     if not canon.endswith(")") or not canon.startswith(("max(", "min(")):
         return None
     parts, depth, start = [], 0, 4
     for i in range(4, len(canon) - 1):
         ch = canon[i]
-        if ch in "([":
+        if ch in "([{":
             depth += 1
-        elif ch in ")]":
+        elif ch in ")]}":
             depth -= 1
+            if depth < 0:
+                return None  # the opening parenthesis closed before the end
         elif ch == "," and depth == 0:
             parts.append(canon[start:i].strip())
             start = i + 1
+    if depth:
+        return None
     parts.append(canon[start:-1].strip())
     out = []
     for p in parts:
+        if p.endswith("}"):
+            out.append((p, 0))  # an opaque term: no offset of its own
+            continue
         i = len(p)
         while i > 0 and p[i - 1].isdigit():
             i -= 1

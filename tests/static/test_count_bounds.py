@@ -230,3 +230,76 @@ def test_a_maximum_kept_across_a_loop_is_one_count():
     assert mixed == "max(c, min(a, b))"
     # too long a name is no count
     assert extremum("max", [("x" * 100, 0), ("y" * 100, 0)]) is None
+
+
+@pytest.mark.parametrize("body, read", [
+    # a term that is no count (source text) is one atom: `max(a, b) - len(xs)` is not a maximum of
+    # `a` and `b - len(xs)`, so the write up to max(rows, it) says nothing of rows up to `a`
+    ("a = scheduler_output.a\n        b = scheduler_output.b\n        k = scheduler_output.k\n"
+     "        self.block_table[:k] = 1\n"
+     "        self.block_table[:max(rows, max(a, b) - len(scheduler_output.xs))].zero_()", "a"),
+    # nor is `a >> b+1` the term `a >> b` plus one
+    ("a = scheduler_output.a\n        b = scheduler_output.b\n"
+     "        self.block_table[:max(rows, a >> b+1)].zero_()", "max(rows, a >> b)"),
+    # a local `max` is not the builtin
+    ("k = scheduler_output.k\n        self.block_table[:k] = 1\n"
+     "        max = min\n        self.block_table[:max(rows, self._dirty)].zero_()", "rows"),
+    # a bound moved or replaced after it was taken is not that bound
+    ("m = max(rows, self._dirty)\n        m -= 1\n        self.block_table[:m].zero_()", "rows"),
+    ("m = max(rows, self._dirty)\n        m -= scheduler_output.k\n        self.block_table[:m].zero_()", "rows"),
+    ("m = max(rows, self._dirty)\n        for x in scheduler_output.xs:\n            m = m - 1\n"
+     "        self.block_table[:m].zero_()", "rows"),
+    ("m = max(rows, self._dirty)\n        n = len(scheduler_output.xs) if scheduler_output.f else m\n"
+     "        self.block_table[:n].zero_()", "rows"),
+    ("m = max(rows, self._dirty)\n        if scheduler_output.f:\n            m = scheduler_output.k\n"
+     "        self.block_table[:m].zero_()", "rows"),
+])
+def test_a_bound_claims_rows_only_where_it_holds(tmp_path, body, read):
+    # each of these writes a prefix that may be narrower than the view: a finding (a review of the
+    # first version found each silent)
+    assert _findings(tmp_path, body, read) == STALE
+
+
+def test_a_bound_moved_by_a_literal_keeps_its_relation(tmp_path):
+    # max(rows, d) + 1 >= rows: covered
+    assert _findings(tmp_path, "m = max(rows, self._dirty)\n        m += 1\n        self.block_table[:m].zero_()",
+                     "rows") == []
+
+
+REPLACED = '''\
+import dataclasses
+from dataclasses import dataclass
+
+import torch
+from vllm.v1.attention.backend import CommonAttentionMetadata
+
+
+@dataclass
+class Batch:
+    block_table: torch.Tensor
+    num_reqs: int
+    num_tokens: int
+
+
+class ModelRunner:
+    def __init__(self, batch: Batch) -> None:
+        self._batch = batch
+
+    def execute_model(self, so, desc: Batch):
+        num_reqs = so.num_reqs
+        num_reqs_padded = so.num_reqs_padded
+        b = dataclasses.replace(desc, num_tokens=(desc := self._batch).num_tokens)
+        return CommonAttentionMetadata(block_table_tensor=b.block_table[:num_reqs_padded], num_reqs=num_reqs)
+'''
+
+
+def test_replace_copies_the_fields_the_object_had_before_its_keywords_ran(tmp_path):
+    # `b` copies the `desc` the caller passed (its `block_table` is the caller's tensor, nothing
+    # persistent here); the walrus rebinds `desc` to `self._batch` only while the keywords run.
+    # Reading the copied fields through `desc` after that took `self._batch.block_table`, a
+    # persistent buffer, and reported its padded slice (a review found it)
+    assert check_text(tmp_path, REPLACED) == []
+    # the control: copying `self._batch` itself hands out its persistent buffer's padded slice
+    out = check_text(tmp_path, REPLACED.replace("replace(desc, num_tokens=(desc := self._batch).num_tokens)",
+                                                "replace(self._batch, num_tokens=desc.num_tokens)"))
+    assert [(f.code, f.field) for f in out] == [("PAD001", "block_table_tensor")]
