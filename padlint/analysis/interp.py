@@ -687,6 +687,7 @@ class Interpreter:
             if profile.graph_captured_by else None
         self._texts: dict[int, str] = {}
         self._eq_counts: dict[str, dict[str, str]] = {}  # class key -> padded field -> real field
+        self._binds_memo: dict[tuple[str, str], bool] = {}  # (module, builtin name) -> the module rebinds it
         # (id of a replay call, count name) -> the replaying function assigns it from the descriptor
         self._descriptor_names: dict[tuple[int, str], bool] = {}
         self._keep: list = []
@@ -2966,14 +2967,29 @@ class Interpreter:
         written): a maximum is at least each argument, so ``buf[:max(n, dirty)].zero_()`` then
         ``buf[:n]`` hands out written rows (:func:`~padlint.analysis.values.at_least`)."""
         if not isinstance(node.func, cst.Name) or node.func.value not in ("max", "min") \
-                or node.func.value in state.env \
+                or node.func.value in state.env or self._module_binds(node.func.value, state) \
                 or len(node.args) < 2 or any(a.keyword is not None or a.star for a in node.args):
-            return None  # (a local `max` is not the builtin)
+            return None  # (a local or module-level `max` is not the builtin)
         args = []
         for a in node.args:
             c = self._count(a.value, state)
             args.append((c.canon, c.offset) if c is not None and c.canon else (opaque_term(self._text(a.value)), 0))
         return extremum(node.func.value, args)
+
+    _BINDS_NAME = r"^(?:def\s+{n}\b|class\s+{n}\b|{n}\s*[:=]|.*\bimport\b.*\b{n}\b)"
+
+    def _module_binds(self, name: str, state: State) -> bool:
+        """The module of the frame being interpreted binds ``name`` at its top level (``def max``,
+        ``max = ...``, ``from builtins import min as max``): not the builtin there."""
+        frame = self._frames[-1] if self._frames else None
+        mod = self.project.module(frame.module) if frame is not None else None
+        if mod is None:
+            return False
+        key = (mod.key, name)
+        got = self._binds_memo.get(key)
+        if got is None:
+            got = self._binds_memo[key] = re.search(self._BINDS_NAME.format(n=name), mod.text, re.M) is not None
+        return got
 
     def _equal_count(self, node: cst.Attribute, state: State) -> str | None:
         """The real count a padded field of an object denotes when every construction of the

@@ -362,15 +362,22 @@ def join_vals(a: AVal | None, b: AVal | None) -> AVal:
         # two different views of padding rows (or one and something else): which rows the name
         # holds after the join is not one range
         return UNKNOWN
-    if is_extremum(getattr(a, "canon", None)) or is_extremum(getattr(b, "canon", None)):
-        # a bound (`max(n, m)`) claims the rows up to it: on the joined path it holds only where
-        # every path has it (a loop's `m = m - 1` rounds, a branch that binds another count)
-        return UNKNOWN
+    if (is_extremum(getattr(a, "canon", None)) or is_extremum(getattr(b, "canon", None))) and (
+            getattr(a, "padded", None) is None or getattr(b, "padded", None) is None):
+        return UNKNOWN  # a bound joined with a value that is no count (`m = m - 1` rounds)
     # two counts: the padded one wins (its padding rows must be judged); `padded` is set by
     # the interpreter, which knows the profile
     if getattr(a, "padded", None) is not None and getattr(b, "padded", None) is not None:
         if a.padded != b.padded:
             return a if a.padded else b
+        if is_extremum(a.canon) or is_extremum(b.canon):
+            # a bound (`max(n, m)`) claims the rows up to it: the joined path holds one of the two
+            # values, so it is at least their minimum (a loop's `m = max(m, x)` rounds keep
+            # covering what both cover; `m = m - 1` rounds, or another count, do not)
+            if a.canon is None or b.canon is None:
+                return UNKNOWN
+            name = extremum("min", [(a.canon, a.offset), (b.canon, b.offset)])
+            return replace(a, canon=name, offset=0) if name is not None else UNKNOWN
         # two padded (or two real) counts: one of them, the same whatever the order of the join
         # (the alternatives of an object's field come from a set: a message must not depend on
         # the run's string hashes)
@@ -838,12 +845,12 @@ def is_extremum(canon: str | None) -> bool:
 
 
 def opaque_term(text: str) -> str:
-    """A term of a bound that is no count (source text such as ``len(xs) - k``): one atom, never
-    read as a maximum, a minimum or an offset (:func:`_extremum_args`).  A dotted name
-    (``self._num_dirty_rows``) is one as it is written."""
-    if all(part.isidentifier() for part in text.split(".")):
+    """A term of a bound that is no count (source text such as ``len(xs) - k``): one atom in
+    parentheses, never read as a maximum, a minimum or an offset (:func:`_extremum_args`).  A
+    dotted name (``self._num_dirty_rows``) or an integer is one as it is written."""
+    if all(part.isidentifier() for part in text.split(".")) or text.lstrip("-").isdigit():
         return text
-    return "{" + text + "}"
+    return f"({text})"
 
 
 def _extremum_args(canon: str) -> tuple[str, list[tuple[str, int]]] | None:
@@ -854,9 +861,9 @@ def _extremum_args(canon: str) -> tuple[str, list[tuple[str, int]]] | None:
     parts, depth, start = [], 0, 4
     for i in range(4, len(canon) - 1):
         ch = canon[i]
-        if ch in "([{":
+        if ch in "([":
             depth += 1
-        elif ch in ")]}":
+        elif ch in ")]":
             depth -= 1
             if depth < 0:
                 return None  # the opening parenthesis closed before the end
@@ -868,7 +875,7 @@ def _extremum_args(canon: str) -> tuple[str, list[tuple[str, int]]] | None:
     parts.append(canon[start:-1].strip())
     out = []
     for p in parts:
-        if p.endswith("}"):
+        if p.startswith("(") and p.endswith(")") and _closes_at_end(p):
             out.append((p, 0))  # an opaque term: no offset of its own
             continue
         i = len(p)
@@ -879,6 +886,19 @@ def _extremum_args(canon: str) -> tuple[str, list[tuple[str, int]]] | None:
         else:
             out.append((p, 0))
     return canon[:3], out
+
+
+def _closes_at_end(text: str) -> bool:
+    """True when the parenthesis opening ``text`` closes at its last character."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+            if depth == 0:
+                return i == len(text) - 1
+    return False
 
 
 def at_least(k: str, k_off: int, c: str, c_off: int, depth: int = 0) -> bool:
