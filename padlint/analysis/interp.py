@@ -2963,8 +2963,8 @@ class Interpreter:
     def _extremum_count(self, node: cst.Call, state: State) -> str | None:
         """The count ``max(a, b, ...)`` / ``min(...)`` of the builtins (two or more positional
         arguments, no ``key=``), named by :func:`~padlint.analysis.values.extremum` from its
-        arguments' counts in entry-point terms (an argument that is no count is named as
-        written): a maximum is at least each argument, so ``buf[:max(n, dirty)].zero_()`` then
+        arguments' counts in entry-point terms (an argument that is no count is one atom,
+        :func:`~padlint.analysis.values.opaque_term`): a maximum is at least each argument, so ``buf[:max(n, dirty)].zero_()`` then
         ``buf[:n]`` hands out written rows (:func:`~padlint.analysis.values.at_least`)."""
         if not isinstance(node.func, cst.Name) or node.func.value not in ("max", "min") \
                 or node.func.value in state.env or self._module_binds(node.func.value, state) \
