@@ -856,7 +856,7 @@ def opaque_term(text: str) -> str:
 def _extremum_args(canon: str) -> tuple[str, list[tuple[str, int]]] | None:
     """``("max", [(a, 0), (b, 1)])`` of a name built by :func:`extremum`; None otherwise (also
     for text that only starts like one: ``max(a, b) - max(c, d)``)."""
-    if not canon.endswith(")") or not canon.startswith(("max(", "min(")):
+    if not canon.startswith(("max(", "min(")) or not _closes_at_end(canon[3:]):
         return None
     parts, depth, start = [], 0, 4
     for i in range(4, len(canon) - 1):
@@ -865,13 +865,9 @@ def _extremum_args(canon: str) -> tuple[str, list[tuple[str, int]]] | None:
             depth += 1
         elif ch in ")]":
             depth -= 1
-            if depth < 0:
-                return None  # the opening parenthesis closed before the end
         elif ch == "," and depth == 0:
             parts.append(canon[start:i].strip())
             start = i + 1
-    if depth:
-        return None
     parts.append(canon[start:-1].strip())
     out = []
     for p in parts:
