@@ -78,7 +78,7 @@ _ANY_COUNT_SLICE = re.compile(r"\w\[\s*(?::\s*,\s*)*:\s*[A-Za-z_]")
 #: a tail-shaped in-place write to any name (`t[n:p] = 0`, `b[n:].zero_()`, `x[:, k:m].fill_(v)`): rows
 #: from a bound onwards written, the shape of a padding reset, through a local that may alias a buffer
 _TAIL_WRITE = re.compile(r"\w\[\s*(?::\s*,\s*)*[A-Za-z_][\w.]*\s*(?:[+-]\s*\w+\s*)?:[^\]\[\n]*\]\s*"
-                         r"(?:=(?!=)|\.(?:fill_|zero_|fill|masked_fill_)\()")
+                         r"(?:=(?!=)|\.(?:fill_|zero_|fill|masked_fill_)\(|\.mul_\(\s*(?:0|False)\b)")
 _COUNT_SLICE = re.compile(r"\bself\.[\w.]+\[\s*(?::\s*,\s*)*(?:[\w.]*\s*:\s*[A-Za-z_]|[A-Za-z_][\w.]*\s*(?:[+-]\s*\d+\s*)?:)")
 
 

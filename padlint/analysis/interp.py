@@ -225,6 +225,10 @@ class Segment:
         self._stmt: dict[int, tuple[int, int]] = {}
         self._pos: dict[int, dict] = {}
         self._line: dict[int, int] = {}  # node ids: nodes live as long as the segment
+        # id(statement the analysis made) -> the statement of the file it stands for (the
+        # `return` of a lambda's function: :meth:`lambda_def`)
+        self.alias: dict[int, cst.CSTNode] = {}
+        self._lambdas: dict[int, tuple] = {}  # id(lambda) -> (lambda, its function)
         _map_body(_suite_body(func.body), ast_func.body, self._stmt)
 
     @property
@@ -289,8 +293,30 @@ class Segment:
         if lines is not None:
             self._stmt[id(new)] = lines
 
+    def lambda_def(self, node: cst.Lambda, stmt) -> cst.FunctionDef:
+        """The function a ``lambda`` of statement ``stmt`` stands for, ``def lambda_L_K(params):
+        return body`` (L its line, K its place among the statement's lambdas): its ``return``
+        stands for ``stmt`` in lines and columns (the body is the lambda's own node)."""
+        got = self._lambdas.get(id(node))
+        if got is None:
+            line = self.line(node, stmt)
+            k = next((i for i, n in enumerate(x for x in _cst_walk(stmt) if isinstance(x, cst.Lambda))
+                      if n is node), 0)
+            ret = cst.SimpleStatementLine(body=[cst.Return(value=node.body)])
+            fdef = cst.FunctionDef(name=cst.Name(f"lambda_{line}_{k}"), params=node.params,
+                                   body=cst.IndentedBlock(body=[ret]))
+            self.alias[id(ret)] = self.alias.get(id(stmt), stmt)  # (a lambda in a lambda)
+            got = self._lambdas[id(node)] = (node, fdef)
+        return got[1]
+
+    def same_line_as(self, new, old, stmt) -> None:
+        """Node ``new``, made by the analysis for node ``old`` of ``stmt``, is on its line."""
+        if id(new) not in self._line:
+            self._line[id(new)] = self.line(old, stmt)
+
     def line(self, node, stmt) -> int:
         """1-based file line of ``node`` inside statement ``stmt``."""
+        stmt = self.alias.get(id(stmt), stmt)
         lines = self._stmt.get(id(node)) or self._stmt.get(id(stmt))
         if lines is None:
             return self.def_line
@@ -317,6 +343,7 @@ class Segment:
 
     def span(self, node, stmt) -> tuple[int, int, int, int]:
         """(line, col, end_line, end_col) of ``node``, 1-based, end column exclusive."""
+        stmt = self.alias.get(id(stmt), stmt)
         lines = self._stmt.get(id(stmt))
         if lines is None:
             return (self.def_line, 1, self.def_line, 1)
@@ -351,7 +378,61 @@ def parse_segment(lines: list[str], info, ast_func) -> Segment:
         node = node.body.body[0]
     if not isinstance(node, cst.FunctionDef):
         raise ValueError("segment is not a function")
+    if any("slice(" in line for line in lines[info.start - 1:info.end]):
+        node = _inline_slice_objects(node, ast_func)
     return Segment(node, ast_func, lines)
+
+
+def _inline_slice_objects(func: cst.FunctionDef, ast_func) -> cst.FunctionDef:
+    """``s = slice(a, b)`` (``slice(b)``) bound once in the function, then ``x[s]``: each such
+    subscript reads as ``x[a:b]`` (the analysis reads rows off the slice's syntax).  Only where
+    ``s`` and every name of ``a`` and ``b`` are bound once in the function (or are parameters), so
+    the bounds mean at ``x[s]`` what they meant at ``slice(...)``; ``slice`` not rebound there.
+    The statements keep their lines (a column after the substitution on its line may be off)."""
+    stores: dict[str, int] = {}
+    for n in ast.walk(ast_func):
+        name = n.id if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) else \
+            n.arg if isinstance(n, ast.arg) else None
+        if name is not None:
+            stores[name] = stores.get(name, 0) + 1
+    if stores.get("slice"):
+        return func
+    bounds: dict[str, tuple] = {}
+    for n in ast.walk(ast_func):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Name) \
+                and n.value.func.id == "slice" and 1 <= len(n.value.args) <= 2 and not n.value.keywords \
+                and not any(isinstance(a, ast.Starred) for a in n.value.args) \
+                and stores.get(n.targets[0].id) == 1 \
+                and all(stores.get(x.id, 0) <= 1 for a in n.value.args for x in ast.walk(a)
+                        if isinstance(x, ast.Name)):
+            bounds[n.targets[0].id] = ()
+    def of(call) -> tuple | None:  # (lower, upper) of `slice(a, b)` / `slice(b)`
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "slice"
+                and 1 <= len(call.args) <= 2 and all(a.keyword is None and not a.star for a in call.args)):
+            return None
+        args = [a.value for a in call.args]
+        lower, upper = (None, args[0]) if len(args) == 1 else (args[0], args[1])
+        none = lambda x: x is None or (isinstance(x, cst.Name) and x.value == "None")  # noqa: E731
+        return (None if none(lower) else lower, None if none(upper) else upper)
+
+    # the bounds' syntax, from the libcst tree (the same assignments)
+    for node in _cst_walk(func):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(t := node.targets[0].target, cst.Name) \
+                and t.value in bounds and (b := of(node.value)) is not None:
+            bounds[t.value] = b
+
+    class _Sub(cst.CSTTransformer):
+        def leave_SubscriptElement(self, original, updated):
+            sl = updated.slice
+            if not isinstance(sl, cst.Index):
+                return updated
+            b = bounds.get(sl.value.value) if isinstance(sl.value, cst.Name) else of(sl.value)  # `x[slice(a, b)]`
+            if b:
+                return updated.with_changes(slice=cst.Slice(lower=b[0], upper=b[1]))
+            return updated
+
+    return func.visit(_Sub())
 
 
 def _positions(stmt) -> dict:
@@ -507,6 +588,7 @@ class SinkHit:
     stale_chains: tuple = ()       # every distinct call path on which the value is stale here
     container: bool = False        # the argument is a dict or list holding the stale views
     at_test: bool = False          # the sink is in an `elif`/`while` test: nothing can go right before it
+    in_lambda: bool = False        # the sink is in a lambda's body, run where the lambda is called
     # origin (:func:`origin_key`) -> the hit of the most direct path that brought it, for the
     # origins this hit's own (most direct) path does not bring: each is its own finding
     others: dict = field(default_factory=dict)
@@ -579,6 +661,7 @@ class Frame:
     returns: list = field(default_factory=list)
     return_facts: list = field(default_factory=list)  # the path conditions at each return
     loop_exits: list = field(default_factory=list)
+    loop_breaks: list = field(default_factory=list)  # those of `loop_exits` a `break` left
     stmt: cst.CSTNode | None = None
     fixable: bool = True  # a reset inserted before `stmt` runs before the sink
     # counts bound on the call path so far (entry-point terms): a padded count has
@@ -693,6 +776,7 @@ class Interpreter:
         self._keep: list = []
         # persistent buffers: allocations and writes across the project (the never-written fact)
         self.buffers = BufferIndex(project, profile)
+        self._property_calls: dict[int, cst.Call] = {}  # id(attribute) -> the getter's call (kept)
         self._used_names: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}  # id -> (node kept alive, names)
         self._loc_owners: dict[str, set] = {}  # loc -> {attribute name | None}
         self._loc_holders: dict[str, set] = {}  # buffer loc -> {class key of the object holding it | None}
@@ -891,7 +975,8 @@ class Interpreter:
 
     def _exec_stmt(self, stmt: cst.CSTNode, frame: Frame, state: State) -> State | None:
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            frame.stmt, frame.fixable = stmt, True
+            # (no reset can be inserted before a lambda's body: its `return` is the analysis's)
+            frame.stmt, frame.fixable = stmt, id(stmt) not in frame.seg.alias
             for small in stmt.body:
                 state = self._exec_small(small, frame, state)
                 if state is None:
@@ -971,6 +1056,8 @@ class Interpreter:
                 self._name_container(e, stmt.target, stmt.iter, frame)
         else:
             self._eval(stmt.test, frame, state)
+            if self._forever(stmt.test):
+                return self._exec_forever(stmt, frame, state)
         saved = frame.loop_exits
         try:
             if items is not None:
@@ -1023,9 +1110,40 @@ class Interpreter:
                         after.heap[k] = done.heap[k]
         if after is not None and isinstance(stmt, cst.For):
             self._range_row_resets(stmt, frame, after)
+        elif after is not None and isinstance(stmt.test, cst.Comparison) and isinstance(stmt.test.left, cst.Name):
+            self._while_row_resets(stmt, state.env.get(stmt.test.left.value), frame, after)
         if stmt.orelse is not None and after is not None:
             after = self._exec_block(stmt.orelse.body, frame, after)
         return after
+
+    @staticmethod
+    def _forever(test) -> bool:
+        """``while True:`` / ``while 1:`` (the test is a literal that is always true)."""
+        return (isinstance(test, cst.Name) and test.value == "True") or (
+            isinstance(test, cst.Integer) and test.evaluated_value != 0)
+
+    def _exec_forever(self, stmt: cst.While, frame: Frame, state: State) -> State | None:
+        """``while True:``: the body runs at least once and the loop is left only by a ``break``
+        (a ``return`` or ``raise`` leaves the function): the state after it is the join of the
+        states the ``break`` statements leave, on any round (a reset before the ``break`` counts
+        after the loop; the ``else`` block never runs).  The rounds run as :meth:`_exec_loop`'s."""
+        saved, saved_breaks = frame.loop_exits, frame.loop_breaks
+        breaks: list[State] = []
+        try:
+            head: State | None = state
+            for _ in range(self.LOOP_ROUNDS):
+                frame.loop_exits, frame.loop_breaks = [], []
+                body_end = self._exec_block(stmt.body, frame, head.copy())
+                breaks += frame.loop_breaks
+                again = [x for x in frame.loop_exits if not any(x is b for b in frame.loop_breaks)]
+                nxt = State.join([state, body_end, *again]) or state
+                stable = nxt.env == head.env and nxt.heap == head.heap
+                head = nxt
+                if stable:
+                    break
+        finally:
+            frame.loop_exits, frame.loop_breaks = saved, saved_breaks
+        return State.join(breaks)
 
     def _range_row_resets(self, stmt: cst.For, frame: Frame, state: State) -> None:
         """``for i in range(R, P): buf[i] = v`` (or ``buf[i].fill_(v)``, ``.zero_()``), the row
@@ -1037,8 +1155,40 @@ class Interpreter:
                 and all(a.keyword is None and not a.star for a in it.args)
                 and isinstance(stmt.body, cst.IndentedBlock)):
             return
-        i = stmt.target.value
-        lower, upper = it.args[0].value, it.args[1].value
+        self._row_resets(stmt, stmt.target.value, it.args[0].value, it.args[1].value, stmt.body.body,
+                         frame, state)
+
+    def _while_row_resets(self, stmt: cst.While, before: AVal | None, frame: Frame, state: State) -> None:
+        """``i = R`` then ``while i < P: buf[i] = v; i += 1`` (the increment the body's last
+        statement): rows ``[R:P]`` of ``buf`` hold ``v`` after the loop, as after
+        :meth:`_range_row_resets`' ``for`` loop (``before``: what ``i`` held before the loop)."""
+        test, body = stmt.test, stmt.body
+        if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, cst.LessThan)
+                and isinstance(before, CountVal) and before.canon
+                and isinstance(body, cst.IndentedBlock) and len(body.body) >= 2
+                and isinstance(last := body.body[-1], cst.SimpleStatementLine) and len(last.body) == 1
+                and isinstance(inc := last.body[0], cst.AugAssign) and isinstance(inc.operator, cst.AddAssign)
+                and isinstance(inc.target, cst.Name) and inc.target.value == test.left.value
+                and self._literal(inc.value) == "1"):
+            return
+        i = test.left.value
+        after = state.env.get(i)
+        state.env[i] = before  # the lower bound: `i` as it was before the loop
+        try:
+            self._row_resets(stmt, i, test.left, test.comparisons[0].comparator, body.body[:-1], frame, state)
+        finally:
+            if after is None:
+                state.env.pop(i, None)
+            else:
+                state.env[i] = after
+
+    def _row_resets(self, stmt, i: str, lower, upper, body, frame: Frame, state: State) -> None:
+        """The row resets of a loop over ``i`` from ``lower`` to ``upper`` whose ``body`` (statements)
+        writes row ``i`` of a buffer on every round (no ``break``/``continue`` skips a round's
+        write): rows ``[lower:upper]`` of each such buffer are reset (:meth:`_range_row_resets`)."""
+        if any(isinstance(n, (cst.Break, cst.Continue, cst.Return, cst.Raise)) for b in body for n in _cst_walk(b)):
+            return
 
         def row(sub) -> bool:
             return isinstance(sub, cst.Subscript) and len(sub.slice) == 1 \
@@ -1046,7 +1196,7 @@ class Interpreter:
                 and isinstance(sub.slice[0].slice.value, cst.Name) and sub.slice[0].slice.value.value == i \
                 and not any(isinstance(n, cst.Name) and n.value == i for n in _cst_walk(sub.value))
 
-        for line_stmt in stmt.body.body:
+        for line_stmt in body:
             if not isinstance(line_stmt, cst.SimpleStatementLine) or len(line_stmt.body) != 1:
                 continue
             small = line_stmt.body[0]
@@ -2093,6 +2243,8 @@ class Interpreter:
             return None
         if isinstance(small, (cst.Break, cst.Continue)):
             frame.loop_exits.append(state)
+            if isinstance(small, cst.Break):
+                frame.loop_breaks.append(state)
             return None
         if isinstance(small, cst.Assert):
             self._eval(small.test, frame, state)
@@ -2661,6 +2813,31 @@ class Interpreter:
                 # named as written (`metadata.num_decodes`)
                 return CountVal(self._text(node))
         return None
+
+    def _property_read(self, base: Refs, node: cst.Attribute, frame: Frame, state: State) -> AVal | None:
+        """``obj.attr`` where every class ``obj`` may be (``base``'s types) makes ``attr`` a
+        ``@property`` of the project: its getter runs here, as the call ``obj.attr()`` would
+        (``return self.seq_lens[:self.num_padded]``: the view it returns reaches the sink it is
+        given to).  None where ``attr`` is no such property (a field; a ``cached_property``,
+        whose value is the first read's)."""
+        if any(r.count is not None for r in base.refs):
+            return None
+        types = sorted({t for r in base.refs for t in r.types})
+        if not types or node.attr.value in _TENSOR_META:
+            return None
+        targets = []
+        for t in types:
+            cls = self.project.class_info(t)
+            fn = self.project.find_method(cls, node.attr.value) if cls is not None else None
+            if fn is None or not _is_property(fn):
+                return None
+            targets.append((fn, Refs(frozenset(r for r in base.refs if t in r.types))))
+        call = self._property_calls.get(id(node))
+        if call is None:
+            call = self._property_calls[id(node)] = cst.Call(func=node)
+            self._keep.append(node)
+        frame.seg.same_line_as(call, node, frame.stmt)
+        return self._inline(("funcs", targets), call, frame, state)
 
     def _eval_quiet(self, node, state: State) -> AVal:
         """The value of a name or attribute chain, without side effects (no calls)."""
@@ -3993,6 +4170,8 @@ class Interpreter:
             base = self._eval(node.value, frame, state)
             if isinstance(base, FieldRef):
                 return KeyVal(frozenset({base.name})) if node.attr.value == "name" else UNKNOWN
+            if isinstance(base, Refs) and (got := self._property_read(base, node, frame, state)) is not None:
+                return got
             return self._attr_value(base, node, frame, state, None)
         if isinstance(node, cst.Subscript):
             return self._eval_subscript(node, frame, state)
@@ -4079,9 +4258,18 @@ class Interpreter:
             # bodies may hold sinks: evaluate them once on a copy, loop/lambda variables unknown
             inner = state.copy()
             if isinstance(node, cst.Lambda):
-                for p in (*node.params.params, *node.params.kwonly_params, *node.params.posonly_params):
-                    inner.env[p.name.value] = UNKNOWN
-                self._eval(node.body, frame, inner)
+                # a function value, run where it is called with what it is given there (`return
+                # lambda cg_mode: forward_fn(num_reqs, attn_metadata, cg_mode)`); one handed on or
+                # returned, or with no parameter, is also run here, once, its parameters unknown
+                # (the code it goes to may not be followed); one with parameters a local name is
+                # given (`view = lambda n: buf[:n]`) is run only where it is called (here what its
+                # parameters hold is not known: false alarms on the counts it is given)
+                params = (*node.params.params, *node.params.kwonly_params, *node.params.posonly_params)
+                if not (params and self._named_lambda(node, frame)):
+                    for p in params:
+                        inner.env[p.name.value] = UNKNOWN
+                    self._eval(node.body, frame, inner)
+                return self._lambda_closure(node, frame, state)
             else:
                 comp = node.for_in
                 while comp is not None:
@@ -5000,8 +5188,9 @@ class Interpreter:
             return self._derive(vals, node, frame, state, f"`{name}`")
 
         # resets: `buf[R:P].fill_(v)`, `buf.np[R + 1:].fill(v)`
+        fill = self._fill_method(node)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Subscript) and (
-                func.attr.value in self.p.fill_methods or func.attr.value == "copy_"):
+                fill is not None or func.attr.value == "copy_"):
             arg_vals = [self._eval(a.value, frame, state) for a in node.args]
             if func.attr.value == "copy_" and (not arg_vals or self._taints(arg_vals[0], state)
                                                or self._stale_tail(arg_vals[0], state)):
@@ -5009,7 +5198,7 @@ class Interpreter:
             base = self._eval(func.value.value, frame, state)
             sl = self._slice_dim(func.value)
             if isinstance(base, Refs) and sl is not None:
-                self._fill_rows(base.refs, func.attr.value, node, frame, state, *sl)
+                self._fill_rows(base.refs, fill or func.attr.value, node, frame, state, *sl)
             return UNKNOWN
 
         # method calls on a receiver
@@ -5032,12 +5221,12 @@ class Interpreter:
             arg_vals = [self._eval(a.value, frame, state) for a in node.args]
             if isinstance(recv, Refs):
                 return self._method(recv, method, node, arg_vals, frame, state)
-            if isinstance(recv, TailVal) and (method in self.p.fill_methods or method == "copy_"):
+            if isinstance(recv, TailVal) and (fill is not None or method == "copy_"):
                 # `tail = buf[n:p]; tail.fill_(v)` (also a helper's `t.zero_()` on such a view)
                 if method == "copy_" and (not arg_vals or self._taints(arg_vals[0], state)
                                           or self._stale_tail(arg_vals[0], state)):
                     return UNKNOWN  # copies stale rows in: not a reset
-                self._fill_rows(recv.base.refs, method, node, frame, state, recv.lower, recv.upper, recv.dim)
+                self._fill_rows(recv.base.refs, fill or method, node, frame, state, recv.lower, recv.upper, recv.dim)
                 return UNKNOWN
             self._opaque(self._noted(self._out_args(node, arg_vals)), state)
             if not (name and name.split(".")[0] in READ_ONLY_MODULES and last in READ_ONLY_FUNCS):
@@ -5195,6 +5384,21 @@ class Interpreter:
         for r in refs:
             self._reset(r, lower, upper, state, None, vtext, line, site, dim=dim)
 
+    def _fill_method(self, node: cst.Call) -> str | None:
+        """The profile's fill method call ``node`` is (``x.fill_(v)``, ``x.zero_()``), or "zero_"
+        for ``x.mul_(0)`` (rows that hold zero after it, as after ``x *= 0``: :meth:`_exec_small`;
+        a PAD002 fix edits no such call: :mod:`padlint.rules.pad002` rewrites ``zero_()`` only)."""
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        if func.attr.value in self.p.fill_methods:
+            return func.attr.value
+        if func.attr.value == "mul_" and len(node.args) == 1 and node.args[0].keyword is None \
+                and self._literal(node.args[0].value) in ("0", "0.0", "-0.0", "False") \
+                and "zero_" in self.p.fill_methods:
+            return "zero_"
+        return None
+
     def _fill_site(self, method: str, node: cst.Call, frame: Frame, line: int, vtext: str) -> PadWrite | None:
         if method.startswith("zero"):
             return self._site(frame, line, vtext, node, "zero")
@@ -5256,6 +5460,9 @@ class Interpreter:
         p = self.p
         if method in p.fill_methods:
             self._fill_rows(recv.refs, method, node, frame, state)
+            return recv
+        if method == "mul_" and self._fill_method(node) == "zero_":
+            self._fill_rows(recv.refs, "zero_", node, frame, state)
             return recv
         if method in p.copy_to_device:
             arg = node.args[0].value if node.args else None
@@ -5663,7 +5870,8 @@ class Interpreter:
         if not (isinstance(node.value, cst.Name) and node.value.value == "self" and frame.owner):
             return None
         cls = self.project.class_info(frame.cls or frame.owner)
-        if cls is None or self.project.find_method(cls, node.attr.value) is None:
+        fn = self.project.find_method(cls, node.attr.value) if cls is not None else None
+        if fn is None or _is_property(fn):  # (a property's read runs its getter: :meth:`_property_read`)
             return None
         target = self._resolve_callee(node, frame, state)
         if target is None or target[0] != "funcs":
@@ -5827,7 +6035,8 @@ class Interpreter:
         """Interpret one callee with the caller's heap and count bindings (``closure``: a nested
         function defined in another frame, run in its defining frame's terms)."""
         if fn is not None:
-            if not self.graph.relevant(fn) and not any(isinstance(v, (ClosureVal, TailVal)) for v in arg_vals):
+            if not self.graph.relevant(fn) and not any(
+                    isinstance(v, TailVal) or isinstance(v, ClosureVal) and v.active for v in arg_vals):
                 # (a callee handed a nested function of an analysed one may call it: followed,
                 # `super().capture(create_forward_fn, ...)`; one handed rows `buf[n:p]` may reset
                 # them: `_zero(buf[n:p])` with `def _zero(t): t.zero_()`)
@@ -5855,6 +6064,8 @@ class Interpreter:
             return UNKNOWN
         line = frame.seg.line(node, frame.stmt)
         chain, shown = _qualified_call(frame, name, owner if fn is not None else "", module, fn is None)
+        if fn is None and func.body.body and id(func.body.body[0]) in seg.alias:
+            shown = "lambda"  # (:meth:`Segment.lambda_def`)
         if fn is not None and self.p.is_dummy_run(name):
             self.dummy_started.add(fn.key)
         callee = Frame(qual=qual, owner=owner, seg=seg, module=module, path=path,
@@ -6057,6 +6268,28 @@ class Interpreter:
                 entries.append((tuple((k, _given(k, entry)) for k in read.keys if k not in own), writes, value,
                                 stored, rel, hits))
         return value
+
+    @staticmethod
+    def _named_lambda(node: cst.Lambda, frame: Frame) -> bool:
+        """Whether ``node`` is the whole value of a statement ``name = lambda ...``."""
+        stmt = frame.stmt
+        return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+            and isinstance(a := stmt.body[0], cst.Assign) and a.value is node and len(a.targets) == 1 \
+            and isinstance(a.targets[0].target, cst.Name)
+
+    def _lambda_closure(self, node: cst.Lambda, frame: Frame, state: State) -> ClosureVal:
+        """A ``lambda`` as a closure, like a nested function taken as a value where it is
+        defined (:meth:`Segment.lambda_def`)."""
+        func = frame.seg.lambda_def(node, frame.stmt)
+        free = self._names_used(func)
+        env = tuple(sorted(((k, no_literal(x)) for k, x in state.env.items() if k in free), key=lambda kv: kv[0]))
+        active = any(isinstance(x, (FuncVal, MethodVal)) for _k, x in env) or any(
+            isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute) and isinstance(c.func.value, cst.Name)
+            and c.func.value.value == "self" for c in _cst_walk(node.body))
+        return ClosureVal(f"{frame.qual}.<{func.name.value}>", node=func,
+                          ctx=(frame.seg, frame.owner, frame.module, frame.path, frame.cls, frame.qual,
+                               dict(frame.nested)),
+                          env=env, active=active)
 
     def _names_used(self, func: cst.FunctionDef) -> frozenset[str]:
         """Every name that ``func``'s body (nested functions included) mentions."""
@@ -6299,6 +6532,8 @@ class Interpreter:
         def make(ts, stale_chains: tuple, fixable: bool) -> SinkHit:
             span = seg.span(node.arg if isinstance(node, _KwargsKey) else node, ev.stmt)
             stmt = ev.stmt if ev.stmt is not None else node
+            in_lambda = id(stmt) in seg.alias  # (:meth:`Segment.lambda_def`: the file's statement)
+            stmt = seg.alias.get(id(stmt), stmt)
             return SinkHit(
                 key=key, sink=ev.sink, field=ev.field, kind=ev.kind, severity=ev.severity,
                 arg_text=f"{self._text(value_node)}[{ev.field!r}]" if isinstance(node, _KwargsKey)
@@ -6315,7 +6550,8 @@ class Interpreter:
                 dims=frozenset(r.count.dim for r in value.refs if r.count is not None and r.count.canon)
                 if isinstance(value, Refs) else frozenset(),
                 maybe_none=isinstance(value, Refs) and value.maybe_none,
-                container=isinstance(value, MapVal), at_test=not ev.fixable, locs=locs, qpaths=qpaths,
+                container=isinstance(value, MapVal), at_test=not ev.fixable and not in_lambda,
+                in_lambda=in_lambda, locs=locs, qpaths=qpaths,
                 dummy=key[2])
 
         known = self._hit_chains.setdefault(key, set())
@@ -6584,3 +6820,9 @@ def _walk_cst(node: cst.CSTNode):
 def _decorated(func: cst.FunctionDef, name: str) -> bool:
     """Whether ``func`` carries the plain decorator ``@name`` (``staticmethod``, ``classmethod``)."""
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == name for d in func.decorators)
+
+
+def _is_property(fn: FunctionInfo) -> bool:
+    """Whether project function ``fn`` is a ``@property`` getter (not ``cached_property``)."""
+    return isinstance(fn.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        isinstance(d, ast.Name) and d.id == "property" for d in fn.node.decorator_list)

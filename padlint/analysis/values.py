@@ -259,6 +259,9 @@ class ClosureVal(FuncVal):
     node: object = field(default=None, compare=False)
     ctx: tuple = field(default=(), compare=False)
     env: tuple = field(default=(), compare=False)
+    # whether a callee handed it is followed for it (a lambda that calls no function value it
+    # holds and no method of `self`, `get_model=lambda: self.model`, gives the callee nothing to run)
+    active: bool = field(default=True, compare=False)
 
 
 @dataclass(frozen=True)

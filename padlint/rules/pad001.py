@@ -437,6 +437,8 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     elif len(hit.stale_chains) > 1:  # no single statement at the sink covers every path
         fix_hint = (f"; reset {noun} {rows} to {shown} on each of these paths before the sink "
                     f"(one reset before line {hit.stmt_line} does not cover them all)")
+    elif hit.in_lambda:  # the lambda's body runs where it is called, not at its line
+        fix_hint = f"; reset {noun} {rows} to {shown} on every path before the lambda of line {hit.stmt_line} is called"
     elif hit.at_test:  # an `elif`/`while` test: no single statement to insert before
         fix_hint = f"; reset {noun} {rows} to {shown} on every path before this test"
     elif (taint.padded_written or "").startswith("self."):
