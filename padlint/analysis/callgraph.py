@@ -517,7 +517,8 @@ class CallGraph:
             node = node.value
         if not isinstance(node, ast.Name):
             return []
-        if node.id == "self":
+        if node.id == "self" or node.id == "cls" and not chain:
+            # (`cls.m(...)` in a class method: a method of the class)
             if not chain:
                 return self.methods_of([owner], name) if owner is not None else []
             return self.methods_of(self.attr_chain_classes(owner, chain), name)

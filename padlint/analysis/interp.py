@@ -662,6 +662,10 @@ class Frame:
     return_facts: list = field(default_factory=list)  # the path conditions at each return
     loop_exits: list = field(default_factory=list)
     loop_breaks: list = field(default_factory=list)  # those of `loop_exits` a `break` left
+    # parameter -> the literal its call passed, where (text, node, segment, statement, path, line):
+    # `fill_tail(buf, n, p, -1)` writes -1 through `buf[n:p] = v` (:meth:`Interpreter._literal`),
+    # and a PAD002 fix edits the argument at the call
+    literals: dict = field(default_factory=dict)
     stmt: cst.CSTNode | None = None
     fixable: bool = True  # a reset inserted before `stmt` runs before the sink
     # counts bound on the call path so far (entry-point terms): a padded count has
@@ -777,6 +781,7 @@ class Interpreter:
         # persistent buffers: allocations and writes across the project (the never-written fact)
         self.buffers = BufferIndex(project, profile)
         self._property_calls: dict[int, cst.Call] = {}  # id(attribute) -> the getter's call (kept)
+        self._written_param_memo: dict[int, tuple] = {}  # id(function) -> (function kept, names)
         self._used_names: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}  # id -> (node kept alive, names)
         self._loc_owners: dict[str, set] = {}  # loc -> {attribute name | None}
         self._loc_holders: dict[str, set] = {}  # buffer loc -> {class key of the object holding it | None}
@@ -920,15 +925,15 @@ class Interpreter:
                 for i in range(len(facts)) for j in range(len(facts)) if i != j):
             acc, acc_facts = states[0], facts[0]
             for st, ks in zip(states[1:], facts[1:]):
-                out = State.join([acc, st])
+                out = State.join([acc, st], full=True)
                 self._keep_conditional(out, acc, st, acc_facts - ks, ks - acc_facts, frame)
                 acc, acc_facts = out, acc_facts & ks
             exit_state = acc
         else:
-            exit_state = State.join(states) or state
+            exit_state = State.join(states, full=True) or state
         prepared = self._preparing_paths(states, exit_state)
         if prepared:
-            exit_state = State.join(prepared) or exit_state
+            exit_state = State.join(prepared, full=True) or exit_state
         return exit_state, value if value is not None else UNKNOWN
 
     def _preparing_paths(self, states: list[State], joined: State) -> list[State]:
@@ -2424,6 +2429,8 @@ class Interpreter:
             if node.value in ("True", "False"):
                 return node.value
             c = self.p.constant(node.value)
+            if c is None and self._frames and (got := self._frames[-1].literals.get(node.value)):
+                return got[0]  # a parameter every call of this frame passed a literal
             return repr(c) if c is not None else ""
         if isinstance(node, cst.Attribute):
             c = self.p.constant(node.attr.value)
@@ -5347,6 +5354,11 @@ class Interpreter:
         (``node`` is a ``zero_()`` call); the span is computed only if a rule asks."""
         if not vtext:
             return None
+        if isinstance(node, cst.Name) and (lit := frame.literals.get(node.value)) is not None:
+            # a parameter the call passed a literal: the write is the call's (its argument edits)
+            _text, arg, seg, stmt, path, at = lit
+            self._write_nodes[id(arg)] = (seg, arg, stmt, form)
+            return PadWrite(path, at, vtext, kind, id(arg))
         key = 0
         if node is not None:
             key = id(node)
@@ -5908,13 +5920,21 @@ class Interpreter:
             cls = self.project.class_info(frame.cls or frame.owner)
             m = self.project.find_method(cls, name, after=frame.owner) if cls is not None else None
             return ("funcs", [(m, state.env.get("self"))]) if m is not None else None
+        # `cls.m(...)` in a class method: a static or class method of the class
+        if isinstance(recv_node, cst.Name) and recv_node.value == "cls" and frame.owner \
+                and frame.seg is not None and _decorated(frame.seg.func, "classmethod"):
+            cls = self.project.class_info(frame.cls or frame.owner)
+            m = self.project.find_method(cls, name) if cls is not None else None
+            if m is not None and (_decorated_ast(m, "staticmethod") or _decorated_ast(m, "classmethod")):
+                return ("funcs", [(m, None)])
+            return None
         # mod.f(...) / pkg.mod.f(...) for imported modules
         d = dotted(recv_node)
         if d is not None and d.split(".")[0] not in state.env:
             mod = self.project.module(frame.module)
             t = self.project.resolve(mod, f"{d}.{name}") if mod is not None else None
-            if isinstance(t, FunctionInfo) and (not t.owner or any(
-                    isinstance(x, ast.Name) and x.id == "staticmethod" for x in t.node.decorator_list)):
+            if isinstance(t, FunctionInfo) and (not t.owner or _decorated_ast(t, "staticmethod")
+                                                or _decorated_ast(t, "classmethod")):
                 # a module function, or a static method called on its class (`Runner._zero(buf, n, p)`)
                 return ("funcs", [(t, None)])
             return None
@@ -6107,6 +6127,11 @@ class Interpreter:
             if types and owner not in types:
                 callee.cls = next(iter(sorted(types)))
             positional = positional[1:]
+        elif fn is not None and owner != "" and positional and _decorated(func, "classmethod"):
+            # `cls` is the class, bound by the call (`self._zero(buf, n, p)`, `Runner._zero(...)`):
+            # the caller's arguments fill the parameters after it
+            env[positional[0].name.value] = UNKNOWN
+            positional = positional[1:]
         all_params = positional + list(ps.kwonly_params)
         for p in all_params:
             if p.default is not None:
@@ -6174,6 +6199,10 @@ class Interpreter:
                     # are in the caller's terms (write extents compare them)
                     v = CountVal(a.value.value)
             env[pname] = self._cv(v)
+            if pname in self._written_params(func):
+                lit = self._literal_arg(a.value, frame)
+                if lit is not None:
+                    callee.literals[pname] = lit
             if isinstance(v, CountVal) and v.canon and not v.offset and self.p.is_padded_name(v.canon) \
                     and any(pname in pair.real for pair in self.p.counts) and fn is not None:
                 as_real.append(f"`{v.canon}` {PADDED_AS_REAL} `{pname}`")
@@ -6186,7 +6215,8 @@ class Interpreter:
         base_key = None
         try:
             base_key = (qual, callee.cls, frozenset(env.items()), frozenset(callee.known), callee.dummy,
-                        callee.dummy_any, self._path_device() if self.p.devices else "")
+                        callee.dummy_any, self._path_device() if self.p.devices else "",
+                        tuple(sorted((k, x[0], id(x[1])) for k, x in callee.literals.items())))
             hash(base_key)
         except TypeError:
             base_key = None
@@ -6290,6 +6320,40 @@ class Interpreter:
                           ctx=(frame.seg, frame.owner, frame.module, frame.path, frame.cls, frame.qual,
                                dict(frame.nested)),
                           env=env, active=active)
+
+    def _literal_arg(self, node, frame: Frame) -> tuple | None:
+        """What :attr:`Frame.literals` holds for argument ``node`` of a call in ``frame``: a
+        literal written there, or a parameter of ``frame`` its own call passed one (handed on)."""
+        if isinstance(node, cst.Name) and node.value in frame.literals:
+            return frame.literals[node.value]
+        text = self._literal(node)
+        if not text or isinstance(node, cst.Name) and node.value in ("True", "False"):
+            return None  # (a flag: :class:`BoolVal` holds it)
+        return (text, node, frame.seg, frame.stmt, frame.path, frame.seg.line(node, frame.stmt))
+
+    def _written_params(self, func: cst.FunctionDef) -> frozenset[str]:
+        """The parameters of ``func`` that its body writes as a value into rows (``buf[n:p] = v``,
+        ``buf.fill_(v)``) or hands to another call, and never rebinds: where its call passes a
+        literal, that literal is what such a write writes (:attr:`Frame.literals`)."""
+        got = self._written_param_memo.get(id(func))
+        if got is None:
+            ps = func.params
+            params = {p.name.value for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params)}
+            used: set[str] = set()
+            rebound: set[str] = set()
+            for n in _cst_walk(func.body):
+                if isinstance(n, cst.Assign):
+                    if isinstance(n.value, cst.Name) and any(isinstance(t.target, cst.Subscript) for t in n.targets):
+                        used.add(n.value.value)
+                    rebound.update(t.target.value for t in n.targets if isinstance(t.target, cst.Name))
+                elif isinstance(n, (cst.AugAssign, cst.AnnAssign)) and isinstance(n.target, cst.Name):
+                    rebound.add(n.target.value)
+                elif isinstance(n, (cst.For, cst.NamedExpr)) and isinstance(n.target, cst.Name):
+                    rebound.add(n.target.value)
+                elif isinstance(n, cst.Call):
+                    used.update(a.value.value for a in n.args if isinstance(a.value, cst.Name))
+            got = self._written_param_memo[id(func)] = (func, frozenset((used & params) - rebound))
+        return got[1]
 
     def _names_used(self, func: cst.FunctionDef) -> frozenset[str]:
         """Every name that ``func``'s body (nested functions included) mentions."""
@@ -6824,5 +6888,10 @@ def _decorated(func: cst.FunctionDef, name: str) -> bool:
 
 def _is_property(fn: FunctionInfo) -> bool:
     """Whether project function ``fn`` is a ``@property`` getter (not ``cached_property``)."""
+    return _decorated_ast(fn, "property")
+
+
+def _decorated_ast(fn: FunctionInfo, name: str) -> bool:
+    """Whether project function ``fn`` carries the plain decorator ``@name``."""
     return isinstance(fn.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-        isinstance(d, ast.Name) and d.id == "property" for d in fn.node.decorator_list)
+        isinstance(d, ast.Name) and d.id == name for d in fn.node.decorator_list)

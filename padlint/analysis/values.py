@@ -590,9 +590,15 @@ class State:
         return self.heap.get(loc, PERSISTENT)
 
     @staticmethod
-    def join(states: Iterable["State | None"], branches: bool = False) -> "State | None":
+    def join(states: Iterable["State | None"], branches: bool = False, full: bool = False) -> "State | None":
         """Join the live states (None: a path that returned or raised); None if none is live.
         ``branches``: the states are the ends of the branches of one test (:data:`PERSISTENT`).
+        ``full``: the states may have forked at different depths (the ways out of a function:
+        an early ``return`` under a test and the end of the body; a loop's ``continue``,
+        ``break`` and body end): every key whose value differs is compared, not only those
+        the written-key sets name (a write made before a nested fork and join is no longer in
+        them: the join kept the other path's value and lost the write).  One pass over the
+        heaps, the cost of a copy.
 
         Views that differ between paths carry the resets seen on their own path
         (``Ref.clean_at``), so a reset on the branch that took the view still counts.
@@ -604,6 +610,16 @@ class State:
             return live[0]
         first = live[0].heap
         written = set(first.base).union(*(s.heap.dirty for s in live))
+        differ: dict[int, set] = {}
+        if full:
+            for s in live[1:]:
+                h = s.heap
+                if h is first:
+                    continue
+                d = {k for k, v in h.items() if dict.get(first, k, _MISSING) is not v}
+                d.update(k for k in first if k not in h)
+                differ[id(h)] = d
+                written |= d
         out = State({}, Heap(first, written, first.fingerprint))
         fields: set[str] = set()
         records: set[str] = set()
@@ -612,7 +628,7 @@ class State:
             if s.heap is first:
                 continue
             # two paths forked from one state differ only where one of them wrote
-            for k in first.dirty | s.heap.dirty:
+            for k in differ[id(s.heap)] if full else first.dirty | s.heap.dirty:
                 if k.startswith("@"):  # an object field's value (see Interpreter._field)
                     fields.add(k)
                     continue

@@ -111,6 +111,35 @@ CASES = {
             "{WRITE}", "self.seq_lens[:num_reqs] = so.lens").replace(
             "{CALL}", "ModelRunner.{F}(self.seq_lens, num_reqs, num_reqs_padded)").replace("{VIEW}", "self.seq_lens"),
     }, ("_total", "_zero")),
+    # class methods (2026-12-06): `cls` is bound by the call, the caller's arguments fill the
+    # parameters after it (they filled `cls` and the rest one place off: the reset was lost)
+    "class method on its class": ({
+        "pkg/runner.py": HDR + "\n\nclass ModelRunner:\n"
+        "    def __init__(self, m):\n        self.seq_lens = torch.zeros(m, dtype=torch.int32)\n\n"
+        "    @classmethod\n    def _zero(cls, buf, n, p):\n        buf[n:p].zero_()\n\n"
+        "    @classmethod\n    def _total(cls, buf, n, p):\n        return buf[n:p].sum()\n" + STEP.replace(
+            "{WRITE}", "self.seq_lens[:num_reqs] = so.lens").replace(
+            "{CALL}", "ModelRunner.{F}(self.seq_lens, num_reqs, num_reqs_padded)").replace("{VIEW}", "self.seq_lens"),
+    }, ("_total", "_zero")),
+    "class method through self": ({
+        "pkg/runner.py": HDR + "\n\nclass ModelRunner:\n"
+        "    def __init__(self, m):\n        self.seq_lens = torch.zeros(m, dtype=torch.int32)\n\n"
+        "    @classmethod\n    def _zero(cls, buf, n, p):\n        buf[n:p].zero_()\n\n"
+        "    @classmethod\n    def _total(cls, buf, n, p):\n        return buf[n:p].sum()\n" + STEP.replace(
+            "{WRITE}", "self.seq_lens[:num_reqs] = so.lens").replace(
+            "{CALL}", "self.{F}(self.seq_lens, num_reqs, num_reqs_padded)").replace("{VIEW}", "self.seq_lens"),
+    }, ("_total", "_zero")),
+    # a class method that calls a static method of its class through `cls`
+    "class method calling cls": ({
+        "pkg/runner.py": HDR + "\n\nclass ModelRunner:\n"
+        "    def __init__(self, m):\n        self.seq_lens = torch.zeros(m, dtype=torch.int32)\n\n"
+        "    @staticmethod\n    def _zero_rows(buf, n, p):\n        buf[n:p].zero_()\n\n"
+        "    @staticmethod\n    def _sum_rows(buf, n, p):\n        return buf[n:p].sum()\n\n"
+        "    @classmethod\n    def _zero(cls, buf, n, p):\n        cls._zero_rows(buf, n, p)\n\n"
+        "    @classmethod\n    def _total(cls, buf, n, p):\n        return cls._sum_rows(buf, n, p)\n" + STEP.replace(
+            "{WRITE}", "self.seq_lens[:num_reqs] = so.lens").replace(
+            "{CALL}", "self.{F}(self.seq_lens, num_reqs, num_reqs_padded)").replace("{VIEW}", "self.seq_lens"),
+    }, ("_total", "_zero")),
 }
 
 

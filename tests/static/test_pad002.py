@@ -140,6 +140,59 @@ def test_zero_reset_of_slot_mapping_gets_a_fill_fix():
     assert "sm[num_tokens:].fill_(-1)\n" in fixed and run(fixed) == []
 
 
+HELPER = HEAD + """\
+    def build(self, num_tokens, num_tokens_padded):
+        self._pad(self.slot_mapping, num_tokens, num_tokens_padded, {VALUE})
+        return CommonAttentionMetadata(slot_mapping=self.slot_mapping[:num_tokens_padded])
+
+    def _pad(self, buf, n, p, v):
+        self._pad_rows(buf, n, p, v)
+
+    def _pad_rows(self, buf, n, p, value):
+        buf[n:p] = value
+"""
+
+
+def test_a_literal_handed_to_a_reset_helper_is_the_value_it_writes():
+    # (2026-12-06) `_pad_rows` writes its parameter `value`, which both calls were given as the
+    # literal 0: 0 is not slot_mapping's neutral -1.  The finding and its fix are at the literal
+    # of the first call (the helpers write what each call passes), not at `buf[n:p] = value`.
+    src = HELPER.replace("{VALUE}", "0")
+    f = only(run(src))
+    assert f.line == line_of(src, "self._pad(self.slot_mapping") and "writes 0" in f.message
+    assert f.fix is not None and f.fix.old == "0" and f.fix.text == "-1"
+    fixed = apply_fixes(textwrap.dedent(src), [f.fix])
+    assert "num_tokens_padded, -1)" in fixed and run(fixed) == []
+
+
+@pytest.mark.parametrize("value", [
+    "-1",                 # the neutral value, through two helpers
+    "self.pad_value",     # not a literal: accepted on trust, as a write of it in place is
+])
+def test_a_helper_given_the_neutral_or_a_computed_value_is_clean(value):
+    assert run(HELPER.replace("{VALUE}", value)) == []
+
+
+def test_a_helper_that_rebinds_its_parameter_writes_what_it_computed():
+    # `value` is rebound before the write: the literal the call passed is not what is written
+    src = HELPER.replace("{VALUE}", "0").replace(
+        "        buf[n:p] = value", "        value = self.sentinel(value)\n        buf[n:p] = value")
+    assert run(src) == []
+
+
+def test_mul_by_zero_is_a_zero_reset_with_no_value_to_edit():
+    # `sm[n:].mul_(0)` leaves 0 in the padding rows, not slot_mapping's -1: PAD002, no fix (the
+    # factor is no fill value; only `zero_()` is rewritten)
+    src = HEAD + """\
+    def build(self, num_tokens, num_tokens_padded):
+        sm = self.slot_mapping[:num_tokens_padded]
+        sm[num_tokens:].mul_(0)
+        return CommonAttentionMetadata(slot_mapping=sm)
+"""
+    f = only(run(src))
+    assert "writes 0" in f.message and f.fix is None
+
+
 def test_named_constant_used_where_imported():
     src = """\
 from vllm.v1.attention.backend import CommonAttentionMetadata
