@@ -11,8 +11,6 @@ findings are reasoned in each test.
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from padlint.analysis.engine import Source, check_project
