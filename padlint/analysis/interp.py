@@ -378,61 +378,7 @@ def parse_segment(lines: list[str], info, ast_func) -> Segment:
         node = node.body.body[0]
     if not isinstance(node, cst.FunctionDef):
         raise ValueError("segment is not a function")
-    if any("slice(" in line for line in lines[info.start - 1:info.end]):
-        node = _inline_slice_objects(node, ast_func)
     return Segment(node, ast_func, lines)
-
-
-def _inline_slice_objects(func: cst.FunctionDef, ast_func) -> cst.FunctionDef:
-    """``s = slice(a, b)`` (``slice(b)``) bound once in the function, then ``x[s]``: each such
-    subscript reads as ``x[a:b]`` (the analysis reads rows off the slice's syntax).  Only where
-    ``s`` and every name of ``a`` and ``b`` are bound once in the function (or are parameters), so
-    the bounds mean at ``x[s]`` what they meant at ``slice(...)``; ``slice`` not rebound there.
-    The statements keep their lines (a column after the substitution on its line may be off)."""
-    stores: dict[str, int] = {}
-    for n in ast.walk(ast_func):
-        name = n.id if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) else \
-            n.arg if isinstance(n, ast.arg) else None
-        if name is not None:
-            stores[name] = stores.get(name, 0) + 1
-    if stores.get("slice"):
-        return func
-    bounds: dict[str, tuple] = {}
-    for n in ast.walk(ast_func):
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
-                and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Name) \
-                and n.value.func.id == "slice" and 1 <= len(n.value.args) <= 2 and not n.value.keywords \
-                and not any(isinstance(a, ast.Starred) for a in n.value.args) \
-                and stores.get(n.targets[0].id) == 1 \
-                and all(stores.get(x.id, 0) <= 1 for a in n.value.args for x in ast.walk(a)
-                        if isinstance(x, ast.Name)):
-            bounds[n.targets[0].id] = ()
-    def of(call) -> tuple | None:  # (lower, upper) of `slice(a, b)` / `slice(b)`
-        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "slice"
-                and 1 <= len(call.args) <= 2 and all(a.keyword is None and not a.star for a in call.args)):
-            return None
-        args = [a.value for a in call.args]
-        lower, upper = (None, args[0]) if len(args) == 1 else (args[0], args[1])
-        none = lambda x: x is None or (isinstance(x, cst.Name) and x.value == "None")  # noqa: E731
-        return (None if none(lower) else lower, None if none(upper) else upper)
-
-    # the bounds' syntax, from the libcst tree (the same assignments)
-    for node in _cst_walk(func):
-        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(t := node.targets[0].target, cst.Name) \
-                and t.value in bounds and (b := of(node.value)) is not None:
-            bounds[t.value] = b
-
-    class _Sub(cst.CSTTransformer):
-        def leave_SubscriptElement(self, original, updated):
-            sl = updated.slice
-            if not isinstance(sl, cst.Index):
-                return updated
-            b = bounds.get(sl.value.value) if isinstance(sl.value, cst.Name) else of(sl.value)  # `x[slice(a, b)]`
-            if b:
-                return updated.with_changes(slice=cst.Slice(lower=b[0], upper=b[1]))
-            return updated
-
-    return func.visit(_Sub())
 
 
 def _positions(stmt) -> dict:
@@ -662,7 +608,8 @@ class Frame:
     return_facts: list = field(default_factory=list)  # the path conditions at each return
     loop_exits: list = field(default_factory=list)
     loop_breaks: list = field(default_factory=list)  # those of `loop_exits` a `break` left
-    # parameter -> the literal its call passed, where (text, node, segment, statement, path, line):
+    # parameter -> the literal its call passed, where (text, node, segment, statement, path, line,
+    # whether that argument is the one place to edit the value):
     # `fill_tail(buf, n, p, -1)` writes -1 through `buf[n:p] = v` (:meth:`Interpreter._literal`),
     # and a PAD002 fix edits the argument at the call
     literals: dict = field(default_factory=dict)
@@ -1063,14 +1010,14 @@ class Interpreter:
             self._eval(stmt.test, frame, state)
             if self._forever(stmt.test):
                 return self._exec_forever(stmt, frame, state)
-        saved = frame.loop_exits
+        saved, saved_breaks = frame.loop_exits, frame.loop_breaks
         try:
             if items is not None:
                 cur: State | None = state
                 for item in items:
                     if cur is None:
                         break
-                    frame.loop_exits = []
+                    frame.loop_exits, frame.loop_breaks = [], []
                     cur = cur.copy()
                     self._bind(stmt.target, item, frame, cur)
                     end = self._exec_block(stmt.body, frame, cur)
@@ -1088,13 +1035,13 @@ class Interpreter:
                             base.env[n] = UNKNOWN
                 if isinstance(stmt, cst.For) and (each or self._nonempty_iter(stmt.iter, frame)):
                     # the code asserts the iterable non-empty: the body runs at least once
-                    frame.loop_exits = []
+                    frame.loop_exits, frame.loop_breaks = [], []
                     first = state.copy()
                     self._bind(stmt.target, elem, frame, first)
                     base = State.join([self._exec_block(stmt.body, frame, first), *frame.loop_exits])
                 head = after = base
                 for _ in range(self.LOOP_ROUNDS if base is not None else 0):
-                    frame.loop_exits = []
+                    frame.loop_exits, frame.loop_breaks = [], []
                     body_state = head.copy()
                     if isinstance(stmt, cst.For):
                         self._bind(stmt.target, elem, frame, body_state)
@@ -1107,7 +1054,7 @@ class Interpreter:
                     if stable:
                         break
         finally:
-            frame.loop_exits = saved
+            frame.loop_exits, frame.loop_breaks = saved, saved_breaks
         if elocs and after is not None and (done := State.join(ran)) is not None:
             for loc in elocs:
                 for k in (loc, loc + "#host", loc + "#dev"):
@@ -1141,14 +1088,14 @@ class Interpreter:
                 body_end = self._exec_block(stmt.body, frame, head.copy())
                 breaks += frame.loop_breaks
                 again = [x for x in frame.loop_exits if not any(x is b for b in frame.loop_breaks)]
-                nxt = State.join([state, body_end, *again]) or state
+                nxt = State.join([state, body_end, *again], full=True) or state
                 stable = nxt.env == head.env and nxt.heap == head.heap
                 head = nxt
                 if stable:
                     break
         finally:
             frame.loop_exits, frame.loop_breaks = saved, saved_breaks
-        return State.join(breaks)
+        return State.join(breaks, full=True)  # (`break`s at different depths)
 
     def _range_row_resets(self, stmt: cst.For, frame: Frame, state: State) -> None:
         """``for i in range(R, P): buf[i] = v`` (or ``buf[i].fill_(v)``, ``.zero_()``), the row
@@ -1178,6 +1125,12 @@ class Interpreter:
                 and self._literal(inc.value) == "1"):
             return
         i = test.left.value
+        # the counter moves by the last statement only, the bound not at all (`i += 2`, `p -= 1`,
+        # an increment before the write: rows would be skipped or the bound read after the loop
+        # would not be the one the loop ran to)
+        fixed = {i} | {n.value for n in _cst_walk(test.comparisons[0].comparator) if isinstance(n, cst.Name)}
+        if any(fixed & _stored_names(b) for b in body.body[:-1]):
+            return
         after = state.env.get(i)
         state.env[i] = before  # the lower bound: `i` as it was before the loop
         try:
@@ -1192,7 +1145,7 @@ class Interpreter:
         """The row resets of a loop over ``i`` from ``lower`` to ``upper`` whose ``body`` (statements)
         writes row ``i`` of a buffer on every round (no ``break``/``continue`` skips a round's
         write): rows ``[lower:upper]`` of each such buffer are reset (:meth:`_range_row_resets`)."""
-        if any(isinstance(n, (cst.Break, cst.Continue, cst.Return, cst.Raise)) for b in body for n in _cst_walk(b)):
+        if _skips_round(body):
             return
 
         def row(sub) -> bool:
@@ -4266,13 +4219,13 @@ class Interpreter:
             inner = state.copy()
             if isinstance(node, cst.Lambda):
                 # a function value, run where it is called with what it is given there (`return
-                # lambda cg_mode: forward_fn(num_reqs, attn_metadata, cg_mode)`); one handed on or
-                # returned, or with no parameter, is also run here, once, its parameters unknown
-                # (the code it goes to may not be followed); one with parameters a local name is
-                # given (`view = lambda n: buf[:n]`) is run only where it is called (here what its
-                # parameters hold is not known: false alarms on the counts it is given)
+                # lambda cg_mode: forward_fn(num_reqs, attn_metadata, cg_mode)`); one handed on,
+                # returned or stored is also run here, once, its parameters unknown (the code it
+                # goes to may not be followed); one a local name is given and the function calls by
+                # that name (`view = lambda n: buf[:n]; ...; view(k)`) runs only where it is called
+                # (here what its parameters hold, and the resets before the call, are not known)
                 params = (*node.params.params, *node.params.kwonly_params, *node.params.posonly_params)
-                if not (params and self._named_lambda(node, frame)):
+                if not self._named_lambda(node, frame):
                     for p in params:
                         inner.env[p.name.value] = UNKNOWN
                     self._eval(node.body, frame, inner)
@@ -5355,8 +5308,11 @@ class Interpreter:
         if not vtext:
             return None
         if isinstance(node, cst.Name) and (lit := frame.literals.get(node.value)) is not None:
-            # a parameter the call passed a literal: the write is the call's (its argument edits)
-            _text, arg, seg, stmt, path, at = lit
+            # a parameter the call passed a literal: the write is the call's (its argument edits,
+            # where it is the one place: :meth:`_written_params`)
+            _text, arg, seg, stmt, path, at, editable = lit
+            if not editable:
+                return PadWrite(path, at, vtext, kind, 0)
             self._write_nodes[id(arg)] = (seg, arg, stmt, form)
             return PadWrite(path, at, vtext, kind, id(arg))
         key = 0
@@ -6097,6 +6053,11 @@ class Interpreter:
         if fn is None and closure is not None:
             callee.nested = dict(def_nested)
             env = dict(closure.env)  # the enclosing locals, as they were when it was taken
+            if def_qual == frame.qual and seg is frame.seg:
+                # called in the frame that made it: its free names are looked up now, as Python
+                # does (`n = P; view = lambda: buf[:n]; n = R; view()` reads `[:R]`)
+                free = self._names_used(func)
+                env.update((k, v) for k, v in state.env.items() if k in free)
         elif fn is None:
             callee.nested = dict(frame.nested)
             # closure: the enclosing locals the nested function names (only those: its summary
@@ -6129,9 +6090,13 @@ class Interpreter:
             positional = positional[1:]
         elif fn is not None and owner != "" and positional and _decorated(func, "classmethod"):
             # `cls` is the class, bound by the call (`self._zero(buf, n, p)`, `Runner._zero(...)`):
-            # the caller's arguments fill the parameters after it
+            # the caller's arguments fill the parameters after it; `cls.m()` in it resolves on the
+            # class the call names (a subclass's override of `m`)
             env[positional[0].name.value] = UNKNOWN
             positional = positional[1:]
+            bound = self._classmethod_class(node, recv, frame)
+            if bound and bound != owner:
+                callee.cls = bound
         all_params = positional + list(ps.kwonly_params)
         for p in all_params:
             if p.default is not None:
@@ -6199,10 +6164,12 @@ class Interpreter:
                     # are in the caller's terms (write extents compare them)
                     v = CountVal(a.value.value)
             env[pname] = self._cv(v)
-            if pname in self._written_params(func):
-                lit = self._literal_arg(a.value, frame)
+            written = self._written_params(func)
+            if pname in written:
+                lit = self._literal_arg(a.value, frame, flags=pname in self._written_param_memo[id(func)][2])
                 if lit is not None:
-                    callee.literals[pname] = lit
+                    # (the argument is the place to edit only where the callee writes it once)
+                    callee.literals[pname] = lit if written[pname] else (*lit[:6], False)
             if isinstance(v, CountVal) and v.canon and not v.offset and self.p.is_padded_name(v.canon) \
                     and any(pname in pair.real for pair in self.p.counts) and fn is not None:
                 as_real.append(f"`{v.canon}` {PADDED_AS_REAL} `{pname}`")
@@ -6301,11 +6268,44 @@ class Interpreter:
 
     @staticmethod
     def _named_lambda(node: cst.Lambda, frame: Frame) -> bool:
-        """Whether ``node`` is the whole value of a statement ``name = lambda ...``."""
+        """Whether ``node`` is the whole value of a statement ``name = lambda ...`` of a function
+        that calls ``name(...)`` and uses ``name`` no other way (it is not handed on, returned or
+        stored: run where called, it is run whole)."""
         stmt = frame.stmt
-        return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
-            and isinstance(a := stmt.body[0], cst.Assign) and a.value is node and len(a.targets) == 1 \
-            and isinstance(a.targets[0].target, cst.Name)
+        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+                and isinstance(a := stmt.body[0], cst.Assign) and a.value is node and len(a.targets) == 1
+                and isinstance(a.targets[0].target, cst.Name)):
+            return False
+        name = a.targets[0].target.value
+        called = other = 0
+        for n in _cst_walk(frame.seg.func.body):
+            if isinstance(n, cst.Call):
+                called += isinstance(n.func, cst.Name) and n.func.value == name
+            elif isinstance(n, cst.Name) and n.value == name:
+                other += 1
+        # every mention but the binding itself is the callee of a call
+        return called > 0 and other == called + 1
+
+    def _classmethod_class(self, node: cst.Call, recv, frame: Frame) -> str:
+        """The class a class method's call binds to ``cls``: the receiver's (``self.m()``, an
+        object's), the class it names (``Runner.m()``), the caller's own ``cls`` (``cls.m()``);
+        "" where not known."""
+        if isinstance(recv, Refs):
+            types = sorted({t for r in recv.refs for t in r.types})
+            if len(types) == 1:
+                return types[0]
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            if isinstance(func.value, cst.Name) and func.value.value == "cls":
+                return frame.cls or frame.owner
+            d = dotted(func.value)
+            mod = self.project.module(frame.module)
+            c = self.project.resolve(mod, d) if d and mod is not None else None
+            if isinstance(c, ClassInfo):
+                return c.key
+            if isinstance(func.value, cst.Name) and func.value.value == "self":
+                return frame.cls or frame.owner
+        return ""
 
     def _lambda_closure(self, node: cst.Lambda, frame: Frame, state: State) -> ClosureVal:
         """A ``lambda`` as a closure, like a nested function taken as a value where it is
@@ -6321,38 +6321,49 @@ class Interpreter:
                                dict(frame.nested)),
                           env=env, active=active)
 
-    def _literal_arg(self, node, frame: Frame) -> tuple | None:
+    def _literal_arg(self, node, frame: Frame, flags: bool = False) -> tuple | None:
         """What :attr:`Frame.literals` holds for argument ``node`` of a call in ``frame``: a
-        literal written there, or a parameter of ``frame`` its own call passed one (handed on)."""
+        literal written there, or a parameter of ``frame`` its own call passed one (handed on:
+        not the one place to edit).  ``True``/``False`` only where ``flags`` (a parameter the
+        callee writes into rows; one it only hands on is a flag, held by :class:`BoolVal`)."""
         if isinstance(node, cst.Name) and node.value in frame.literals:
-            return frame.literals[node.value]
+            return (*frame.literals[node.value][:6], False)
         text = self._literal(node)
-        if not text or isinstance(node, cst.Name) and node.value in ("True", "False"):
-            return None  # (a flag: :class:`BoolVal` holds it)
-        return (text, node, frame.seg, frame.stmt, frame.path, frame.seg.line(node, frame.stmt))
+        if not text or (not flags and isinstance(node, cst.Name) and node.value in ("True", "False")):
+            return None
+        return (text, node, frame.seg, frame.stmt, frame.path, frame.seg.line(node, frame.stmt), True)
 
-    def _written_params(self, func: cst.FunctionDef) -> frozenset[str]:
+    def _written_params(self, func: cst.FunctionDef) -> dict[str, bool]:
         """The parameters of ``func`` that its body writes as a value into rows (``buf[n:p] = v``,
-        ``buf.fill_(v)``) or hands to another call, and never rebinds: where its call passes a
-        literal, that literal is what such a write writes (:attr:`Frame.literals`)."""
+        ``buf.fill_(v)``) or hands to another call, and never rebinds (tuple targets, ``with ...
+        as``, loops included): where its call passes a literal, that literal is what such a write
+        writes (:attr:`Frame.literals`).  The value says whether the call's argument is the one
+        place to edit that value (PAD002's fix): a parameter written once, in this body, and not
+        handed on (a value written into two fields, with two neutral values, has no one fix)."""
         got = self._written_param_memo.get(id(func))
         if got is None:
             ps = func.params
             params = {p.name.value for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params)}
-            used: set[str] = set()
-            rebound: set[str] = set()
+            direct: dict[str, int] = {}
+            passed: set[str] = set()
             for n in _cst_walk(func.body):
                 if isinstance(n, cst.Assign):
                     if isinstance(n.value, cst.Name) and any(isinstance(t.target, cst.Subscript) for t in n.targets):
-                        used.add(n.value.value)
-                    rebound.update(t.target.value for t in n.targets if isinstance(t.target, cst.Name))
-                elif isinstance(n, (cst.AugAssign, cst.AnnAssign)) and isinstance(n.target, cst.Name):
-                    rebound.add(n.target.value)
-                elif isinstance(n, (cst.For, cst.NamedExpr)) and isinstance(n.target, cst.Name):
-                    rebound.add(n.target.value)
+                        direct[n.value.value] = direct.get(n.value.value, 0) + 1
                 elif isinstance(n, cst.Call):
-                    used.update(a.value.value for a in n.args if isinstance(a.value, cst.Name))
-            got = self._written_param_memo[id(func)] = (func, frozenset((used & params) - rebound))
+                    fill = isinstance(n.func, cst.Attribute) and (
+                        n.func.attr.value.endswith(("fill_", "fill")) or n.func.attr.value == "mul_")
+                    for a in n.args:
+                        if isinstance(a.value, cst.Name):
+                            if fill:
+                                direct[a.value.value] = direct.get(a.value.value, 0) + 1
+                            else:
+                                passed.add(a.value.value)
+            keep = (set(direct) | passed) & params
+            keep -= _stored_names(func.body)
+            got = self._written_param_memo[id(func)] = (
+                func, {k: direct.get(k, 0) == 1 and k not in passed for k in keep},
+                frozenset(k for k in keep if k in direct))
         return got[1]
 
     def _names_used(self, func: cst.FunctionDef) -> frozenset[str]:
@@ -6895,3 +6906,40 @@ def _decorated_ast(fn: FunctionInfo, name: str) -> bool:
     """Whether project function ``fn`` carries the plain decorator ``@name``."""
     return isinstance(fn.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
         isinstance(d, ast.Name) and d.id == name for d in fn.node.decorator_list)
+
+
+def _skips_round(body) -> bool:
+    """Whether a ``break`` or ``continue`` of the loop whose ``body`` (statements) this is may cut
+    a round short (those of loops nested in it, and of functions defined there, do not)."""
+    stack = list(body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.Break, cst.Continue)):
+            return True
+        if isinstance(n, (cst.For, cst.While)):
+            stack.extend(n.orelse.body.body if n.orelse is not None and hasattr(n.orelse.body, "body") else ())
+            continue  # (its own body's `break`s are its own)
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(n.children)
+    return False
+
+
+def _stored_names(node) -> set[str]:
+    """The names ``node`` binds anywhere in it: assignment, augmented and annotated targets (tuple
+    targets included), ``for``/comprehension targets, ``with ... as``, walrus, ``except ... as``,
+    ``del``."""
+    out: set[str] = set()
+    for n in _cst_walk(node):
+        targets = []
+        if isinstance(n, cst.AssignTarget):
+            targets = [n.target]
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+            targets = [n.target]
+        elif isinstance(n, cst.AsName):
+            targets = [n.name]
+        elif isinstance(n, cst.Del):
+            targets = [n.target]
+        for t in targets:
+            out.update(_names_in(t))
+    return out

@@ -328,6 +328,9 @@ def _index_class(owner: ModuleInfo, node: ast.ClassDef, col: int) -> ClassInfo:
                      is_dataclass=_is_dataclass(node))
     for item in node.body:
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if item.name in info.methods and any(
+                    isinstance(d, ast.Attribute) and d.attr in ("setter", "deleter") for d in item.decorator_list):
+                continue  # `@x.setter`: the method `x` stays the property's getter
             info.methods[item.name] = FunctionInfo(f"{key}.{item.name}", mod, item.name, key,
                                                    (item.lineno, item.col_offset), (col,), *_span(item), owner)
         elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):

@@ -254,11 +254,13 @@ class ClosureVal(FuncVal):
     create_forward_fn)``, ``return forward_fn``): called elsewhere, it runs as defined there.
     ``ctx``: the defining frame's (segment, owner, module, path, class, qualified name, nested
     functions); ``env``: the enclosing locals it names, as they were when it was taken.  Equal
-    by ``key`` only (a value in states that are compared and joined)."""
+    by ``key`` and ``env``."""
 
     node: object = field(default=None, compare=False)
     ctx: tuple = field(default=(), compare=False)
-    env: tuple = field(default=(), compare=False)
+    # (compared: two closures of one function over different values are different values, and a
+    # summary of a callee handed one must not answer for the other)
+    env: tuple = field(default=())
     # whether a callee handed it is followed for it (a lambda that calls no function value it
     # holds and no method of `self`, `get_model=lambda: self.model`, gives the callee nothing to run)
     active: bool = field(default=True, compare=False)

@@ -1,5 +1,5 @@
 """Code shapes the engine read wrongly before 2026-12-06: lambdas as function values,
-``@property`` getters, ``slice()`` objects, ``while`` loops and ``mul_(0)``.
+``@property`` getters, ``while`` loops and ``mul_(0)``.
 
 Written from scratch, on the runner of ``test_tail_views.py``: rows ``[:num_reqs]`` of
 ``self.seq_lens`` are written, ``self.seq_lens[:num_reqs_padded]`` goes to
@@ -11,7 +11,6 @@ finding; none, or part of them: the finding at the sink) or hands out.
   element-wise ``i = num_reqs; while i < num_reqs_padded: buf[i] = 0; i += 1`` (the ``for i in
   range(...)`` form already counted) left false alarms.
 - ``x[R:P].mul_(0)`` (the method form of ``x[R:P] *= 0``, which counted) was no reset.
-- ``s = slice(R, P); x[s] = 0`` and ``x[slice(0, P)]`` were whole-buffer or unknown rows.
 - A ``@property`` getter returning a padded view (``self.padded_seq_lens``) was a method value,
   not a read: the view it hands to a sink was missed.
 - A lambda was evaluated once where it was written, its parameters unknown, and was no value:
@@ -37,11 +36,17 @@ from .test_tail_views import STALE, _findings
     # element-wise, the counter from the real count to the padded one
     "i = num_reqs\n        while i < num_reqs_padded:\n            self.seq_lens[i] = 0\n            i += 1",
     "x[num_reqs:num_reqs_padded].mul_(0)".replace("x", "self.seq_lens"),
+    # a `break` of a loop nested in the `while True` leaves that loop only
+    "while True:\n            for x in scheduler_output.items:\n                if x:\n                    break\n"
+    "            self.seq_lens[num_reqs:num_reqs_padded] = 0\n            break",
+    # element-wise `for`: a `raise` leaves the function (no stale path), an inner loop's `break`
+    # is its own
+    "for i in range(num_reqs, num_reqs_padded):\n            if scheduler_output.bad:\n"
+    "                raise ValueError()\n            self.seq_lens[i] = 0",
+    "for i in range(num_reqs, num_reqs_padded):\n            for x in scheduler_output.items:\n"
+    "                if x:\n                    break\n            self.seq_lens[i] = 0",
     "self.seq_lens[num_reqs:num_reqs_padded].mul_(False)",
     "tail = self.seq_lens[num_reqs:num_reqs_padded]\n        tail.mul_(0.0)",
-    "s = slice(num_reqs, num_reqs_padded)\n        self.seq_lens[s] = 0",
-    "s = slice(num_reqs, None)\n        self.seq_lens[s].zero_()",
-    "self.seq_lens[slice(num_reqs, num_reqs_padded)] = 0",
 ])
 def test_a_reset_in_these_forms_counts(tmp_path, reset):
     assert _findings(tmp_path, reset) == []
@@ -58,14 +63,22 @@ def test_a_reset_in_these_forms_counts(tmp_path, reset):
     # element-wise, a round skips its write
     "i = num_reqs\n        while i < num_reqs_padded:\n            i += 1\n            if i % 2:\n"
     "                continue\n            self.seq_lens[i] = 0\n            i += 1",
-    # the counter moves by two: every other row written
+    # the counter moves by two: every other row written (also as two increments, or one before
+    # the write); the bound shrinks as the counter grows
     "i = num_reqs\n        while i < num_reqs_padded:\n            self.seq_lens[i] = 0\n            i += 2",
+    "i = num_reqs\n        while i < num_reqs_padded:\n            self.seq_lens[i] = 0\n            i = i + 1\n"
+    "            i += 1",
+    "i = num_reqs\n        while i < num_reqs_padded:\n            i += 1\n            self.seq_lens[i] = 0\n"
+    "            i += 1",
+    "i = num_reqs\n        p = num_reqs_padded\n        while i < p:\n            self.seq_lens[i] = 0\n"
+    "            p -= 1\n            i += 1",
+    # a `break` out of the `while True` before the reset, two tests deep
+    "while True:\n            if scheduler_output.x:\n                self.seq_lens[num_reqs:num_reqs_padded] = 0\n"
+    "                if scheduler_output.a:\n                    if scheduler_output.b:\n"
+    "                        self.flag = 1\n                break\n            break",
     # a factor that is not zero keeps the stale values
     "self.seq_lens[num_reqs:num_reqs_padded].mul_(2)",
     "self.seq_lens[num_reqs:num_reqs_padded].mul_(scheduler_output.scale)",
-    # a slice of part of the padding rows; a slice object rebound before its use
-    "s = slice(num_reqs + 1, num_reqs_padded)\n        self.seq_lens[s] = 0",
-    "s = slice(num_reqs, num_reqs_padded)\n        s = slice(0, 1)\n        self.seq_lens[s] = 0",
 ])
 def test_a_partial_or_unsure_reset_in_these_forms_leaves_the_finding(tmp_path, reset):
     assert _findings(tmp_path, reset) == STALE
@@ -179,3 +192,101 @@ def test_a_lambda_sink_message_says_when_to_reset(tmp_path):
     # no reset can go into the lambda's body: the message says before the call, not "before line 13"
     assert "before the lambda of line 13 is called" in f.message
     assert "`build`" not in f.message and "lambda_13" not in f.message
+
+
+# ---------------------------------------------------------------------------------------------
+# cases a review of the first version found (each a from-scratch reproduction)
+
+LAMBDA_HANDED_ON = "build = lambda n: CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded], num_reqs=n)\n"
+
+
+@pytest.mark.parametrize("use", [
+    "self.graph_runner.capture(build)",   # handed to code the analysis does not follow
+    "self.build_fn = build",              # stored
+    "return build",                       # returned uncalled
+])
+def test_a_named_lambda_that_escapes_still_runs_where_written(tmp_path, use):
+    # it is not called here, so it runs where written (as every lambda did before)
+    assert _check(tmp_path, LAMBDA_HANDED_ON + use) == [("PAD001", 13, "seq_lens")]
+
+
+@pytest.mark.parametrize("first, then, expected", [
+    ("num_reqs", "num_reqs_padded", [("PAD001", 16, "seq_lens")]),
+    ("num_reqs_padded", "num_reqs", []),
+])
+def test_a_lambda_called_where_made_reads_its_free_names_when_called(tmp_path, first, then, expected):
+    # Python looks `n` up at the call: the view is `[:then]`
+    body = (f"n = {first}\nview = lambda: self.seq_lens[:n]\nn = {then}\n"
+            "return CommonAttentionMetadata(seq_lens=view(), num_reqs=num_reqs_padded)")
+    assert _check(tmp_path, body) == expected
+
+
+RUN = '''
+    def _run(self, n):
+        f = lambda m: self._build(n, m)
+        g = lambda k: f(k)
+        return g(0)
+
+    def _build(self, n, m):
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:n], num_reqs=m)
+'''
+
+
+def test_closures_over_different_values_do_not_share_a_summary(tmp_path):
+    # `g` holds `f`, which holds `n`: the second call (padded) must not reuse the first's (real)
+    assert _check(tmp_path, "self._run(num_reqs)\nreturn self._run(num_reqs_padded)", RUN) \
+        == [("PAD001", 22, "seq_lens")]
+
+
+def test_a_property_with_a_setter_runs_its_getter_on_read(tmp_path):
+    setter = PROPERTY + '''
+    @padded_seq_lens.setter
+    def padded_seq_lens(self, v):
+        self.num_padded = v
+'''
+    assert _check(tmp_path, "self.num_padded = num_reqs_padded\n"
+                            "return CommonAttentionMetadata(seq_lens=self.padded_seq_lens, num_reqs=num_reqs_padded)",
+                  setter) == [("PAD001", 14, "seq_lens")]
+
+
+CLS = '''\
+import torch
+from vllm.v1.attention.backend import CommonAttentionMetadata
+
+
+class Base:
+    @classmethod
+    def prepare(cls, buf, n, p):
+        cls._pad(buf, n, p)
+
+    @staticmethod
+    def _pad(buf, n, p):
+        {BASE}
+
+
+class ModelRunner(Base):
+    def __init__(self, max_num_reqs: int) -> None:
+        self.seq_lens = torch.zeros(max_num_reqs, dtype=torch.int32)
+
+    @staticmethod
+    def _pad(buf, n, p):
+        {SUB}
+
+    def execute_model(self, scheduler_output):
+        num_reqs = scheduler_output.num_reqs
+        num_reqs_padded = self.cudagraph_dispatcher.pad(num_reqs)
+        self.seq_lens[:num_reqs] = torch.as_tensor(scheduler_output.seq_lens)
+        {CALL}(self.seq_lens, num_reqs, num_reqs_padded)
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded], num_reqs=num_reqs_padded)
+'''
+
+
+@pytest.mark.parametrize("call", ["self.prepare", "ModelRunner.prepare"])
+@pytest.mark.parametrize("base, sub, expected", [
+    ("pass", "buf[n:p] = 0", []),                        # the subclass's `_pad` runs: reset
+    ("buf[n:p] = 0", "pass", [("PAD001", 28, "seq_lens")]),  # the base's does not run (the sink line)
+])
+def test_cls_in_an_inherited_class_method_is_the_callers_class(tmp_path, call, base, sub, expected):
+    text = CLS.replace("{BASE}", base).replace("{SUB}", sub).replace("{CALL}", call)
+    out = [(f.code, f.line, f.field) for f in check_text(tmp_path, text, "runner.py", "vllm")]
+    assert out == expected

@@ -155,11 +155,20 @@ HELPER = HEAD + """\
 
 def test_a_literal_handed_to_a_reset_helper_is_the_value_it_writes():
     # (2026-12-06) `_pad_rows` writes its parameter `value`, which both calls were given as the
-    # literal 0: 0 is not slot_mapping's neutral -1.  The finding and its fix are at the literal
-    # of the first call (the helpers write what each call passes), not at `buf[n:p] = value`.
+    # literal 0: 0 is not slot_mapping's neutral -1.  The finding is at the literal of the first
+    # call (the helpers write what each call passes), not at `buf[n:p] = value`; `_pad` hands the
+    # value on, so the argument is not known to be its one use: no fix
     src = HELPER.replace("{VALUE}", "0")
     f = only(run(src))
     assert f.line == line_of(src, "self._pad(self.slot_mapping") and "writes 0" in f.message
+    assert f.fix is None
+
+
+def test_a_literal_a_helper_writes_once_gets_a_fix_at_the_call():
+    # one helper writing its parameter once: the call's argument is the place to edit
+    src = HELPER.replace("{VALUE}", "0").replace("self._pad(self.slot_mapping", "self._pad_rows(self.slot_mapping")
+    f = only(run(src))
+    assert f.line == line_of(src, "self._pad_rows(self.slot_mapping") and "writes 0" in f.message
     assert f.fix is not None and f.fix.old == "0" and f.fix.text == "-1"
     fixed = apply_fixes(textwrap.dedent(src), [f.fix])
     assert "num_tokens_padded, -1)" in fixed and run(fixed) == []
@@ -178,6 +187,43 @@ def test_a_helper_that_rebinds_its_parameter_writes_what_it_computed():
     src = HELPER.replace("{VALUE}", "0").replace(
         "        buf[n:p] = value", "        value = self.sentinel(value)\n        buf[n:p] = value")
     assert run(src) == []
+
+
+def test_a_helper_that_rebinds_its_parameter_by_unpacking_or_with_writes_what_it_computed():
+    for rebind in ("value, _ = self.sentinel(value), None", "with self.ctx(value) as value:\n            pass"):
+        src = HELPER.replace("{VALUE}", "0").replace(
+            "        buf[n:p] = value", f"        {rebind}\n        buf[n:p] = value")
+        assert run(src) == [], rebind
+
+
+def test_a_literal_written_into_two_fields_is_reported_without_a_fix():
+    # 0 is right for seq_lens and wrong for slot_mapping: no one edit of the argument fits both
+    src = HEAD + """\
+    def build(self, num_tokens, num_tokens_padded):
+        self._two(num_tokens, num_tokens_padded, 0)
+        return CommonAttentionMetadata(slot_mapping=self.slot_mapping[:num_tokens_padded],
+                                       seq_lens=self.seq_lens[:num_tokens_padded])
+
+    def _two(self, n, p, value):
+        self.slot_mapping[n:p] = value
+        self.seq_lens[n:p] = value
+"""
+    f = only(run(src))
+    assert f.field == "slot_mapping" and "writes 0" in f.message and f.fix is None
+
+
+def test_a_true_handed_to_a_helper_that_writes_it_is_judged():
+    # `is_prefilling` pads with False; the helper writes the True its call passed
+    src = HEAD + """\
+    def build(self, num_reqs, num_reqs_padded):
+        self._pad(self.is_prefilling, num_reqs, num_reqs_padded, True)
+        return CommonAttentionMetadata(is_prefilling=self.is_prefilling[:num_reqs_padded])
+
+    def _pad(self, buf, n, p, v):
+        buf[n:p] = v
+"""
+    f = only(run(src))
+    assert f.field == "is_prefilling" and "writes True" in f.message
 
 
 def test_mul_by_zero_is_a_zero_reset_with_no_value_to_edit():
