@@ -1483,7 +1483,7 @@ def _stores_parameter(tree: ast.Module, name: str) -> bool:
         nodes = list(ast.walk(fn))
         params -= {t.id for node in nodes if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For))
                    for tgt in (node.targets if isinstance(node, ast.Assign) else [node.target])
-                   for t in ast.walk(tgt) if isinstance(t, ast.Name)}
+                   for t in ast.walk(tgt) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
         stores = reads = False
         for node in nodes:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in params \

@@ -2483,6 +2483,20 @@ class Interpreter:
         "" otherwise); ``site`` the statement that writes it (the pad-value
         contract is judged at the sink, :mod:`padlint.analysis.padvalue`).
         """
+        if ref.persistent and ref.loc.startswith("pool:") and "[" not in ref.loc:
+            # the pool's any element (a key the analysis cannot tell) stands for every buffer the
+            # pool holds: a write through it is a write of one of them, not of each (a weak
+            # update: what the rows held before stays possible)
+            before = state.loc(ref.loc)
+            self._reset_rows(ref, lower, upper, state, value, value_text, line, site, dim)
+            after = state.heap.get(ref.loc)
+            if after is not None:
+                state.heap[ref.loc] = before.join(after)
+            return
+        self._reset_rows(ref, lower, upper, state, value, value_text, line, site, dim)
+
+    def _reset_rows(self, ref: Ref, lower, upper, state: State, value: AVal | None,
+                    value_text: str, line: int, site: PadWrite | None, dim: int) -> None:
         sites = frozenset({site}) if site is not None else frozenset()
         if ref.persistent:
             # a write of the rows from a count on (`x[n:] = v`) is marked: its function resets a tail
@@ -3908,11 +3922,32 @@ class Interpreter:
             return KeyVal(frozenset({key})) if isinstance(key, str) else None
         if isinstance(node, cst.Name):
             v = state.env.get(node.value)
+            if isinstance(v, TupleVal) and not v.mutable:
+                return self._tuple_key([x if isinstance(x, KeyVal) and x.keys else None for x in v.items])
             return v if isinstance(v, KeyVal) and v.keys else None
         if isinstance(node, cst.Attribute) and node.attr.value == "name" and isinstance(node.value, cst.Name):
             f = state.env.get(node.value.value)  # `f.name` of `for f in fields(self)`
             return KeyVal(frozenset({f.name})) if isinstance(f, FieldRef) else None
+        if isinstance(node, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+            return self._tuple_key([self._key_of(e.value, frame, state) for e in node.elements])
         return None
+
+    @staticmethod
+    def _tuple_key(parts: list[KeyVal | None]) -> KeyVal | None:
+        """The key of a tuple index (``(name, buf.numel(), buf.dtype)``, SGLang 0.5.16's pool key)
+        whose parts are known keys or not: one key per combination of the known parts' keys,
+        the unknown parts written ``?`` (tuples that differ in a known part are different keys;
+        those that differ only in an unknown part are taken as one); None when no part is
+        known, or the combinations exceed :data:`MAX_KEYS`."""
+        if not any(parts):
+            return None
+        keys = [""]
+        for p in parts:
+            alts = sorted(p.keys) if p is not None else ["?"]
+            keys = [f"{k}, {a!r}" if p is not None else f"{k}, ?" for k in keys for a in alts]
+            if len(keys) > MAX_KEYS:
+                return None
+        return KeyVal(frozenset(f"({k[2:]})" for k in keys))
 
     def _module_keys(self, module: str, name: str) -> tuple[str, ...] | None:
         """The strings of a module-level ``NAME = ("a", "b")`` of ``module`` (a tuple of at

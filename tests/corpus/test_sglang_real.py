@@ -88,13 +88,11 @@ def test_sglang_0_5_16_reports_the_recapture():
     assert all("`execute`" in message for _, message in got), got
 
 
-@pytest.mark.xfail(strict=True, reason="known regression of 2026-12-06 (class methods followed): "
-                   "`DecodeInputBuffers.create` now reads as fresh zeros and, in 0.5.16, the pool "
-                   "`share_buffers()` puts in is lost on the way to the first capture (0.5.23's "
-                   "prefill runner keeps it); not pinned down")
 def test_sglang_0_5_16_reports_the_first_capture_too():
     # and from `__init__` (the first capture, over buffers `DecodeInputBuffers.create` makes and
-    # `share_buffers()` pools, whose rows may be another runner's)
+    # `share_buffers()` pools, whose rows may be another runner's: the pool is keyed by
+    # `(name, numel, dtype, device)`, and `capture` refills the pooled `seq_lens` first, which
+    # must not count as a reset of the other pooled buffers)
     got = _capture_findings("0.5.16")
     assert all("from `__init__` and `execute`" in message for _, message in got), got
 

@@ -165,3 +165,62 @@ def test_sglang_share_buffers_with_an_early_way_out(tmp_path):
     # the exit kept the early return's values (the fresh buffers) and the pool was lost (an xfail
     # until 2026-12-06: the ways out of a function now join every key that differs)
     assert _found(tmp_path, body=EARLY_OUT) == ALL
+
+
+# SGLang 0.5.16's shape: the pool is reached through a method of the buffers class
+# (`self._share_one_buffer(name, buffer)`, which returns `share_input_buffer(name, buffer)`), its
+# result bound to a local before `setattr`
+THROUGH_A_METHOD = EARLY_OUT.replace(
+    "                setattr(self, name, share_input_buffer(name, buffer))",
+    "                new_buffer = self._share_one_buffer(name, buffer)\n"
+    "                setattr(self, name, new_buffer)")
+
+
+def test_sglang_share_buffers_through_a_method_of_its_own(tmp_path):
+    sharing = SHARING.replace(
+        "    def share_buffers(self, *, exclude=()) -> None:",
+        "    def _share_one_buffer(self, name: str, new_buffer: torch.Tensor) -> torch.Tensor:\n"
+        "        return share_input_buffer(name, new_buffer)\n\n"
+        "    def share_buffers(self, *, exclude=()) -> None:")
+    assert "new_buffer = self._share_one_buffer(name, buffer)" in THROUGH_A_METHOD
+    assert _found(tmp_path, body=THROUGH_A_METHOD, sharing=sharing) == ALL
+
+
+# SGLang 0.5.16 keys its pool by `(name, numel, dtype, device)`, and its capture refills one pooled
+# buffer (`self.buffers.seq_lens.fill_(...)`) before it captures.  A tuple key whose parts are not
+# all known used to name no element: every field was the pool's one element, and the refill of one
+# field reset them all (the first capture's findings were lost).  A tuple that differs in a known
+# part (the field's name) is another key: another element.
+TUPLE_KEY = SHARING.replace(
+    "    canonical = _pool.get(name, None)\n",
+    "    key = (name, new_buffer.numel(), new_buffer.dtype)\n    canonical = _pool.get(key, None)\n").replace(
+    "        _pool[name] = new_buffer\n", "        _pool[key] = new_buffer\n")
+
+
+@pytest.mark.parametrize("sharing", [
+    TUPLE_KEY,
+    # the tuple written at the call
+    SHARING.replace("_pool.get(name, None)", "_pool.get((name, new_buffer.numel()), None)").replace(
+        "_pool[name] = new_buffer", "_pool[(name, new_buffer.numel())] = new_buffer"),
+])
+def test_a_pool_keyed_by_a_tuple_with_the_name_in_it(tmp_path, sharing):
+    assert "_pool.get(name, None)" not in sharing
+    # refilling the pooled `input_ids` says nothing of the pooled index fields
+    assert _found(tmp_path, sharing=sharing, reset="self.buffers.input_ids.fill_(1)") == ALL
+    # and a reset of the index fields still covers them (`reset_index_buffers` zeroes both)
+    assert _found(tmp_path, sharing=sharing, reset="self.buffers.reset_index_buffers()") == []
+    # one field's reset is that field's alone
+    assert _found(tmp_path, sharing=sharing, reset="self.buffers.out_cache_loc.zero_()") == [
+        ("req_pool_indices", "capture")]
+
+
+def test_a_pool_keyed_by_nothing_known_is_one_element(tmp_path):
+    # `key = (new_buffer.numel(), new_buffer.dtype)`: no part the analysis knows; the pool's any
+    # element stands for every field.  Without a refill the fields are the pool's (reported)
+    sharing = TUPLE_KEY.replace("key = (name, new_buffer.numel(), new_buffer.dtype)",
+                                "key = (new_buffer.numel(), new_buffer.dtype)")
+    assert "key = (new_buffer.numel()" in sharing
+    assert _found(tmp_path, sharing=sharing) == ALL
+    # a refill of one field through that element is a write of one of the pooled buffers, not of
+    # each: the index fields may still hold another runner's rows
+    assert _found(tmp_path, sharing=sharing, reset="self.buffers.input_ids.fill_(1)") == ALL
