@@ -21,7 +21,7 @@ import libcst as cst
 
 from padlint.analysis.kernels import pointer_write, tail_stores
 from padlint.analysis.values import (
-    TAIL_WRITE, UNSET, PARTIAL,
+    TAIL_WRITE, UNSET, PARTIAL, DISPATCH, DispatchRec,
     ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, BoolVal, ClosureVal, Count, DictVal, FactVal, FuncVal, MaskVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
     Ref, Refs, Reset, State, TailVal, Taint, TupleVal, UnknownVal, at_least, covering, covers, extremum, is_extremum, join_all, opaque_term, join_vals, no_literal, origin_key, stamp, with_step,
 )
@@ -653,6 +653,9 @@ def _int_literal(node) -> int | None:
     return None
 
 
+_NO_VALUE = object()  # a heap key with no value (:meth:`Interpreter._restore_dispatch`)
+
+
 class Interpreter:
     """Interprets functions of the whole project from entry points; collects :class:`SinkHit`.
 
@@ -689,6 +692,9 @@ class Interpreter:
         # functions active on the stack that a dispatch over several implementations entered
         # (a composite among them is not dispatched into again: see `_resolve_callee`)
         self._via_dispatch: dict[str, int] = {}
+        # dispatch records made, by the object dispatched on (:meth:`_record_dispatch`)
+        self._dispatch_keys: dict[str, set[str]] = {}
+        self._way_memo: dict[str, frozenset] = {}
         self._real_for = profile.is_real_for
         self._helpers = dict(profile.reset_helpers)
         self._kernel_stores: dict[str, tuple] = {}  # kernel key -> its tail stores
@@ -1062,8 +1068,8 @@ class Interpreter:
                         after.heap[k] = done.heap[k]
         if after is not None and isinstance(stmt, cst.For):
             self._range_row_resets(stmt, frame, after)
-        elif after is not None and isinstance(stmt.test, cst.Comparison) and isinstance(stmt.test.left, cst.Name):
-            self._while_row_resets(stmt, state.env.get(stmt.test.left.value), frame, after)
+        elif after is not None:
+            self._while_row_resets(stmt, state, frame, after)
         if stmt.orelse is not None and after is not None:
             after = self._exec_block(stmt.orelse.body, frame, after)
         return after
@@ -1110,14 +1116,14 @@ class Interpreter:
         self._row_resets(stmt, stmt.target.value, it.args[0].value, it.args[1].value, stmt.body.body,
                          frame, state)
 
-    def _while_row_resets(self, stmt: cst.While, before: AVal | None, frame: Frame, state: State) -> None:
+    def _while_row_resets(self, stmt: cst.While, entry: State, frame: Frame, state: State) -> None:
         """``i = R`` then ``while i < P: buf[i] = v; i += 1`` (the increment the body's last
         statement): rows ``[R:P]`` of ``buf`` hold ``v`` after the loop, as after
-        :meth:`_range_row_resets`' ``for`` loop (``before``: what ``i`` held before the loop)."""
+        :meth:`_range_row_resets`' ``for`` loop (``entry``: the state before the loop)."""
         test, body = stmt.test, stmt.body
         if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and len(test.comparisons) == 1
                 and isinstance(test.comparisons[0].operator, cst.LessThan)
-                and isinstance(before, CountVal) and before.canon
+                and isinstance(before := entry.env.get(test.left.value), CountVal) and before.canon
                 and isinstance(body, cst.IndentedBlock) and len(body.body) >= 2
                 and isinstance(last := body.body[-1], cst.SimpleStatementLine) and len(last.body) == 1
                 and isinstance(inc := last.body[0], cst.AugAssign) and isinstance(inc.operator, cst.AddAssign)
@@ -4251,7 +4257,6 @@ class Interpreter:
             return d if d is not None else UNKNOWN
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp, cst.Lambda)):
             # bodies may hold sinks: evaluate them once on a copy, loop/lambda variables unknown
-            inner = state.copy()
             if isinstance(node, cst.Lambda):
                 # a function value, run where it is called with what it is given there (`return
                 # lambda cg_mode: forward_fn(num_reqs, attn_metadata, cg_mode)`); one handed on,
@@ -4261,11 +4266,13 @@ class Interpreter:
                 # (here what its parameters hold, and the resets before the call, are not known)
                 params = (*node.params.params, *node.params.kwonly_params, *node.params.posonly_params)
                 if not self._named_lambda(node, frame):
+                    inner = state.copy()
                     for p in params:
                         inner.env[p.name.value] = UNKNOWN
                     self._eval(node.body, frame, inner)
                 return self._lambda_closure(node, frame, state)
             else:
+                inner = state.copy()
                 comp = node.for_in
                 while comp is not None:
                     it = self._eval(comp.iter, frame, inner)
@@ -5461,11 +5468,9 @@ class Interpreter:
     def _method(self, recv: Refs, method: str, node: cst.Call, arg_vals: list[AVal],
                 frame: Frame, state: State) -> AVal:
         p = self.p
-        if method in p.fill_methods:
-            self._fill_rows(recv.refs, method, node, frame, state)
-            return recv
-        if method == "mul_" and self._fill_method(node) == "zero_":
-            self._fill_rows(recv.refs, "zero_", node, frame, state)
+        fill = self._fill_method(node) if method in p.fill_methods or method == "mul_" else None
+        if fill is not None:
+            self._fill_rows(recv.refs, fill, node, frame, state)
             return recv
         if method in p.copy_to_device:
             arg = node.args[0].value if node.args else None
@@ -6020,25 +6025,132 @@ class Interpreter:
             return self._call(None, frame.nested[key], node, arg_vals, None, frame, state)
         if kind == "closure":
             return self._call(None, key.node, node, arg_vals, None, frame, state, closure=key)
+        obj = self._dispatched_object(key[0][1]) if self._dispatch_keys else ""
         if len(key) == 1:
             fn, recv = key[0]
-            return self._call(fn, None, node, arg_vals, self._narrow(recv, fn), frame, state)
+            restored = self._restore_dispatch(obj, self._way_classes(fn), state) if obj else {}
+            v = self._call(fn, None, node, arg_vals, self._narrow(recv, fn), frame, state)
+            for k, (before, given) in restored.items():
+                # a key the call did not write holds, after it, what it held for every class the
+                # object may be (the record stays for the next call)
+                if dict.get(state.heap, k, _NO_VALUE) is given:
+                    if before is _NO_VALUE:
+                        del state.heap[k]
+                    else:
+                        state.heap[k] = before
+            return v
         # dispatch: each possible callee from the same state; effects joined
         ends: list[State] = []
         value: AVal | None = None
+        obj = self._dispatched_object(key[0][1])
+        ways: list[frozenset] = []
         for fn, recv in key:
             branch = state.copy()
+            narrowed = self._narrow(recv, fn)
+            classes = self._way_classes(fn)
+            if obj:
+                self._restore_dispatch(obj, classes, branch)
             self._via_dispatch[fn.key] = self._via_dispatch.get(fn.key, 0) + 1
             try:
-                v = self._call(fn, None, node, arg_vals, self._narrow(recv, fn), frame, branch)
+                v = self._call(fn, None, node, arg_vals, narrowed, frame, branch)
             finally:
                 self._via_dispatch[fn.key] -= 1
             ends.append(branch)
+            ways.append(classes)
             value = join_vals(value, v)
         joined = State.join(ends)
         if joined is not None:
+            if obj and all(ways) and len(set(ways)) == len(ways):
+                self._record_dispatch(obj, ways, ends, joined)
             state.heap = joined.heap
         return value if value is not None else UNKNOWN
+
+    @staticmethod
+    def _dispatched_object(recv: AVal) -> str:
+        """The location of the one object a dispatch's receiver is (its class one of several,
+        the same at every call), or "" (several objects, or a location standing for many: a
+        pool's element)."""
+        if not isinstance(recv, Refs) or len(recv.refs) != 1:
+            return ""
+        r = next(iter(recv.refs))
+        if r.count is not None or r.loc.startswith("pool:") or "[" in r.loc:
+            return ""
+        return r.loc
+
+    def _record_dispatch(self, obj: str, ways: list[frozenset], ends: list[State], joined: State) -> None:
+        """After a dispatch on the object at ``obj``: each heap key the implementations left with
+        different values gets a record of each one's value (:class:`DispatchRec`), so that a
+        later dispatch on the same object runs each implementation on what its own classes left
+        (the SGLang dLLM loop calls `forward` again and again; a draft runner's class's stores
+        on the batch are not what the decode runner's class finds there the next time)."""
+        keys: set[str] = set()
+        for e in ends:
+            keys |= e.heap.dirty
+        made = self._dispatch_keys.setdefault(obj, set())
+        for k in keys:
+            if k.startswith(("?", "!")):
+                continue
+            vals = [dict.get(e.heap, k) for e in ends]
+            if all(v is vals[0] or v == vals[0] for v in vals[1:]):
+                continue
+            j = dict.get(joined.heap, k)
+            if j is None:
+                continue
+            rk = f"{DISPATCH}{obj}\x00{k}"
+            joined.heap[rk] = DispatchRec(j, tuple(zip(ways, vals)))
+            made.add(rk)
+
+    def _way_classes(self, fn: FunctionInfo) -> frozenset:
+        """The classes whose method ``fn.name`` is ``fn``: its own class and the project
+        subclasses that inherit it (one way of a dispatch; memoised)."""
+        got = self._way_memo.get(fn.key)
+        if got is None:
+            out = set()
+            owner = self.project.class_info(fn.owner) if fn.owner else None
+            if owner is not None:
+                out.add(owner.key)
+                for key in self.project.subclass_keys(owner):
+                    c = self.project.class_info(key)
+                    if c is not None and (m := self.project.find_method(c, fn.name)) is not None \
+                            and m.key == fn.key:
+                        out.add(c.key)
+            got = self._way_memo[fn.key] = frozenset(out)
+        return got
+
+    def _restore_dispatch(self, obj: str, classes: frozenset, state: State) -> dict:
+        """Before one implementation of a dispatch on the object at ``obj`` (for ``classes``):
+        each key an earlier dispatch on that object recorded and no path has written since
+        holds what the implementations of these classes left there.  Returns, per key given
+        another value, (its value before, the value given) (:data:`_NO_VALUE`: none)."""
+        done: dict = {}
+        if not classes:
+            return done
+        for rk in self._dispatch_keys.get(obj, ()):
+            rec = dict.get(state.heap, rk)
+            if not isinstance(rec, DispatchRec):
+                continue
+            key = rk[len(DISPATCH) + len(obj) + 1:]
+            if dict.get(state.heap, key) != rec.joined:
+                continue  # written since
+            chosen = [v for c, v in rec.alts if c & classes]
+            if not chosen or not classes <= frozenset().union(*(c for c, _ in rec.alts)):
+                continue
+            if any(v is None for v in chosen):
+                if len(chosen) == 1:
+                    done[key] = (rec.joined, _NO_VALUE)
+                    del state.heap[key]
+                continue
+            if all(isinstance(v, LocState) for v in chosen):
+                out = chosen[0]
+                for v in chosen[1:]:
+                    out = out.join(v)
+            elif not any(isinstance(v, LocState) for v in chosen):
+                out = join_all(chosen)
+            else:
+                continue
+            done[key] = (rec.joined, out)
+            state.heap[key] = out
+        return done
 
     def _call(self, fn: FunctionInfo | None, nested: cst.FunctionDef | None, node: cst.Call,
               arg_vals: list[AVal], recv: AVal | None, frame: Frame, state: State,
@@ -6199,12 +6311,13 @@ class Interpreter:
                     # are in the caller's terms (write extents compare them)
                     v = CountVal(a.value.value)
             env[pname] = self._cv(v)
-            written = self._written_params(func)
-            if pname in written:
-                lit = self._literal_arg(a.value, frame, flags=pname in self._written_param_memo[id(func)][2])
+            how = self._written_params(func).get(pname)
+            if how is not None:
+                editable, direct = how
+                lit = self._literal_arg(a.value, frame, flags=direct)
                 if lit is not None:
                     # (the argument is the place to edit only where the callee writes it once)
-                    callee.literals[pname] = lit if written[pname] else (*lit[:6], False)
+                    callee.literals[pname] = lit if editable else (*lit[:6], False)
             if isinstance(v, CountVal) and v.canon and not v.offset and self.p.is_padded_name(v.canon) \
                     and any(pname in pair.real for pair in self.p.counts) and fn is not None:
                 as_real.append(f"`{v.canon}` {PADDED_AS_REAL} `{pname}`")
@@ -6368,13 +6481,15 @@ class Interpreter:
             return None
         return (text, node, frame.seg, frame.stmt, frame.path, frame.seg.line(node, frame.stmt), True)
 
-    def _written_params(self, func: cst.FunctionDef) -> dict[str, bool]:
+    def _written_params(self, func: cst.FunctionDef) -> dict[str, tuple[bool, bool]]:
         """The parameters of ``func`` that its body writes as a value into rows (``buf[n:p] = v``,
         ``buf.fill_(v)``) or hands to another call, and never rebinds (tuple targets, ``with ...
         as``, loops included): where its call passes a literal, that literal is what such a write
         writes (:attr:`Frame.literals`).  The value says whether the call's argument is the one
         place to edit that value (PAD002's fix): a parameter written once, in this body, and not
-        handed on (a value written into two fields, with two neutral values, has no one fix)."""
+        handed on (a value written into two fields, with two neutral values, has no one fix);
+        each value is ``(that, whether the body writes the parameter itself)``: a flag literal
+        (``True``/``False``) counts only where it does (:meth:`_literal_arg`)."""
         got = self._written_param_memo.get(id(func))
         if got is None:
             ps = func.params
@@ -6397,8 +6512,7 @@ class Interpreter:
             keep = (set(direct) | passed) & params
             keep -= _stored_names(func.body)
             got = self._written_param_memo[id(func)] = (
-                func, {k: direct.get(k, 0) == 1 and k not in passed for k in keep},
-                frozenset(k for k in keep if k in direct))
+                func, {k: (direct.get(k, 0) == 1 and k not in passed, k in direct) for k in keep})
         return got[1]
 
     def _names_used(self, func: cst.FunctionDef) -> frozenset[str]:

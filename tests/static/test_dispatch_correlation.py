@@ -1,0 +1,189 @@
+"""An object's class is the same at every call: a dispatch on it remembers what each class left.
+
+A call on an object whose class is one of several (``self.loader: Loader``, project subclasses
+``ResettingLoader`` and ``NoBuildLoader``) runs every implementation and joins their effects.  A
+later call on the same object used to start from that join: the class that resets its padding
+rows in ``load`` and builds the metadata in ``build`` was judged on the rows another class left
+(SGLang 0.5.23's dLLM loop calls the model runner's forward again and again: the decode runner's
+``load_batch`` found what the EAGLE draft runner's class had stored on the batch, docs/triage-
+sglang-0.5.23.md Q1-Q5).  Now the dispatch records, per heap key the implementations left with
+different values, each one's value (``values.DispatchRec``); a later dispatch on the same object
+gives each implementation its own classes' values, where nothing wrote the key since.
+
+Written from scratch.  Expected findings come from following one class at a time: the
+metadata constructor (line 10 of ``build`` below, ``CommonAttentionMetadata(...)``) reads rows
+``[n_real:n_pad]`` of ``seq_lens``, which only ``ResettingLoader.load`` resets.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from padlint.analysis.engine import Source, check_project
+from padlint.analysis.interp import Interpreter
+from padlint.analysis.values import DISPATCH, DispatchRec, LocState, Reset, State
+from padlint.profile import load_profile
+
+RUNNER = """\
+import torch
+from dataclasses import dataclass
+
+
+@dataclass
+class CommonAttentionMetadata:
+    seq_lens: torch.Tensor
+
+
+class Loader:
+    def load(self, n_real, n_pad):
+        raise NotImplementedError
+
+    def build(self, n_real, n_pad):
+        raise NotImplementedError
+
+
+class ResettingLoader(Loader):
+    def __init__(self, n):
+        self.seq_lens = torch.zeros(n, dtype=torch.int32)
+
+    def load(self, n_real, n_pad):
+        self.seq_lens[:n_real] = 1
+        {RESET}
+
+    def build(self, n_real, n_pad):
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:n_pad])
+
+
+class NoBuildLoader(Loader):
+    def __init__(self, n):
+        self.seq_lens = torch.zeros(n, dtype=torch.int32)
+
+    def load(self, n_real, n_pad):
+        self.seq_lens[:n_real] = 1
+
+    def build(self, n_real, n_pad):
+        return None
+
+
+class Runner:
+    def __init__(self, loader: Loader):
+        self.loader = loader
+
+    def step(self, num_reqs, num_reqs_padded):
+        self.loader.load(num_reqs, num_reqs_padded)
+        {BETWEEN}
+        return self.loader.build(num_reqs, num_reqs_padded)
+"""
+
+SINK_LINE = 27  # `return CommonAttentionMetadata(seq_lens=self.seq_lens[:n_pad])`
+
+
+def _findings(tmp_path, reset: str = "self.seq_lens[n_real:n_pad] = 0", between: str = "pass",
+              runner: str = RUNNER):
+    text = runner.replace("{RESET}", reset).replace("{BETWEEN}", between)
+    assert textwrap.dedent(text).splitlines()[SINK_LINE - 1].strip().startswith("return CommonAttentionMetadata")
+    p = tmp_path / "runner.py"
+    p.write_text(text, encoding="utf-8")
+    res = check_project([Source(str(p), text)], load_profile("vllm"))
+    return sorted((f.line, f.field) for fs in res.values() if isinstance(fs, list) for f in fs)
+
+
+def test_each_class_builds_on_what_its_own_load_left(tmp_path):
+    # ResettingLoader: load resets [n_real:n_pad], build reads them: clean.  NoBuildLoader leaves
+    # them stale but builds nothing.  The join of the two loads is stale; one class is not
+    assert _findings(tmp_path) == []
+
+
+def test_without_the_reset_the_building_class_is_reported(tmp_path):
+    assert _findings(tmp_path, reset="pass") == [(SINK_LINE, "seq_lens")]
+
+
+STALE = LocState()                                                 # rows as an earlier step left them
+RESET = LocState(False, frozenset(), frozenset({Reset("n")}))       # padding rows from `n` reset
+KEY = "self.loader.seq_lens"
+REC_KEY = f"{DISPATCH}self.loader\x00{KEY}"
+
+
+def _recorded() -> State:
+    """The state after a dispatch of `load` on `self.loader`: ResettingLoader reset the rows,
+    NoBuildLoader did not; the heap holds the join, the record each one's."""
+    s = State()
+    joined = RESET.join(STALE)
+    s.heap[KEY] = joined
+    s.heap[REC_KEY] = DispatchRec(joined, ((frozenset({"m:A"}), RESET), (frozenset({"m:B"}), STALE)))
+    return s
+
+
+def _restore(state: State, classes: frozenset) -> dict:
+    interp = Interpreter.__new__(Interpreter)  # (only the record index is used)
+    interp._dispatch_keys = {"self.loader": {REC_KEY}}
+    return interp._restore_dispatch("self.loader", classes, state)
+
+
+def test_a_later_call_for_one_class_gets_that_class_s_value():
+    s = _recorded()
+    assert _restore(s, frozenset({"m:A"})) == {KEY: (RESET.join(STALE), RESET)}
+    assert s.heap[KEY] == RESET
+
+
+def test_a_write_since_the_dispatch_voids_the_record():
+    # the key no longer holds the joined value the record describes: nothing is restored
+    s = _recorded()
+    other = LocState(False, frozenset(), frozenset({Reset("k")}))
+    assert other != s.heap[KEY]
+    s.heap[KEY] = other
+    assert _restore(s, frozenset({"m:A"})) == {}
+    assert s.heap[KEY] == other
+
+
+def test_a_class_no_way_recorded_gets_nothing():
+    # a class the recorded dispatch did not run (its implementation not followed): the join stays
+    s = _recorded()
+    assert _restore(s, frozenset({"m:A", "m:C"})) == {}
+
+
+def test_records_of_two_paths_merge_where_each_still_holds():
+    a, b = _recorded(), _recorded()
+    b.heap[KEY] = RESET.join(STALE)  # the same value: the record holds on both paths
+    out = State.join([a, b])
+    assert out.heap[REC_KEY] == a.heap[REC_KEY]
+    # a path whose key was written since drops the record at the join
+    c = _recorded()
+    c.heap[KEY] = LocState(False, frozenset(), frozenset({Reset("k")}))
+    c.heap[REC_KEY] = DispatchRec(RESET, ((frozenset({"m:A"}), RESET), (frozenset({"m:B"}), RESET)))
+    assert REC_KEY not in State.join([a, c]).heap
+
+
+def test_a_write_of_the_real_rows_keeps_the_record(tmp_path):
+    # rows [:num_reqs] written again: the padding rows are as each class's load left them (the
+    # key's value does not change: the same rows were written before)
+    assert _findings(tmp_path, between="self.loader.seq_lens[:num_reqs] = 2") == []
+
+
+def test_the_record_holds_across_a_loop(tmp_path):
+    # a serving loop: load and build once, then again each round; each round's load makes a new
+    # record, joined with the previous one at the loop head
+    looped = RUNNER.replace("""        return self.loader.build(num_reqs, num_reqs_padded)
+""", """        out = self.loader.build(num_reqs, num_reqs_padded)
+        for _ in range(num_reqs):
+            self.loader.load(num_reqs + 0, num_reqs_padded)
+            out = self.loader.build(num_reqs, num_reqs_padded)
+        return out
+""")
+    assert "for _ in range" in looped
+    assert _findings(tmp_path, runner=looped) == []
+    assert _findings(tmp_path, runner=looped, reset="pass") == [(SINK_LINE, "seq_lens")]
+
+
+def test_records_that_differ_merge_class_by_class():
+    # two paths, each through its own dispatch (a loop's rounds): class A reset on one path and
+    # left its rows stale on the other; B stale on both.  After the join, A's value is the join
+    # of A's two values, and the record describes the joined key
+    a = _recorded()
+    d = State()
+    d.heap[KEY] = STALE
+    d.heap[REC_KEY] = DispatchRec(STALE, ((frozenset({"m:A"}), STALE), (frozenset({"m:B"}), STALE)))
+    out = State.join([a, d])
+    rec = out.heap[REC_KEY]
+    assert rec.joined == out.heap[KEY]
+    assert rec.alts == ((frozenset({"m:A"}), RESET.join(STALE)), (frozenset({"m:B"}), STALE))
