@@ -6245,12 +6245,24 @@ class Interpreter:
             if bound and bound != owner:
                 callee.cls = bound
         all_params = positional + list(ps.kwonly_params)
+        # a nested function's or a lambda's default that names a local of the function that made
+        # it (`lambda n=num_reqs: buf[:n]`, `def build(n=num_reqs)`): a value captured with it, or,
+        # run in that function, the count of that name there (as a name passed on is, below; the
+        # default was evaluated at the definition, not tracked since)
+        captured = dict(closure.env) if closure is not None else {}
+        at_home = fn is None and (closure is None or (def_qual == frame.qual and seg is frame.seg))
         for p in all_params:
             if p.default is not None:
-                if isinstance(p.default, cst.Name) and p.default.value == "None":
+                d = p.default
+                if isinstance(d, cst.Name) and d.value == "None":
                     env[p.name.value] = CountVal(None)
-                elif isinstance(p.default, cst.Name) and p.default.value in ("True", "False"):
-                    env[p.name.value] = BoolVal(p.default.value == "True")  # not passed: the default
+                elif isinstance(d, cst.Name) and d.value in ("True", "False"):
+                    env[p.name.value] = BoolVal(d.value == "True")  # not passed: the default
+                elif isinstance(d, cst.Name) and d.value in captured:
+                    env[p.name.value] = captured[d.value]
+                elif isinstance(d, cst.Name) and at_home and d.value in frame.seg.bound_names and _maybe_int(p):
+                    v = state.env.get(d.value, UNKNOWN)
+                    env[p.name.value] = CountVal(d.value) if isinstance(v, UnknownVal) else v
                 else:
                     env[p.name.value] = UNKNOWN
             else:
