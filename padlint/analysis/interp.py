@@ -620,6 +620,8 @@ class Frame:
     # the code, e.g. a graph-capture helper that only knows the captured size)
     known: set[str] = field(default_factory=set)
     nested: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    # the defaults of each nested function, as its `def` evaluated them (:meth:`Interpreter._defaults`)
+    defaults: dict[str, tuple] = field(default_factory=dict)
     # how often each name (or dotted attribute) was assigned so far: a path condition names the
     # versions it tested, so a test after a reassignment is another condition
     epochs: dict[str, int] = field(default_factory=dict)
@@ -654,6 +656,22 @@ def _int_literal(node) -> int | None:
 
 
 _NO_VALUE = object()  # a heap key with no value (:meth:`Interpreter._restore_dispatch`)
+DEFAULT = "\x00default:"  # a closure's environment key: a parameter's default (:meth:`Interpreter._defaults`)
+
+
+def _same_kind(vals: list) -> bool:
+    """Padding states all, or values all (a record's alternatives of one heap key)."""
+    return all(isinstance(v, LocState) for v in vals) or not any(isinstance(v, LocState) for v in vals)
+
+
+def _join_kind(vals: list):
+    """The join of :func:`_same_kind` values."""
+    if isinstance(vals[0], LocState):
+        out = vals[0]
+        for v in vals[1:]:
+            out = out.join(v)
+        return out
+    return join_all(vals)
 
 
 class Interpreter:
@@ -968,6 +986,7 @@ class Interpreter:
         if isinstance(stmt, cst.FunctionDef):
             key = f"{frame.qual}.<{stmt.name.value}@{frame.seg.line(stmt, stmt)}>"
             frame.nested[stmt.name.value] = stmt
+            frame.defaults[stmt.name.value] = self._defaults(stmt.params, frame, state)
             state.env[stmt.name.value] = FuncVal(key)
             return state
         if isinstance(stmt, cst.Match):
@@ -2489,20 +2508,7 @@ class Interpreter:
         "" otherwise); ``site`` the statement that writes it (the pad-value
         contract is judged at the sink, :mod:`padlint.analysis.padvalue`).
         """
-        if ref.persistent and ref.loc.startswith("pool:") and "[" not in ref.loc:
-            # the pool's any element (a key the analysis cannot tell) stands for every buffer the
-            # pool holds: a write through it is a write of one of them, not of each (a weak
-            # update: what the rows held before stays possible)
-            before = state.loc(ref.loc)
-            self._reset_rows(ref, lower, upper, state, value, value_text, line, site, dim)
-            after = state.heap.get(ref.loc)
-            if after is not None:
-                state.heap[ref.loc] = before.join(after)
-            return
-        self._reset_rows(ref, lower, upper, state, value, value_text, line, site, dim)
-
-    def _reset_rows(self, ref: Ref, lower, upper, state: State, value: AVal | None,
-                    value_text: str, line: int, site: PadWrite | None, dim: int) -> None:
+        # (a write of a pool's element that stands for several buffers is weak: Heap.__setitem__)
         sites = frozenset({site}) if site is not None else frozenset()
         if ref.persistent:
             # a write of the rows from a count on (`x[n:] = v`) is marked: its function resets a tail
@@ -4151,7 +4157,8 @@ class Interpreter:
                                   ctx=(frame.seg, frame.owner, frame.module, frame.path, frame.cls, frame.qual,
                                        dict(frame.nested)),
                                   # (a literal the enclosing function holds may be rebound before the call)
-                                  env=tuple(sorted(((k, no_literal(x)) for k, x in state.env.items() if k in free),
+                                  env=tuple(sorted([*((k, no_literal(x)) for k, x in state.env.items() if k in free),
+                                                    *frame.defaults.get(node.value, ())],
                                                    key=lambda kv: kv[0])))
             if v is not None:
                 return v
@@ -6025,57 +6032,76 @@ class Interpreter:
             return self._call(None, frame.nested[key], node, arg_vals, None, frame, state)
         if kind == "closure":
             return self._call(None, key.node, node, arg_vals, None, frame, state, closure=key)
-        obj = self._dispatched_object(key[0][1]) if self._dispatch_keys else ""
         if len(key) == 1:
             fn, recv = key[0]
-            restored = self._restore_dispatch(obj, self._way_classes(fn), state) if obj else {}
+            obj = self._dispatched_object(recv) if self._dispatch_keys else ""
+            classes = self._way_classes(fn)
+            restored = self._restore_dispatch(obj, classes, state, frozenset()) if obj else []
             v = self._call(fn, None, node, arg_vals, self._narrow(recv, fn), frame, state)
-            for k, (before, given) in restored.items():
-                # a key the call did not write holds, after it, what it held for every class the
-                # object may be (the record stays for the next call)
-                if dict.get(state.heap, k, _NO_VALUE) is given:
-                    if before is _NO_VALUE:
+            for rk, rec, k, given in restored:
+                now = dict.get(state.heap, k, _NO_VALUE)
+                if now is given:
+                    # a key the call did not write holds, after it, what it held for every class
+                    # the object may be (the record stays for the next call)
+                    if rec.joined is _NO_VALUE:
                         del state.heap[k]
                     else:
-                        state.heap[k] = before
+                        state.heap[k] = rec.joined
+                    continue
+                # written by the call: what these classes hold now, and what the others' ways
+                # left as recorded (they are not followed here)
+                others = [x for c, x in rec.alts if not c & classes]
+                mine = None if now is _NO_VALUE else now
+                if mine is None or any(x is None for x in others) or not _same_kind([mine, *others]):
+                    state.heap.pop(rk, None)
+                    continue
+                out = _join_kind([mine, *others])
+                state.heap[k] = out
+                state.heap[rk] = DispatchRec(out, tuple((c, mine if c & classes else x) for c, x in rec.alts))
             return v
         # dispatch: each possible callee from the same state; effects joined
         ends: list[State] = []
         value: AVal | None = None
-        obj = self._dispatched_object(key[0][1])
-        ways: list[frozenset] = []
-        for fn, recv in key:
+        objs = {self._dispatched_object(recv) for _fn, recv in key}
+        obj = next(iter(objs)) if len(objs) == 1 else ""  # (one object, whichever way it goes)
+        ways = [self._way_classes(fn) for fn, _recv in key]
+        cover = frozenset().union(*ways)
+        for (fn, recv), classes in zip(key, ways):
             branch = state.copy()
             narrowed = self._narrow(recv, fn)
-            classes = self._way_classes(fn)
             if obj:
-                self._restore_dispatch(obj, classes, branch)
+                self._restore_dispatch(obj, classes, branch, cover)
             self._via_dispatch[fn.key] = self._via_dispatch.get(fn.key, 0) + 1
             try:
                 v = self._call(fn, None, node, arg_vals, narrowed, frame, branch)
             finally:
                 self._via_dispatch[fn.key] -= 1
             ends.append(branch)
-            ways.append(classes)
             value = join_vals(value, v)
         joined = State.join(ends)
         if joined is not None:
-            if obj and all(ways) and len(set(ways)) == len(ways):
+            if obj and all(ways) and sum(map(len, ways)) == len(cover):  # (ways are disjoint)
                 self._record_dispatch(obj, ways, ends, joined)
             state.heap = joined.heap
         return value if value is not None else UNKNOWN
 
-    @staticmethod
-    def _dispatched_object(recv: AVal) -> str:
+    def _dispatched_object(self, recv: AVal) -> str:
         """The location of the one object a dispatch's receiver is (its class one of several,
-        the same at every call), or "" (several objects, or a location standing for many: a
-        pool's element)."""
+        the same at every call), or "": several objects, or a location that may stand for
+        several (an object a function returns, one made at a line, a pool's element, an
+        element of a container).  Kept: objects reached from ``self`` by attributes, and from the
+        entry point's own parameters."""
         if not isinstance(recv, Refs) or len(recv.refs) != 1:
             return ""
         r = next(iter(recv.refs))
-        if r.count is not None or r.loc.startswith("pool:") or "[" in r.loc:
+        if r.count is not None or "[" in r.loc:
             return ""
-        return r.loc
+        if r.loc == "self" or r.loc.startswith("self."):
+            return r.loc
+        entry = self._frames[0].qual if self._frames else ""
+        if entry and r.loc.startswith(f"arg:{entry}:"):
+            return r.loc
+        return ""
 
     def _record_dispatch(self, obj: str, ways: list[frozenset], ends: list[State], joined: State) -> None:
         """After a dispatch on the object at ``obj``: each heap key the implementations left with
@@ -6117,38 +6143,39 @@ class Interpreter:
             got = self._way_memo[fn.key] = frozenset(out)
         return got
 
-    def _restore_dispatch(self, obj: str, classes: frozenset, state: State) -> dict:
-        """Before one implementation of a dispatch on the object at ``obj`` (for ``classes``):
-        each key an earlier dispatch on that object recorded and no path has written since
-        holds what the implementations of these classes left there.  Returns, per key given
-        another value, (its value before, the value given) (:data:`_NO_VALUE`: none)."""
-        done: dict = {}
+    def _restore_dispatch(self, obj: str, classes: frozenset, state: State, cover: frozenset) -> list:
+        """Before one implementation (for ``classes``) of a call on the object at ``obj``: each
+        key an earlier dispatch on that object recorded, and no path has written since (it holds
+        the very value recorded), holds what the implementations of these classes left there.
+        ``cover``: the classes of every implementation this dispatch runs (empty: one
+        implementation alone, whose caller puts the other classes' values back): a record of a
+        class outside them is not used (its value would be lost at this dispatch's join).
+        Returns ``(record key, record, key, value given)`` per key given another value
+        (:data:`_NO_VALUE`: none).  The record and the key are read through the heap's read log:
+        a summary of a callee making this call depends on them."""
+        done: list = []
         if not classes:
             return done
         for rk in self._dispatch_keys.get(obj, ()):
-            rec = dict.get(state.heap, rk)
+            rec = state.heap.get(rk)
             if not isinstance(rec, DispatchRec):
                 continue
             key = rk[len(DISPATCH) + len(obj) + 1:]
-            if dict.get(state.heap, key) != rec.joined:
+            if state.heap.get(key, _NO_VALUE) is not rec.joined:
                 continue  # written since
+            recorded = frozenset().union(*(c for c, _ in rec.alts))
             chosen = [v for c, v in rec.alts if c & classes]
-            if not chosen or not classes <= frozenset().union(*(c for c, _ in rec.alts)):
+            if not chosen or not classes <= recorded or (cover and not recorded <= cover):
                 continue
             if any(v is None for v in chosen):
                 if len(chosen) == 1:
-                    done[key] = (rec.joined, _NO_VALUE)
+                    done.append((rk, rec, key, _NO_VALUE))
                     del state.heap[key]
                 continue
-            if all(isinstance(v, LocState) for v in chosen):
-                out = chosen[0]
-                for v in chosen[1:]:
-                    out = out.join(v)
-            elif not any(isinstance(v, LocState) for v in chosen):
-                out = join_all(chosen)
-            else:
+            if not _same_kind(chosen):
                 continue
-            done[key] = (rec.joined, out)
+            out = _join_kind(chosen)
+            done.append((rk, rec, key, out))
             state.heap[key] = out
         return done
 
@@ -6246,11 +6273,14 @@ class Interpreter:
                 callee.cls = bound
         all_params = positional + list(ps.kwonly_params)
         # a nested function's or a lambda's default that names a local of the function that made
-        # it (`lambda n=num_reqs: buf[:n]`, `def build(n=num_reqs)`): a value captured with it, or,
-        # run in that function, the count of that name there (as a name passed on is, below; the
-        # default was evaluated at the definition, not tracked since)
-        captured = dict(closure.env) if closure is not None else {}
-        at_home = fn is None and (closure is None or (def_qual == frame.qual and seg is frame.seg))
+        # it (`lambda n=num_reqs: buf[:n]`, `def build(n=num_reqs)`): what it held at the `def`
+        # or the `lambda` (:meth:`_defaults`), carried by the closure or kept by the frame
+        if closure is not None:
+            made = dict(closure.env)
+        elif fn is None:
+            made = dict(frame.defaults.get(func.name.value, ()))
+        else:
+            made = {}
         for p in all_params:
             if p.default is not None:
                 d = p.default
@@ -6258,11 +6288,8 @@ class Interpreter:
                     env[p.name.value] = CountVal(None)
                 elif isinstance(d, cst.Name) and d.value in ("True", "False"):
                     env[p.name.value] = BoolVal(d.value == "True")  # not passed: the default
-                elif isinstance(d, cst.Name) and d.value in captured:
-                    env[p.name.value] = captured[d.value]
-                elif isinstance(d, cst.Name) and at_home and d.value in frame.seg.bound_names and _maybe_int(p):
-                    v = state.env.get(d.value, UNKNOWN)
-                    env[p.name.value] = CountVal(d.value) if isinstance(v, UnknownVal) else v
+                elif (DEFAULT + p.name.value) in made:
+                    env[p.name.value] = made[DEFAULT + p.name.value]
                 else:
                     env[p.name.value] = UNKNOWN
             else:
@@ -6467,12 +6494,32 @@ class Interpreter:
                 return frame.cls or frame.owner
         return ""
 
+    def _defaults(self, params: cst.Parameters, frame: Frame, state: State) -> tuple:
+        """``(DEFAULT + parameter, value)`` for each default of a nested function or lambda that
+        names a local of the function making it, as it is there now (the `def` or `lambda` runs):
+        the local's value, or the count of that name (a parameter of that function may hold one);
+        a name it does not bind is left unknown."""
+        out = []
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+            d = p.default
+            if not isinstance(d, cst.Name) or d.value in ("None", "True", "False") \
+                    or d.value not in frame.seg.bound_names:
+                continue
+            v = state.env.get(d.value)
+            if v is None or isinstance(v, UnknownVal):
+                if not _maybe_int(p):
+                    continue
+                v = CountVal(d.value)
+            out.append((DEFAULT + p.name.value, no_literal(v)))
+        return tuple(out)
+
     def _lambda_closure(self, node: cst.Lambda, frame: Frame, state: State) -> ClosureVal:
         """A ``lambda`` as a closure, like a nested function taken as a value where it is
         defined (:meth:`Segment.lambda_def`)."""
         func = frame.seg.lambda_def(node, frame.stmt)
         free = self._names_used(func)
-        env = tuple(sorted(((k, no_literal(x)) for k, x in state.env.items() if k in free), key=lambda kv: kv[0]))
+        env = tuple(sorted([*((k, no_literal(x)) for k, x in state.env.items() if k in free),
+                            *self._defaults(node.params, frame, state)], key=lambda kv: kv[0]))
         active = any(isinstance(x, (FuncVal, MethodVal)) for _k, x in env) or any(
             isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute) and isinstance(c.func.value, cst.Name)
             and c.func.value.value == "self" for c in _cst_walk(node.body))

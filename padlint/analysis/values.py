@@ -475,6 +475,15 @@ class LocState:
 PERSISTENT = LocState()
 
 
+def summary_location(loc: str) -> bool:
+    """Whether a pool's location stands for several buffers the code tells apart by nothing the
+    analysis knows: the pool's any element (no key).  A write there is a write of one of them (a
+    weak update, :meth:`Heap.__setitem__`).  An element whose key has an unknown part
+    (``('seq_lens', ?)``: every size) is taken as one buffer (a runner resets the view it
+    captures; two sizes of one name in one runner are not told apart: a known gap)."""
+    return loc.startswith("pool:") and "[" not in loc
+
+
 class Heap(dict):
     """The heap of one path: location -> :class:`LocState` (and ``@loc.field`` -> value).
 
@@ -505,6 +514,9 @@ class Heap(dict):
 
     def __setitem__(self, key, value) -> None:
         old = dict.get(self, key, _MISSING)  # not a read: what was there does not matter
+        if key.startswith("pool:") and isinstance(value, LocState) and summary_location(key):
+            # a weak update: the location stands for several buffers, one of which is written
+            value = (old if isinstance(old, LocState) else PERSISTENT).join(value)
         if old is value:
             return
         if old is not _MISSING:
@@ -703,7 +715,7 @@ class State:
             # key: the records joined (a loop's rounds, each with its own call)
             key = k[k.index("\x00") + 1:]
             recs = [dict.get(s.heap, k) for s in live]
-            if not all(isinstance(r, DispatchRec) and dict.get(s.heap, key) == r.joined
+            if not all(isinstance(r, DispatchRec) and dict.get(s.heap, key) is r.joined
                        for r, s in zip(recs, live)):
                 continue
             got: DispatchRec | None = recs[0]

@@ -224,3 +224,16 @@ def test_a_pool_keyed_by_nothing_known_is_one_element(tmp_path):
     # a refill of one field through that element is a write of one of the pooled buffers, not of
     # each: the index fields may still hold another runner's rows
     assert _found(tmp_path, sharing=sharing, reset="self.buffers.input_ids.fill_(1)") == ALL
+
+
+@pytest.mark.parametrize("write", [
+    "self.buffers.input_ids.copy_(torch.zeros(8, dtype=torch.int64))",
+    "self.buffers.input_ids[:] = 1",
+    "self.buffers.input_ids *= 0",
+])
+def test_every_write_through_the_any_element_is_weak(tmp_path, write):
+    # a copy or an item store into one pooled buffer, through the pool's any element, is no
+    # reset of the others either (the weak update is the heap's, whatever statement writes)
+    sharing = TUPLE_KEY.replace("key = (name, new_buffer.numel(), new_buffer.dtype)",
+                                "key = (new_buffer.numel(), new_buffer.dtype)")
+    assert _found(tmp_path, sharing=sharing, reset=write) == ALL

@@ -114,20 +114,29 @@ def _recorded() -> State:
     return s
 
 
-def _restore(state: State, classes: frozenset) -> dict:
+def _restore(state: State, classes: frozenset, cover: frozenset = frozenset()) -> dict:
+    """{key: value given} of the restore before a call for ``classes``."""
     interp = Interpreter.__new__(Interpreter)  # (only the record index is used)
     interp._dispatch_keys = {"self.loader": {REC_KEY}}
-    return interp._restore_dispatch("self.loader", classes, state)
+    return {k: given for _rk, _rec, k, given in interp._restore_dispatch("self.loader", classes, state, cover)}
 
 
 def test_a_later_call_for_one_class_gets_that_class_s_value():
     s = _recorded()
-    assert _restore(s, frozenset({"m:A"})) == {KEY: (RESET.join(STALE), RESET)}
+    assert _restore(s, frozenset({"m:A"})) == {KEY: RESET}
     assert s.heap[KEY] == RESET
 
 
+def test_a_dispatch_that_does_not_run_every_recorded_class_restores_nothing():
+    # the dispatch runs only A's implementation among several (B's is not followed): giving A
+    # its own value would lose B's at this dispatch's join
+    s = _recorded()
+    assert _restore(s, frozenset({"m:A"}), cover=frozenset({"m:A"})) == {}
+    assert _restore(s, frozenset({"m:A"}), cover=frozenset({"m:A", "m:B"})) == {KEY: RESET}
+
+
 def test_a_write_since_the_dispatch_voids_the_record():
-    # the key no longer holds the joined value the record describes: nothing is restored
+    # the key no longer holds the very value the record describes: nothing is restored
     s = _recorded()
     other = LocState(False, frozenset(), frozenset({Reset("k")}))
     assert other != s.heap[KEY]
@@ -187,3 +196,99 @@ def test_records_that_differ_merge_class_by_class():
     rec = out.heap[REC_KEY]
     assert rec.joined == out.heap[KEY]
     assert rec.alts == ((frozenset({"m:A"}), RESET.join(STALE)), (frozenset({"m:B"}), STALE))
+
+
+# Review of 2026-12-06 (each a finding the first version silenced; expected findings reasoned
+# from one class at a time, as above)
+
+def _check(tmp_path, text: str, profile: str = "vllm") -> list[tuple[int, str]]:
+    p = tmp_path / "runner.py"
+    p.write_text(text, encoding="utf-8")
+    res = check_project([Source(str(p), text)], load_profile(profile))
+    return sorted((f.line, f.field) for fs in res.values() if isinstance(fs, list) for f in fs)
+
+
+LOADERS = RUNNER.split("class Runner:")[0].replace("{RESET}", "self.seq_lens[n_real:n_pad] = 0")
+
+
+def test_a_written_key_keeps_the_other_classes_values(tmp_path):
+    # the one implementation followed (`ResettingLoader.build`, NoBuildLoader's builds nothing)
+    # writes rows past `n_pad`: after it, a NoBuildLoader still holds the stale rows its load
+    # left, and the runner's own metadata of rows [:num_reqs_padded] reads them (line 49)
+    text = LOADERS.replace("""    def build(self, n_real, n_pad):
+        return CommonAttentionMetadata(""", """    def build(self, n_real, n_pad):
+        self.seq_lens[n_pad:] = 0
+        return CommonAttentionMetadata(""") + """class Runner:
+    def __init__(self, loader: Loader):
+        self.loader = loader
+
+    def step(self, num_reqs, num_reqs_padded):
+        self.loader.load(num_reqs, num_reqs_padded)
+        self.loader.build(num_reqs, num_reqs_padded)
+        return CommonAttentionMetadata(seq_lens=self.loader.seq_lens[:num_reqs_padded])
+"""
+    assert text.splitlines()[48].strip().startswith("return CommonAttentionMetadata(seq_lens=self.loader")
+    assert (49, "seq_lens") in _check(tmp_path, text)
+
+
+def test_a_summary_depends_on_the_record_it_used(tmp_path):
+    # `finish` runs twice: after the dispatch (clean for the building class) and after the runner
+    # copied another buffer's stale rows over the padded rows; the second call must not reuse
+    # the first one's summary (the record read there is no longer valid)
+    text = LOADERS + """class Runner:
+    def __init__(self, loader: Loader, n):
+        self.loader = loader
+        self.src = torch.empty(n, dtype=torch.int32)
+
+    def finish(self, n, p):
+        return self.loader.build(n, p)
+
+    def step(self, num_reqs, num_reqs_padded):
+        self.loader.load(num_reqs, num_reqs_padded)
+        first = self.finish(num_reqs, num_reqs_padded)
+        self.loader.seq_lens[:num_reqs_padded] = self.src[:num_reqs_padded]
+        second = self.finish(num_reqs, num_reqs_padded)
+        return first, second
+"""
+    assert [line for line, _ in _check(tmp_path, text)] == [SINK_LINE]
+
+
+def test_objects_a_function_returns_are_not_one_object(tmp_path):
+    # `get_loader` (not followed, `-> Loader`) returns an object per call: the second loader's
+    # class is not the first's, and no load of this step reset its rows
+    text = LOADERS + """class Runner:
+    def get_loader(self, i) -> Loader:
+        return make_loader(i)
+
+    def step(self, num_reqs, num_reqs_padded):
+        first = self.get_loader(0)
+        second = self.get_loader(1)
+        first.load(num_reqs, num_reqs_padded)
+        return second.build(num_reqs, num_reqs_padded)
+"""
+    assert (SINK_LINE, "seq_lens") in _check(tmp_path, text)
+
+
+def test_a_default_is_what_the_def_saw(tmp_path):
+    # `def build(k=n)` with `n` rebound after the `def`: the default is the padded count
+    body = """import torch
+from vllm.v1.attention.backend import CommonAttentionMetadata
+
+
+class ModelRunner:
+    def __init__(self, max_num_reqs: int) -> None:
+        self.seq_lens = torch.zeros(max_num_reqs, dtype=torch.int32)
+
+    def execute_model(self, scheduler_output):
+        num_reqs = scheduler_output.num_reqs
+        num_reqs_padded = self.cudagraph_dispatcher.pad(num_reqs)
+        self.seq_lens[:num_reqs] = torch.as_tensor(scheduler_output.seq_lens)
+        n = num_reqs_padded
+        def build(k=n):
+            return CommonAttentionMetadata(seq_lens=self.seq_lens[:k], num_reqs=k)
+        n = num_reqs
+        CALL
+"""
+    assert _check(tmp_path, body.replace("CALL", "return build()")) == [(15, "seq_lens")]
+    # taken as a value after the rebinding, called later: still the `def`'s default
+    assert _check(tmp_path, body.replace("CALL", "f = build\n        return f()")) == [(15, "seq_lens")]
