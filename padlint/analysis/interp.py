@@ -6034,9 +6034,9 @@ class Interpreter:
             return self._call(None, key.node, node, arg_vals, None, frame, state, closure=key)
         if len(key) == 1:
             fn, recv = key[0]
-            obj = self._dispatched_object(recv) if self._dispatch_keys else ""
+            obj, holder = self._dispatched_object(recv, node, state) if self._dispatch_keys else ("", "")
             classes = self._way_classes(fn)
-            restored = self._restore_dispatch(obj, classes, state, frozenset()) if obj else []
+            restored = self._restore_dispatch(obj, holder, classes, state, frozenset()) if obj else []
             v = self._call(fn, None, node, arg_vals, self._narrow(recv, fn), frame, state)
             for rk, rec, k, given in restored:
                 now = dict.get(state.heap, k, _NO_VALUE)
@@ -6057,20 +6057,21 @@ class Interpreter:
                     continue
                 out = _join_kind([mine, *others])
                 state.heap[k] = out
-                state.heap[rk] = DispatchRec(out, tuple((c, mine if c & classes else x) for c, x in rec.alts))
+                state.heap[rk] = DispatchRec(out, tuple((c, mine if c & classes else x) for c, x in rec.alts),
+                                             rec.holder)
             return v
         # dispatch: each possible callee from the same state; effects joined
         ends: list[State] = []
         value: AVal | None = None
-        objs = {self._dispatched_object(recv) for _fn, recv in key}
-        obj = next(iter(objs)) if len(objs) == 1 else ""  # (one object, whichever way it goes)
+        objs = {self._dispatched_object(recv, node, state) for _fn, recv in key}
+        obj, holder = next(iter(objs)) if len(objs) == 1 else ("", "")  # (one object, whichever way)
         ways = [self._way_classes(fn) for fn, _recv in key]
         cover = frozenset().union(*ways)
         for (fn, recv), classes in zip(key, ways):
             branch = state.copy()
             narrowed = self._narrow(recv, fn)
             if obj:
-                self._restore_dispatch(obj, classes, branch, cover)
+                self._restore_dispatch(obj, holder, classes, branch, cover)
             self._via_dispatch[fn.key] = self._via_dispatch.get(fn.key, 0) + 1
             try:
                 v = self._call(fn, None, node, arg_vals, narrowed, frame, branch)
@@ -6081,19 +6082,18 @@ class Interpreter:
         joined = State.join(ends)
         if joined is not None:
             if obj and all(ways) and sum(map(len, ways)) == len(cover):  # (ways are disjoint)
-                self._record_dispatch(obj, ways, ends, joined)
+                self._record_dispatch(obj, holder, ways, ends, joined)
             state.heap = joined.heap
         return value if value is not None else UNKNOWN
 
-    def _dispatched_object(self, recv: AVal) -> str:
-        """The location of the one object a dispatch's receiver is (its class one of several,
-        the same at every call), or "": several objects, or a location that may stand for
-        several (an object a function returns, one made at a line, a pool's element, an
-        element of a container).  Kept: objects reached from ``self`` by attributes, and from the
-        entry point's own parameters."""
-        if not isinstance(recv, Refs) or len(recv.refs) != 1:
+    def _one_object(self, v: AVal) -> str:
+        """The location of ``v`` where it is one object whatever the call: reached from ``self``
+        by attributes, or from the entry point's own parameters; "" for several objects or a
+        location that may stand for several (an object a function returns, one made at a line,
+        a pool's element, an element of a container)."""
+        if not isinstance(v, Refs) or len(v.refs) != 1:
             return ""
-        r = next(iter(recv.refs))
+        r = next(iter(v.refs))
         if r.count is not None or "[" in r.loc:
             return ""
         if r.loc == "self" or r.loc.startswith("self."):
@@ -6103,7 +6103,25 @@ class Interpreter:
             return r.loc
         return ""
 
-    def _record_dispatch(self, obj: str, ways: list[frozenset], ends: list[State], joined: State) -> None:
+    def _dispatched_object(self, recv: AVal, node: cst.Call, state: State) -> tuple[str, str]:
+        """``(key, holder)`` of the one object a call's receiver is (its class one of several,
+        the same at every call): the receiver's own location (:meth:`_one_object`), or, for
+        ``h.f.m(...)`` with ``h`` one object, the field ``h.f`` (the object it holds, whatever
+        location stands for it: SGLang's model runner holds the graph runner a factory
+        returned), ``holder`` then that field's heap key; ``("", "")`` for none."""
+        obj = self._one_object(recv)
+        if obj:
+            return obj, ""
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and isinstance(recv, Refs) \
+                and len(recv.refs) == 1:
+            h = self._one_object(self._eval_quiet(func.value.value, state))
+            if h:
+                return f"{h}.{func.value.attr.value}", f"@{h}.{func.value.attr.value}"
+        return "", ""
+
+    def _record_dispatch(self, obj: str, holder: str, ways: list[frozenset], ends: list[State],
+                         joined: State) -> None:
         """After a dispatch on the object at ``obj``: each heap key the implementations left with
         different values gets a record of each one's value (:class:`DispatchRec`), so that a
         later dispatch on the same object runs each implementation on what its own classes left
@@ -6113,6 +6131,7 @@ class Interpreter:
         for e in ends:
             keys |= e.heap.dirty
         made = self._dispatch_keys.setdefault(obj, set())
+        held = (holder, dict.get(joined.heap, holder)) if holder else ()
         for k in keys:
             if k.startswith(("?", "!")):
                 continue
@@ -6123,7 +6142,7 @@ class Interpreter:
             if j is None:
                 continue
             rk = f"{DISPATCH}{obj}\x00{k}"
-            joined.heap[rk] = DispatchRec(j, tuple(zip(ways, vals)))
+            joined.heap[rk] = DispatchRec(j, tuple(zip(ways, vals)), held)
             made.add(rk)
 
     def _way_classes(self, fn: FunctionInfo) -> frozenset:
@@ -6143,7 +6162,8 @@ class Interpreter:
             got = self._way_memo[fn.key] = frozenset(out)
         return got
 
-    def _restore_dispatch(self, obj: str, classes: frozenset, state: State, cover: frozenset) -> list:
+    def _restore_dispatch(self, obj: str, holder: str, classes: frozenset, state: State,
+                          cover: frozenset) -> list:
         """Before one implementation (for ``classes``) of a call on the object at ``obj``: each
         key an earlier dispatch on that object recorded, and no path has written since (it holds
         the very value recorded), holds what the implementations of these classes left there.
@@ -6158,8 +6178,10 @@ class Interpreter:
             return done
         for rk in self._dispatch_keys.get(obj, ()):
             rec = state.heap.get(rk)
-            if not isinstance(rec, DispatchRec):
+            if not isinstance(rec, DispatchRec) or (rec.holder[:1] != ((holder,) if holder else ())):
                 continue
+            if holder and state.heap.get(holder) is not rec.holder[1]:
+                continue  # the field holds another object now
             key = rk[len(DISPATCH) + len(obj) + 1:]
             if state.heap.get(key, _NO_VALUE) is not rec.joined:
                 continue  # written since

@@ -585,11 +585,16 @@ class DispatchRec:
 
     joined: object
     alts: tuple
+    # where the object was reached through a field of another one (`self.runner.execute(...)`,
+    # the runner an object some factory returned): the field's heap key and its value when
+    # recorded (None: never stored on the path); the record holds while the field does
+    holder: tuple = ()
 
     def merge(self, other: "DispatchRec", joined: object) -> "DispatchRec | None":
         """This record and ``other`` (from another path) joined, ``joined`` being the heap's
         joined value of the key; None where they name other classes, or a way stored nothing."""
-        if len(self.alts) != len(other.alts):
+        if len(self.alts) != len(other.alts) or self.holder != other.holder \
+                or (self.holder and self.holder[1] is not other.holder[1]):
             return None
         alts = []
         for (ca, va), (cb, vb) in zip(self.alts, other.alts):
@@ -601,7 +606,7 @@ class DispatchRec:
                 return None
             else:
                 alts.append((ca, join_vals(va, vb)))
-        return DispatchRec(joined, tuple(alts))
+        return DispatchRec(joined, tuple(alts), self.holder)
 
 
 #: heap key prefix marking an object field (``UNSET + "@loc.f"``) that some path joined here did
