@@ -21,7 +21,7 @@ import libcst as cst
 
 from padlint.analysis.kernels import pointer_write, tail_stores
 from padlint.analysis.values import (
-    TAIL_WRITE, UNSET, PARTIAL, DISPATCH, DispatchRec,
+    TAIL_WRITE, UNSET, PARTIAL,
     ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, BoolVal, ClosureVal, Count, DictVal, FactVal, FuncVal, MaskVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
     Ref, Refs, Reset, State, TailVal, Taint, TupleVal, UnknownVal, at_least, covering, covers, extremum, is_extremum, join_all, opaque_term, join_vals, no_literal, origin_key, stamp, with_step,
 )
@@ -655,23 +655,7 @@ def _int_literal(node) -> int | None:
     return None
 
 
-_NO_VALUE = object()  # a heap key with no value (:meth:`Interpreter._restore_dispatch`)
 DEFAULT = "\x00default:"  # a closure's environment key: a parameter's default (:meth:`Interpreter._defaults`)
-
-
-def _same_kind(vals: list) -> bool:
-    """Padding states all, or values all (a record's alternatives of one heap key)."""
-    return all(isinstance(v, LocState) for v in vals) or not any(isinstance(v, LocState) for v in vals)
-
-
-def _join_kind(vals: list):
-    """The join of :func:`_same_kind` values."""
-    if isinstance(vals[0], LocState):
-        out = vals[0]
-        for v in vals[1:]:
-            out = out.join(v)
-        return out
-    return join_all(vals)
 
 
 class Interpreter:
@@ -710,9 +694,6 @@ class Interpreter:
         # functions active on the stack that a dispatch over several implementations entered
         # (a composite among them is not dispatched into again: see `_resolve_callee`)
         self._via_dispatch: dict[str, int] = {}
-        # dispatch records made, by the object dispatched on (:meth:`_record_dispatch`)
-        self._dispatch_keys: dict[str, set[str]] = {}
-        self._way_memo: dict[str, frozenset] = {}
         self._real_for = profile.is_real_for
         self._helpers = dict(profile.reset_helpers)
         self._kernel_stores: dict[str, tuple] = {}  # kernel key -> its tail stores
@@ -6034,172 +6015,23 @@ class Interpreter:
             return self._call(None, key.node, node, arg_vals, None, frame, state, closure=key)
         if len(key) == 1:
             fn, recv = key[0]
-            obj, holder = self._dispatched_object(recv, node, state) if self._dispatch_keys else ("", "")
-            classes = self._way_classes(fn)
-            restored = self._restore_dispatch(obj, holder, classes, state, frozenset()) if obj else []
-            v = self._call(fn, None, node, arg_vals, self._narrow(recv, fn), frame, state)
-            for rk, rec, k, given in restored:
-                now = dict.get(state.heap, k, _NO_VALUE)
-                if now is given:
-                    # a key the call did not write holds, after it, what it held for every class
-                    # the object may be (the record stays for the next call)
-                    if rec.joined is _NO_VALUE:
-                        del state.heap[k]
-                    else:
-                        state.heap[k] = rec.joined
-                    continue
-                # written by the call: what these classes hold now, and what the others' ways
-                # left as recorded (they are not followed here)
-                others = [x for c, x in rec.alts if not c & classes]
-                mine = None if now is _NO_VALUE else now
-                if mine is None or any(x is None for x in others) or not _same_kind([mine, *others]):
-                    state.heap.pop(rk, None)
-                    continue
-                out = _join_kind([mine, *others])
-                state.heap[k] = out
-                state.heap[rk] = DispatchRec(out, tuple((c, mine if c & classes else x) for c, x in rec.alts),
-                                             rec.holder)
-            return v
+            return self._call(fn, None, node, arg_vals, self._narrow(recv, fn), frame, state)
         # dispatch: each possible callee from the same state; effects joined
         ends: list[State] = []
         value: AVal | None = None
-        objs = {self._dispatched_object(recv, node, state) for _fn, recv in key}
-        obj, holder = next(iter(objs)) if len(objs) == 1 else ("", "")  # (one object, whichever way)
-        ways = [self._way_classes(fn) for fn, _recv in key]
-        cover = frozenset().union(*ways)
-        for (fn, recv), classes in zip(key, ways):
+        for fn, recv in key:
             branch = state.copy()
-            narrowed = self._narrow(recv, fn)
-            if obj:
-                self._restore_dispatch(obj, holder, classes, branch, cover)
             self._via_dispatch[fn.key] = self._via_dispatch.get(fn.key, 0) + 1
             try:
-                v = self._call(fn, None, node, arg_vals, narrowed, frame, branch)
+                v = self._call(fn, None, node, arg_vals, self._narrow(recv, fn), frame, branch)
             finally:
                 self._via_dispatch[fn.key] -= 1
             ends.append(branch)
             value = join_vals(value, v)
         joined = State.join(ends)
         if joined is not None:
-            if obj and all(ways) and sum(map(len, ways)) == len(cover):  # (ways are disjoint)
-                self._record_dispatch(obj, holder, ways, ends, joined)
             state.heap = joined.heap
         return value if value is not None else UNKNOWN
-
-    def _one_object(self, v: AVal) -> str:
-        """The location of ``v`` where it is one object whatever the call: reached from ``self``
-        by attributes, or from the entry point's own parameters; "" for several objects or a
-        location that may stand for several (an object a function returns, one made at a line,
-        a pool's element, an element of a container)."""
-        if not isinstance(v, Refs) or len(v.refs) != 1:
-            return ""
-        r = next(iter(v.refs))
-        if r.count is not None or "[" in r.loc:
-            return ""
-        if r.loc == "self" or r.loc.startswith("self."):
-            return r.loc
-        entry = self._frames[0].qual if self._frames else ""
-        if entry and r.loc.startswith(f"arg:{entry}:"):
-            return r.loc
-        return ""
-
-    def _dispatched_object(self, recv: AVal, node: cst.Call, state: State) -> tuple[str, str]:
-        """``(key, holder)`` of the one object a call's receiver is (its class one of several,
-        the same at every call): the receiver's own location (:meth:`_one_object`), or, for
-        ``h.f.m(...)`` with ``h`` one object, the field ``h.f`` (the object it holds, whatever
-        location stands for it: SGLang's model runner holds the graph runner a factory
-        returned), ``holder`` then that field's heap key; ``("", "")`` for none."""
-        obj = self._one_object(recv)
-        if obj:
-            return obj, ""
-        func = node.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and isinstance(recv, Refs) \
-                and len(recv.refs) == 1:
-            h = self._one_object(self._eval_quiet(func.value.value, state))
-            if h:
-                return f"{h}.{func.value.attr.value}", f"@{h}.{func.value.attr.value}"
-        return "", ""
-
-    def _record_dispatch(self, obj: str, holder: str, ways: list[frozenset], ends: list[State],
-                         joined: State) -> None:
-        """After a dispatch on the object at ``obj``: each heap key the implementations left with
-        different values gets a record of each one's value (:class:`DispatchRec`), so that a
-        later dispatch on the same object runs each implementation on what its own classes left
-        (the SGLang dLLM loop calls `forward` again and again; a draft runner's class's stores
-        on the batch are not what the decode runner's class finds there the next time)."""
-        keys: set[str] = set()
-        for e in ends:
-            keys |= e.heap.dirty
-        made = self._dispatch_keys.setdefault(obj, set())
-        held = (holder, dict.get(joined.heap, holder)) if holder else ()
-        for k in keys:
-            if k.startswith(("?", "!")):
-                continue
-            vals = [dict.get(e.heap, k) for e in ends]
-            if all(v is vals[0] or v == vals[0] for v in vals[1:]):
-                continue
-            j = dict.get(joined.heap, k)
-            if j is None:
-                continue
-            rk = f"{DISPATCH}{obj}\x00{k}"
-            joined.heap[rk] = DispatchRec(j, tuple(zip(ways, vals)), held)
-            made.add(rk)
-
-    def _way_classes(self, fn: FunctionInfo) -> frozenset:
-        """The classes whose method ``fn.name`` is ``fn``: its own class and the project
-        subclasses that inherit it (one way of a dispatch; memoised)."""
-        got = self._way_memo.get(fn.key)
-        if got is None:
-            out = set()
-            owner = self.project.class_info(fn.owner) if fn.owner else None
-            if owner is not None:
-                out.add(owner.key)
-                for key in self.project.subclass_keys(owner):
-                    c = self.project.class_info(key)
-                    if c is not None and (m := self.project.find_method(c, fn.name)) is not None \
-                            and m.key == fn.key:
-                        out.add(c.key)
-            got = self._way_memo[fn.key] = frozenset(out)
-        return got
-
-    def _restore_dispatch(self, obj: str, holder: str, classes: frozenset, state: State,
-                          cover: frozenset) -> list:
-        """Before one implementation (for ``classes``) of a call on the object at ``obj``: each
-        key an earlier dispatch on that object recorded, and no path has written since (it holds
-        the very value recorded), holds what the implementations of these classes left there.
-        ``cover``: the classes of every implementation this dispatch runs (empty: one
-        implementation alone, whose caller puts the other classes' values back): a record of a
-        class outside them is not used (its value would be lost at this dispatch's join).
-        Returns ``(record key, record, key, value given)`` per key given another value
-        (:data:`_NO_VALUE`: none).  The record and the key are read through the heap's read log:
-        a summary of a callee making this call depends on them."""
-        done: list = []
-        if not classes:
-            return done
-        for rk in self._dispatch_keys.get(obj, ()):
-            rec = state.heap.get(rk)
-            if not isinstance(rec, DispatchRec) or (rec.holder[:1] != ((holder,) if holder else ())):
-                continue
-            if holder and state.heap.get(holder) is not rec.holder[1]:
-                continue  # the field holds another object now
-            key = rk[len(DISPATCH) + len(obj) + 1:]
-            if state.heap.get(key, _NO_VALUE) is not rec.joined:
-                continue  # written since
-            recorded = frozenset().union(*(c for c, _ in rec.alts))
-            chosen = [v for c, v in rec.alts if c & classes]
-            if not chosen or not classes <= recorded or (cover and not recorded <= cover):
-                continue
-            if any(v is None for v in chosen):
-                if len(chosen) == 1:
-                    done.append((rk, rec, key, _NO_VALUE))
-                    del state.heap[key]
-                continue
-            if not _same_kind(chosen):
-                continue
-            out = _join_kind(chosen)
-            done.append((rk, rec, key, out))
-            state.heap[key] = out
-        return done
 
     def _call(self, fn: FunctionInfo | None, nested: cst.FunctionDef | None, node: cst.Call,
               arg_vals: list[AVal], recv: AVal | None, frame: Frame, state: State,

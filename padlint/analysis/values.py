@@ -571,44 +571,6 @@ class ReadLog:
         return [k for k in keys if e.get(k, _MISSING) is values.get(k, _MISSING)]
 
 
-#: heap key prefix of a dispatch record (:class:`DispatchRec`): ``DISPATCH + obj + "\\x00" + key``
-DISPATCH = "?~"
-
-
-@dataclass(frozen=True)
-class DispatchRec:
-    """What a call dispatched over the classes an object may be left in one heap key: the
-    joined value the heap holds after the call (``joined``) and each implementation's own
-    (``alts``: (classes, value or None where that way stored nothing), in dispatch order).  An
-    object's class does not change between calls: a later dispatch on the same object gives each
-    implementation the values its own classes left, where the key still holds ``joined``."""
-
-    joined: object
-    alts: tuple
-    # where the object was reached through a field of another one (`self.runner.execute(...)`,
-    # the runner an object some factory returned): the field's heap key and its value when
-    # recorded (None: never stored on the path); the record holds while the field does
-    holder: tuple = ()
-
-    def merge(self, other: "DispatchRec", joined: object) -> "DispatchRec | None":
-        """This record and ``other`` (from another path) joined, ``joined`` being the heap's
-        joined value of the key; None where they name other classes, or a way stored nothing."""
-        if len(self.alts) != len(other.alts) or self.holder != other.holder \
-                or (self.holder and self.holder[1] is not other.holder[1]):
-            return None
-        alts = []
-        for (ca, va), (cb, vb) in zip(self.alts, other.alts):
-            if ca != cb or va is None or vb is None:
-                return None
-            if isinstance(va, LocState) and isinstance(vb, LocState):
-                alts.append((ca, va.join(vb)))
-            elif isinstance(va, LocState) or isinstance(vb, LocState):
-                return None
-            else:
-                alts.append((ca, join_vals(va, vb)))
-        return DispatchRec(joined, tuple(alts), self.holder)
-
-
 #: heap key prefix marking an object field (``UNSET + "@loc.f"``) that some path joined here did
 #: not store: its joined value is not what every path holds (a count a replay reads off the
 #: object is judged only where every path to it stored that count)
@@ -695,13 +657,10 @@ class State:
                 if a is b or a == b:
                     continue
                 out.heap[k] = (a or PERSISTENT).join(b or PERSISTENT, branches)
-        merge: list[str] = []
         for k in records:
             # kept only where every path holds it: a path that did not go through that join, or
             # stored the field since, makes it say nothing of the joined path
             if any(dict.get(s.heap, k) != dict.get(first, k) for s in live[1:]):
-                if k.startswith(DISPATCH):
-                    merge.append(k)  # (below, once the keys they record are joined)
                 del out.heap[k]
         for k in fields:
             vals = [s.heap.get(k) for s in live]
@@ -715,19 +674,6 @@ class State:
             # of the path that stored it (`if pcp: batch = replace(batch, seq_lens=v)` after
             # `v[n:].zero_()`: the other path neither resets nor reads that buffer)
             out.heap[k] = _join_stamped(live, vals)
-        for k in merge:
-            # a dispatch record every path holds, each still describing its path's value of the
-            # key: the records joined (a loop's rounds, each with its own call)
-            key = k[k.index("\x00") + 1:]
-            recs = [dict.get(s.heap, k) for s in live]
-            if not all(isinstance(r, DispatchRec) and dict.get(s.heap, key) is r.joined
-                       for r, s in zip(recs, live)):
-                continue
-            got: DispatchRec | None = recs[0]
-            for r in recs[1:]:
-                got = got.merge(r, dict.get(out.heap, key)) if got is not None else None
-            if got is not None:
-                out.heap[k] = got
         partial: set[str] = set()
         for k in set().union(*(s.env for s in live)):
             if k == PARTIAL:

@@ -1,17 +1,19 @@
-"""An object's class is the same at every call: a dispatch on it remembers what each class left.
+"""An object's class is the same at every call: what a dispatch on it leaves, class by class.
 
 A call on an object whose class is one of several (``self.loader: Loader``, project subclasses
 ``ResettingLoader`` and ``NoBuildLoader``) runs every implementation and joins their effects.  A
-later call on the same object used to start from that join: the class that resets its padding
-rows in ``load`` and builds the metadata in ``build`` was judged on the rows another class left
-(SGLang 0.5.23's dLLM loop calls the model runner's forward again and again: the decode runner's
-``load_batch`` found what the EAGLE draft runner's class had stored on the batch, docs/triage-
-sglang-0.5.23.md Q1-Q5).  Now the dispatch records, per heap key the implementations left with
-different values, each one's value (``values.DispatchRec``); a later dispatch on the same object
-gives each implementation its own classes' values, where nothing wrote the key since.
+later call on the same object starts from that join: the class that resets its padding rows in
+``load`` and builds the metadata in ``build`` is judged on the rows another class left (SGLang
+0.5.23's dLLM loop calls the model runner's forward again and again, docs/triage-sglang-0.5.23.md
+Q1-Q5).  Dispatch records (each implementation's value of each heap key, restored at the next
+call on the same object) were built and measured on 2026-12-06 and not kept: on the SGLang tree
+they changed no finding (the records are lost at the joins with the paths that made no dispatch)
+and raised the peak memory from 3.3 to 4.5 GB (docs/performance.md).  The false alarms they
+remove here are strict xfails; the tests that check a finding stays are the review's cases, which
+any such mechanism must keep.
 
-Written from scratch.  Expected findings come from following one class at a time: the
-metadata constructor (line 10 of ``build`` below, ``CommonAttentionMetadata(...)``) reads rows
+Written from scratch.  Expected findings come from following one class at a time: the metadata
+constructor (line 27, ``CommonAttentionMetadata(...)`` in ``ResettingLoader.build``) reads rows
 ``[n_real:n_pad]`` of ``seq_lens``, which only ``ResettingLoader.load`` resets.
 """
 
@@ -20,8 +22,7 @@ from __future__ import annotations
 import textwrap
 
 from padlint.analysis.engine import Source, check_project
-from padlint.analysis.interp import Interpreter
-from padlint.analysis.values import DISPATCH, DispatchRec, LocState, Reset, State
+import pytest
 from padlint.profile import load_profile
 
 RUNNER = """\
@@ -88,6 +89,7 @@ def _findings(tmp_path, reset: str = "self.seq_lens[n_real:n_pad] = 0", between:
     return sorted((f.line, f.field) for fs in res.values() if isinstance(fs, list) for f in fs)
 
 
+@pytest.mark.xfail(strict=True, reason="dispatch correlation across calls is not built (measured, not kept)")
 def test_each_class_builds_on_what_its_own_load_left(tmp_path):
     # ResettingLoader: load resets [n_real:n_pad], build reads them: clean.  NoBuildLoader leaves
     # them stale but builds nothing.  The join of the two loads is stale; one class is not
@@ -98,77 +100,14 @@ def test_without_the_reset_the_building_class_is_reported(tmp_path):
     assert _findings(tmp_path, reset="pass") == [(SINK_LINE, "seq_lens")]
 
 
-STALE = LocState()                                                 # rows as an earlier step left them
-RESET = LocState(False, frozenset(), frozenset({Reset("n")}))       # padding rows from `n` reset
-KEY = "self.loader.seq_lens"
-REC_KEY = f"{DISPATCH}self.loader\x00{KEY}"
-
-
-def _recorded() -> State:
-    """The state after a dispatch of `load` on `self.loader`: ResettingLoader reset the rows,
-    NoBuildLoader did not; the heap holds the join, the record each one's."""
-    s = State()
-    joined = RESET.join(STALE)
-    s.heap[KEY] = joined
-    s.heap[REC_KEY] = DispatchRec(joined, ((frozenset({"m:A"}), RESET), (frozenset({"m:B"}), STALE)))
-    return s
-
-
-def _restore(state: State, classes: frozenset, cover: frozenset = frozenset()) -> dict:
-    """{key: value given} of the restore before a call for ``classes``."""
-    interp = Interpreter.__new__(Interpreter)  # (only the record index is used)
-    interp._dispatch_keys = {"self.loader": {REC_KEY}}
-    return {k: given for _rk, _rec, k, given in interp._restore_dispatch("self.loader", "", classes, state, cover)}
-
-
-def test_a_later_call_for_one_class_gets_that_class_s_value():
-    s = _recorded()
-    assert _restore(s, frozenset({"m:A"})) == {KEY: RESET}
-    assert s.heap[KEY] == RESET
-
-
-def test_a_dispatch_that_does_not_run_every_recorded_class_restores_nothing():
-    # the dispatch runs only A's implementation among several (B's is not followed): giving A
-    # its own value would lose B's at this dispatch's join
-    s = _recorded()
-    assert _restore(s, frozenset({"m:A"}), cover=frozenset({"m:A"})) == {}
-    assert _restore(s, frozenset({"m:A"}), cover=frozenset({"m:A", "m:B"})) == {KEY: RESET}
-
-
-def test_a_write_since_the_dispatch_voids_the_record():
-    # the key no longer holds the very value the record describes: nothing is restored
-    s = _recorded()
-    other = LocState(False, frozenset(), frozenset({Reset("k")}))
-    assert other != s.heap[KEY]
-    s.heap[KEY] = other
-    assert _restore(s, frozenset({"m:A"})) == {}
-    assert s.heap[KEY] == other
-
-
-def test_a_class_no_way_recorded_gets_nothing():
-    # a class the recorded dispatch did not run (its implementation not followed): the join stays
-    s = _recorded()
-    assert _restore(s, frozenset({"m:A", "m:C"})) == {}
-
-
-def test_records_of_two_paths_merge_where_each_still_holds():
-    a, b = _recorded(), _recorded()
-    b.heap[KEY] = RESET.join(STALE)  # the same value: the record holds on both paths
-    out = State.join([a, b])
-    assert out.heap[REC_KEY] == a.heap[REC_KEY]
-    # a path whose key was written since drops the record at the join
-    c = _recorded()
-    c.heap[KEY] = LocState(False, frozenset(), frozenset({Reset("k")}))
-    c.heap[REC_KEY] = DispatchRec(RESET, ((frozenset({"m:A"}), RESET), (frozenset({"m:B"}), RESET)))
-    assert REC_KEY not in State.join([a, c]).heap
-
-
+@pytest.mark.xfail(strict=True, reason="dispatch correlation across calls is not built (measured, not kept)")
 def test_a_write_of_the_real_rows_keeps_the_record(tmp_path):
     # rows [:num_reqs] written again: the padding rows are as each class's load left them (the
     # key's value does not change: the same rows were written before)
     assert _findings(tmp_path, between="self.loader.seq_lens[:num_reqs] = 2") == []
 
 
+@pytest.mark.xfail(strict=True, reason="dispatch correlation across calls is not built (measured, not kept)")
 def test_the_record_holds_across_a_loop(tmp_path):
     # a serving loop: load and build once, then again each round; each round's load makes a new
     # record, joined with the previous one at the loop head
@@ -182,20 +121,6 @@ def test_the_record_holds_across_a_loop(tmp_path):
     assert "for _ in range" in looped
     assert _findings(tmp_path, runner=looped) == []
     assert _findings(tmp_path, runner=looped, reset="pass") == [(SINK_LINE, "seq_lens")]
-
-
-def test_records_that_differ_merge_class_by_class():
-    # two paths, each through its own dispatch (a loop's rounds): class A reset on one path and
-    # left its rows stale on the other; B stale on both.  After the join, A's value is the join
-    # of A's two values, and the record describes the joined key
-    a = _recorded()
-    d = State()
-    d.heap[KEY] = STALE
-    d.heap[REC_KEY] = DispatchRec(STALE, ((frozenset({"m:A"}), STALE), (frozenset({"m:B"}), STALE)))
-    out = State.join([a, d])
-    rec = out.heap[REC_KEY]
-    assert rec.joined == out.heap[KEY]
-    assert rec.alts == ((frozenset({"m:A"}), RESET.join(STALE)), (frozenset({"m:B"}), STALE))
 
 
 # Review of 2026-12-06 (each a finding the first version silenced; expected findings reasoned
@@ -231,10 +156,10 @@ def test_a_written_key_keeps_the_other_classes_values(tmp_path):
     assert (49, "seq_lens") in _check(tmp_path, text)
 
 
-def test_a_summary_depends_on_the_record_it_used(tmp_path):
-    # `finish` runs twice: after the dispatch (clean for the building class) and after the runner
-    # copied another buffer's stale rows over the padded rows; the second call must not reuse
-    # the first one's summary (the record read there is no longer valid)
+def test_a_summary_of_a_later_call_sees_the_rows_copied_since(tmp_path):
+    # `finish` runs twice: after the dispatch (clean for the building class, were the classes
+    # told apart) and after the runner copied another buffer's stale rows over the padded rows;
+    # the second call must not reuse the first one's summary: the copied rows are reported
     text = LOADERS + """class Runner:
     def __init__(self, loader: Loader, n):
         self.loader = loader
@@ -250,7 +175,11 @@ def test_a_summary_depends_on_the_record_it_used(tmp_path):
         second = self.finish(num_reqs, num_reqs_padded)
         return first, second
 """
-    assert [line for line, _ in _check(tmp_path, text)] == [SINK_LINE]
+    p = tmp_path / "runner.py"
+    p.write_text(text, encoding="utf-8")
+    res = check_project([Source(str(p), text)], load_profile("vllm"))
+    assert (SINK_LINE, "self.src[:num_reqs_padded]") in {
+        (f.line, f.buffer) for fs in res.values() if isinstance(fs, list) for f in fs}
 
 
 def test_objects_a_function_returns_are_not_one_object(tmp_path):
@@ -322,29 +251,10 @@ class Runner:
 """
 
 
+@pytest.mark.xfail(strict=True, reason="dispatch correlation across calls is not built (measured, not kept)")
 def test_an_object_held_in_a_field_of_another(tmp_path):
     # the runner reaches the loader through the model it holds: one object at both calls
     assert _check(tmp_path, FACTORY_RUNNER.replace("BETWEEN", "pass")) == []
-
-
-def test_a_record_made_through_a_field_holds_while_the_field_does():
-    # `h.f.m(...)` where `h.f` holds an object whose location may stand for several (a factory's
-    # result, SGLang's `capture_decode_graph(...).runner`): the record is keyed on the field and
-    # remembers what the field held; another value there (the field stored since) voids it
-    held = object()
-    s = _recorded()
-    rec = s.heap[REC_KEY]
-    s.heap[REC_KEY] = DispatchRec(rec.joined, rec.alts, ("@self.loader", held))
-    interp = Interpreter.__new__(Interpreter)
-    interp._dispatch_keys = {"self.loader": {REC_KEY}}
-    s.heap["@self.loader"] = held
-    assert [k for _rk, _r, k, _g in interp._restore_dispatch("self.loader", "@self.loader", frozenset({"m:A"}),
-                                                              s.copy(), frozenset())] == [KEY]
-    s.heap["@self.loader"] = object()
-    assert interp._restore_dispatch("self.loader", "@self.loader", frozenset({"m:A"}), s, frozenset()) == []
-    # a record made on the object itself is not one made through the field
-    s.heap["@self.loader"] = held
-    assert interp._restore_dispatch("self.loader", "", frozenset({"m:A"}), s, frozenset()) == []
 
 
 def test_a_field_stored_again_holds_another_object(tmp_path):
