@@ -3909,7 +3909,8 @@ class Interpreter:
 
     def _key_of(self, node, frame: Frame, state: State) -> KeyVal | None:
         """The dict keys an index names: a string literal, or a name bound to keys (a loop over
-        a module-level tuple of names); else None."""
+        a module-level tuple of names), or a tuple of such parts and others (:meth:`_tuple_key`);
+        else None."""
         if isinstance(node, cst.SimpleString):
             key = node.evaluated_value
             return KeyVal(frozenset({key})) if isinstance(key, str) else None

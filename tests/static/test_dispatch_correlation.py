@@ -198,31 +198,6 @@ def test_objects_a_function_returns_are_not_one_object(tmp_path):
     assert (SINK_LINE, "seq_lens") in _check(tmp_path, text)
 
 
-def test_a_default_is_what_the_def_saw(tmp_path):
-    # `def build(k=n)` with `n` rebound after the `def`: the default is the padded count
-    body = """import torch
-from vllm.v1.attention.backend import CommonAttentionMetadata
-
-
-class ModelRunner:
-    def __init__(self, max_num_reqs: int) -> None:
-        self.seq_lens = torch.zeros(max_num_reqs, dtype=torch.int32)
-
-    def execute_model(self, scheduler_output):
-        num_reqs = scheduler_output.num_reqs
-        num_reqs_padded = self.cudagraph_dispatcher.pad(num_reqs)
-        self.seq_lens[:num_reqs] = torch.as_tensor(scheduler_output.seq_lens)
-        n = num_reqs_padded
-        def build(k=n):
-            return CommonAttentionMetadata(seq_lens=self.seq_lens[:k], num_reqs=k)
-        n = num_reqs
-        CALL
-"""
-    assert _check(tmp_path, body.replace("CALL", "return build()")) == [(15, "seq_lens")]
-    # taken as a value after the rebinding, called later: still the `def`'s default
-    assert _check(tmp_path, body.replace("CALL", "f = build\n        return f()")) == [(15, "seq_lens")]
-
-
 FACTORY_RUNNER = LOADERS + """def make_loader(n) -> Loader:
     return pick_loader_class()(n)
 

@@ -316,3 +316,14 @@ def test_cls_in_an_inherited_class_method_is_the_callers_class(tmp_path, call, b
 ])
 def test_a_default_naming_an_enclosing_local_is_its_value(tmp_path, body, expected):
     assert _check(tmp_path, body) == expected
+
+
+@pytest.mark.parametrize("call", ["return build()", "f = build\nreturn f()"])
+def test_a_default_is_what_the_def_saw(tmp_path, call):
+    # `def build(k=n)` with `n` rebound after the `def`: the default is the padded count the `def`
+    # saw, also where the function is taken as a value after the rebinding (line 15: the sink)
+    body = ("n = num_reqs_padded\n"
+            "def build(k=n):\n"
+            "    return CommonAttentionMetadata(seq_lens=self.seq_lens[:k], num_reqs=k)\n"
+            "n = num_reqs\n" + call)
+    assert _check(tmp_path, body) == [("PAD001", 15, "seq_lens")]
