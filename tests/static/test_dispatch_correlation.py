@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import textwrap
 
-from padlint.analysis.engine import Source, check_project
 import pytest
+
+from padlint.analysis.engine import Source, check_project
 from padlint.profile import load_profile
 
 RUNNER = """\
@@ -79,14 +80,23 @@ class Runner:
 SINK_LINE = 27  # `return CommonAttentionMetadata(seq_lens=self.seq_lens[:n_pad])`
 
 
+def _run(tmp_path, text: str) -> list:
+    """The findings of ``text`` checked as ``runner.py`` with the vLLM profile."""
+    p = tmp_path / "runner.py"
+    p.write_text(text, encoding="utf-8")
+    res = check_project([Source(str(p), text)], load_profile("vllm"))
+    return [f for fs in res.values() if isinstance(fs, list) for f in fs]
+
+
+def _check(tmp_path, text: str) -> list[tuple[int, str]]:
+    return sorted((f.line, f.field) for f in _run(tmp_path, text))
+
+
 def _findings(tmp_path, reset: str = "self.seq_lens[n_real:n_pad] = 0", between: str = "pass",
               runner: str = RUNNER):
     text = runner.replace("{RESET}", reset).replace("{BETWEEN}", between)
     assert textwrap.dedent(text).splitlines()[SINK_LINE - 1].strip().startswith("return CommonAttentionMetadata")
-    p = tmp_path / "runner.py"
-    p.write_text(text, encoding="utf-8")
-    res = check_project([Source(str(p), text)], load_profile("vllm"))
-    return sorted((f.line, f.field) for fs in res.values() if isinstance(fs, list) for f in fs)
+    return _check(tmp_path, text)
 
 
 @pytest.mark.xfail(strict=True, reason="dispatch correlation across calls is not built (measured, not kept)")
@@ -125,13 +135,6 @@ def test_the_record_holds_across_a_loop(tmp_path):
 
 # Review of 2026-12-06 (each a finding the first version silenced; expected findings reasoned
 # from one class at a time, as above)
-
-def _check(tmp_path, text: str, profile: str = "vllm") -> list[tuple[int, str]]:
-    p = tmp_path / "runner.py"
-    p.write_text(text, encoding="utf-8")
-    res = check_project([Source(str(p), text)], load_profile(profile))
-    return sorted((f.line, f.field) for fs in res.values() if isinstance(fs, list) for f in fs)
-
 
 LOADERS = RUNNER.split("class Runner:")[0].replace("{RESET}", "self.seq_lens[n_real:n_pad] = 0")
 
@@ -175,11 +178,7 @@ def test_a_summary_of_a_later_call_sees_the_rows_copied_since(tmp_path):
         second = self.finish(num_reqs, num_reqs_padded)
         return first, second
 """
-    p = tmp_path / "runner.py"
-    p.write_text(text, encoding="utf-8")
-    res = check_project([Source(str(p), text)], load_profile("vllm"))
-    assert (SINK_LINE, "self.src[:num_reqs_padded]") in {
-        (f.line, f.buffer) for fs in res.values() if isinstance(fs, list) for f in fs}
+    assert (SINK_LINE, "self.src[:num_reqs_padded]") in {(f.line, f.buffer) for f in _run(tmp_path, text)}
 
 
 def test_objects_a_function_returns_are_not_one_object(tmp_path):
