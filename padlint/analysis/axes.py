@@ -534,9 +534,14 @@ class AxisAnalysis:
 
     # ------------------------------------------------------------- sites
     def scan_module(self, mod: ModuleInfo, path: str, out: AxisFacts) -> None:
-        for qual, fn, cls_name in _functions(mod.tree):
+        # a tree for this scan alone, and the per-node tables emptied after it: a tree run scans
+        # hundreds of modules once each, and keeping their trees was most of this rule's memory
+        for qual, fn, cls_name in _functions(mod.peek_tree()):
             cls = mod.classes.get(cls_name) if cls_name else None
             self._scan_function(qual, fn, cls, mod, path, out)
+        self._locals.clear()
+        self._own.clear()
+        self._stmts.clear()
 
     def _scan_function(self, qual: str, fn: ast.AST, cls: ClassInfo | None, mod: ModuleInfo, path: str,
                        out: AxisFacts) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from padlint.analysis.index import (
@@ -82,6 +83,23 @@ _TAIL_WRITE = re.compile(r"\w\[\s*(?::\s*,\s*)*[A-Za-z_][\w.]*\s*(?:[+-]\s*\w+\s
 _COUNT_SLICE = re.compile(r"\bself\.[\w.]+\[\s*(?::\s*,\s*)*(?:[\w.]*\s*:\s*[A-Za-z_]|[A-Za-z_][\w.]*\s*(?:[+-]\s*\d+\s*)?:)")
 
 
+class _PeekedNodes(Mapping):
+    """A module's functions by name as ``def`` nodes, each made on lookup and not kept
+    (:meth:`FunctionInfo.peek`): a kernel's helpers, read once."""
+
+    def __init__(self, functions: Mapping[str, FunctionInfo]):
+        self._functions = functions
+
+    def __getitem__(self, name: str):
+        return self._functions[name].peek()
+
+    def __iter__(self):
+        return iter(self._functions)
+
+    def __len__(self) -> int:
+        return len(self._functions)
+
+
 class CallGraph:
     MAX_DEPTH = 6  # calls searched below a function for relevance (deeper: not relevant)
 
@@ -96,6 +114,7 @@ class CallGraph:
         self._core: dict[str, bool] = {}
         self._sink: dict[str, bool] = {}
         self._callees: dict[str, list[FunctionInfo]] = {}
+        self._returns: dict[str, list[str]] = {}  # function key -> its return annotation's class names
         self._relevant: dict[str, bool] = {}
         self._sinkward: dict[str, bool] = {}
         self._callers: dict[str, list[FunctionInfo]] = {}
@@ -176,7 +195,7 @@ class CallGraph:
                 v = True
             if not v and "store(" in text:  # a kernel that pads the tail rows of a pointer argument
                 mod = self.project.module(fn.module)
-                v = bool(tail_stores(fn.node, {k: f.node for k, f in mod.functions.items()} if mod else None))
+                v = bool(tail_stores(fn.peek(), _PeekedNodes(mod.functions) if mod else None))
             if not v:  # a metadata builder constructs its output (a sink)
                 v = self._builds_output(fn, text)
             if not v and fn.owner and (".replay(" in text or any(f"{r}(" in text for r in self._replay_names)):
@@ -379,15 +398,16 @@ class CallGraph:
         mod = self.project.module(fn.module)
         owner = self.project.class_info(fn.owner) if fn.owner else None
         params: dict[str, list[str]] = {}
-        a = fn.node.args
+        node = fn.peek()  # the result is kept by key: the node need not be
+        a = node.args
         for p in (*a.posonlyargs, *a.args, *a.kwonlyargs):
             names = _type_names(p.annotation)
             if names:
                 params[p.arg] = names
         if mod is not None:
             called: set[int] = set()
-            local = self._local_classes(fn, mod, owner, params)
-            for sub in ast.walk(fn.node):
+            local = self._local_classes(node, mod, owner, params)
+            for sub in ast.walk(node):
                 if isinstance(sub, ast.Call):
                     called.add(id(sub.func))
                     # a method passed to another function (`warmup(self.execute_model)`) is called
@@ -400,7 +420,7 @@ class CallGraph:
             if owner is not None:
                 # a method taken as a value and called later in this function (`fn = self._a if c
                 # else self._b; fn(...)`): an edge too, or it would look like an entry point
-                for sub in ast.walk(fn.node):
+                for sub in ast.walk(node):
                     if isinstance(sub, ast.Attribute) and id(sub) not in called \
                             and isinstance(sub.value, ast.Name) and sub.value.id == "self" \
                             and isinstance(sub.ctx, ast.Load):
@@ -409,14 +429,14 @@ class CallGraph:
         v = self._callees[fn.key] = list(out.values())
         return v
 
-    def _local_classes(self, fn: FunctionInfo, mod: ModuleInfo, owner: ClassInfo | None,
+    def _local_classes(self, node: ast.AST, mod: ModuleInfo, owner: ClassInfo | None,
                        params: dict[str, list[str]]) -> dict[str, list[ClassInfo]]:
         """Classes of the local names a function binds to typed expressions (one binding each:
         a name bound twice to different things is left out): ``g = self.attn_groups[i][j]``,
         ``b = g.get_metadata_builder()`` (a return annotation)."""
         out: dict[str, list[ClassInfo]] = {}
         seen: set[str] = set()
-        for sub in ast.walk(fn.node):
+        for sub in ast.walk(node):
             if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
                 name = sub.targets[0].id
                 if name in seen:
@@ -481,9 +501,10 @@ class CallGraph:
         if isinstance(expr, ast.Call):
             out = {}
             for t in self.resolve_call(expr.func, mod, owner, params, local, depth + 1):
-                if t.node.returns is not None:
+                names = self._return_names(t)
+                if names:
                     tmod = self.project.module(t.module)
-                    for name in _type_names(t.node.returns):
+                    for name in names:
                         c = self.project.resolve(tmod, name) if tmod is not None else None
                         if isinstance(c, ClassInfo):
                             out.setdefault(c.key, c)
@@ -583,8 +604,16 @@ class CallGraph:
                 memo[k] = v
         return memo[fn.key]
 
+    def _return_names(self, fn: FunctionInfo) -> list[str]:
+        """The class names ``fn``'s return annotation may denote (kept by key)."""
+        v = self._returns.get(fn.key)
+        if v is None:
+            v = self._returns[fn.key] = _type_names(fn.peek().returns)
+        return v
+
     def _stores_on_sink_param(self, fn: FunctionInfo) -> bool:
-        a = fn.node.args
+        node = fn.peek()  # its result is kept (holds_sink's closure): the node need not be
+        a = node.args
         typed = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)
                  if any(self.profile.is_sink_constructor(n.rsplit(".", 1)[-1]) for n in _type_names(p.annotation))}
         if not typed:
@@ -592,13 +621,13 @@ class CallGraph:
         # a local bound only to such a parameter is the same object (`m = metadata`): its one
         # binding in the function (no loop, `with`, tuple or other assignment rebinds it)
         stores: dict[str, int] = {}
-        for sub in ast.walk(fn.node):
+        for sub in ast.walk(node):
             if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
                 stores[sub.id] = stores.get(sub.id, 0) + 1
-        typed |= {t.id for sub in ast.walk(fn.node) if isinstance(sub, ast.Assign) and len(sub.targets) == 1
+        typed |= {t.id for sub in ast.walk(node) if isinstance(sub, ast.Assign) and len(sub.targets) == 1
                   for t in sub.targets if isinstance(t, ast.Name) and t.id not in typed
                   and stores.get(t.id) == 1 and isinstance(sub.value, ast.Name) and sub.value.id in typed}
-        for sub in ast.walk(fn.node):
+        for sub in ast.walk(node):
             if isinstance(sub, (ast.Assign, ast.AnnAssign)):
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
                 # `forward_batch.x = v`, or a store on an object it holds (`forward_batch.spec_info.x = v`)

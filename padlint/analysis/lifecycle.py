@@ -391,7 +391,9 @@ class _Scan:
         found: dict[str, Buffer] = {}
         aliases: dict[str, str] = {}
         for meth in self.cls.methods.values():
-            for sub in ast.walk(meth.node):
+            # a node made for this scan and not kept (most classes own no buffer, and the rest
+            # of the scan is skipped for them)
+            for sub in ast.walk(meth.peek()):
                 if isinstance(sub, ast.Assign):
                     targets, value = sub.targets, sub.value
                 elif isinstance(sub, ast.AnnAssign) and sub.value is not None:

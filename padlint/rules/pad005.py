@@ -193,7 +193,7 @@ def table_findings(facts: Facts) -> list[Finding]:
             mod = facts.project.module(key)
             if row is None or row < 0 or mod is None:
                 continue  # a negative sentinel is skipped or wraps: PAD002's question
-            for node in ast.walk(mod.tree):
+            for node in ast.walk(mod.peek_tree()):
                 targets = node.targets if isinstance(node, ast.Assign) else \
                     [node.target] if isinstance(node, ast.AnnAssign) and node.value is not None else []
                 if not any(isinstance(t, ast.Attribute) and t.attr == spec.table for t in targets):
@@ -248,7 +248,7 @@ def local_findings(facts: Facts) -> list[Finding]:
         # and not kept (most files of a tree mention `empty` and are no part of the analysis)
         mod = facts.project.parsed(key)
         try:
-            tree = mod.tree if mod is not None else ast.parse(text)
+            tree = mod.peek_tree() if mod is not None else ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         lines = split_lines(text)
