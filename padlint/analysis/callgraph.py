@@ -236,7 +236,7 @@ class CallGraph:
             kind = None
             if name in self._pool_names(module):
                 mod = self.project.module(module)
-                kind = module_container(mod.tree, name) if mod is not None else None
+                kind = module_container(mod, name) if mod is not None else None
             self._pool_kinds[key] = kind
         return kind
 
@@ -345,7 +345,7 @@ class CallGraph:
                 continue
             for c in tmro:
                 mod = self.project.module(c.module)
-                for item in c.node.body if mod is not None else ():
+                for item in c.items() if mod is not None else ():
                     if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
                         for n in _type_names(item.annotation):
                             r = self.project.resolve(mod, n)
@@ -745,7 +745,7 @@ class CallGraph:
     def _module_strings(self, module: str, name: str) -> tuple[str, ...] | None:
         """The strings of a module-level ``NAME = ("a", "b")`` of ``module`` (:func:`module_strings`)."""
         mod = self.project.module(module) if module else None
-        return module_strings(mod.tree, name) if mod is not None else None
+        return module_strings(mod.top_statements(), name) if mod is not None else None
 
     def _written_by_holder_calls(self, cls: ClassInfo, fn: ast.AST, aliases: dict[str, str],
                                  inputs: set[str]) -> set[str]:
@@ -1443,18 +1443,19 @@ def _str_tuple(v: ast.AST, limit: int = 64) -> tuple[str, ...] | None:
     return None
 
 
-def module_strings(tree: ast.Module, name: str, limit: int = 64) -> tuple[str, ...] | None:
+def module_strings(body: list[ast.stmt], name: str, limit: int = 64) -> tuple[str, ...] | None:
     """The strings of a module-level ``NAME = ("a", "b")`` (or ``NAME: tuple[str, ...] = ...``)
-    assigned once in ``tree``, a literal tuple, list or set of at most ``limit`` strings; else None."""
-    value = _assigned_once(tree, name)
+    assigned once in ``body`` (a module's statements), a literal tuple, list or set of at most
+    ``limit`` strings; else None."""
+    value = _assigned_once(body, name)
     return _str_tuple(value, limit) if value is not None else None
 
 
-def _assigned_once(tree: ast.Module, name: str) -> ast.expr | None:
-    """The value of the one module-level assignment of ``NAME`` in ``tree`` (annotated too); None
-    where it is assigned other than once."""
+def _assigned_once(body: list[ast.stmt], name: str) -> ast.expr | None:
+    """The value of the one module-level assignment of ``NAME`` in ``body`` (a module's
+    statements; annotated too); None where it is assigned other than once."""
     found, seen = None, 0
-    for st in tree.body:
+    for st in body:
         if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets) \
                 or isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.target.id == name \
                 and st.value is not None:
@@ -1478,13 +1479,14 @@ def pool_candidates(text: str) -> frozenset[str]:
     return frozenset(m.group(1) for m in _POOL_LINE.finditer(text))
 
 
-def module_container(tree: ast.Module, name: str) -> str | None:
+def module_container(mod: ModuleInfo, name: str) -> str | None:
     """``"dict"`` or ``"list"`` for a module-level mutable container ``NAME = {}`` (``[]``,
     ``dict()``, ``defaultdict(list)``, ``collections.OrderedDict()``, annotated too) assigned once
-    in ``tree`` from which a function hands out what it puts there in place of a parameter
+    in ``mod`` from which a function hands out what it puts there in place of a parameter
     (:func:`_stores_parameter`): a pool the process shares of buffers its callers own, whose
-    elements outlive every call; else None."""
-    v = _assigned_once(tree, name)
+    elements outlive every call; else None.  The module's tree is read for this question and
+    not kept."""
+    v = _assigned_once(mod.top_statements(), name)
     if isinstance(v, ast.Dict):
         found = "dict"
     elif isinstance(v, ast.List):
@@ -1495,7 +1497,7 @@ def module_container(tree: ast.Module, name: str) -> str | None:
         found = _CONTAINER_CALLS[f]
     else:
         return None
-    return found if _stores_parameter(tree, name) else None
+    return found if _stores_parameter(mod.peek_tree(), name) else None
 
 
 def _stores_parameter(tree: ast.Module, name: str) -> bool:

@@ -3952,7 +3952,7 @@ class Interpreter:
         if memo != 0:
             return memo
         mod = self.project.module(module) if module else None
-        found = module_strings(mod.tree, name, MAX_KEYS) if mod is not None else None
+        found = module_strings(mod.top_statements(), name, MAX_KEYS) if mod is not None else None
         self._keys_memo[(module, name)] = found
         return found
 

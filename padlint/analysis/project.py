@@ -93,12 +93,25 @@ class ClassInfo:
     start: int = 0                         # first line, decorators included
     end: int = 0                           # last line
     _node: ast.ClassDef | None = field(default=None, repr=False, compare=False)
+    _items: list[ast.stmt] | None = field(default=None, repr=False, compare=False)
 
     @property
     def node(self) -> ast.ClassDef:
         if self._node is None:
             self._node = self.mod.def_node(self.where, self.start, self.end, ())
         return self._node
+
+    def items(self) -> list[ast.stmt]:
+        """The statements of the class body other than ``def``s and nested classes (fields and
+        class attributes: ``x: int``, ``metadata_cls = FooMetadata``), kept; read from the held
+        node, else from a parse of the class that hands out and keeps none of its methods' nodes
+        (a class read for its fields alone then holds no method body)."""
+        if self._items is None:
+            node = self._node if self._node is not None else \
+                self.mod.def_node(self.where, self.start, self.end, (), adopt=False)
+            self._items = [st for st in node.body
+                           if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        return self._items
 
 
 @dataclass
@@ -125,6 +138,7 @@ class ModuleInfo:
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
     _tree: ast.Module | None = field(default=None, repr=False, compare=False)   # kept for good
     _spare: ast.Module | None = field(default=None, repr=False, compare=False)  # the index's, droppable
+    _top: list[ast.stmt] | None = field(default=None, repr=False, compare=False)  # top_statements
 
     @property
     def tree(self) -> ast.Module:
@@ -137,6 +151,15 @@ class ModuleInfo:
                 self._adopt(tree.body, [*self.functions.values(), *self.classes.values()])
             self._tree = tree
         return self._tree
+
+    def top_statements(self) -> list[ast.stmt]:
+        """The module-level statements other than ``def``s and classes (imports, constants,
+        module-level containers), kept: what a question about a module-level name reads, without
+        keeping the module's tree."""
+        if self._top is None:
+            self._top = [st for st in self.peek_tree().body
+                         if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        return self._top
 
     def peek_tree(self) -> ast.Module:
         """The module's tree for one scan whose result does not hold on to its nodes by identity
@@ -168,9 +191,12 @@ class ModuleInfo:
             if isinstance(info, ClassInfo):
                 ModuleInfo._adopt(node.body, list(info.methods.values()))
 
-    def def_node(self, where: tuple[int, int], start: int, end: int, ancestors: tuple[int, ...]):
+    def def_node(self, where: tuple[int, int], start: int, end: int, ancestors: tuple[int, ...],
+                 adopt: bool = True):
         """The ``def``/``class`` node of a top-level function, class or method whose keyword is
-        at ``where``, spanning lines ``start``-``end`` inside classes at columns ``ancestors``."""
+        at ``where``, spanning lines ``start``-``end`` inside classes at columns ``ancestors``.
+        ``adopt=False``: a class parsed here hands its methods' nodes to no one (a node for one
+        read, not kept)."""
         for c in self.classes.values():  # a method of a class whose node is held: from its body
             if c._node is not None and c.start <= where[0] <= c.end and c.where != where:
                 found = _find_def(c._node.body, where, nested=False)
@@ -192,7 +218,7 @@ class ModuleInfo:
             if found is None:
                 raise LookupError(f"no definition at line {where[0]} of {self.path}")
             return found
-        if isinstance(node, ast.ClassDef):  # its methods: the nodes already handed out
+        if isinstance(node, ast.ClassDef) and adopt:  # its methods: the nodes already handed out
             cls = next((c for c in self.classes.values() if c.where == where), None)
             if cls is not None:
                 self._adopt(node.body, list(cls.methods.values()))
@@ -836,7 +862,7 @@ class Project:
     def _field_declaration(self, cls: ClassInfo, attr: str) -> ast.AnnAssign | None:
         """The class-level annotation of field ``attr`` in ``cls`` or the first base declaring it."""
         for c in self.mro(cls):
-            for item in c.node.body:
+            for item in c.items():
                 if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) \
                         and item.target.id == attr:
                     return item
@@ -1064,7 +1090,7 @@ class Project:
         out: dict[str, ClassInfo] = {}
         for c in [*self.mro(cls), *self._subclasses_whose_text(cls, f"{attr} =")]:
             mod = self.module(c.module)
-            for item in c.node.body:
+            for item in c.items():
                 targets = item.targets if isinstance(item, ast.Assign) else \
                     [item.target] if isinstance(item, ast.AnnAssign) and item.value is not None else []
                 if mod is None or not any(isinstance(t, ast.Name) and t.id == attr for t in targets):
