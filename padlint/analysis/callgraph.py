@@ -83,7 +83,7 @@ _TAIL_WRITE = re.compile(r"\w\[\s*(?::\s*,\s*)*[A-Za-z_][\w.]*\s*(?:[+-]\s*\w+\s
 _COUNT_SLICE = re.compile(r"\bself\.[\w.]+\[\s*(?::\s*,\s*)*(?:[\w.]*\s*:\s*[A-Za-z_]|[A-Za-z_][\w.]*\s*(?:[+-]\s*\d+\s*)?:)")
 
 
-class _PeekedNodes(Mapping):
+class PeekedNodes(Mapping):
     """A module's functions by name as ``def`` nodes, each made on lookup and not kept
     (:meth:`FunctionInfo.peek`): a kernel's helpers, read once."""
 
@@ -195,7 +195,7 @@ class CallGraph:
                 v = True
             if not v and "store(" in text:  # a kernel that pads the tail rows of a pointer argument
                 mod = self.project.module(fn.module)
-                v = bool(tail_stores(fn.peek(), _PeekedNodes(mod.functions) if mod else None))
+                v = bool(tail_stores(fn.peek(), PeekedNodes(mod.functions) if mod else None))
             if not v:  # a metadata builder constructs its output (a sink)
                 v = self._builds_output(fn, text)
             if not v and fn.owner and (".replay(" in text or any(f"{r}(" in text for r in self._replay_names)):
@@ -937,13 +937,14 @@ class CallGraph:
             for m in c.methods.values():
                 if not self._runs_for(cls, m):
                     continue  # a base's method the class overrides without calling it
-                a = m.node.args
+                node = m.peek()  # the result keeps no node
+                a = node.args
                 params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)} - {"self"}
-                rebound = {n.id for sub in ast.walk(m.node)
+                rebound = {n.id for sub in ast.walk(node)
                            if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign))
                            for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target])
                            for n in ast.walk(t) if isinstance(n, ast.Name)}
-                for sub in ast.walk(m.node):
+                for sub in ast.walk(node):
                     targets = sub.targets if isinstance(sub, ast.Assign) else \
                         [sub.target] if isinstance(sub, (ast.AnnAssign, ast.AugAssign)) else []
                     for t in targets:
@@ -1012,11 +1013,17 @@ class CallGraph:
         if v is not None:
             return v
         out: dict[str, set[str]] = {}
+        # a method whose text names no pattern's last part (`capture(` for
+        # `*cudagraph_manager.capture`) makes no such call: not parsed
+        words = None if any(any(ch in p.rpartition(".")[2] for ch in "*?[") for p in pats) \
+            else {p.rpartition(".")[2] + "(" for p in pats}
         for c in self.project.mro(cls):
             for m in c.methods.values():
+                if words is not None and not any(w in self._text(m) for w in words):
+                    continue
                 local: dict[str, set[str]] = {}
                 calls = []
-                for sub in ast.walk(m.node):
+                for sub in ast.walk(m.peek()):  # the result keeps no node
                     if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
                         local.setdefault(sub.targets[0].id, set()).update(_self_methods(sub.value))
                     elif isinstance(sub, ast.Call) and any(fnmatch.fnmatchcase(_dotted(sub.func) or "", pat)

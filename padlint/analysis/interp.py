@@ -28,7 +28,7 @@ from padlint.analysis.values import (
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
 from padlint.analysis.buffers import _MODULES as READ_ONLY_MODULES, _PURE_MODULE_FUNCS as READ_ONLY_FUNCS
 from padlint.analysis.literals import same_literal
-from padlint.analysis.callgraph import CallGraph, module_strings
+from padlint.analysis.callgraph import CallGraph, PeekedNodes, module_strings
 from padlint.analysis.project import (
     ClassInfo,
     FunctionInfo,
@@ -5786,8 +5786,8 @@ class Interpreter:
             stores = self._kernel_stores.get(fn.key)
             if stores is None:
                 mod = self.project.module(fn.module)
-                helpers = {k: f.node for k, f in mod.functions.items()} if mod is not None else None
-                stores = self._kernel_stores[fn.key] = tail_stores(fn.node, helpers)
+                helpers = PeekedNodes(mod.functions) if mod is not None else None
+                stores = self._kernel_stores[fn.key] = tail_stores(fn.peek(), helpers)
             positional = [a for a in node.args if a.keyword is None and not a.star]
             by_kw = {a.keyword.value: a for a in node.args if a.keyword is not None}
             self._note_kernel_writes(fn, positional, by_kw, vals)
