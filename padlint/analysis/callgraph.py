@@ -165,7 +165,7 @@ class CallGraph:
         mod = self.project.module(fn.module)
         if mod is None:
             return ""
-        return "".join(mod.lines[fn.start - 1:fn.end])
+        return mod.line_text(fn.start, fn.end)
 
     def core(self, fn: FunctionInfo) -> bool:
         v = self._core.get(fn.key)
@@ -1386,7 +1386,7 @@ class CallGraph:
             for f in _functions(mod):
                 if f.key == fn.key:
                     continue
-                if not rx.search("".join(mod.lines[f.start - 1:f.end])):
+                if not rx.search(mod.line_text(f.start, f.end)):
                     continue
                 if any(c.key == fn.key for c in self.callees(f)):
                     out.setdefault(f.key, f)

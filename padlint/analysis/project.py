@@ -20,12 +20,15 @@ import collections
 import os
 import re
 import warnings
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
 from padlint.model import split_lines
 from padlint.prefilter import writes_rows
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 FuncNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -131,7 +134,6 @@ class ModuleInfo:
     key: str
     path: str
     text: str
-    lines: list[str]
     is_package: bool = False
     imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # local -> (module, attr)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
@@ -139,6 +141,29 @@ class ModuleInfo:
     _tree: ast.Module | None = field(default=None, repr=False, compare=False)   # kept for good
     _spare: ast.Module | None = field(default=None, repr=False, compare=False)  # the index's, droppable
     _top: list[ast.stmt] | None = field(default=None, repr=False, compare=False)  # top_statements
+    _lines: list[str] | None = field(default=None, repr=False, compare=False)  # lines, once asked for
+    _starts: array | None = field(default=None, repr=False, compare=False)  # offset of each line's start
+
+    @property
+    def lines(self) -> list[str]:
+        """The module's lines with their ends, split on first use and kept (a module read only
+        to resolve names, or for :meth:`line_text`, never splits its text)."""
+        if self._lines is None:
+            self._lines = split_lines(self.text, keepends=True)
+        return self._lines
+
+    def line_text(self, start: int, end: int) -> str:
+        """``"".join(self.lines[start - 1:end])`` (lines numbered from 1) from the text itself."""
+        if self._lines is not None:
+            return "".join(self._lines[start - 1:end])
+        starts = self._starts
+        if starts is None:
+            starts = self._starts = array("L", [0])
+            starts.extend(m.end() for m in _LINE_END.finditer(self.text))
+        n = len(self.text)
+        a = starts[start - 1] if start - 1 < len(starts) else n
+        b = starts[end] if end < len(starts) else n
+        return self.text[a:b] if b > a else ""
 
     @property
     def tree(self) -> ast.Module:
@@ -460,8 +485,7 @@ def index_module(key: str, path: str, text: str, *, is_package: bool = False) ->
     tree = _parse(text, path)
     if tree is None:
         return None
-    info = ModuleInfo(key=key, path=path, text=text, lines=split_lines(text, keepends=True),
-                      is_package=is_package, _spare=tree)
+    info = ModuleInfo(key=key, path=path, text=text, is_package=is_package, _spare=tree)
     package = key if is_package else key.rpartition(".")[0]
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
