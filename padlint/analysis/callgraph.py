@@ -991,10 +991,12 @@ class CallGraph:
         the name resolves to, or each override between calls ``super().name(...)``."""
         r = self.project.find_method(cls, m.name)
         while r is not None and r is not m:
-            if not any(isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
-                       and sub.func.attr == m.name and isinstance(sub.func.value, ast.Call)
-                       and isinstance(sub.func.value.func, ast.Name) and sub.func.value.func.id == "super"
-                       for sub in ast.walk(r.node)):
+            # (an override whose text has no `super(` calls no base: not parsed)
+            if "super(" not in self._text(r) or not any(
+                    isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
+                    and sub.func.attr == m.name and isinstance(sub.func.value, ast.Call)
+                    and isinstance(sub.func.value.func, ast.Name) and sub.func.value.func.id == "super"
+                    for sub in ast.walk(r.peek())):
                 return False
             r = self.project.find_method(cls, m.name, after=r.owner)
         return r is m
@@ -1139,11 +1141,14 @@ class CallGraph:
             for m in c.methods.values():
                 if not self._runs_for(cls, m):
                     continue  # overridden, and the override does not call it
-                if m.name in captured or any(fnmatch.fnmatchcase(m.name, pat) for pat in capture) or any(
-                        isinstance(w, ast.With) and any(
-                            isinstance(i.context_expr, ast.Call)
-                            and (_dotted(i.context_expr.func) or "").rsplit(".", 1)[-1] == "graph"
-                            for i in w.items) for w in ast.walk(m.node)):
+                # (a `with ...graph(...):` block needs `graph` in the method's text: the others are
+                # not parsed, and the node of one that is is not kept)
+                if m.name in captured or any(fnmatch.fnmatchcase(m.name, pat) for pat in capture) or (
+                        "graph" in self._text(m) and any(
+                            isinstance(w, ast.With) and any(
+                                isinstance(i.context_expr, ast.Call)
+                                and (_dotted(i.context_expr.func) or "").rsplit(".", 1)[-1] == "graph"
+                                for i in w.items) for w in ast.walk(m.peek()))):
                     yield m
 
     def _capture_helpers(self, cls: ClassInfo, m: FunctionInfo, capturing: set[str]) -> list[FunctionInfo]:
