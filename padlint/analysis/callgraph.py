@@ -83,6 +83,12 @@ _TAIL_WRITE = re.compile(r"\w\[\s*(?::\s*,\s*)*[A-Za-z_][\w.]*\s*(?:[+-]\s*\w+\s
 _COUNT_SLICE = re.compile(r"\bself\.[\w.]+\[\s*(?::\s*,\s*)*(?:[\w.]*\s*:\s*[A-Za-z_]|[A-Za-z_][\w.]*\s*(?:[+-]\s*\d+\s*)?:)")
 
 
+def _may_name(text: str, word: str) -> bool:
+    """Whether source ``text`` may hold the identifier ``word`` (an ASCII word): it holds the
+    word, or it is not ASCII (Python normalises identifiers, so `ｇｒａｐｈ` is `graph`)."""
+    return word in text or not text.isascii()
+
+
 class PeekedNodes(Mapping):
     """A module's functions by name as ``def`` nodes, each made on lookup and not kept
     (:meth:`FunctionInfo.peek`): a kernel's helpers, read once."""
@@ -991,8 +997,8 @@ class CallGraph:
         the name resolves to, or each override between calls ``super().name(...)``."""
         r = self.project.find_method(cls, m.name)
         while r is not None and r is not m:
-            # (an override whose text has no `super(` calls no base: not parsed)
-            if "super(" not in self._text(r) or not any(
+            # (an override whose text does not name `super` calls no base: not parsed)
+            if not _may_name(self._text(r), "super") or not any(
                     isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
                     and sub.func.attr == m.name and isinstance(sub.func.value, ast.Call)
                     and isinstance(sub.func.value.func, ast.Name) and sub.func.value.func.id == "super"
@@ -1015,13 +1021,13 @@ class CallGraph:
         if v is not None:
             return v
         out: dict[str, set[str]] = {}
-        # a method whose text names no pattern's last part (`capture(` for
+        # a method whose text does not name a pattern's last part (`capture` for
         # `*cudagraph_manager.capture`) makes no such call: not parsed
         words = None if any(any(ch in p.rpartition(".")[2] for ch in "*?[") for p in pats) \
-            else {p.rpartition(".")[2] + "(" for p in pats}
+            else {p.rpartition(".")[2] for p in pats}
         for c in self.project.mro(cls):
             for m in c.methods.values():
-                if words is not None and not any(w in self._text(m) for w in words):
+                if words is not None and not any(_may_name(self._text(m), w) for w in words):
                     continue
                 local: dict[str, set[str]] = {}
                 calls = []
@@ -1144,7 +1150,7 @@ class CallGraph:
                 # (a `with ...graph(...):` block needs `graph` in the method's text: the others are
                 # not parsed, and the node of one that is is not kept)
                 if m.name in captured or any(fnmatch.fnmatchcase(m.name, pat) for pat in capture) or (
-                        "graph" in self._text(m) and any(
+                        _may_name(self._text(m), "graph") and any(
                             isinstance(w, ast.With) and any(
                                 isinstance(i.context_expr, ast.Call)
                                 and (_dotted(i.context_expr.func) or "").rsplit(".", 1)[-1] == "graph"

@@ -281,8 +281,9 @@ def tail_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef,
             if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
                 continue
             helper = helpers.get(call.func.id)
-            if helper is None or helper is fn or not isinstance(helper, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                    or not is_jit(helper):
+            # (the kernel itself, by where it is: a helper's node may be a parse of its own)
+            if helper is None or not isinstance(helper, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    or (helper.lineno, helper.col_offset) == (fn.lineno, fn.col_offset) or not is_jit(helper):
                 continue
             hparams = [a.arg for a in helper.args.posonlyargs + helper.args.args]
             passed: dict[str, ast.AST] = dict(zip(hparams, call.args))

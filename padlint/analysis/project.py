@@ -153,7 +153,8 @@ class ModuleInfo:
         return self._lines
 
     def line_text(self, start: int, end: int) -> str:
-        """``"".join(self.lines[start - 1:end])`` (lines numbered from 1) from the text itself."""
+        """``"".join(self.lines[start - 1:end])`` from the text itself, for ``start >= 1`` and
+        ``end >= 0`` (line numbers, as a function's span gives them)."""
         if self._lines is not None:
             return "".join(self._lines[start - 1:end])
         starts = self._starts
@@ -233,7 +234,9 @@ class ModuleInfo:
             return found
         # the function's own lines, after empty lines so that the lines are the file's (cheaper
         # than renumbering the nodes)
-        seg = _parse(segment_text(self.lines, start, end, len(ancestors), pad=True), self.path)
+        depth = len(ancestors)
+        seg = _parse("\n" * max(0, start - 1 - depth) + "class _:\n" * depth + self.line_text(start, end) + "\n",
+                     self.path)  # segment_text(self.lines, ..., pad=True), without splitting the module
         node = seg.body[0] if seg is not None and seg.body else None
         for _ in ancestors:
             node = node.body[0] if isinstance(node, ast.ClassDef) and node.body else None
@@ -592,7 +595,7 @@ class Project:
         self._class_attr_memo: dict[tuple[str, str], list[ClassInfo]] = {}
         self._located: dict[str, tuple[str, bool] | None] = {}
         self._mro: dict[str, list[ClassInfo]] = {}
-        self._returned: dict[str, tuple[ClassInfo, ...]] = {}  # function key -> returned_classes
+        self._returned: dict[str, tuple[str, ...]] = {}  # function key -> the names returned_classes resolves
         self._spares: collections.deque[ModuleInfo] = collections.deque()
         # modules whose text cannot matter (see :meth:`set_text_filter`) are not searched for callers
         # nor parsed to resolve names (except an attribute's factory)
@@ -945,25 +948,22 @@ class Project:
     def returned_classes(self, fn: FunctionInfo) -> list[ClassInfo]:
         """Classes a factory function returns: its return annotation (``-> ModelState``: that
         class, which dispatch widens to its subclasses) and the constructions it returns."""
-        got = self._returned.get(fn.key)
-        if got is not None:
-            return list(got)
         mod = self.module(fn.module)
         out: list[ClassInfo] = []
         if mod is None:
             return out
-        node = fn.peek()
-        for name in _type_names(node.returns):
+        # the names are syntax, kept by key; what they resolve to may grow as modules are read
+        names = self._returned.get(fn.key)
+        if names is None:
+            node = fn.peek()
+            names = self._returned[fn.key] = (
+                *_type_names(node.returns),
+                *(name for sub in ast.walk(node) if isinstance(sub, ast.Return) and isinstance(sub.value, ast.Call)
+                  for name in [_dotted(sub.value.func)] if name))
+        for name in names:
             t = self.resolve(mod, name)
             if isinstance(t, ClassInfo):
                 out.append(t)
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Return) and isinstance(sub.value, ast.Call):
-                name = _dotted(sub.value.func)
-                t = self.resolve(mod, name) if name else None
-                if isinstance(t, ClassInfo):
-                    out.append(t)
-        self._returned[fn.key] = tuple(out)
         return out
 
     def item_classes(self, cls: ClassInfo) -> list[ClassInfo]:

@@ -186,6 +186,7 @@ def table_findings(facts: Facts) -> list[Finding]:
     uninit = set(profile.uninitialized_allocators)
     for path, key in sorted(facts.keys.items()):
         text = facts.texts.get(path, "")
+        tree = None  # the module's tree, parsed for this file's specs and not kept
         for spec in specs:
             if f".{spec.table}" not in text:
                 continue
@@ -193,7 +194,9 @@ def table_findings(facts: Facts) -> list[Finding]:
             mod = facts.project.module(key)
             if row is None or row < 0 or mod is None:
                 continue  # a negative sentinel is skipped or wraps: PAD002's question
-            for node in ast.walk(mod.peek_tree()):
+            if tree is None:
+                tree = mod.peek_tree()
+            for node in ast.walk(tree):
                 targets = node.targets if isinstance(node, ast.Assign) else \
                     [node.target] if isinstance(node, ast.AnnAssign) and node.value is not None else []
                 if not any(isinstance(t, ast.Attribute) and t.attr == spec.table for t in targets):

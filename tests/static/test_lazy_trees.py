@@ -10,8 +10,14 @@ import ast
 import gc
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from padlint.analysis.project import Project, index_module
+from padlint.analysis.callgraph import CallGraph, PeekedNodes
+from padlint.analysis.kernels import tail_stores
+from padlint.analysis.project import ModuleInfo, Project, index_module
+from padlint.model import split_lines
+from padlint.profile import load_profile
 
 from .project_files import check_text
 
@@ -172,3 +178,178 @@ def test_a_runner_after_a_form_feed_with_a_trailing_backslash_is_analysed(tmp_pa
     ast.parse(text)  # valid Python
     found = check_text(tmp_path, text)
     assert [(f.code, f.line, f.field) for f in found] == [("PAD001", 10, "positions")]
+
+
+# -- scans that keep their result, not the syntax tree (session of 2026-12-06, fourth) ----------
+
+def test_peek_gives_the_held_node_or_one_that_is_not_kept() -> None:
+    # no spare tree and nothing held: `peek` parses `step` for this use, dumps as the file's
+    # parse, and leaves nothing held; once `node` was asked for, `peek` gives that very node
+    mod = _fresh(drop=True)
+    step = mod.classes["Runner"].methods["step"]
+    ref = ast.parse(SOURCE).body[1].body[2]
+    first = step.peek()
+    assert _walk_equal(first, ref)
+    assert step._node is None and mod.classes["Runner"]._node is None and mod._tree is None
+    assert step.peek() is not first  # made again: nothing may key a sub-node by id past a scan
+    held = step.node
+    assert step.peek() is held
+
+
+def test_a_class_read_for_its_fields_hands_out_no_method_node() -> None:
+    # `Runner.items()` is the class-level annotation `size: int = 4` (the decorated static method
+    # and `step` are defs): the class is parsed for it, and neither the class nor a method keeps
+    # a node; `Other` has no class-level statement
+    mod = _fresh(drop=True)
+    runner = mod.classes["Runner"]
+    items = runner.items()
+    assert [ast.unparse(st) for st in items] == ["size: int = 4"]
+    assert runner._node is None and all(m._node is None for m in runner.methods.values())
+    assert mod.classes["Other"].items() == []
+    # the methods reached later are still one node each way (the class's body adopts them)
+    step = runner.methods["step"].node
+    assert runner.node.body[2] is step
+
+
+def test_module_level_statements_are_kept_without_the_tree() -> None:
+    # the module's non-def statements: the import only (two classes and a function are defs);
+    # the tree they came from is not kept
+    mod = _fresh(drop=True)
+    assert [ast.unparse(st) for st in mod.top_statements()] == ["import torch"]
+    assert mod._tree is None and mod._spare is None
+    assert all(f._node is None for f in mod.functions.values())
+
+
+_LINE_PIECES = ["a", "bc", " ", "\n", "\r\n", "\r", "\x0c", "\t", "é", "\\", ""]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_LINE_PIECES), max_size=12), st.integers(0, 8), st.integers(0, 9))
+def test_line_text_is_the_lines_joined(pieces: list[str], start: int, end: int) -> None:
+    # the lines Python numbers (`\r\n`, `\r`, `\n` end a line; a form feed does not) from line
+    # `start` (>= 1) to `end` (>= 0), sliced from the text by offsets, are what joining the split
+    # lines gave; the module's lines are not split
+    text = "".join(pieces)
+    mod = ModuleInfo(key="k", path="k.py", text=text)
+    lines = split_lines(text, keepends=True)
+    if start >= 1:
+        assert mod.line_text(start, end) == "".join(lines[start - 1:end])
+        assert mod._lines is None
+    assert mod.lines == lines
+
+
+def test_the_callees_scan_keeps_no_node(tmp_path) -> None:
+    # `CallGraph.callees` reads `Runner.step` once and keeps its answer by key: `step` holds no
+    # node after it (a tree run holds the nodes of the functions the interpreter reads, not of
+    # every function the call graph looked at), and the answer is the same when asked again
+    src = tmp_path / "pkg"
+    src.mkdir()
+    (src / "__init__.py").write_text("")
+    text = ("class Runner:\n"
+            "    def helper(self, n):\n        return n\n"
+            "    def step(self, n):\n        m = self.helper(n)\n        return m\n")
+    (src / "m.py").write_text(text)
+    project = Project()
+    key = project.add_source(str(src / "m.py"), text)
+    graph = CallGraph(project, load_profile("vllm"))
+    step = project.module(key).classes["Runner"].methods["step"]
+    step.mod._spare = None
+    assert [f.name for f in graph.callees(step)] == ["helper"]
+    assert step._node is None
+    assert [f.name for f in graph.callees(step)] == ["helper"]
+
+
+def _package(root, files: dict[str, str]) -> Project:
+    pkg = root / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for name, text in files.items():
+        (pkg / name).write_text(text)
+    project = Project()
+    project.roots.append(root)
+    return project
+
+
+KERNEL = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(a_ptr, b_ptr, n, m, BLOCK: tl.constexpr):
+    for i in tl.range(n, m, BLOCK):
+        blk = i + tl.arange(0, BLOCK)
+        tl.store(a_ptr + blk, 0, mask=blk < m)
+    k(b_ptr, a_ptr, n, m, BLOCK)
+'''
+
+
+def test_a_kernel_calling_itself_is_not_its_own_helper(tmp_path) -> None:
+    # `k` stores 0 into the tail of `a_ptr`; the call of `k` in its own body is the kernel, not a
+    # helper whose stores into its first parameter reset `b_ptr` (with the module's tree gone,
+    # the kernel's node and the helper lookup's are two parses of one function)
+    project = _package(tmp_path, {"kern.py": KERNEL})
+    mod = project.module("pkg.kern")
+    mod._spare = None
+    fn = mod.functions["k"]
+    assert [t.name for t in tail_stores(fn.peek(), PeekedNodes(mod.functions))] == ["a_ptr"]
+
+
+RUNNER = '''\
+import torch
+
+
+class Base:
+    def capture_model(self):
+        with torch.cuda.graph(self.g):
+            self.fwd()
+
+
+class Runner(Base):
+    def capture_model(self):
+        x = 1
+        super ().capture_model()
+
+    def warm(self):
+        self.cudagraph_manager.capture (self._step)
+
+    def warm2(self):
+        (self.cudagraph_manager
+         .capture)(self._step2)
+
+    def cap3(self):
+        with torch.cuda.\uff47\uff52\uff41\uff50\uff48(self.g):
+            self.fwd()
+
+    def _step(self):
+        pass
+
+    def _step2(self):
+        pass
+'''
+
+
+def test_the_text_prefilters_skip_no_method_the_syntax_accepts(tmp_path) -> None:
+    # `super ()`, `.capture (`, a parenthesised `.capture` and a full-width `graph` (Python
+    # reads it as `graph`) are what the syntax checks accept; a text test for `super(`,
+    # `capture(` or `graph` alone had skipped each
+    project = _package(tmp_path, {"runner.py": RUNNER})
+    graph = CallGraph(project, load_profile("vllm"))
+    mod = project.module("pkg.runner")
+    runner, base = mod.classes["Runner"], mod.classes["Base"]
+    assert graph._runs_for(runner, base.methods["capture_model"])
+    assert sorted(graph.captured_functions(runner)) == ["_step", "_step2"]
+    assert sorted(m.name for m in graph._capture_methods(runner)) == ["_step", "_step2", "cap3", "capture_model"]
+
+
+def test_the_classes_a_factory_returns_grow_with_the_modules_read(tmp_path) -> None:
+    # `make() -> Foo` resolves to nothing while `pkg.other` is filtered out unread; once the
+    # module is read for another reason the same question finds `Foo` (the annotation and the
+    # returned construction): the names are kept, not the first answer
+    project = _package(tmp_path, {"other.py": "class Foo:\n    pass\n",
+                                  "a.py": "from pkg.other import Foo\n\n\ndef make() -> Foo:\n    return Foo()\n"})
+    project.set_text_filter(lambda t: "MAGIC" in t)
+    make = project.module("pkg.a").functions["make"]
+    assert project.returned_classes(make) == []
+    project.module("pkg.other")
+    assert [c.key for c in project.returned_classes(make)] == ["pkg.other:Foo", "pkg.other:Foo"]
