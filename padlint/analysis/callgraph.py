@@ -120,7 +120,6 @@ class CallGraph:
         self._core: dict[str, bool] = {}
         self._sink: dict[str, bool] = {}
         self._callees: dict[str, list[FunctionInfo]] = {}
-        self._returns: dict[str, list[str]] = {}  # function key -> its return annotation's class names
         self._relevant: dict[str, bool] = {}
         self._sinkward: dict[str, bool] = {}
         self._callers: dict[str, list[FunctionInfo]] = {}
@@ -507,7 +506,7 @@ class CallGraph:
         if isinstance(expr, ast.Call):
             out = {}
             for t in self.resolve_call(expr.func, mod, owner, params, local, depth + 1):
-                names = self._return_names(t)
+                names = self.project.return_annotation_names(t)
                 if names:
                     tmod = self.project.module(t.module)
                     for name in names:
@@ -609,13 +608,6 @@ class CallGraph:
             if v or k == fn.key or not cut:
                 memo[k] = v
         return memo[fn.key]
-
-    def _return_names(self, fn: FunctionInfo) -> list[str]:
-        """The class names ``fn``'s return annotation may denote (kept by key)."""
-        v = self._returns.get(fn.key)
-        if v is None:
-            v = self._returns[fn.key] = _type_names(fn.peek().returns)
-        return v
 
     def _stores_on_sink_param(self, fn: FunctionInfo) -> bool:
         node = fn.peek()  # its result is kept (holds_sink's closure): the node need not be

@@ -371,7 +371,7 @@ _EMPTY = cst.Module(body=[])
 def parse_segment(lines: list[str], info, ast_func) -> Segment:
     """Parse one function alone, wrapped in ``class _:`` lines so indentation parses
     (lines and columns stay those of the file)."""
-    module = cst.parse_module(segment_text(lines, info.start, info.end, len(info.ancestors)))
+    module = cst.parse_module(segment_text("".join(lines[info.start - 1:info.end]), info.start, len(info.ancestors)))
     node: cst.CSTNode = module.body[0]
     for _ in info.ancestors:  # each wrapper `class _:` holds the next level
         assert isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock)

@@ -25,12 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from padlint.model import split_lines
+from padlint.model import LINE_BREAK, split_lines
 from padlint.prefilter import writes_rows
 
-_LINE_END = re.compile(r"\r\n|\r|\n")
-
 FuncNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _not_defs(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements of ``body`` other than ``def``s and classes."""
+    return [st for st in body if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
 
 
 @dataclass
@@ -54,7 +57,7 @@ class FunctionInfo:
     @property
     def node(self) -> FuncNode:
         if self._node is None:
-            self._node = self.mod.def_node(self.where, self.start, self.end, self.ancestors)
+            self._node = self.peek()
         return self._node
 
     def peek(self) -> FuncNode:
@@ -112,8 +115,7 @@ class ClassInfo:
         if self._items is None:
             node = self._node if self._node is not None else \
                 self.mod.def_node(self.where, self.start, self.end, (), adopt=False)
-            self._items = [st for st in node.body
-                           if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+            self._items = _not_defs(node.body)
         return self._items
 
 
@@ -160,7 +162,7 @@ class ModuleInfo:
         starts = self._starts
         if starts is None:
             starts = self._starts = array("L", [0])
-            starts.extend(m.end() for m in _LINE_END.finditer(self.text))
+            starts.extend(m.end() for m in LINE_BREAK.finditer(self.text))
         n = len(self.text)
         a = starts[start - 1] if start - 1 < len(starts) else n
         b = starts[end] if end < len(starts) else n
@@ -183,8 +185,7 @@ class ModuleInfo:
         module-level containers), kept: what a question about a module-level name reads, without
         keeping the module's tree."""
         if self._top is None:
-            self._top = [st for st in self.peek_tree().body
-                         if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+            self._top = _not_defs(self.peek_tree().body)
         return self._top
 
     def peek_tree(self) -> ast.Module:
@@ -234,9 +235,7 @@ class ModuleInfo:
             return found
         # the function's own lines, after empty lines so that the lines are the file's (cheaper
         # than renumbering the nodes)
-        depth = len(ancestors)
-        seg = _parse("\n" * max(0, start - 1 - depth) + "class _:\n" * depth + self.line_text(start, end) + "\n",
-                     self.path)  # segment_text(self.lines, ..., pad=True), without splitting the module
+        seg = _parse(segment_text(self.line_text(start, end), start, len(ancestors), pad=True), self.path)
         node = seg.body[0] if seg is not None and seg.body else None
         for _ in ancestors:
             node = node.body[0] if isinstance(node, ast.ClassDef) and node.body else None
@@ -253,13 +252,14 @@ class ModuleInfo:
         return node
 
 
-def segment_text(lines: list[str], start: int, end: int, depth: int, pad: bool = False) -> str:
-    """Lines ``start``-``end`` of a file (one function or class) as a text that parses alone: a
-    ``class _:`` line per enclosing class (``depth``; column 0, below any method's indentation,
-    whatever column a form feed gave the class), and a last newline (it ends a function whose
-    last line ends in a backslash).  ``pad``: after empty lines, so that line numbers are the file's."""
+def segment_text(body: str, start: int, depth: int, pad: bool = False) -> str:
+    """``body``, the text of a file's lines from ``start`` on (one function or class), as a text
+    that parses alone: a ``class _:`` line per enclosing class (``depth``; column 0, below any
+    method's indentation, whatever column a form feed gave the class), and a last newline (it
+    ends a function whose last line ends in a backslash).  ``pad``: after empty lines, so that
+    line numbers are the file's."""
     blank = "\n" * max(0, start - 1 - depth) if pad else ""
-    return blank + "class _:\n" * depth + "".join(lines[start - 1:end]) + "\n"
+    return blank + "class _:\n" * depth + body + "\n"
 
 
 def _at(node: ast.AST) -> tuple[int, int]:
@@ -595,7 +595,8 @@ class Project:
         self._class_attr_memo: dict[tuple[str, str], list[ClassInfo]] = {}
         self._located: dict[str, tuple[str, bool] | None] = {}
         self._mro: dict[str, list[ClassInfo]] = {}
-        self._returned: dict[str, tuple[str, ...]] = {}  # function key -> the names returned_classes resolves
+        # function key -> (its return annotation's class names, the callees of its `return X(...)`)
+        self._returned: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._spares: collections.deque[ModuleInfo] = collections.deque()
         # modules whose text cannot matter (see :meth:`set_text_filter`) are not searched for callers
         # nor parsed to resolve names (except an attribute's factory)
@@ -953,18 +954,28 @@ class Project:
         if mod is None:
             return out
         # the names are syntax, kept by key; what they resolve to may grow as modules are read
-        names = self._returned.get(fn.key)
-        if names is None:
-            node = fn.peek()
-            names = self._returned[fn.key] = (
-                *_type_names(node.returns),
-                *(name for sub in ast.walk(node) if isinstance(sub, ast.Return) and isinstance(sub.value, ast.Call)
-                  for name in [_dotted(sub.value.func)] if name))
-        for name in names:
+        annotated, built = self._returned_names(fn)
+        for name in (*annotated, *built):
             t = self.resolve(mod, name)
             if isinstance(t, ClassInfo):
                 out.append(t)
         return out
+
+    def return_annotation_names(self, fn: FunctionInfo) -> tuple[str, ...]:
+        """The class names ``fn``'s return annotation may denote (``-> X | None``: ``X``)."""
+        return self._returned_names(fn)[0]
+
+    def _returned_names(self, fn: FunctionInfo) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(:meth:`return_annotation_names`, the dotted callees of its ``return X(...)``s), read
+        from a node not kept and kept by key."""
+        got = self._returned.get(fn.key)
+        if got is None:
+            node = fn.peek()
+            got = self._returned[fn.key] = (
+                tuple(_type_names(node.returns)),
+                tuple(name for sub in ast.walk(node) if isinstance(sub, ast.Return) and isinstance(sub.value, ast.Call)
+                      for name in [_dotted(sub.value.func)] if name))
+        return got
 
     def item_classes(self, cls: ClassInfo) -> list[ClassInfo]:
         """Classes indexing an object of ``cls`` gives: what its ``__getitem__`` (its own or a
