@@ -283,6 +283,7 @@ def dummy_reads(project: Project, graph: CallGraph, interp: Interpreter, profile
             for fn in missing:
                 if fn.key not in extra.dummy_started:
                     extra.run_entry(fn)
+        extra.release_summaries()
         for k, v in extra.dummy_reads.items():
             known = reads.setdefault(k, [])
             known.extend(r for r in v if all(r.via != x.via for x in known))
@@ -346,6 +347,7 @@ def check_project(sources: list[Source], profile: Profile, *, seeds: set[str] | 
             interp.run_entry(entry)
             for sub in inherited_runs(project, entry):
                 interp.run_entry(entry, self_class=sub)
+    interp.release_summaries()  # the rules query the run's facts, not the callees' summaries
     if facts is not None:
         facts.update(stale_paths(interp))
     texts = {s.path: s.text for s in sources}

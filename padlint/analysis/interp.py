@@ -594,6 +594,23 @@ class PadHit:
         return self._span
 
 
+class Summary:
+    """One callee's effect for one input (:meth:`Interpreter._call`): the heap keys it read with
+    the values it was given there, the keys it wrote with the values it left, its result, the
+    object fields it stored, the writes it noted and its stale sink arguments (each with its call
+    path below the call).  Keys and values are kept as parallel tuples, the key tuples shared
+    between the summaries that read or write the same keys: a summary holds no pair per key."""
+
+    __slots__ = ("read_keys", "read_values", "write_keys", "write_values", "value", "stored",
+                 "noted_writes", "hit_events")
+
+    def __init__(self, read_keys: tuple, read_values: tuple, write_keys: tuple, write_values: tuple,
+                 value, stored: frozenset, noted_writes: frozenset, hit_events: tuple):
+        self.read_keys, self.read_values = read_keys, read_values
+        self.write_keys, self.write_values = write_keys, write_values
+        self.value, self.stored, self.noted_writes, self.hit_events = value, stored, noted_writes, hit_events
+
+
 @dataclass
 class Frame:
     qual: str
@@ -678,7 +695,8 @@ class Interpreter:
         self.graph = graph
         self._segments: dict[str, Segment | None] = {}
         self.syntax_errors: dict[str, tuple[str, int | None, int | None]] = {}  # module -> error
-        self._summaries: dict = {}  # (callee, self class, arguments, known counts) -> [(reads, writes, value, fields stored)]
+        self._summaries: dict = {}  # (callee, self class, arguments, known counts) -> [Summary]
+        self._key_tuples: dict[tuple, tuple] = {}  # one copy of each summary's key tuple
         self._reads: list[ReadLog] = []  # read logs of the callees being interpreted (innermost last)
         self._attr_type_cache: dict = {}
         self._getitem_cache: dict[frozenset, tuple[frozenset, str]] = {}  # see _getitem_types
@@ -6234,12 +6252,14 @@ class Interpreter:
             heap.reads = self._reads
         if base_key is not None:
             look = dict.get  # not Heap.get: a summary that does not apply leaves no read behind
-            for reads, writes, value, stored, noted_writes, hit_events in self._summaries.get(base_key, ()):
-                if all((x := look(heap, k, v if v is PERSISTENT else _GONE)) is v or x == v for k, v in reads):
+            for summ in self._summaries.get(base_key, ()):
+                if all((x := look(heap, k, v if v is PERSISTENT else _GONE)) is v or x == v
+                       for k, v in zip(summ.read_keys, summ.read_values)):
                     if heap.reads:  # what the callee read, its caller read (where it was given it)
-                        heap.reads[-1].keys.update(heap.reads[-1].given((k for k, _v in reads), heap))
-                    for k, v in writes:
+                        heap.reads[-1].keys.update(heap.reads[-1].given(summ.read_keys, heap))
+                    for k, v in zip(summ.write_keys, summ.write_values):
                         heap[k] = v
+                    value, stored, noted_writes, hit_events = summ.value, summ.stored, summ.noted_writes, summ.hit_events
                     for k in stored:  # the object fields the callee stored, as if it ran again
                         self._stored(k, heap)
                     for w in noted_writes:  # and the writes it noted, for this entry, on this path
@@ -6288,7 +6308,7 @@ class Interpreter:
             entries = self._summaries.setdefault(base_key, [])
             if len(entries) < self.MAX_SUMMARIES_PER_CALLEE:
                 out = exit_state.heap
-                writes = tuple((k, v) for k, v in out.items() if entry.get(k, _GONE) is not v)
+                writes = [(k, v) for k, v in out.items() if entry.get(k, _GONE) is not v]
                 # the callee's own allocations (absent when it was called, written by it) are not
                 # inputs: at a later call on the same path the location holds what this call left
                 # there, and the summary's writes replace it as the callee's allocation would; so
@@ -6304,9 +6324,23 @@ class Interpreter:
                 # `Worker.execute_model` for a call of a namesake)
                 hits = tuple({(ev, c, q, n, nq): None for ev, c, q, _n, _nq in hit_log
                               if len(c) >= n and q[:nq] == here})
-                entries.append((tuple((k, _given(k, entry)) for k in read.keys if k not in own), writes, value,
-                                stored, rel, hits))
+                read_keys = tuple(sorted(k for k in read.keys if k not in own))
+                entries.append(Summary(self._interned(read_keys), tuple(_given(k, entry) for k in read_keys),
+                                       self._interned(tuple(k for k, _v in writes)),
+                                       tuple(v for _k, v in writes), value, stored, rel, hits))
         return value
+
+    def _interned(self, keys: tuple) -> tuple:
+        """``keys``, or the equal tuple an earlier summary holds (one copy each)."""
+        return self._key_tuples.setdefault(keys, keys)
+
+    def release_summaries(self) -> None:
+        """Forget the callees' summaries (a cache: a later call interprets the callee again).
+        The engine calls it once its entry points have run: what the rules query (sink hits,
+        writers, dummy-run reads) is kept apart, and the summaries are most of the memory the
+        run holds."""
+        self._summaries = {}
+        self._key_tuples = {}
 
     @staticmethod
     def _named_lambda(node: cst.Lambda, frame: Frame) -> bool:
