@@ -48,7 +48,7 @@ MAX_WRITERS = 16
 MAY_WRITE = "!w:"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CountVal(AVal):
     """A count bound in entry-point terms; ``canon`` None is the value None."""
 
@@ -107,7 +107,7 @@ def _names_in(target) -> list[str]:
     return []
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LookupIndex(UnknownVal):
     """The index a capture-size lookup computes, ``i = bisect.bisect_left(sizes, X)``: unknown
     as a value, but ``sizes[i]`` is X padded to a captured size (``real``: the count of X then,
@@ -117,7 +117,7 @@ class LookupIndex(UnknownVal):
     name: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KeyVal(UnknownVal):
     """A string the code names a dict key with: a literal (``"seq_lens"``), or a loop variable
     over a module-level tuple of literals (``for name in _STATIC_FIELDS``, bound to each in
@@ -134,7 +134,7 @@ MAX_KEYS = 32
 MAX_FIELDS = 128
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FieldRef(UnknownVal):
     """A ``dataclasses.Field`` of a project dataclass (the loop variable of ``for f in
     fields(self)``): ``f.name`` is the key ``name``, so ``getattr(self, f.name)`` is that field."""
@@ -464,7 +464,7 @@ def _header_end(a) -> int:
     return a.lineno
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DummyRead:
     """A dummy run reads rows ``[0:padded]`` of a persistent buffer into an index field with no
     write of the run reaching them (the first such read seen): ``slice`` as written at
@@ -549,7 +549,7 @@ class SinkHit:
     dummy: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PadCover:
     """The padding rows of one padded view reaching a sink argument, and what wrote them.
 

@@ -589,6 +589,7 @@ class Project:
         self._path_keys: dict[str, str] = {}               # abs path -> module key
         self._files: list[tuple[str, Path]] | None = None  # every (module key, path) under the roots
         self._texts: dict[str, str] = {}
+        self._mentions: dict[str, frozenset[str]] = {}  # word -> keys of the modules whose text has it
         self._file_of: dict[str, str] = {}
         self._bases: dict[str, list[str]] | None = None
         self._subclass_memo: dict[tuple[str, str], list[ClassInfo]] = {}
@@ -624,6 +625,7 @@ class Project:
                 # second is analysed under a name of its own
                 key = f"{key}@{len(self._sources)}"
         self._sources[key] = (path, text)
+        self._mentions.clear()  # the texts searched changed
         self._file_of[key] = os.path.abspath(file)
         self._path_keys[os.path.abspath(file)] = key
         self._modules.pop(key, None)
@@ -1030,16 +1032,22 @@ class Project:
         return t
 
     def modules_mentioning(self, words: Iterable[str]) -> list[str]:
-        """Module keys whose text contains any of ``words`` (substring test on raw text)."""
-        words = tuple(words)
-        out = []
-        for key, path in self.files():
-            text = self.text_of(key, path)
-            if any(w in text for w in words):
-                out.append(key)
-        for key in self._sources:
-            if key not in out and any(w in self._sources[key][1] for w in words):
-                out.append(key)
+        """Module keys whose text contains any of ``words`` (substring test on raw text): the
+        package's files in their order, then the checked files outside them.  Each word's
+        modules are found once (one pass over the texts) and kept until a source is added."""
+        hit: set[str] = set()
+        for w in words:
+            got = self._mentions.get(w)
+            if got is None:
+                got = self._mentions[w] = frozenset(
+                    [key for key, path in self.files() if w in self.text_of(key, path)]
+                    + [key for key, (_path, text) in self._sources.items() if w in text])
+            hit |= got
+        if not hit:
+            return []
+        out = [key for key, _path in self.files() if key in hit]
+        listed = set(out)
+        out += [key for key in self._sources if key in hit and key not in listed]
         return out
 
     def subclass_candidates(self, cls: ClassInfo, method: str) -> list[ClassInfo]:

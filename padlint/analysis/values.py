@@ -37,7 +37,7 @@ PADDED_AS_REAL = "as its real count"
 TAIL_WRITE = "!tail"
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class PadWrite:
     """One statement that writes the padding rows' value: a reset (``x[R:] = v``,
     ``x[R:].fill_(v)``, a registry policy, a Triton kernel's tail store) or an allocation
@@ -55,7 +55,7 @@ class PadWrite:
     node: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Reset:
     """A reset seen on a location: rows ``[real + offset:]`` (``real`` ALL: every row)
     were written with ``value`` (normalised literal text, "" when not a literal) at ``line``.
@@ -84,7 +84,7 @@ class Reset:
     exact: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Count:
     """A slice bound: ``canon`` (entry-point name, or "" if unknown) plus ``offset`` rows."""
 
@@ -95,7 +95,7 @@ class Count:
     dim: int = 0            # which subscript dimension the count bounds (mrope: 1)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Taint:
     """Why padding rows [real:padded] of a value may be stale (or uninitialised)."""
 
@@ -140,7 +140,7 @@ class Taint:
     partial_test: tuple = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Ref:
     """A view of location ``loc``: whole buffer if ``count`` is None, else rows [:count]."""
 
@@ -181,8 +181,10 @@ class Ref:
 class AVal:
     """Base of abstract values."""
 
+    __slots__ = ()  # its subclasses are slotted: values hold no dict each
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, slots=True)
 class Refs(AVal):
     """One or more alternative views (after a join); ``maybe_none``: None on some path."""
 
@@ -190,13 +192,13 @@ class Refs(AVal):
     maybe_none: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TupleVal(AVal):
     items: tuple[AVal, ...]
     mutable: bool = False  # a list literal: items may change after it (`append`, item stores)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DictVal(AVal):
     """A dict with string keys known (``dict(a=x)``, ``{"a": x}``, ``d["a"] = x``): a
     ``**kwargs`` dict that may reach a sink.  ``items``: (key, value) sorted by key."""
@@ -218,7 +220,7 @@ class DictVal(AVal):
         return DictVal(tuple((k, v) for k, v in self.items if k != key))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MapVal(AVal):
     """A dict or list whose keys are not known (``{gid: f(gid) for gid in ...}``,
     ``d[name] = x`` in a loop): every element may be ``item``."""
@@ -227,7 +229,7 @@ class MapVal(AVal):
     keyed: bool = False  # a dict: iterating it gives its keys, not ``item``
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MetaVal(AVal):
     """An object built by a sink constructor; attribute stores on it are sinks.  ``fields``:
     the values its keyword arguments (and later stores) gave its fields, read back by
@@ -241,14 +243,14 @@ class MetaVal(AVal):
     opaque: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FuncVal(AVal):
     """A nested function (closure) defined in an analysed function."""
 
     key: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClosureVal(FuncVal):
     """A nested function taken as a value where it is defined (``super().capture(
     create_forward_fn)``, ``return forward_fn``): called elsewhere, it runs as defined there.
@@ -266,7 +268,7 @@ class ClosureVal(FuncVal):
     active: bool = field(default=True, compare=False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MethodVal(AVal):
     """Project methods taken as a value (``fn = self._a if c else self._b``), to be called
     later: ``targets`` are (function key, receiver) alternatives, joined over paths."""
@@ -274,7 +276,7 @@ class MethodVal(AVal):
     targets: frozenset
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UnknownVal(AVal):
     pass
 
@@ -282,7 +284,7 @@ class UnknownVal(AVal):
 UNKNOWN = UnknownVal()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TailVal(UnknownVal):
     """A view of rows ``[lower:upper]`` of a buffer (``tail = buf[n:p]``; ``upper`` None: to the
     end of the view ``base`` holds), counts in entry-point terms, taken where it was evaluated.
@@ -296,7 +298,7 @@ class TailVal(UnknownVal):
     dim: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FactVal(UnknownVal):
     """The result of a test the path conditions know (``use_spec = self.spec is not None``):
     unknown as a value, but a test of a name holding it (also a callee's parameter it was passed
@@ -307,7 +309,7 @@ class FactVal(UnknownVal):
     chains: tuple = ()  # the attribute chains the test reads (a function storing one tests another value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BoolVal(UnknownVal):
     """The literal ``True`` or ``False``, held by a name or a callee's parameter it was passed to
     (``self.execute_model(batch, dummy_run=True)``, or a default ``dummy_run: bool = False`` not
@@ -318,7 +320,7 @@ class BoolVal(UnknownVal):
     value: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MaskVal(UnknownVal):
     """A mask compared from a range of row numbers (``torch.arange(P) < R``): True on rows
     ``[0:R]`` and False on the padding rows ``[R:P]`` (``below``), or the reverse
@@ -425,7 +427,7 @@ def join_vals(a: AVal | None, b: AVal | None) -> AVal:
     return a if not isinstance(a, UnknownVal) else b
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LocState:
     """Padding state of one location.
 
