@@ -1225,7 +1225,7 @@ class CallGraph:
         for c in self.project.mro(cls):
             mod = self.project.module(c.module)
             for m in c.methods.values():
-                for sub in ast.walk(m.node):
+                for sub in ast.walk(m.peek()):  # (the answer is kept by class: the tree is not)
                     if not isinstance(sub, ast.Call):
                         continue
                     if (_dotted(sub.func) or "").rsplit(".", 1)[-1] in spec.slot_classes:
@@ -1328,17 +1328,18 @@ class CallGraph:
         if not isinstance(fn, FunctionInfo) or fn.owner:
             return []
         spec = self.profile.registry
-        params = [a.arg for a in (*fn.node.args.posonlyargs, *fn.node.args.args, *fn.node.args.kwonlyargs)]
+        node = fn.peek()  # read for this call's slots only
+        params = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
         by_name: set[str] = set()  # parameters the body binds slots from by name
         slots: list[tuple[str, ast.Call]] = []
         # `for name in ("a", "b"): Slot(name, ...)`: the names a loop variable takes
         looped: dict[str, list[str]] = {}
-        for sub in ast.walk(fn.node):
+        for sub in ast.walk(node):
             if isinstance(sub, ast.For) and isinstance(sub.target, ast.Name) \
                     and isinstance(sub.iter, (ast.Tuple, ast.List)) and sub.iter.elts \
                     and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in sub.iter.elts):
                 looped.setdefault(sub.target.id, []).extend(e.value for e in sub.iter.elts)
-        for sub in ast.walk(fn.node):
+        for sub in ast.walk(node):
             if not isinstance(sub, ast.Call):
                 continue
             if (_dotted(sub.func) or "").rsplit(".", 1)[-1] in spec.slot_classes:

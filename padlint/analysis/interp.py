@@ -211,17 +211,15 @@ class Segment:
     Position metadata is costly in libcst (a full code generation pass), so
     statement lines come from the ``ast`` tree of the same text (a parallel
     walk over statements only), and columns are computed on demand for the
-    one statement that holds a node (a sink argument, say).
+    one statement that holds a node (a sink argument, say).  The ``ast`` tree is read once,
+    when the segment is made, for the names the analysis asks about (:func:`_ast_facts`), and
+    not kept.
     """
 
-    def __init__(self, func: cst.FunctionDef, ast_func, lines: list[str]):
+    def __init__(self, func: cst.FunctionDef, ast_func, lines: list[str], fill_methods=frozenset()):
         self.func = func
         self.lines = lines
         self.def_line = ast_func.lineno
-        self._ast = ast_func
-        self._names: frozenset[str] | None = None
-        self._reset_bounds: frozenset[tuple[str, str]] | None = None
-        self._bound: frozenset[str] | None = None
         self._stmt: dict[int, tuple[int, int]] = {}
         self._pos: dict[int, dict] = {}
         self._line: dict[int, int] = {}  # node ids: nodes live as long as the segment
@@ -230,62 +228,12 @@ class Segment:
         self.alias: dict[int, cst.CSTNode] = {}
         self._lambdas: dict[int, tuple] = {}  # id(lambda) -> (lambda, its function)
         _map_body(_suite_body(func.body), ast_func.body, self._stmt)
-
-    @property
-    def names(self) -> frozenset[str]:
-        """Every identifier the function mentions (names, attribute names, parameters, keyword
-        arguments), nested functions included: from its ``ast`` tree, a walk far cheaper than a
-        libcst visitor over the same function."""
-        if self._names is None:
-            out: set[str] = set()
-            for n in ast.walk(self._ast):
-                if isinstance(n, ast.Name):
-                    out.add(n.id)
-                elif isinstance(n, ast.Attribute):
-                    out.add(n.attr)
-                elif isinstance(n, ast.arg):
-                    out.add(n.arg)
-                elif isinstance(n, ast.keyword) and n.arg:
-                    out.add(n.arg)
-                elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    out.add(n.name)
-            self._names = frozenset(out)
-        return self._names
-
-    @property
-    def bound_names(self) -> frozenset[str]:
-        """The local names the function binds (assignments, loop targets, parameters)."""
-        if self._bound is None:
-            self._bound = frozenset(
-                n.id if isinstance(n, ast.Name) else n.arg for n in ast.walk(self._ast)
-                if (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)) or isinstance(n, ast.arg))
-        return self._bound
-
-    def reset_bounds(self, fill_methods) -> frozenset[tuple[str, str]]:
-        """``(a, b)`` of each reset ``x[a:b].zero_()`` (a fill method, or a store of a literal)
-        of the function whose lower bound is a name and upper bound a name or attribute (its
-        last name): the code says ``a`` is the real count of the rows ``[a:b]`` it pads."""
-        if self._reset_bounds is not None:
-            return self._reset_bounds
-        out: set[tuple[str, str]] = set()
-        for n in ast.walk(self._ast):
-            target = None
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in fill_methods:
-                target = n.func.value
-            elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.value, ast.Constant):
-                target = n.targets[0]
-            if not isinstance(target, ast.Subscript):
-                continue
-            sl = target.slice
-            if isinstance(sl, ast.Tuple) and sl.elts:
-                sl = sl.elts[0]
-            if isinstance(sl, ast.Slice) and isinstance(sl.lower, ast.Name) and sl.step is None \
-                    and isinstance(sl.upper, (ast.Name, ast.Attribute)):
-                up = sl.upper.id if isinstance(sl.upper, ast.Name) else sl.upper.attr
-                if up != sl.lower.id:
-                    out.add((sl.lower.id, up))
-        self._reset_bounds = frozenset(out)
-        return self._reset_bounds
+        # what the analysis asks of the `ast` tree, read in one walk so that the segment keeps
+        # no `ast` tree (the libcst one is what it interprets)
+        # (`reset_bounds`: ``(a, b)`` of each reset ``x[a:b].zero_()`` of a profile's fill method or a
+        # literal store, whose lower bound is a name and upper bound a name or attribute (its last
+        # name): the code says ``a`` is the real count of the rows ``[a:b]`` it pads)
+        self.names, self.bound_names, self.reset_bounds = _ast_facts(ast_func, fill_methods)
 
     def same_lines(self, new, old) -> None:
         """Statement ``new``, made by the analysis for ``old`` (``_split_and``), spans its lines."""
@@ -368,7 +316,48 @@ class Segment:
 _EMPTY = cst.Module(body=[])
 
 
-def parse_segment(lines: list[str], info, ast_func) -> Segment:
+def _ast_facts(ast_func, fill_methods) -> tuple[frozenset[str], frozenset[str], frozenset[tuple[str, str]]]:
+    """Of one function's ``ast`` tree, nested functions included: every identifier it mentions
+    (names, attribute names, parameters, keyword arguments, names of nested definitions); the
+    local names it binds (stores, parameters); and ``(a, b)`` of each reset ``x[a:b].fill_(v)``
+    (a method of ``fill_methods``, or a store of a literal) whose lower bound is a name and
+    upper bound a name or attribute (its last name)."""
+    names: set[str] = set()
+    bound: set[str] = set()
+    resets: set[tuple[str, str]] = set()
+    for n in ast.walk(ast_func):
+        if isinstance(n, ast.Name):
+            names.add(n.id)
+            if isinstance(n.ctx, ast.Store):
+                bound.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            names.add(n.attr)
+        elif isinstance(n, ast.arg):
+            names.add(n.arg)
+            bound.add(n.arg)
+        elif isinstance(n, ast.keyword) and n.arg:
+            names.add(n.arg)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(n.name)
+        target = None
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in fill_methods:
+            target = n.func.value
+        elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.value, ast.Constant):
+            target = n.targets[0]
+        if not isinstance(target, ast.Subscript):
+            continue
+        sl = target.slice
+        if isinstance(sl, ast.Tuple) and sl.elts:
+            sl = sl.elts[0]
+        if isinstance(sl, ast.Slice) and isinstance(sl.lower, ast.Name) and sl.step is None \
+                and isinstance(sl.upper, (ast.Name, ast.Attribute)):
+            up = sl.upper.id if isinstance(sl.upper, ast.Name) else sl.upper.attr
+            if up != sl.lower.id:
+                resets.add((sl.lower.id, up))
+    return frozenset(names), frozenset(bound), frozenset(resets)
+
+
+def parse_segment(lines: list[str], info, ast_func, fill_methods=frozenset()) -> Segment:
     """Parse one function alone, wrapped in ``class _:`` lines so indentation parses
     (lines and columns stay those of the file)."""
     module = cst.parse_module(segment_text("".join(lines[info.start - 1:info.end]), info.start, len(info.ancestors)))
@@ -378,7 +367,7 @@ def parse_segment(lines: list[str], info, ast_func) -> Segment:
         node = node.body.body[0]
     if not isinstance(node, cst.FunctionDef):
         raise ValueError("segment is not a function")
-    return Segment(node, ast_func, lines)
+    return Segment(node, ast_func, lines, fill_methods)
 
 
 def _positions(stmt) -> dict:
@@ -699,6 +688,7 @@ class Interpreter:
         self._key_tuples: dict[tuple, tuple] = {}  # one copy of each summary's key tuple
         self._reads: list[ReadLog] = []  # read logs of the callees being interpreted (innermost last)
         self._attr_type_cache: dict = {}
+        self._stores_memo: dict[str, dict] = {}  # function key -> its `self.x` stores (_self_stores)
         self._getitem_cache: dict[frozenset, tuple[frozenset, str]] = {}  # see _getitem_types
         self._returned: dict[str, AVal] = {}
         self._param_cache: dict = {}
@@ -804,13 +794,14 @@ class Interpreter:
             return self._segments[fn.key]
         mod = self.project.module(fn.module)
         seg: Segment | None = None
-        if mod is not None and _nesting(fn.node) > self.MAX_NESTING:
+        tree = fn.peek() if mod is not None else None  # read here, not kept (the segment keeps facts)
+        if mod is not None and _nesting(tree) > self.MAX_NESTING:
             # libcst's memory grows steeply with nesting (2,800 nested lambdas: 1.5 GB); CPython
             # accepts it, so it is not a syntax error: the function is not analysed
             self.syntax_errors.setdefault(fn.module, ("too deeply nested", fn.start, None))
         elif mod is not None:
             try:
-                seg = parse_segment(mod.lines, fn, fn.node)
+                seg = parse_segment(mod.lines, fn, tree, self.p.fill_methods)
             except cst.ParserSyntaxError as e:
                 self.syntax_errors.setdefault(fn.module, (
                     f"syntax error (libcst): {e.message}",
@@ -2948,19 +2939,13 @@ class Interpreter:
                 fn = c.methods.get(name)
                 if fn is None:
                     return ""
-                for n in ast.walk(fn.node):
-                    targets = n.targets if isinstance(n, ast.Assign) else [n.target] \
-                        if isinstance(n, (ast.AnnAssign, ast.AugAssign)) else []
-                    if any(isinstance(t, (ast.Tuple, ast.List)) and any(
-                            isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name)
-                            and e.value.id == "self" and e.attr == attr for e in ast.walk(t)) for t in targets):
-                        return ""  # `self.x, self.y = ...`: not one view's assignment
-                    if any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
-                           and t.value.id == "self" and t.attr == attr for t in targets):
-                        if isinstance(n, ast.AugAssign) or len(targets) != 1:
-                            return ""
-                        values.append(n.value)
-        others = {_memory_view_of(v) for v in values}
+                got = self._self_stores(fn).get(attr)
+                if got is None:
+                    continue
+                if got is False:
+                    return ""
+                values.extend(got)
+        others = set(values)
         if len(others) != 1:
             return ""
         other = others.pop()
@@ -2973,6 +2958,31 @@ class Interpreter:
             if where and not where <= self._CONSTRUCTORS:
                 return ""
         return other
+
+    def _self_stores(self, fn: FunctionInfo) -> dict[str, tuple[str, ...] | bool]:
+        """Per attribute ``x`` that ``fn`` stores as ``self.x``: the memories of the values it
+        stores there (:func:`_memory_view_of` of each), or False where a store is not one view's
+        assignment (``self.x, self.y = ...``, ``self.x = self.y = ...``, ``self.x += ...``).
+        Read once per function (memoised by key: the tree is not kept)."""
+        got = self._stores_memo.get(fn.key)
+        if got is not None:
+            return got
+        out: dict[str, list[str] | bool] = {}
+        for n in ast.walk(fn.peek()):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target] \
+                if isinstance(n, (ast.AnnAssign, ast.AugAssign)) else []
+            for t in targets:
+                if isinstance(t, (ast.Tuple, ast.List)):
+                    for e in ast.walk(t):
+                        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+                            out[e.attr] = False
+                elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    if isinstance(n, ast.AugAssign) or len(targets) != 1:
+                        out[t.attr] = False
+                    elif out.get(t.attr) is not False:
+                        out.setdefault(t.attr, []).append(_memory_view_of(n.value))  # type: ignore[union-attr]
+        done = self._stores_memo[fn.key] = {k: v if v is False else tuple(v) for k, v in out.items()}
+        return done
 
     def _set_at_construction(self, types: frozenset, attr: str) -> bool:
         """Whether every class of ``types`` sets its attribute ``attr`` only when an object is
@@ -3024,7 +3034,7 @@ class Interpreter:
         if pair is None or not pair.real or any(r in frame.seg.bound_names for r in pair.real):
             return False  # the function binds the real count itself: `name` is the padded one
         return any(lo == name and not self.p.axes.size_axis(up)
-                   for lo, up in frame.seg.reset_bounds(self.p.fill_methods))
+                   for lo, up in frame.seg.reset_bounds)
 
     def _paired_here(self, name: str, frame: Frame) -> bool:
         """``name`` is a real count because the function also names its padded partner: a
@@ -5830,10 +5840,9 @@ class Interpreter:
         """The persistent buffers a kernel launch hands to pointer parameters the kernel may store
         through (:func:`padlint.analysis.kernels.pointer_write`) are written here
         (:meth:`_note_write`; only the launches whose arguments were evaluated)."""
-        if not vals or not isinstance(fn.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if not vals:
             return
-        args = fn.node.args
-        params = [a.arg for a in (*args.posonlyargs, *args.args)]
+        params = fn.header()[1]
         for i, pname in enumerate(params):
             arg = by_kw.get(pname) or (positional[i] if i < len(positional) else None)
             v = vals.get(id(arg)) if arg is not None else None
@@ -5842,7 +5851,7 @@ class Interpreter:
             key = (fn.key, pname)
             w = self._kernel_writes.get(key)
             if w is None:
-                w = self._kernel_writes[key] = pointer_write(fn.node, pname) is not None
+                w = self._kernel_writes[key] = pointer_write(fn.peek(), pname) is not None
             if w:
                 for r in v.refs:
                     if r.persistent and not r.types:
@@ -5982,7 +5991,7 @@ class Interpreter:
         if not targets:
             # nothing to follow, but the result's class may be known: `self.get_builder(i)` with
             # `-> AttentionMetadataBuilder` gives an object whose methods are followed
-            typed = [t for t in found if t.node.returns is not None]
+            typed = [t for t in found if t.header()[2]]
             return ("returns", typed) if typed else None
         return ("funcs", [(t, recv) for t in targets])
 
@@ -7001,8 +7010,7 @@ def _is_property(fn: FunctionInfo) -> bool:
 
 def _decorated_ast(fn: FunctionInfo, name: str) -> bool:
     """Whether project function ``fn`` carries the plain decorator ``@name``."""
-    return isinstance(fn.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-        isinstance(d, ast.Name) and d.id == name for d in fn.node.decorator_list)
+    return name in fn.header()[0]
 
 
 def _skips_round(body) -> bool:

@@ -53,6 +53,23 @@ class FunctionInfo:
     end: int                 # last line
     mod: ModuleInfo = field(repr=False, compare=False)
     _node: FuncNode | None = field(default=None, repr=False, compare=False)
+    # (plain decorator names, positional parameter names, whether it has a return annotation):
+    # read from the node once (:meth:`header`)
+    _header: tuple[frozenset[str], tuple[str, ...], bool] | None = field(default=None, repr=False, compare=False)
+
+    def header(self) -> tuple[frozenset[str], tuple[str, ...], bool]:
+        """What callers ask of the ``def`` line, kept without the body's tree: the names of its
+        plain decorators (``@property``, not ``@functools.cache`` or ``@x.setter``), its
+        positional parameters (``posonlyargs`` and ``args``, in order), and whether it has a
+        return annotation."""
+        if self._header is None:
+            node = self.peek()
+            a = node.args
+            self._header = (
+                frozenset(d.id for d in node.decorator_list if isinstance(d, ast.Name)),
+                tuple(x.arg for x in (*a.posonlyargs, *a.args)),
+                node.returns is not None)
+        return self._header
 
     @property
     def node(self) -> FuncNode:
@@ -938,7 +955,9 @@ class Project:
             if found is None:
                 found = set()
                 for m in c.methods.values():
-                    for sub in ast.walk(m.node):
+                    if "assert" not in m.mod.line_text(m.start, m.end):
+                        continue  # (read for this scan only: the answer is kept by class)
+                    for sub in ast.walk(m.peek()):
                         if isinstance(sub, ast.Assert):
                             name = _nonempty_attr(sub.test)
                             if name:

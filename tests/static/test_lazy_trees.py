@@ -353,3 +353,95 @@ def test_the_classes_a_factory_returns_grow_with_the_modules_read(tmp_path) -> N
     assert project.returned_classes(make) == []
     project.module("pkg.other")
     assert [c.key for c in project.returned_classes(make)] == ["pkg.other:Foo", "pkg.other:Foo"]
+
+
+# ---- the interpreter's own reads (session of 2026-12-06, fifth): segments, headers, stores ----
+
+FACTS = '''\
+class R:
+    @property
+    def width(self) -> int:
+        return self.n
+
+    @staticmethod
+    @functools.cache
+    def plain(a, /, b, *rest, c=1, **kw):
+        pass
+
+    def step(self, num_reqs, num_reqs_padded, x):
+        y, z = x
+        for i in range(3):
+            self.buf[num_reqs:num_reqs_padded].fill_(0)
+        self.buf[num_reqs:self.max_reqs] = 0
+        self.tab[i:i].zero_()
+        self.other[num_reqs:](1)
+        def inner(k=x):
+            return k
+        return inner(keyword=y)
+'''
+
+
+def test_a_segment_keeps_no_syntax_tree_and_answers_as_the_tree_did() -> None:
+    # what the interpreter asks of a segment's `ast` tree, read once when it is made: every
+    # identifier, the names bound, the `(real, padded)` bounds of its tail resets; the segment
+    # holds no `ast` node and the function's info holds none after the interpreter parsed it
+    from padlint.analysis.interp import Interpreter
+    project = Project()
+    key = project.add_source("pkg_facts.py", FACTS)
+    profile = load_profile("vllm")
+    interp = Interpreter(profile, project, CallGraph(project, profile))
+    mod = project.module(key)
+    mod._spare = None
+    step = mod.classes["R"].methods["step"]
+    seg = interp.segment(step)
+    assert seg is not None and step._node is None
+    assert not any(isinstance(v, ast.AST) for v in vars(seg).values())
+    # names: parameters, locals, attributes, keywords, nested definitions
+    assert {"self", "num_reqs", "num_reqs_padded", "x", "y", "z", "i", "buf", "fill_", "inner",
+            "k", "keyword", "max_reqs", "tab", "other", "range"} <= seg.names
+    # bound: name stores and parameters (nested ones too), not attributes, loads or `def` names
+    assert seg.bound_names == {"self", "num_reqs", "num_reqs_padded", "x", "y", "z", "i", "k"}
+    # `x[a:b].fill_(v)` and `x[a:b] = literal` with named bounds (an attribute's last name);
+    # `[i:i]` (one name) and a call that is no fill method are not resets
+    assert seg.reset_bounds == {("num_reqs", "num_reqs_padded"), ("num_reqs", "max_reqs")}
+
+
+def test_a_functions_header_is_read_once_and_not_kept() -> None:
+    mod = index_module("pkg.h", "pkg/h.py", FACTS)
+    mod._spare = None
+    width, plain = mod.classes["R"].methods["width"], mod.classes["R"].methods["plain"]
+    assert width.header() == (frozenset({"property"}), ("self",), True)
+    # plain names only (not `functools.cache`), positional parameters only
+    assert plain.header() == (frozenset({"staticmethod"}), ("a", "b"), False)
+    assert width._node is None and plain._node is None
+    assert plain.header() is plain.header()
+
+
+def test_constructor_stores_are_read_once_per_function(tmp_path) -> None:
+    # `self.x_np = self.x.numpy()` in `__init__` makes `x_np` share `x`'s memory; a tuple
+    # store or an augmented store of the attribute anywhere in the constructor rules it out
+    from padlint.analysis.interp import Interpreter
+    text = ("import torch\n"
+            "class B:\n"
+            "    def __init__(self, n):\n"
+            "        self.x = torch.zeros(n)\n"
+            "        self.x_np = self.x.numpy()\n"
+            "        self.y = torch.zeros(n)\n"
+            "        self.y_np = self.y.numpy()\n"
+            "        self.y_np, self.z = self.y.numpy(), 1\n"
+            "        self.w = torch.zeros(n)\n"
+            "        self.w_np = self.w.numpy()\n"
+            "        self.w_np += 0\n")
+    project = Project()
+    key = project.add_source("pkg_b.py", text)
+    profile = load_profile("vllm")
+    interp = Interpreter(profile, project, CallGraph(project, profile))
+    cls = project.module(key).classes["B"]
+    init = cls.methods["__init__"]
+    stores = interp._self_stores(init)
+    assert stores["x_np"] == ("x",) and stores["x"] == ("",)
+    assert stores["y_np"] is False and stores["z"] is False and stores["w_np"] is False
+    assert interp._self_stores(init) is stores and init._node is None
+    assert interp._class_storage_alias(cls, "x_np") == "x"
+    assert interp._class_storage_alias(cls, "y_np") == ""
+    assert interp._class_storage_alias(cls, "w_np") == ""
