@@ -116,3 +116,53 @@ def test_a_released_interpreter_interprets_again(released):
     assert hits and {(k[1], h.span) for k, h in first.hits.items()} == hits \
         == {(k[1], h.span) for k, h in again.hits.items()}
     assert any(k[0].endswith("_stage") for k in first._summaries)  # summaries made again
+
+
+# `_reset_tail` is called with the same arguments on both branches, each forked from the same
+# heap: the second call is answered from the first call's summary, whose writes (the reset of
+# rows [num_reqs:num_reqs_padded]) must reach the heap of that branch too, or the join would
+# keep stale rows from it and report `seq_lens`
+REPLAYED = '''\
+import torch
+from vllm.v1.attention.backend import CommonAttentionMetadata
+
+
+class ModelRunner:
+    def __init__(self, n):
+        self.seq_lens = torch.zeros(n, dtype=torch.int32)
+
+    def _reset_tail(self, num_reqs, num_reqs_padded):
+        BODY
+
+    def execute_model(self, so):
+        num_reqs = so.num_reqs
+        num_reqs_padded = self.cudagraph_dispatcher.pad(num_reqs)
+        self.seq_lens[:num_reqs] = so.seq_lens
+        if so.spec:
+            self._reset_tail(num_reqs, num_reqs_padded)
+        else:
+            self._reset_tail(num_reqs, num_reqs_padded)
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs_padded], num_reqs=num_reqs_padded)
+'''
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("self.seq_lens[num_reqs:num_reqs_padded].fill_(0)", 0),  # the replayed summary resets
+    ("pass", 1),  # nothing reset on either branch
+])
+def test_a_replayed_summary_applies_its_writes(monkeypatch, released, body, expected):
+    ran: list[str] = []
+    orig = interp_mod.Interpreter._exec_function
+
+    def spy(self, func, frame, state):
+        ran.append(frame.qual)
+        return orig(self, func, frame, state)
+
+    monkeypatch.setattr(interp_mod.Interpreter, "_exec_function", spy)
+    found = check_source(REPLAYED.replace("BODY", body), "runner.py", load_profile("vllm"))
+    assert len(found) == expected, [f.message for f in found]
+    # interpreted once, answered once from its one summary
+    assert sum(q.endswith("_reset_tail") for q in ran) == 1
+    (summaries,) = [v for k, v in released[0].items() if k[0].endswith("_reset_tail")]
+    assert len(summaries) == 1
+    assert any("seq_lens" in k for k in summaries[0].write_keys) == (expected == 0)
