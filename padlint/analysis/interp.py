@@ -216,7 +216,7 @@ class Segment:
     not kept.
     """
 
-    def __init__(self, func: cst.FunctionDef, ast_func, lines: list[str], fill_methods=frozenset()):
+    def __init__(self, func: cst.FunctionDef, ast_func, lines: list[str], fill_methods):
         self.func = func
         self.lines = lines
         self.def_line = ast_func.lineno
@@ -229,10 +229,8 @@ class Segment:
         self._lambdas: dict[int, tuple] = {}  # id(lambda) -> (lambda, its function)
         _map_body(_suite_body(func.body), ast_func.body, self._stmt)
         # what the analysis asks of the `ast` tree, read in one walk so that the segment keeps
-        # no `ast` tree (the libcst one is what it interprets)
-        # (`reset_bounds`: ``(a, b)`` of each reset ``x[a:b].zero_()`` of a profile's fill method or a
-        # literal store, whose lower bound is a name and upper bound a name or attribute (its last
-        # name): the code says ``a`` is the real count of the rows ``[a:b]`` it pads)
+        # no `ast` tree (the libcst one is what it interprets); `reset_bounds`: the code says
+        # `a` is the real count of the rows `[a:b]` a reset `x[a:b].zero_()` pads
         self.names, self.bound_names, self.reset_bounds = _ast_facts(ast_func, fill_methods)
 
     def same_lines(self, new, old) -> None:
@@ -357,7 +355,7 @@ def _ast_facts(ast_func, fill_methods) -> tuple[frozenset[str], frozenset[str], 
     return frozenset(names), frozenset(bound), frozenset(resets)
 
 
-def parse_segment(lines: list[str], info, ast_func, fill_methods=frozenset()) -> Segment:
+def parse_segment(lines: list[str], info, ast_func, fill_methods) -> Segment:
     """Parse one function alone, wrapped in ``class _:`` lines so indentation parses
     (lines and columns stay those of the file)."""
     module = cst.parse_module(segment_text("".join(lines[info.start - 1:info.end]), info.start, len(info.ancestors)))
@@ -5842,7 +5840,7 @@ class Interpreter:
         (:meth:`_note_write`; only the launches whose arguments were evaluated)."""
         if not vals:
             return
-        params = fn.header()[1]
+        params = fn.header().params
         for i, pname in enumerate(params):
             arg = by_kw.get(pname) or (positional[i] if i < len(positional) else None)
             v = vals.get(id(arg)) if arg is not None else None
@@ -5991,7 +5989,7 @@ class Interpreter:
         if not targets:
             # nothing to follow, but the result's class may be known: `self.get_builder(i)` with
             # `-> AttentionMetadataBuilder` gives an object whose methods are followed
-            typed = [t for t in found if t.header()[2]]
+            typed = [t for t in found if t.header().returns]
             return ("returns", typed) if typed else None
         return ("funcs", [(t, recv) for t in targets])
 
@@ -6268,19 +6266,18 @@ class Interpreter:
                         heap.reads[-1].keys.update(heap.reads[-1].given(summ.read_keys, heap))
                     for k, v in zip(summ.write_keys, summ.write_values):
                         heap[k] = v
-                    value, stored, noted_writes, hit_events = summ.value, summ.stored, summ.noted_writes, summ.hit_events
-                    for k in stored:  # the object fields the callee stored, as if it ran again
+                    for k in summ.stored:  # the object fields the callee stored, as if it ran again
                         self._stored(k, heap)
-                    for w in noted_writes:  # and the writes it noted, for this entry, on this path
+                    for w in summ.noted_writes:  # and the writes it noted, for this entry, on this path
                         self._note_write(w[0], w[:6] + (self._qpath(callee) + w[6],))
-                    if hit_events:  # and its stale sink arguments, on this path
+                    if summ.hit_events:  # and its stale sink arguments, on this path
                         here_q = self._qpath(callee)
-                        for ev, c, q, n, nq in hit_events:
+                        for ev, c, q, n, nq in summ.hit_events:
                             chain, qpath = callee.chain + c[n:], here_q + q[nq:]
                             if self._hit_log:
                                 self._hit_log[-1].append((ev, chain, qpath, 0, 0))
                             self._record_hit(ev, chain, qpath)
-                    return value
+                    return summ.value
         entry = dict(heap)
         self._reads.append(ReadLog(entry))
         callee_state = State(env, heap)
@@ -7010,7 +7007,7 @@ def _is_property(fn: FunctionInfo) -> bool:
 
 def _decorated_ast(fn: FunctionInfo, name: str) -> bool:
     """Whether project function ``fn`` carries the plain decorator ``@name``."""
-    return name in fn.header()[0]
+    return name in fn.header().decorators
 
 
 def _skips_round(body) -> bool:

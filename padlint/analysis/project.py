@@ -23,7 +23,7 @@ import warnings
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
 from padlint.model import LINE_BREAK, split_lines
 from padlint.prefilter import writes_rows
@@ -34,6 +34,14 @@ FuncNode = ast.FunctionDef | ast.AsyncFunctionDef
 def _not_defs(body: list[ast.stmt]) -> list[ast.stmt]:
     """The statements of ``body`` other than ``def``s and classes."""
     return [st for st in body if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+
+
+class FuncHeader(NamedTuple):
+    """What callers ask of a ``def`` line (:meth:`FunctionInfo.header`)."""
+
+    decorators: frozenset[str]  # names of its plain decorators (`@property`)
+    params: tuple[str, ...]     # its positional parameters, in order
+    returns: bool               # whether it has a return annotation
 
 
 @dataclass
@@ -53,11 +61,9 @@ class FunctionInfo:
     end: int                 # last line
     mod: ModuleInfo = field(repr=False, compare=False)
     _node: FuncNode | None = field(default=None, repr=False, compare=False)
-    # (plain decorator names, positional parameter names, whether it has a return annotation):
-    # read from the node once (:meth:`header`)
-    _header: tuple[frozenset[str], tuple[str, ...], bool] | None = field(default=None, repr=False, compare=False)
+    _header: FuncHeader | None = field(default=None, repr=False, compare=False)  # read once: :meth:`header`
 
-    def header(self) -> tuple[frozenset[str], tuple[str, ...], bool]:
+    def header(self) -> FuncHeader:
         """What callers ask of the ``def`` line, kept without the body's tree: the names of its
         plain decorators (``@property``, not ``@functools.cache`` or ``@x.setter``), its
         positional parameters (``posonlyargs`` and ``args``, in order), and whether it has a
@@ -65,10 +71,10 @@ class FunctionInfo:
         if self._header is None:
             node = self.peek()
             a = node.args
-            self._header = (
-                frozenset(d.id for d in node.decorator_list if isinstance(d, ast.Name)),
-                tuple(x.arg for x in (*a.posonlyargs, *a.args)),
-                node.returns is not None)
+            self._header = FuncHeader(
+                decorators=frozenset(d.id for d in node.decorator_list if isinstance(d, ast.Name)),
+                params=tuple(x.arg for x in (*a.posonlyargs, *a.args)),
+                returns=node.returns is not None)
         return self._header
 
     @property
