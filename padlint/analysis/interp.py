@@ -5951,14 +5951,13 @@ class Interpreter:
         recv = self._eval(recv_node, frame, state)
         if not isinstance(recv, Refs):
             return None
+        # in the order of the class keys, not of the frozensets' hashes: the dispatch order
+        # decides which path a finding names as its example, which must not vary per run
         classes: dict[str, object] = {}
-        for r in recv.refs:
-            if r.count is not None:
-                continue
-            for key in r.types:
-                c = self.project.class_info(key)
-                if c is not None:
-                    classes.setdefault(key, c)
+        for key in sorted({k for r in recv.refs if r.count is None for k in r.types}):
+            c = self.project.class_info(key)
+            if c is not None:
+                classes[key] = c
         if not classes:
             return None
         # `self.m()` dispatches on self's class only; an attribute's declared class on its
