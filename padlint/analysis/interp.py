@@ -13,6 +13,7 @@ one under ``if P > R:`` does); loop bodies may run zero times.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import keyword
 import re
 from dataclasses import dataclass, field, replace
@@ -88,12 +89,34 @@ def _memory_view_of(value) -> str:
 
 
 def _cst_walk(node):
-    """Every node of a libcst tree, the root first."""
+    """Every node of a libcst tree, the root first (in no lexical order: see :func:`_kids`)."""
     todo = [node]
     while todo:
         n = todo.pop()
         yield n
-        todo.extend(n.children)
+        todo.extend(_kids(n))
+
+
+#: per libcst node class, the names of its dataclass fields (read once per class)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _kids(n: cst.CSTNode) -> list:
+    """The child nodes of ``n``: the same nodes as libcst's ``n.children``, read off its fields
+    rather than by a visitor that rebuilds the node (about three times faster), and in the order
+    of the fields, not the lexical order (a decorator after its function's body).  For walks that
+    collect or test, not for anything that numbers nodes in source order."""
+    names = _FIELDS.get(type(n))
+    if names is None:
+        names = _FIELDS[type(n)] = tuple(f.name for f in dataclasses.fields(n))
+    out = []
+    for name in names:
+        v = getattr(n, name)
+        if isinstance(v, cst.CSTNode):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            out.extend(x for x in v if isinstance(x, cst.CSTNode))
+    return out
 
 
 def _names_in(target) -> list[str]:
@@ -246,7 +269,7 @@ class Segment:
         got = self._lambdas.get(id(node))
         if got is None:
             line = self.line(node, stmt)
-            k = next((i for i, n in enumerate(x for x in _cst_walk(stmt) if isinstance(x, cst.Lambda))
+            k = next((i for i, n in enumerate(x for x in _walk_lexical(stmt) if isinstance(x, cst.Lambda))
                       if n is node), 0)
             ret = cst.SimpleStatementLine(body=[cst.Return(value=node.body)])
             fdef = cst.FunctionDef(name=cst.Name(f"lambda_{line}_{k}"), params=node.params,
@@ -6986,6 +7009,12 @@ def _glob(pat: str) -> str:
 
 def _walk_cst(node: cst.CSTNode):
     """Every node under ``node`` (``node`` included), parents before children."""
+    return _cst_walk(node)
+
+
+def _walk_lexical(node: cst.CSTNode):
+    """Every node under ``node`` (``node`` included) in source order, parents before children
+    (libcst's own ``children``: slower)."""
     stack = [node]
     while stack:
         n = stack.pop()
@@ -7022,7 +7051,7 @@ def _skips_round(body) -> bool:
             continue  # (its own body's `break`s are its own)
         if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        stack.extend(n.children)
+        stack.extend(_kids(n))
     return False
 
 
