@@ -706,7 +706,7 @@ class Interpreter:
         self._segments: dict[str, Segment | None] = {}
         self.syntax_errors: dict[str, tuple[str, int | None, int | None]] = {}  # module -> error
         self._summaries: dict = {}  # (callee, self class, arguments, known counts) -> [Summary]
-        self._key_tuples: dict[tuple, tuple] = {}  # one copy of each summary's key tuple
+        self._key_tuples: dict = {}  # one copy of each summary's key tuple and stored-field set
         self._reads: list[ReadLog] = []  # read logs of the callees being interpreted (innermost last)
         self._attr_type_cache: dict = {}
         self._stores_memo: dict[str, dict] = {}  # function key -> its `self.x` stores (_self_stores)
@@ -6355,11 +6355,13 @@ class Interpreter:
                 read_keys = tuple(sorted(k for k in read.keys if k not in own))
                 entries.append(Summary(self._interned(read_keys), tuple(_given(k, entry) for k in read_keys),
                                        self._interned(tuple(k for k, _v in writes)),
-                                       tuple(v for _k, v in writes), value, stored, rel, hits))
+                                       tuple(v for _k, v in writes), value, self._interned(stored),
+                                       self._interned(rel), hits))
         return value
 
-    def _interned(self, keys: tuple) -> tuple:
-        """``keys``, or the equal tuple an earlier summary holds (one copy each)."""
+    def _interned(self, keys):
+        """``keys`` (a tuple or a frozenset), or the equal one an earlier summary holds (one copy
+        each: on SGLang 0.5.23 the summaries' stored-field sets were 40 K sets of 11 K values)."""
         return self._key_tuples.setdefault(keys, keys)
 
     def release_summaries(self) -> None:
