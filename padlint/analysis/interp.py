@@ -23,7 +23,7 @@ import libcst as cst
 from padlint.analysis.kernels import pointer_write, tail_stores
 from padlint.analysis.values import (
     TAIL_WRITE, UNSET, PARTIAL,
-    ALL, DUMMY_ROWS, PADDED_AS_REAL, UNKNOWN, AVal, BoolVal, ClosureVal, Count, DictVal, FactVal, FuncVal, MaskVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
+    ALL, DUMMY_ROWS, NOSET, PADDED_AS_REAL, UNKNOWN, AVal, BoolVal, ClosureVal, Count, DictVal, FactVal, FuncVal, MaskVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
     Ref, Refs, Reset, State, TailVal, Taint, TupleVal, UnknownVal, at_least, covering, covers, extremum, is_extremum, join_all, opaque_term, join_vals, no_literal, origin_key, stamp, with_step,
 )
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
@@ -6270,9 +6270,12 @@ class Interpreter:
         # function's environment holds the enclosing locals it sees (its closure)
         base_key = None
         try:
-            base_key = (qual, callee.cls, frozenset(env.items()), frozenset(callee.known), callee.dummy,
+            # (empty parts as the shared empty set and tuple: the summaries keep their keys)
+            base_key = (qual, callee.cls, frozenset(env.items()) if env else NOSET,
+                        frozenset(callee.known) if callee.known else NOSET, callee.dummy,
                         callee.dummy_any, self._path_device() if self.p.devices else "",
-                        tuple(sorted((k, x[0], id(x[1])) for k, x in callee.literals.items())))
+                        tuple(sorted((k, x[0], id(x[1])) for k, x in callee.literals.items()))
+                        if callee.literals else ())
             hash(base_key)
         except TypeError:
             base_key = None

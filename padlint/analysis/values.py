@@ -818,8 +818,8 @@ def meet_resets(a: frozenset, b: frozenset) -> frozenset:
                 continue
             values = sorted({*ra.value.split("|"), *rb.value.split("|")})
             out.add(Reset(real, off, "|".join(values) if len(values) > 1 else values[0],
-                          min(ra.line, rb.line) or max(ra.line, rb.line), ra.sites | rb.sites,
-                          ra.when | rb.when, ra.upto or rb.upto, dim, ra.exact or rb.exact))
+                          min(ra.line, rb.line) or max(ra.line, rb.line), _union(ra.sites, rb.sites),
+                          _union(ra.when, rb.when), ra.upto or rb.upto, dim, ra.exact or rb.exact))
     if sum(1 for r in out if r.when) > MAX_CONDITIONAL_RESETS:
         out = {r for r in out if not r.when}  # bounded: dropping a reset only adds findings
     return frozenset(out) if out else NOSET
