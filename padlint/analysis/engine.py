@@ -216,7 +216,7 @@ def inherited_runs(project: Project, entry: FunctionInfo) -> list[str]:
     todo = [(entry, 0)]
     while todo:
         fn, depth = todo.pop()
-        for name in _self_names(fn.node) - names:
+        for name in _self_names(fn.peek()) - names:
             names.add(name)
             m = project.find_method(owner, name)
             if m is not None and m.key not in seen and depth + 1 < SELF_CALL_DEPTH:
@@ -251,7 +251,7 @@ def _constructs_as(project: Project, sub, base) -> bool:
                      and n.func.value.func.id == "super"
                      # `Base.__init__(self, ...)` of a class on the way up (not `nn.Module.__init__`)
                      or (_dotted(n.func.value) or "").rsplit(".", 1)[-1] in above)
-                for n in ast.walk(init.node)):
+                for n in ast.walk(init.peek())):
             return False
     return True
 

@@ -4151,7 +4151,7 @@ class Interpreter:
                     found.clear()
                     break
                 found.update(x.key for x in self.project.returned_classes(fn))
-                body = [st for st in fn.node.body
+                body = [st for st in fn.peek().body  # (nothing kept by id)
                         if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))]
                 ret = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
                 if isinstance(ret, ast.Subscript) and isinstance(ret.value, ast.Attribute) \
@@ -6333,7 +6333,7 @@ class Interpreter:
         for rk in callee.cond_fields:  # its records are of its own tests
             del exit_state.heap[rk]
         state.heap = exit_state.heap
-        if fn is not None and isinstance(value, UnknownVal) and fn.node.returns is not None:
+        if fn is not None and isinstance(value, UnknownVal) and fn.header().returns:
             value = self._returned_object(fn)
         if base_key is not None:
             entries = self._summaries.setdefault(base_key, [])
