@@ -678,30 +678,31 @@ class CallGraph:
                 # `forward_batch, ... = self.capture_prepare(bs, num_tokens=num_tokens)`): the views it
                 # takes are what the graph captured at that size reads
                 m, by = m
-                stored = _graph_tables(by.node)
+                stored = _graph_tables(by.peek())
                 binder = by.name
             else:
                 binder = m.name
-            aliases = _self_aliases(m.node)
-            defs = _single_definitions(m.node)
-            stored = _graph_tables(m.node) if stored is None else stored
+            tree = m.peek()  # one tree for this scan of the method (nothing kept by id)
+            aliases = _self_aliases(tree)
+            defs = _single_definitions(tree)
+            stored = _graph_tables(tree) if stored is None else stored
             # a function a manager captures runs inside the graph: the rows it writes before (or
             # without) reading them are the graph's own work, not inputs a replay reads
-            inputs = _graph_read_first(m.node, aliases) if m.name in captured else None
+            inputs = _graph_read_first(tree, aliases) if m.name in captured else None
             if inputs:
-                inputs -= self._written_by_holder_calls(cls, m.node, aliases, inputs)
+                inputs -= self._written_by_holder_calls(cls, tree, aliases, inputs)
             if inputs is not None:
                 stored = captured[m.name]  # the managers keep its graphs: their replays run it
             # a local bound to a slice (or to `slice if c else None`) and handed on by keyword:
             # the keyword names the field (`aux = buffers.aux_hidden_states[:n] if f else None`,
             # `ForwardBatch(aux_hidden_states_buffer=aux)`)
             sliced: dict[str, ast.Subscript] = {}
-            for sub in ast.walk(m.node):
+            for sub in ast.walk(tree):
                 if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
                     v = sub.value.body if isinstance(sub.value, ast.IfExp) else sub.value
                     if isinstance(v, ast.Subscript) and _self_slice(v, aliases):
                         sliced[sub.targets[0].id] = v
-            for sub in ast.walk(m.node):
+            for sub in ast.walk(tree):
                 # `out=` names where a torch op writes, not an input: the slice keeps its own name
                 value = sliced.get(sub.value.id) if isinstance(sub, ast.keyword) \
                     and isinstance(sub.value, ast.Name) else getattr(sub, "value", None)
@@ -711,25 +712,25 @@ class CallGraph:
                         continue
                     b = _bound_name(value)
                     bind(attr, (sub.arg, b, defs.get(b, ""), _slice_dim(value)), stored)
-            for sub in ast.walk(m.node):
+            for sub in ast.walk(tree):
                 attr = _self_slice(sub, aliases) if isinstance(sub, ast.Subscript) else None
                 if attr and (inputs is None or attr in inputs):
                     b = _bound_name(sub)
                     bind(attr, (attr.rsplit(".", 1)[-1], b, defs.get(b, ""), _slice_dim(sub)), stored)
-            dict_slices = list(_dict_slices(m.node, aliases, lambda n, mod=cls.module: self._module_strings(mod, n)))
+            dict_slices = list(_dict_slices(tree, aliases, lambda n, mod=cls.module: self._module_strings(mod, n)))
             if inputs is None:
                 # rows a capturing method (or the helper it hands its size) writes before the
                 # graph reads them, on every path to the read, are the capture's own: they do not
                 # hold what they held before
                 capture_written.setdefault(binder, set()).update(
-                    _written_before_read(m.node, aliases, [(a, sub) for a, _k, sub in dict_slices]))
+                    _written_before_read(tree, aliases, [(a, sub) for a, _k, sub in dict_slices]))
             for attr, key, sub in dict_slices:
                 # `self.D["k"][:n]` of a dict of buffers (also `s[name][:n]` in a loop over a module
                 # tuple of keys): the entry's buffer, a location of its own
                 if inputs is None or attr in inputs:
                     b = _bound_name(sub)
                     bind(attr, (key, b, defs.get(b, ""), _slice_dim(sub)), stored)
-            for attr, name, b in self._slot_views(cls, m.node):
+            for attr, name, b in self._slot_views(cls, tree):
                 if inputs is None or attr in inputs:
                     bind(attr, (name, b, defs.get(b, ""), 0), stored)
         host = self.profile.graph_host
@@ -777,7 +778,7 @@ class CallGraph:
                 rest = attr[len(holder) + 1:]
                 for c in self.attr_chain_classes(cls, holder.split(".")):
                     m = self.project.find_method(c, sub.func.attr)
-                    if m is not None and _may_write_self_attr(m.node, rest):
+                    if m is not None and _may_write_self_attr(m.peek(), rest):
                         out.add(attr)
                         break
         return out
@@ -811,25 +812,26 @@ class CallGraph:
         host = self.profile.graph_host
         out: dict[str, GraphInput] = {}
         for m in self._capture_methods(cls):
-            aliases = _self_aliases(m.node)
+            tree = m.peek()  # one tree for this scan (nothing kept by id)
+            aliases = _self_aliases(tree)
             defs: dict[str, list[ast.AST]] = {}
-            for sub in ast.walk(m.node):
+            for sub in ast.walk(tree):
                 if isinstance(sub, ast.Assign):
                     for t in sub.targets:
                         if isinstance(t, ast.Name):
                             defs.setdefault(t.id, []).append(sub.value)
                 elif isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name) and sub.value is not None:
                     defs.setdefault(sub.target.id, []).append(sub.value)
-            handed = _whole_arguments(m.node, aliases, defs, self._binds_graph_input)
-            tables = _graph_tables(m.node)
+            handed = _whole_arguments(tree, aliases, defs, self._binds_graph_input)
+            tables = _graph_tables(tree)
             # the size a capture method is called with: its first parameter, annotated `int` or not
             # at all (`capture_one_shape(self, size, forward, stream_idx: int = 0)`)
-            a = m.node.args
+            a = tree.args
             first = (*a.posonlyargs, *a.args)[1:2]
             sizes = {p.arg for p in first
                      if p.annotation is None or (isinstance(p.annotation, ast.Name) and p.annotation.id == "int")}
             mod = self.project.module(m.module)
-            for sub in ast.walk(m.node):
+            for sub in ast.walk(tree):
                 target = value = None
                 if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
                         and sub.func.attr in ("copy_", "fill_") and sub.args:
@@ -862,8 +864,9 @@ class CallGraph:
         out: set[str] = set()
         for c in self.project.mro(cls):
             for m in c.methods.values():
-                aliases = _self_aliases(m.node)
-                for sub in ast.walk(m.node):
+                tree = m.peek()  # one tree for this scan (nothing kept by id)
+                aliases = _self_aliases(tree)
+                for sub in ast.walk(tree):
                     if not (isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call)):
                         continue
                     handed = [*sub.value.args, *(k.value for k in sub.value.keywords)]
@@ -894,8 +897,7 @@ class CallGraph:
         if found is None:
             return ()
         m, param = found
-        a = m.node.args
-        params = [p.arg for p in (*a.posonlyargs, *a.args)][1:]
+        params = list(m.header().params)[1:]  # (positional parameters, without `self`)
         pos = params.index(param) if param in params else None
         pairs: set[tuple[str, str]] = set()
         word = f".{m.name}("
@@ -1059,15 +1061,16 @@ class CallGraph:
             m = self.project.find_method(cls, name)
             if m is None:
                 continue
-            aliases = _self_aliases(m.node)
+            tree = m.peek()  # one tree for this scan (nothing kept by id)
+            aliases = _self_aliases(tree)
             conds: dict[str, set[str | None]] = {}
             local_of: dict[str, str] = {}  # local -> attribute path of the slice it holds
-            for sub in ast.walk(m.node):
+            for sub in ast.walk(tree):
                 if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) \
                         and isinstance(sub.value, ast.Subscript) and (a := _self_slice(sub.value, aliases)):
                     local_of[sub.targets[0].id] = a
-            parents = _parents(m.node)
-            for sub in ast.walk(m.node):
+            parents = _parents(tree)
+            for sub in ast.walk(tree):
                 attr = None
                 if isinstance(sub, ast.Subscript) and (a := _self_slice(sub, aliases)):
                     par = parents.get(id(sub))
@@ -1095,15 +1098,16 @@ class CallGraph:
         f = self.project.find_method(cls, call.func.attr)
         if f is None:
             return None
-        params = [a.arg for a in (*f.node.args.posonlyargs, *f.node.args.args)][1:]
+        ftree = f.peek()  # one tree for this scan (nothing kept by id)
+        params = [a.arg for a in (*ftree.args.posonlyargs, *ftree.args.args)][1:]
         bound: dict[str, ast.AST] = dict(zip(params, call.args))
         bound.update({k.arg: k.value for k in call.keywords if k.arg})
         mine = next((p for p, v in bound.items() if v is use), None)
         if mine is None:
             return None
-        fparents = _parents(f.node)
+        fparents = _parents(ftree)
         guard: str | None = None
-        for sub in ast.walk(f.node):
+        for sub in ast.walk(ftree):
             if not (isinstance(sub, ast.Name) and sub.id == mine and isinstance(sub.ctx, ast.Load)):
                 continue
             cur, found = sub, None
@@ -1155,18 +1159,19 @@ class CallGraph:
         num_tokens=num_tokens)``) and whose result it binds: they prepare the inputs of the
         graph ``m`` captures at that size.  One level; capturing methods themselves are not
         helpers (they are scanned as such)."""
-        a = m.node.args
+        tree = m.peek()  # one tree for this scan (nothing kept by id)
+        a = tree.args
         first = [p.arg for p in (*a.posonlyargs, *a.args)[1:2]]
         if not first:
             return []
         sized = set(first)
-        for sub in ast.walk(m.node):
+        for sub in ast.walk(tree):
             if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) \
                     and any(isinstance(n, ast.Name) and n.id in first for n in ast.walk(sub.value)) \
                     and not isinstance(sub.value, ast.Call):
                 sized.add(sub.targets[0].id)  # `bs = size`, `num_tokens = size * w`
         out: dict[str, FunctionInfo] = {}
-        for sub in ast.walk(m.node):
+        for sub in ast.walk(tree):
             if not (isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call)):
                 continue
             call = sub.value
@@ -1192,8 +1197,9 @@ class CallGraph:
             return v
         out: set[str] = set()
         for m in self._capture_methods(cls):
-            aliases = _self_aliases(m.node)
-            for sub in ast.walk(m.node):
+            tree = m.peek()  # one tree for this scan (nothing kept by id)
+            aliases = _self_aliases(tree)
+            for sub in ast.walk(tree):
                 target = None
                 if isinstance(sub, (ast.Assign, ast.AugAssign)):
                     for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
