@@ -1098,13 +1098,13 @@ class CallGraph:
         f = self.project.find_method(cls, call.func.attr)
         if f is None:
             return None
-        ftree = f.peek()  # one tree for this scan (nothing kept by id)
-        params = [a.arg for a in (*ftree.args.posonlyargs, *ftree.args.args)][1:]
+        params = list(f.header().params)[1:]  # (positional parameters, without `self`)
         bound: dict[str, ast.AST] = dict(zip(params, call.args))
         bound.update({k.arg: k.value for k in call.keywords if k.arg})
         mine = next((p for p, v in bound.items() if v is use), None)
         if mine is None:
             return None
+        ftree = f.peek()  # one tree for this scan (nothing kept by id)
         fparents = _parents(ftree)
         guard: str | None = None
         for sub in ast.walk(ftree):
@@ -1159,11 +1159,10 @@ class CallGraph:
         num_tokens=num_tokens)``) and whose result it binds: they prepare the inputs of the
         graph ``m`` captures at that size.  One level; capturing methods themselves are not
         helpers (they are scanned as such)."""
-        tree = m.peek()  # one tree for this scan (nothing kept by id)
-        a = tree.args
-        first = [p.arg for p in (*a.posonlyargs, *a.args)[1:2]]
+        first = list(m.header().params[1:2])
         if not first:
             return []
+        tree = m.peek()  # one tree for this scan (nothing kept by id)
         sized = set(first)
         for sub in ast.walk(tree):
             if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) \

@@ -89,7 +89,8 @@ def _memory_view_of(value) -> str:
 
 
 def _cst_walk(node):
-    """Every node of a libcst tree, the root first (in no lexical order: see :func:`_kids`)."""
+    """Every node of a libcst tree, parents before children (in no lexical order: see
+    :func:`_kids`; :func:`_walk_lexical` keeps it)."""
     todo = [node]
     while todo:
         n = todo.pop()
@@ -3837,7 +3838,7 @@ class Interpreter:
             and any(isinstance(t.target, cst.Name) and t.target.value == bound for t in sub.targets)
             and any((text := self._text(sub.value)) == f"{d}.{bound}" or text.startswith(f"{d}.{bound} or ")
                     for d in descs)
-            for sub in _walk_cst(frame.seg.func))
+            for sub in _cst_walk(frame.seg.func))
         self._descriptor_names[key] = got
         return got
 
@@ -3865,7 +3866,7 @@ class Interpreter:
         if expr is None or not self._names_bound(expr, state):
             return None  # a name of the capture's frame this frame does not have
         partial = state.env.get(PARTIAL, frozenset())
-        if partial and any(isinstance(n, cst.Name) and n.value in partial for n in _walk_cst(expr)):
+        if partial and any(isinstance(n, cst.Name) and n.value in partial for n in _cst_walk(expr)):
             return None  # bound on some paths only: on the others the size is another step's
         c = self._count(expr, state)
         if c is None or not c.canon or not self.p.is_padded_name(c.canon):
@@ -7010,11 +7011,6 @@ def _cst_type_names(ann) -> list[str]:
 
 def _glob(pat: str) -> str:
     return re.escape(pat).replace(r"\*", ".*").replace(r"\?", ".")
-
-
-def _walk_cst(node: cst.CSTNode):
-    """Every node under ``node`` (``node`` included), parents before children."""
-    return _cst_walk(node)
 
 
 def _walk_lexical(node: cst.CSTNode):
