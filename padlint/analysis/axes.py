@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from padlint.analysis.project import ClassInfo, ModuleInfo, Project, _dotted, _type_names
+from padlint.analysis.project import ClassInfo, FunctionInfo, ModuleInfo, Project, _dotted, _type_names
 from padlint.profile import Profile
 
 AXES = ("reqs", "tokens")
@@ -272,6 +272,7 @@ class AxisAnalysis:
         self._stmts: dict[int, list[ast.stmt]] = {}
         self._class_ev: dict[str, dict[str, list[Evidence]]] = {}
         self._attr_sizes: dict[tuple[str, str], str | None] = {}
+        self._builders: dict[str, tuple[str, dict[str, str]] | None] = {}  # see _builder_fields
         allocs = set(profile.uninitialized_allocators) | set(profile.initialized_allocators)
         allocs = {a for a in allocs if a.rsplit(".", 1)[-1] not in ("arange", "tensor", "array")}
         self.allocators = allocs | set(profile.axes.allocators)
@@ -573,7 +574,7 @@ class AxisAnalysis:
                     end_line=n.end_lineno or n.lineno, end_column=(n.end_col_offset or n.col_offset) + 1,
                     text=_text(n), buffer_text=_text(n.value), buffer=buf, count=c, write=id(n) in writes,
                     stmt_line=st.lineno, stmt_text=_text(st) if not _is_compound(st) else _head(st)))
-        self._scan_metadata(qual, fn, loc, mod, path, out)
+        self._scan_metadata(qual, fn, loc, mod, path, out, cls)
 
     @staticmethod
     def _expr_nodes(st: ast.stmt) -> Iterator[ast.AST]:
@@ -605,8 +606,61 @@ class AxisAnalysis:
             return got[0] if len(keys) == 1 else None
         return None
 
+    def _callee(self, call: ast.Call, mod: ModuleInfo, cls: ClassInfo | None) -> FunctionInfo | None:
+        """The project function a call names: a module function (defined or imported by name, or
+        reached through an imported module) or a method of ``self``'s class; None otherwise."""
+        name = _dotted(call.func)
+        if not name:
+            return None
+        if name.startswith("self."):
+            rest = name[5:]
+            if cls is None or "." in rest:
+                return None
+            return self.project.find_method(cls, rest)
+        try:
+            got = self.project.resolve(mod, name)
+        except RecursionError:  # pragma: no cover - pathological re-export chains
+            return None
+        return got if isinstance(got, FunctionInfo) else None
+
+    def _builder_fields(self, fn: FunctionInfo) -> tuple[str, dict[str, str]] | None:
+        """``(constructor, {parameter: field})`` when ``fn`` builds a metadata object (a call of a
+        sink constructor in its own body) whose keyword arguments are two or more of its own
+        parameters as they are named there (``seq_lens = seq_lens[:num_reqs]`` first, or not):
+        then the arguments a caller passes for those parameters are fields of one metadata
+        object (vLLM Model Runner V2's ``build_attn_metadata(num_reqs=..., seq_lens=...,
+        is_prefilling=...)``).  None for any other function."""
+        got = self._builders.get(fn.key, False)
+        if got is not False:
+            return got  # type: ignore[return-value]
+        result = None
+        try:
+            node = fn.peek()
+        except (SyntaxError, ValueError):  # pragma: no cover - a module the index could not re-read
+            node = None
+        if node is not None:
+            a = node.args
+            params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)} - {"self", "cls"}
+            nodes = list(_own_nodes(node))
+            loc = _Locals(node, nodes)
+            for n in nodes:
+                if not isinstance(n, ast.Call):
+                    continue
+                ctor = _dotted(n.func) or ""
+                if not ctor or not self.profile.is_sink_constructor(ctor):
+                    continue
+                mapping = {}
+                for kw in n.keywords:
+                    src = _param_of(kw.value, params, loc) if kw.arg is not None else None
+                    if src is not None:
+                        mapping.setdefault(src, kw.arg)
+                if len(mapping) >= 2 and (result is None or len(mapping) > len(result[1])):
+                    result = (ctor.rsplit(".", 1)[-1], mapping)
+        self._builders[fn.key] = result
+        return result
+
     def _scan_metadata(self, qual: str, fn: ast.AST, loc: _Locals, mod: ModuleInfo, path: str,
-                       out: AxisFacts) -> None:
+                       out: AxisFacts, cls: ClassInfo | None = None) -> None:
         groups: dict[str, tuple[str, int, str, list[FieldWidth]]] = {}
         built: dict[str, str] = {}  # local name -> constructor it is assigned from
         receivers: dict[int, str] = {}  # id(constructor call) -> the local it is assigned to
@@ -639,6 +693,30 @@ class AxisAnalysis:
                 receiver = receivers.get(id(n))
                 key = receiver or f"@{n.lineno}:{n.col_offset}"
                 groups[key] = (name, n.lineno, _text(n.func) + "(...)", fields)
+        for n in self.own(fn):
+            # a call of a project function that builds a metadata object from its parameters: the
+            # arguments passed for them are that object's fields, as if passed to the constructor
+            if not isinstance(n, ast.Call) or not n.keywords:
+                continue
+            name = _dotted(n.func) or ""
+            if not name or self.profile.is_sink_constructor(name):
+                continue
+            callee = self._callee(n, mod, cls)
+            built_by = self._builder_fields(callee) if callee is not None else None
+            if built_by is None:
+                continue
+            ctor, mapping = built_by
+            fields = []
+            for kw in n.keywords:
+                if kw.arg is None or kw.arg not in mapping:
+                    continue
+                w = self._slice_width(kw.value, loc)
+                if w is not None:
+                    v = kw.value
+                    fields.append(FieldWidth(mapping[kw.arg], _text(v), w[0], w[1], v.lineno, v.col_offset + 1,
+                                             v.end_lineno or v.lineno, (v.end_col_offset or v.col_offset) + 1))
+            groups[f"@{n.lineno}:{n.col_offset}"] = (f"{ctor} (built by `{name}`)", n.lineno,
+                                                      _text(n.func) + "(...)", fields)
         # attribute stores, in source order; storing a field the current group already has starts
         # a new group (the object is being set again: SGLang pads a forward batch's fields for a
         # replay, then restores them to the real counts)
@@ -770,6 +848,32 @@ class AxisAnalysis:
                 end_line=value.end_lineno or value.lineno, end_column=(value.end_col_offset or value.col_offset) + 1,
                 buffer_text=_text(value), refresh_line=line, refresh_text=text, count=c,
                 stmt_text=_text(st) if st is not None and not _is_compound(st) else ""))
+
+
+def _param_of(expr: ast.AST, params: set[str], loc: _Locals, depth: int = 0) -> str | None:
+    """The parameter ``expr`` is, or a view of (``p[:n]``), or a value that is it on the paths
+    that do not give None or a default (``p if c else None``, ``kwargs.pop("k", p)``), through
+    local names every assignment of which says so; None otherwise."""
+    if depth > 4:
+        return None
+    if isinstance(expr, ast.Name):
+        if expr.id in params:
+            return expr.id
+        if expr.id in loc.opaque:
+            return None
+        vals = loc.values.get(expr.id, [])
+        got = {_param_of(v, params, loc, depth + 1) for v in vals}
+        return got.pop() if len(got) == 1 and None not in got else None
+    if isinstance(expr, ast.Subscript):
+        return _param_of(expr.value, params, loc, depth + 1)
+    if isinstance(expr, ast.IfExp):
+        alts = [x for x in (expr.body, expr.orelse) if not (isinstance(x, ast.Constant) and x.value is None)]
+        got = {_param_of(x, params, loc, depth + 1) for x in alts}
+        return got.pop() if len(got) == 1 and None not in got else None
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in ("pop", "get") \
+            and len(expr.args) == 2 and not expr.keywords:
+        return _param_of(expr.args[1], params, loc, depth + 1)
+    return None
 
 
 def _is_compound(st: ast.stmt) -> bool:

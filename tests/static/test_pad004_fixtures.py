@@ -17,6 +17,14 @@ docstring of the fixture's module:
   ``copy_to_gpu(num_reqs)``) and handed out whole (``self.seq_lens.gpu``); a buffer
   whose tail is filled, one refreshed with a padded count and one handed to a helper
   are not reported.  ``whole_fixed`` slices it to ``num_reqs``.
+- ``builder_buggy``: the fields reach the metadata object through a module-level builder in
+  another module (``build_attn_metadata(num_reqs=num_reqs_padded, seq_lens=...[:num_reqs_padded],
+  is_prefilling=...[:num_reqs])``, vLLM 0.30.0's drafter): the builder passes four of its
+  parameters to one CommonAttentionMetadata (one renamed, one sliced again, one through a local
+  taken from ``**extra`` or the parameter), so the call's arguments are compared as that
+  object's fields; ``is_prefilling`` is the one at the real count.  A call of a function that
+  builds no metadata object with the same two widths is not reported.  ``builder_fixed``
+  slices ``is_prefilling`` to ``num_reqs_padded`` and resets its padding rows (vLLM 0.31.0).
 """
 
 from __future__ import annotations
@@ -58,7 +66,8 @@ def _run(fixture: Path) -> dict:
 
 def test_fixtures_come_in_twins() -> None:
     names = {p.name for p in _dirs()}
-    assert {"gdn_buggy", "gdn_fixed", "widths_buggy", "widths_fixed", "whole_buggy", "whole_fixed"} <= names
+    assert {"gdn_buggy", "gdn_fixed", "widths_buggy", "widths_fixed", "whole_buggy", "whole_fixed",
+            "builder_buggy", "builder_fixed"} <= names
     for n in names:
         shape, _, variant = n.rpartition("_")
         assert f"{shape}_{'fixed' if variant == 'buggy' else 'buggy'}" in names
