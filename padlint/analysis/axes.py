@@ -623,16 +623,21 @@ class AxisAnalysis:
             return None
         return got if isinstance(got, FunctionInfo) else None
 
-    def _builder_fields(self, fn: FunctionInfo) -> tuple[str, dict[str, str]] | None:
+    #: how many builders deep a call is followed to the metadata constructor
+    BUILDER_DEPTH = 3
+
+    def _builder_fields(self, fn: FunctionInfo, depth: int = 0) -> tuple[str, dict[str, str]] | None:
         """``(constructor, {parameter: field})`` when ``fn`` builds a metadata object (a call of a
-        sink constructor in its own body) whose keyword arguments are two or more of its own
+        sink constructor in its own body, or of another such builder) from two or more of its own
         parameters as they are named there (``seq_lens = seq_lens[:num_reqs]`` first, or not):
         then the arguments a caller passes for those parameters are fields of one metadata
         object (vLLM Model Runner V2's ``build_attn_metadata(num_reqs=..., seq_lens=...,
-        is_prefilling=...)``).  None for any other function."""
+        is_prefilling=...)``, and a method that hands its parameters on to it).  None for any
+        other function."""
         got = self._builders.get(fn.key, False)
         if got is not False:
             return got  # type: ignore[return-value]
+        self._builders[fn.key] = None  # a recursive call finds no builder
         result = None
         try:
             node = fn.peek()
@@ -643,21 +648,53 @@ class AxisAnalysis:
             params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)} - {"self", "cls"}
             nodes = list(_own_nodes(node))
             loc = _Locals(node, nodes)
+            cls = self.project.class_info(fn.owner) if fn.owner else None
             for n in nodes:
                 if not isinstance(n, ast.Call):
                     continue
                 ctor = _dotted(n.func) or ""
-                if not ctor or not self.profile.is_sink_constructor(ctor):
+                if not ctor:
                     continue
-                mapping = {}
-                for kw in n.keywords:
-                    src = _param_of(kw.value, params, loc) if kw.arg is not None else None
-                    if src is not None:
-                        mapping.setdefault(src, kw.arg)
+                mapping: dict[str, str] = {}
+                if self.profile.is_sink_constructor(ctor):
+                    name = ctor.rsplit(".", 1)[-1]
+                    for kw in n.keywords:
+                        src = _param_of(kw.value, params, loc) if kw.arg is not None else None
+                        if src is not None:
+                            mapping.setdefault(src, kw.arg)
+                elif depth < self.BUILDER_DEPTH and (n.keywords or n.args):
+                    callee = self._callee(n, fn.mod, cls)
+                    inner = self._builder_fields(callee, depth + 1) if callee is not None and callee.key != fn.key \
+                        else None
+                    if inner is None:
+                        continue
+                    name, fields = inner
+                    for param, arg in self._call_args(n, callee):
+                        src = _param_of(arg, params, loc)
+                        if src is not None and param in fields:
+                            mapping.setdefault(src, fields[param])
+                else:
+                    continue
                 if len(mapping) >= 2 and (result is None or len(mapping) > len(result[1])):
-                    result = (ctor.rsplit(".", 1)[-1], mapping)
+                    result = (name, mapping)
         self._builders[fn.key] = result
         return result
+
+    @staticmethod
+    def _call_args(call: ast.Call, callee: FunctionInfo) -> list[tuple[str, ast.AST]]:
+        """(parameter, argument) for the arguments of ``call`` that name a parameter of
+        ``callee``: keywords, and positional arguments up to the first ``*args`` (a method's
+        receiver parameter, ``self`` or ``cls``, is not one of them unless it is a static method)."""
+        out = [(kw.arg, kw.value) for kw in call.keywords if kw.arg is not None]
+        header = callee.header()
+        names = list(header.params)
+        if callee.owner and "staticmethod" not in header.decorators and names:
+            names = names[1:]
+        for name, arg in zip(names, call.args):
+            if isinstance(arg, ast.Starred):
+                break
+            out.append((name, arg))
+        return out
 
     def _scan_metadata(self, qual: str, fn: ast.AST, loc: _Locals, mod: ModuleInfo, path: str,
                        out: AxisFacts, cls: ClassInfo | None = None) -> None:
@@ -696,7 +733,7 @@ class AxisAnalysis:
         for n in self.own(fn):
             # a call of a project function that builds a metadata object from its parameters: the
             # arguments passed for them are that object's fields, as if passed to the constructor
-            if not isinstance(n, ast.Call) or not n.keywords:
+            if not isinstance(n, ast.Call) or not (n.keywords or n.args):
                 continue
             name = _dotted(n.func) or ""
             if not name or self.profile.is_sink_constructor(name):
@@ -707,13 +744,12 @@ class AxisAnalysis:
                 continue
             ctor, mapping = built_by
             fields = []
-            for kw in n.keywords:
-                if kw.arg is None or kw.arg not in mapping:
+            for param, v in self._call_args(n, callee):  # type: ignore[arg-type]
+                if param not in mapping:
                     continue
-                w = self._slice_width(kw.value, loc)
+                w = self._slice_width(v, loc)
                 if w is not None:
-                    v = kw.value
-                    fields.append(FieldWidth(mapping[kw.arg], _text(v), w[0], w[1], v.lineno, v.col_offset + 1,
+                    fields.append(FieldWidth(mapping[param], _text(v), w[0], w[1], v.lineno, v.col_offset + 1,
                                              v.end_lineno or v.lineno, (v.end_col_offset or v.col_offset) + 1))
             groups[f"@{n.lineno}:{n.col_offset}"] = (f"{ctor} (built by `{name}`)", n.lineno,
                                                       _text(n.func) + "(...)", fields)

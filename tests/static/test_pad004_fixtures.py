@@ -23,8 +23,11 @@ docstring of the fixture's module:
   parameters to one CommonAttentionMetadata (one renamed, one sliced again, one through a local
   taken from ``**extra`` or the parameter), so the call's arguments are compared as that
   object's fields; ``is_prefilling`` is the one at the real count.  A call of a function that
-  builds no metadata object with the same two widths is not reported.  ``builder_fixed``
-  slices ``is_prefilling`` to ``num_reqs_padded`` and resets its padding rows (vLLM 0.31.0).
+  builds no metadata object with the same two widths is not reported.  ``chain.py``: a method
+  hands its parameters on to that builder and is called with positional arguments (after
+  ``self``): its parameters are the object's fields two builders deep; ``is_prefilling`` again.
+  ``builder_fixed`` slices ``is_prefilling`` to ``num_reqs_padded`` and resets its padding rows
+  in both (vLLM 0.31.0).
 """
 
 from __future__ import annotations
