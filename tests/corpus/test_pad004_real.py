@@ -96,3 +96,50 @@ def test_vllm_0_24_0_gdn_builder_fixed():
     path = _gdn("0.24.0")
     assert "batch_size = m.num_reqs" in path.read_text(encoding="utf-8")
     assert _pad004(path) == []
+
+
+# vLLM 0.30.0's Model Runner V2 drafter (``vllm/v1/worker/gpu/spec_decode/speculator.py``,
+# ``DraftModelSpeculator._build_attn_metadata``) calls the module builder
+# ``build_attn_metadata`` (``attn_utils.py``, which passes ``seq_lens``, ``query_start_loc_gpu``,
+# ``is_prefilling`` and more to one ``CommonAttentionMetadata``) with ``num_reqs=num_reqs_padded``,
+# ``seq_lens=self.input_buffers.seq_lens[:num_reqs_padded]``, ``query_start_loc_gpu=...[:
+# num_reqs_padded + 1]`` and ``is_prefilling=self.draft_is_prefilling[:num_reqs]``: one request
+# field at the real count beside the others at the padded count.  vLLM 0.31.0 slices it to
+# ``[:num_reqs_padded]`` (the fix): nothing is reported there.
+SPEC = Path("vllm/v1/worker/gpu/spec_decode/speculator.py")
+
+
+def _spec(version: str) -> tuple[Path, Path]:
+    cc = _corpus_cache()
+    try:
+        tree = cc.ensure_vllm(version)
+    except cc.CorpusError as e:
+        pytest.skip(f"vLLM {version} not in the corpus cache: {e}")
+    return tree, tree / SPEC
+
+
+def _pad004_in(tree: Path, rel: Path) -> list[dict]:
+    """PAD004 for one file checked from its tree's root (the builder's module is read as context)."""
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "padlint", "check", str(rel), "--select", "PAD004",
+                           "--format", "json", "--no-cache"],
+                          cwd=tree, capture_output=True, text=True, timeout=900, env=env, check=False)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    return json.loads(proc.stdout)["findings"]
+
+
+def test_vllm_0_30_0_drafter_hands_is_prefilling_at_the_real_count():
+    tree, path = _spec("0.30.0")
+    findings = _pad004_in(tree, SPEC)
+    assert [(f["field"], f["line"]) for f in findings] == [
+        ("is_prefilling", _line_of(path, "is_prefilling=self.draft_is_prefilling[:num_reqs],"))]
+    f = findings[0]
+    assert f["real"] == "num_reqs" and f["padded"] == "num_reqs_padded"
+    assert "built by `build_attn_metadata`" in f["message"]
+    assert "`seq_lens`" in f["message"]
+
+
+def test_vllm_0_31_0_drafter_fixed():
+    tree, path = _spec("0.31.0")
+    assert "is_prefilling=self.draft_is_prefilling[:num_reqs_padded]," in path.read_text(encoding="utf-8")
+    assert _pad004_in(tree, SPEC) == []
