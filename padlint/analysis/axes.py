@@ -272,7 +272,7 @@ class AxisAnalysis:
         self._stmts: dict[int, list[ast.stmt]] = {}
         self._class_ev: dict[str, dict[str, list[Evidence]]] = {}
         self._attr_sizes: dict[tuple[str, str], str | None] = {}
-        self._builders: dict[str, tuple[str, dict[str, str]] | None] = {}  # see _builder_fields
+        self._builders: dict[tuple[str, int], tuple | None] = {}  # see _builder_memo
         allocs = set(profile.uninitialized_allocators) | set(profile.initialized_allocators)
         allocs = {a for a in allocs if a.rsplit(".", 1)[-1] not in ("arange", "tensor", "array")}
         self.allocators = allocs | set(profile.axes.allocators)
@@ -606,89 +606,133 @@ class AxisAnalysis:
             return got[0] if len(keys) == 1 else None
         return None
 
-    def _callee(self, call: ast.Call, mod: ModuleInfo, cls: ClassInfo | None) -> FunctionInfo | None:
-        """The project function a call names: a module function (defined or imported by name, or
-        reached through an imported module) or a method of ``self``'s class; None otherwise."""
+    def _callee(self, call: ast.Call, mod: ModuleInfo, cls: ClassInfo | None, qual: str,
+                local: set[str]) -> tuple[FunctionInfo, bool] | None:
+        """``(function, bound)`` for the project function a call in function ``qual`` names: a
+        module function (defined or imported by name, or reached through an imported module or a
+        class) or, for ``self.m(...)`` in a method of ``cls`` itself (not of a class nested in it
+        or a function nested in the method), a method of ``cls``.  ``bound``: the call does not
+        pass the receiver (``self.m(a)``; ``Cls.m(obj, a)`` passes it).  None where ``local``
+        (the names the calling function binds itself) shadows the name's head, or nothing in the
+        project is named so."""
         name = _dotted(call.func)
         if not name:
             return None
-        if name.startswith("self."):
-            rest = name[5:]
-            if cls is None or "." in rest:
+        head, _, rest = name.partition(".")
+        if head == "self":
+            if cls is None or "." in rest or qual.count(".") != 1 \
+                    or qual.partition(".")[0] != cls.key.partition(":")[2]:
                 return None
-            return self.project.find_method(cls, rest)
+            fn = self.project.find_method(cls, rest)
+            return (fn, True) if fn is not None else None
+        if head in local:
+            return None
         try:
             got = self.project.resolve(mod, name)
-        except RecursionError:  # pragma: no cover - pathological re-export chains
+        except (RecursionError, LookupError, SyntaxError, ValueError):  # pragma: no cover - odd re-exports
             return None
-        return got if isinstance(got, FunctionInfo) else None
+        return (got, False) if isinstance(got, FunctionInfo) else None
 
     #: how many builders deep a call is followed to the metadata constructor
     BUILDER_DEPTH = 3
 
-    def _builder_fields(self, fn: FunctionInfo, depth: int = 0) -> tuple[str, dict[str, str]] | None:
-        """``(constructor, {parameter: field})`` when ``fn`` builds a metadata object (a call of a
-        sink constructor in its own body, or of another such builder) from two or more of its own
-        parameters as they are named there (``seq_lens = seq_lens[:num_reqs]`` first, or not):
-        then the arguments a caller passes for those parameters are fields of one metadata
-        object (vLLM Model Runner V2's ``build_attn_metadata(num_reqs=..., seq_lens=...,
-        is_prefilling=...)``, and a method that hands its parameters on to it).  None for any
-        other function."""
-        got = self._builders.get(fn.key, False)
-        if got is not False:
-            return got  # type: ignore[return-value]
-        self._builders[fn.key] = None  # a recursive call finds no builder
+    def _builder_fields(self, fn: FunctionInfo, depth: int = 0) -> tuple[str, dict[str, tuple[str, str | None]]] | None:
+        """``(constructor, {parameter: (field, bound)})`` when ``fn`` builds a metadata object (a
+        call of a sink constructor in its own body, or of another such builder, at most
+        :attr:`BUILDER_DEPTH` deep) from two or more of its own parameters as they are (or a
+        prefix ``p[:q]`` of one, ``bound`` then naming the parameter ``q``; a prefix bounded by
+        anything else is not a field a caller's width decides): then the arguments a caller
+        passes for those parameters are fields of one metadata object (vLLM Model Runner V2's
+        ``build_attn_metadata(num_reqs=..., seq_lens=..., is_prefilling=...)``, and a method that
+        hands its parameters on to it).  None for any other function."""
+        got, _complete = self._builder_memo(fn, depth, set())
+        return got
+
+    def _builder_memo(self, fn: FunctionInfo, depth: int, active: set[str]):
+        """:meth:`_builder_fields` with the functions being read (``active``): a call back into
+        one of them finds no builder, and a result that met one is not kept (it depends on where
+        the reading started); neither is one cut by the depth."""
+        key = (fn.key, depth)
+        if key in self._builders:
+            return self._builders[key], True
+        if fn.key in active:
+            return None, False
+        active.add(fn.key)
+        complete = True
         result = None
         try:
             node = fn.peek()
-        except (SyntaxError, ValueError):  # pragma: no cover - a module the index could not re-read
+        except (LookupError, SyntaxError, ValueError):  # pragma: no cover - a module the index could not re-read
             node = None
         if node is not None:
             a = node.args
             params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)} - {"self", "cls"}
             nodes = list(_own_nodes(node))
             loc = _Locals(node, nodes)
+            local = _bound_names(node, loc)
             cls = self.project.class_info(fn.owner) if fn.owner else None
+            qual = f"{cls.key.partition(':')[2]}.{fn.name}" if cls is not None else fn.name
             for n in nodes:
                 if not isinstance(n, ast.Call):
                     continue
                 ctor = _dotted(n.func) or ""
                 if not ctor:
                     continue
-                mapping: dict[str, str] = {}
+                mapping: dict[str, tuple[str, str | None]] = {}
                 if self.profile.is_sink_constructor(ctor):
                     name = ctor.rsplit(".", 1)[-1]
                     for kw in n.keywords:
                         src = _param_of(kw.value, params, loc) if kw.arg is not None else None
-                        if src is not None:
-                            mapping.setdefault(src, kw.arg)
-                elif depth < self.BUILDER_DEPTH and (n.keywords or n.args):
-                    callee = self._callee(n, fn.mod, cls)
-                    inner = self._builder_fields(callee, depth + 1) if callee is not None and callee.key != fn.key \
-                        else None
+                        if src is not None and (src[1] is None or src[1] in params):
+                            mapping.setdefault(src[0], (kw.arg, src[1]))
+                elif n.keywords or n.args:
+                    if depth >= self.BUILDER_DEPTH:
+                        complete = False
+                        continue
+                    found = self._callee(n, fn.mod, cls, qual, local)
+                    if found is None:
+                        continue
+                    callee, bound = found
+                    inner, done = self._builder_memo(callee, depth + 1, active)
+                    complete = complete and done
                     if inner is None:
                         continue
                     name, fields = inner
-                    for param, arg in self._call_args(n, callee):
+                    args = dict(self._call_args(n, callee, bound))
+                    for param, arg in args.items():
                         src = _param_of(arg, params, loc)
-                        if src is not None and param in fields:
-                            mapping.setdefault(src, fields[param])
+                        if src is None or param not in fields or src[1] is not None:
+                            continue
+                        fld, limit = fields[param]
+                        if limit is not None:
+                            # the callee takes a prefix bounded by its own parameter: a field of this
+                            # function's where this function passes that parameter one of its own
+                            outer = _param_of(args[limit], params, loc) if limit in args else None
+                            if outer is None or outer[1] is not None:
+                                continue
+                            limit = outer[0]
+                        mapping.setdefault(src[0], (fld, limit))
                 else:
                     continue
                 if len(mapping) >= 2 and (result is None or len(mapping) > len(result[1])):
                     result = (name, mapping)
-        self._builders[fn.key] = result
-        return result
+        active.discard(fn.key)
+        if complete:
+            self._builders[key] = result
+        return result, complete
 
     @staticmethod
-    def _call_args(call: ast.Call, callee: FunctionInfo) -> list[tuple[str, ast.AST]]:
+    def _call_args(call: ast.Call, callee: FunctionInfo, bound: bool) -> list[tuple[str, ast.AST]]:
         """(parameter, argument) for the arguments of ``call`` that name a parameter of
-        ``callee``: keywords, and positional arguments up to the first ``*args`` (a method's
-        receiver parameter, ``self`` or ``cls``, is not one of them unless it is a static method)."""
+        ``callee``: keywords, and positional arguments up to the first ``*args``.  A method's
+        receiver parameter is not one of them where the call is ``bound`` (``self.m(a)``) or the
+        method is a class method, and is where the call passes it (``Cls.m(obj, a)``); a static
+        method has none."""
         out = [(kw.arg, kw.value) for kw in call.keywords if kw.arg is not None]
         header = callee.header()
         names = list(header.params)
-        if callee.owner and "staticmethod" not in header.decorators and names:
+        if callee.owner and names and "staticmethod" not in header.decorators \
+                and (bound or "classmethod" in header.decorators):
             names = names[1:]
         for name, arg in zip(names, call.args):
             if isinstance(arg, ast.Starred):
@@ -730,6 +774,7 @@ class AxisAnalysis:
                 receiver = receivers.get(id(n))
                 key = receiver or f"@{n.lineno}:{n.col_offset}"
                 groups[key] = (name, n.lineno, _text(n.func) + "(...)", fields)
+        local = _bound_names(fn, loc)
         for n in self.own(fn):
             # a call of a project function that builds a metadata object from its parameters: the
             # arguments passed for them are that object's fields, as if passed to the constructor
@@ -738,18 +783,28 @@ class AxisAnalysis:
             name = _dotted(n.func) or ""
             if not name or self.profile.is_sink_constructor(name):
                 continue
-            callee = self._callee(n, mod, cls)
-            built_by = self._builder_fields(callee) if callee is not None else None
+            found = self._callee(n, mod, cls, qual, local)
+            built_by = self._builder_fields(found[0]) if found is not None else None
             if built_by is None:
                 continue
+            callee, bound = found  # type: ignore[misc]
             ctor, mapping = built_by
             fields = []
-            for param, v in self._call_args(n, callee):  # type: ignore[arg-type]
+            args = dict(self._call_args(n, callee, bound))
+            for param, v in args.items():
                 if param not in mapping:
                     continue
+                fld, limit = mapping[param]
                 w = self._slice_width(v, loc)
+                if limit is not None:
+                    # the builder takes a prefix of this argument bounded by another parameter: the
+                    # field's width is the count passed for that one (never wider than the argument)
+                    c = self.count(args[limit], loc) if limit in args else None
+                    if c is None or w is not None and (w[1].name, w[1].offset) != (c.name, c.offset):
+                        continue
+                    w = (f"{_text(v)}[:{c.text}]", c)
                 if w is not None:
-                    fields.append(FieldWidth(mapping[param], _text(v), w[0], w[1], v.lineno, v.col_offset + 1,
+                    fields.append(FieldWidth(fld, _text(v), w[0], w[1], v.lineno, v.col_offset + 1,
                                              v.end_lineno or v.lineno, (v.end_col_offset or v.col_offset) + 1))
             groups[f"@{n.lineno}:{n.col_offset}"] = (f"{ctor} (built by `{name}`)", n.lineno,
                                                       _text(n.func) + "(...)", fields)
@@ -886,30 +941,68 @@ class AxisAnalysis:
                 stmt_text=_text(st) if st is not None and not _is_compound(st) else ""))
 
 
-def _param_of(expr: ast.AST, params: set[str], loc: _Locals, depth: int = 0) -> str | None:
-    """The parameter ``expr`` is, or a view of (``p[:n]``), or a value that is it on the paths
-    that do not give None or a default (``p if c else None``, ``kwargs.pop("k", p)``), through
-    local names every assignment of which says so; None otherwise."""
+def _param_of(expr: ast.AST, params: set[str], loc: _Locals, depth: int = 0) -> tuple[str, str | None] | None:
+    """``(parameter, bound)`` when ``expr`` is a parameter as the function received it, or its
+    prefix ``p[:b]`` (``bound`` the text of ``b``, else None), or a value that is one of those on
+    the paths that do not give None or a default (``p if c else None``, ``kwargs.pop("k", p)``),
+    through local names every assignment of which says so; None otherwise (a parameter the
+    function rebinds to anything but its own prefix is no longer what the caller passed)."""
     if depth > 4:
         return None
     if isinstance(expr, ast.Name):
-        if expr.id in params:
-            return expr.id
         if expr.id in loc.opaque:
             return None
         vals = loc.values.get(expr.id, [])
-        got = {_param_of(v, params, loc, depth + 1) for v in vals}
-        return got.pop() if len(got) == 1 and None not in got else None
+        if expr.id in params:
+            if not vals:
+                return (expr.id, None)
+            # `p = p[:b]`: every rebinding the same prefix of the parameter itself
+            got = set()
+            for v in vals:
+                if not (isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name) and v.value.id == expr.id):
+                    return None
+                up = _first_dim_upper(v.slice)
+                if up is None:
+                    return None
+                got.add(_text(up))
+            return (expr.id, got.pop()) if len(got) == 1 else None
+        found = {_param_of(v, params, loc, depth + 1) for v in vals}
+        return found.pop() if len(found) == 1 and None not in found else None
     if isinstance(expr, ast.Subscript):
-        return _param_of(expr.value, params, loc, depth + 1)
+        # a prefix of the first dimension only (`p[:b]`), of a parameter as received
+        up = _first_dim_upper(expr.slice)
+        if up is None or not isinstance(expr.value, ast.Name):
+            return None
+        inner = _param_of(expr.value, params, loc, depth + 1)
+        if inner is None or inner[1] is not None:
+            return None
+        return (inner[0], _text(up))
     if isinstance(expr, ast.IfExp):
         alts = [x for x in (expr.body, expr.orelse) if not (isinstance(x, ast.Constant) and x.value is None)]
-        got = {_param_of(x, params, loc, depth + 1) for x in alts}
-        return got.pop() if len(got) == 1 and None not in got else None
+        found = {_param_of(x, params, loc, depth + 1) for x in alts}
+        return found.pop() if len(found) == 1 and None not in found else None
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in ("pop", "get") \
             and len(expr.args) == 2 and not expr.keywords:
         return _param_of(expr.args[1], params, loc, depth + 1)
     return None
+
+
+def _bound_names(fn: ast.AST, loc: _Locals) -> set[str]:
+    """The names a function binds itself: parameters, locals, and functions or classes defined
+    in its body (a call of one of them is not a call of a module-level name)."""
+    out = set(loc.params) | set(loc.values) | loc.opaque
+    todo = list(ast.iter_child_nodes(fn))
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+            continue
+        if isinstance(n, ast.Lambda):
+            continue
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in n.names)
+        todo.extend(ast.iter_child_nodes(n))
+    return out
 
 
 def _is_compound(st: ast.stmt) -> bool:
