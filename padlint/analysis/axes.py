@@ -845,6 +845,17 @@ class AxisAnalysis:
 
     def _scan_handouts(self, qual: str, fn: ast.AST, loc: _Locals, path: str, built: dict[str, str],
                        out: AxisFacts) -> None:
+        def attr_of(node: ast.AST) -> str | None:
+            """``x`` for ``self.x`` and its views, or for a local assigned once from one of those
+            (``buf = self.x``: an alias of the buffer, refreshed and handed out through it)."""
+            got = self._self_attr_name(node)
+            if got is None and isinstance(node, ast.Name) and node.id not in loc.params \
+                    and node.id not in loc.opaque:
+                vals = loc.values.get(node.id, [])
+                if len(vals) == 1:
+                    got = self._self_attr_name(vals[0])
+            return got
+
         refreshed: dict[str, tuple[int, str, CountAxis]] = {}   # attr -> first refresh
         spoiled: set[str] = set()   # reset, rebound, written wider, or passed to another call
         # (sink, field, value, statement, axes): ``axes`` those of the padded counts the sink call
@@ -879,11 +890,11 @@ class AxisAnalysis:
             if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
                     if isinstance(t, ast.Subscript):
-                        attr = self._self_attr_name(t.value)
+                        attr = attr_of(t.value)
                         if attr is not None:
                             refresh(attr, t, None, t)
                     else:
-                        attr = self._self_attr_name(t)
+                        attr = self._self_attr_name(t)  # (`buf = self.x` makes an alias, rebinds nothing)
                         if attr is not None:
                             spoiled.add(attr)
             elif isinstance(n, ast.Call):
@@ -891,16 +902,16 @@ class AxisAnalysis:
                 if isinstance(f, ast.Attribute):
                     recv = f.value
                     if f.attr == "copy_" and isinstance(recv, ast.Subscript):
-                        attr = self._self_attr_name(recv.value)
+                        attr = attr_of(recv.value)
                         if attr is not None:
                             refresh(attr, recv, None, recv)
                     elif f.attr in self.profile.copy_to_device:
-                        attr = self._self_attr_name(recv)
+                        attr = attr_of(recv)
                         if attr is not None:
                             refresh(attr, None, n.args[0] if n.args else None, n)
                     elif f.attr in self.profile.fill_methods:
                         base = recv.value if isinstance(recv, ast.Subscript) else recv
-                        attr = self._self_attr_name(base)
+                        attr = attr_of(base)
                         if attr is not None:
                             spoiled.add(attr)
                 if id(n) in sink_calls or (isinstance(f, (ast.Name, ast.Attribute))
@@ -911,22 +922,22 @@ class AxisAnalysis:
                         if kw.arg is not None and isinstance(kw.value, (ast.Name, ast.Attribute))
                         and (w := self.count(kw.value, loc)) is not None and w.padded and not w.offset)
                     for kw in n.keywords:
-                        if kw.arg is not None and self._self_attr_name(kw.value) is not None \
+                        if kw.arg is not None and attr_of(kw.value) is not None \
                                 and not isinstance(kw.value, ast.Subscript):
                             sinks.append((name, kw.arg, kw.value, stmt_of.get(id(n)), widths))
                     continue
                 for a in (*n.args, *(k.value for k in n.keywords)):
-                    attr = self._self_attr_name(a.value if isinstance(a, ast.Subscript) else a)
+                    attr = attr_of(a.value if isinstance(a, ast.Subscript) else a)
                     if attr is not None:
                         spoiled.add(attr)  # handed to another call (a reset helper, a kernel): not judged
         for st in self.stmts(fn):
             if isinstance(st, ast.Assign) and len(st.targets) == 1:
                 t = st.targets[0]
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in built \
-                        and self._self_attr_name(st.value) is not None:
+                        and attr_of(st.value) is not None:
                     sinks.append((built[t.value.id], t.attr, st.value, st, frozenset()))
         for sink, fld, value, st, widths in sinks:
-            attr = self._self_attr_name(value)
+            attr = attr_of(value)
             if attr is None or attr in spoiled or attr not in refreshed:
                 continue
             line, text, c = refreshed[attr]

@@ -16,7 +16,9 @@ docstring of the fixture's module:
 - ``whole_buggy``: ``self.seq_lens`` refreshed up to ``num_reqs`` (host store and
   ``copy_to_gpu(num_reqs)``) and handed out whole (``self.seq_lens.gpu``); a buffer
   whose tail is filled, one refreshed with a padded count and one handed to a helper
-  are not reported.  ``whole_fixed`` slices it to ``num_reqs``.
+  are not reported; ``track_indices`` is refreshed and handed out whole through a local alias
+  (``track_buf = self.track_indices``): one more finding.  ``whole_fixed`` slices both to
+  ``num_reqs``.
 - ``builder_buggy``: the fields reach the metadata object through a module-level builder in
   another module (``build_attn_metadata(num_reqs=num_reqs_padded, seq_lens=...[:num_reqs_padded],
   is_prefilling=...[:num_reqs])``, vLLM 0.30.0's drafter): the builder passes four of its
