@@ -118,6 +118,10 @@ class FieldWidth:
     column: int
     end_line: int
     end_column: int
+    # a count field of the object (``num_reqs=num_reqs_padded``) rather than a sliced tensor: it
+    # says how many rows the consumer reads, and a field sliced to fewer is the odd one; it is
+    # never reported itself
+    declared: bool = False
 
 
 @dataclass(frozen=True)
@@ -740,6 +744,18 @@ class AxisAnalysis:
             out.append((name, arg))
         return out
 
+    def _declared_width(self, fld: str, v: ast.AST, loc: _Locals) -> FieldWidth | None:
+        """A count field handed a padded count of its own axis (``num_reqs=num_reqs_padded``), as a
+        declared width of the object, or None."""
+        axis = self.profile.count_axis(fld)
+        if axis is None or not isinstance(v, (ast.Name, ast.Attribute)):
+            return None
+        c = self.count(v, loc)
+        if c is None or c.axis != axis or c.padded is not True or c.offset:
+            return None
+        return FieldWidth(fld, _text(v), _text(v), c, v.lineno, v.col_offset + 1, v.end_lineno or v.lineno,
+                          (v.end_col_offset or v.col_offset) + 1, declared=True)
+
     def _scan_metadata(self, qual: str, fn: ast.AST, loc: _Locals, mod: ModuleInfo, path: str,
                        out: AxisFacts, cls: ClassInfo | None = None) -> None:
         groups: dict[str, tuple[str, int, str, list[FieldWidth]]] = {}
@@ -771,6 +787,8 @@ class AxisAnalysis:
                         v = kw.value
                         fields.append(FieldWidth(kw.arg, _text(v), w[0], w[1], v.lineno, v.col_offset + 1,
                                                  v.end_lineno or v.lineno, (v.end_col_offset or v.col_offset) + 1))
+                    elif (d := self._declared_width(kw.arg, kw.value, loc)) is not None:
+                        fields.append(d)
                 receiver = receivers.get(id(n))
                 key = receiver or f"@{n.lineno}:{n.col_offset}"
                 groups[key] = (name, n.lineno, _text(n.func) + "(...)", fields)
@@ -806,6 +824,8 @@ class AxisAnalysis:
                 if w is not None:
                     fields.append(FieldWidth(fld, _text(v), w[0], w[1], v.lineno, v.col_offset + 1,
                                              v.end_lineno or v.lineno, (v.end_col_offset or v.col_offset) + 1))
+                elif limit is None and (d := self._declared_width(fld, v, loc)) is not None:
+                    fields.append(d)
             groups[f"@{n.lineno}:{n.col_offset}"] = (f"{ctor} (built by `{name}`)", n.lineno,
                                                       _text(n.func) + "(...)", fields)
         # attribute stores, in source order; storing a field the current group already has starts

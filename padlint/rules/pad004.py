@@ -188,12 +188,25 @@ def _width_findings(profile: Profile, m: MetadataWidths) -> list[Finding]:
         if not paired:
             continue
         odd, rest = (padded, real) if len(padded) < len(real) else (paired, padded)
-        rest_names = ", ".join(f"`{f.field}`" for f in rest[:4]) + (" ..." if len(rest) > 4 else "")
+        # a count field (``num_reqs=num_reqs_padded``) says how many rows the consumer reads: it
+        # counts for the padded width but is never the odd one
+        if any(f.declared for f in odd):
+            odd, rest = paired, padded
+        odd = [f for f in odd if not f.declared]
         width = min((f.count for f in rest), key=lambda c: (c.offset != 0, c.offset))
+        sliced = [f for f in rest if not f.declared]
+        counts = [f for f in rest if f.declared]
+        parts = []
+        if sliced:
+            parts.append(", ".join(f"`{f.field}`" for f in sliced[:4]) + (" ..." if len(sliced) > 4 else "")
+                         + f" of the same object {'are' if len(sliced) > 1 else 'is'} sliced to `{width.text}`")
+        if counts:
+            parts.append(", ".join(f"`{f.field}`" for f in counts[:2])
+                         + f"{'' if sliced else ' of the same object'} {'say' if len(counts) > 1 else 'says'} "
+                         f"`{counts[0].count.text}` rows")
         for f in odd:
             message = (f"`{f.field}` of {m.sink} is sliced to `{f.count.text}` ({'padded' if f.count.padded else 'real'}"
-                       f" {_NOUN[axis]} count) while {rest_names} of the same object "
-                       f"{'are' if len(rest) > 1 else 'is'} sliced to `{width.text}`: the {_NOUN[axis]} fields of one "
+                       f" {_NOUN[axis]} count) while {' and '.join(parts)}: the {_NOUN[axis]} fields of one "
                        f"metadata object disagree on their row count; slice every {_NOUN[axis]} field to the same count"
                        + (" (and reset the padding rows of the ones that grow)" if not f.count.padded else ""))
             trace = tuple(TraceStep(m.path, g.line, f"`{g.field}` = `{g.slice_text}`") for g in (f, *rest[:3]))

@@ -12,7 +12,9 @@ docstring of the fixture's module:
   ``gdn_fixed``: ``batch_size = m.num_reqs`` (the vLLM 0.24.0 fix).
 - ``widths_buggy``: ``seq_lens[:num_reqs]`` beside three request fields at
   ``num_reqs_padded`` (the cumulative ``query_start_loc`` at ``+ 1``), and a
-  per-token field at the real token count beside one at the padded count.
+  per-token field at the real token count beside one at the padded count; and a lone
+  ``seq_lens[:num_reqs]`` beside the count field ``num_reqs=num_reqs_padded`` (the count
+  field is never reported).
 - ``whole_buggy``: ``self.seq_lens`` refreshed up to ``num_reqs`` (host store and
   ``copy_to_gpu(num_reqs)``) and handed out whole (``self.seq_lens.gpu``); a buffer
   whose tail is filled, one refreshed with a padded count and one handed to a helper
