@@ -753,8 +753,15 @@ class AxisAnalysis:
         c = self.count(v, loc)
         if c is None or c.axis != axis or c.padded is not True or c.offset:
             return None
-        return FieldWidth(fld, _text(v), _text(v), c, v.lineno, v.col_offset + 1, v.end_lineno or v.lineno,
-                          (v.end_col_offset or v.col_offset) + 1, declared=True)
+        return _field_at(fld, v, _text(v), c, declared=True)
+
+    def _field(self, fld: str, v: ast.AST, loc: _Locals) -> FieldWidth | None:
+        """Field ``fld`` handed ``v``: sliced to a count (``x[:n]``, or a local holding such slices),
+        or a count field declaring the padded width (:meth:`_declared_width`); None otherwise."""
+        w = self._slice_width(v, loc)
+        if w is not None:
+            return _field_at(fld, v, w[0], w[1])
+        return self._declared_width(fld, v, loc)
 
     def _scan_metadata(self, qual: str, fn: ast.AST, loc: _Locals, mod: ModuleInfo, path: str,
                        out: AxisFacts, cls: ClassInfo | None = None) -> None:
@@ -780,19 +787,12 @@ class AxisAnalysis:
                     continue
                 fields: list[FieldWidth] = []
                 for kw in n.keywords:
-                    if kw.arg is None:
-                        continue
-                    w = self._slice_width(kw.value, loc)
-                    if w is not None:
-                        v = kw.value
-                        fields.append(FieldWidth(kw.arg, _text(v), w[0], w[1], v.lineno, v.col_offset + 1,
-                                                 v.end_lineno or v.lineno, (v.end_col_offset or v.col_offset) + 1))
-                    elif (d := self._declared_width(kw.arg, kw.value, loc)) is not None:
-                        fields.append(d)
+                    if kw.arg is not None and (f := self._field(kw.arg, kw.value, loc)) is not None:
+                        fields.append(f)
                 receiver = receivers.get(id(n))
                 key = receiver or f"@{n.lineno}:{n.col_offset}"
                 groups[key] = (name, n.lineno, _text(n.func) + "(...)", fields)
-        local = _bound_names(fn, loc)
+        local: set[str] | None = None  # the names this function binds, read at its first candidate call
         for n in self.own(fn):
             # a call of a project function that builds a metadata object from its parameters: the
             # arguments passed for them are that object's fields, as if passed to the constructor
@@ -801,6 +801,8 @@ class AxisAnalysis:
             name = _dotted(n.func) or ""
             if not name or self.profile.is_sink_constructor(name):
                 continue
+            if local is None:
+                local = _bound_names(fn, loc)
             found = self._callee(n, mod, cls, qual, local)
             built_by = self._builder_fields(found[0]) if found is not None else None
             if built_by is None:
@@ -813,19 +815,18 @@ class AxisAnalysis:
                 if param not in mapping:
                     continue
                 fld, limit = mapping[param]
+                if limit is None:
+                    f = self._field(fld, v, loc)
+                    if f is not None:
+                        fields.append(f)
+                    continue
+                # the builder takes a prefix of this argument bounded by another parameter: the
+                # field's width is the count passed for that one (never wider than the argument)
                 w = self._slice_width(v, loc)
-                if limit is not None:
-                    # the builder takes a prefix of this argument bounded by another parameter: the
-                    # field's width is the count passed for that one (never wider than the argument)
-                    c = self.count(args[limit], loc) if limit in args else None
-                    if c is None or w is not None and (w[1].name, w[1].offset) != (c.name, c.offset):
-                        continue
-                    w = (f"{_text(v)}[:{c.text}]", c)
-                if w is not None:
-                    fields.append(FieldWidth(fld, _text(v), w[0], w[1], v.lineno, v.col_offset + 1,
-                                             v.end_lineno or v.lineno, (v.end_col_offset or v.col_offset) + 1))
-                elif limit is None and (d := self._declared_width(fld, v, loc)) is not None:
-                    fields.append(d)
+                c = self.count(args[limit], loc) if limit in args else None
+                if c is None or w is not None and (w[1].name, w[1].offset) != (c.name, c.offset):
+                    continue
+                fields.append(_field_at(fld, v, f"{_text(v)}[:{c.text}]", c))
             groups[f"@{n.lineno}:{n.col_offset}"] = (f"{ctor} (built by `{name}`)", n.lineno,
                                                       _text(n.func) + "(...)", fields)
         # attribute stores, in source order; storing a field the current group already has starts
@@ -970,6 +971,12 @@ class AxisAnalysis:
                 end_line=value.end_lineno or value.lineno, end_column=(value.end_col_offset or value.col_offset) + 1,
                 buffer_text=_text(value), refresh_line=line, refresh_text=text, count=c,
                 stmt_text=_text(st) if st is not None and not _is_compound(st) else ""))
+
+
+def _field_at(fld: str, v: ast.AST, slice_text: str, count: CountAxis, declared: bool = False) -> FieldWidth:
+    """Field ``fld`` of width ``count``, located at the value ``v`` handed to it."""
+    return FieldWidth(fld, _text(v), slice_text, count, v.lineno, v.col_offset + 1, v.end_lineno or v.lineno,
+                      (v.end_col_offset or v.col_offset) + 1, declared=declared)
 
 
 def _param_of(expr: ast.AST, params: set[str], loc: _Locals, depth: int = 0) -> tuple[str, str | None] | None:
