@@ -30,7 +30,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from padlint.analysis.project import ClassInfo, FunctionInfo, ModuleInfo, Project, _dotted, _type_names
+from padlint.analysis.project import (ClassInfo, FunctionInfo, ModuleInfo, Project, _dotted, _type_names,
+                                      bind_arguments)
 from padlint.profile import Profile
 
 AXES = ("reqs", "tokens")
@@ -702,7 +703,7 @@ class AxisAnalysis:
                     if inner is None:
                         continue
                     name, fields = inner
-                    args = dict(self._call_args(n, callee, bound))
+                    args = bind_arguments(n, callee.call_params(bound))
                     for param, arg in args.items():
                         src = _param_of(arg, params, loc)
                         if src is None or param not in fields or src[1] is not None:
@@ -724,25 +725,6 @@ class AxisAnalysis:
         if complete:
             self._builders[key] = result
         return result, complete
-
-    @staticmethod
-    def _call_args(call: ast.Call, callee: FunctionInfo, bound: bool) -> list[tuple[str, ast.AST]]:
-        """(parameter, argument) for the arguments of ``call`` that name a parameter of
-        ``callee``: keywords, and positional arguments up to the first ``*args``.  A method's
-        receiver parameter is not one of them where the call is ``bound`` (``self.m(a)``) or the
-        method is a class method, and is where the call passes it (``Cls.m(obj, a)``); a static
-        method has none."""
-        out = [(kw.arg, kw.value) for kw in call.keywords if kw.arg is not None]
-        header = callee.header()
-        names = list(header.params)
-        if callee.owner and names and "staticmethod" not in header.decorators \
-                and (bound or "classmethod" in header.decorators):
-            names = names[1:]
-        for name, arg in zip(names, call.args):
-            if isinstance(arg, ast.Starred):
-                break
-            out.append((name, arg))
-        return out
 
     def _declared_width(self, fld: str, v: ast.AST, loc: _Locals) -> FieldWidth | None:
         """A count field handed a padded count of its own axis (``num_reqs=num_reqs_padded``), as a
@@ -810,7 +792,7 @@ class AxisAnalysis:
             callee, bound = found  # type: ignore[misc]
             ctor, mapping = built_by
             fields = []
-            args = dict(self._call_args(n, callee, bound))
+            args = bind_arguments(n, callee.call_params(bound))
             for param, v in args.items():
                 if param not in mapping:
                     continue

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Iterator
 
 from padlint.analysis.kernels import is_jit, pointer_write
-from padlint.analysis.project import ClassInfo, Project
+from padlint.analysis.project import ClassInfo, Project, bind_arguments
 from padlint.profile import Profile
 
 EMPTY = "empty"  # InitialValue.value of an uninitialised allocation
@@ -967,16 +967,9 @@ class BufferIndex:
         params = [a.arg for a in (*args.posonlyargs, *args.args)]
         if method and params and params[0] in ("self", "cls"):
             params = params[1:]
-        if isinstance(arg, ast.keyword):
-            if arg.arg is None:
-                return None
-            names = params[len(args.posonlyargs):] + [a.arg for a in args.kwonlyargs]
-            return arg.arg if arg.arg in names else None
-        pos = list(call.args)
-        i = next((k for k, a in enumerate(pos) if a is arg), -1)
-        if i < 0 or any(isinstance(a, ast.Starred) for a in pos[:i + 1]) or i >= len(params):
-            return None
-        return params[i]
+        named = params[len(args.posonlyargs):] + [a.arg for a in args.kwonlyargs]
+        target = arg.value if isinstance(arg, ast.keyword) else arg
+        return next((p for p, a in bind_arguments(call, params, named).items() if a is target), None)
 
     @staticmethod
     def _local_lambda(m: _Module, call: ast.Call) -> ast.Lambda | None:

@@ -44,6 +44,7 @@ from padlint.analysis.project import (
     Project,
     _dotted,
     _type_names,
+    bind_arguments,
 )
 from padlint.profile import Profile
 
@@ -1098,9 +1099,7 @@ class CallGraph:
         f = self.project.find_method(cls, call.func.attr)
         if f is None:
             return None
-        params = list(f.header().params)[1:]  # (positional parameters, without `self`)
-        bound: dict[str, ast.AST] = dict(zip(params, call.args))
-        bound.update({k.arg: k.value for k in call.keywords if k.arg})
+        bound = bind_arguments(call, f.call_params(bound=True))
         mine = next((p for p, v in bound.items() if v is use), None)
         if mine is None:
             return None

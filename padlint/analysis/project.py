@@ -44,6 +44,27 @@ class FuncHeader(NamedTuple):
     returns: bool               # whether it has a return annotation
 
 
+def bind_arguments(call: ast.Call, params: Iterable[str],
+                   keywords: Iterable[str] | None = None) -> dict[str, ast.AST]:
+    """Parameter -> argument for the arguments of ``call`` that bind a named parameter of a
+    function whose positional parameters the call fills are ``params`` (the receiver left out
+    where the call passes it implicitly, :meth:`FunctionInfo.call_params`): positional
+    arguments in order up to the first ``*args`` (nothing after it is known) and beyond none
+    past the last parameter; keywords by name, only those in ``keywords`` where it is given
+    (the names a keyword may bind).  ``**kwargs`` binds nothing.  The one binding every scan
+    of call arguments uses (PAD004's builders, kernel launches, the call graph's guards)."""
+    out: dict[str, ast.AST] = {}
+    for name, arg in zip(params, call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        out[name] = arg
+    allowed = None if keywords is None else set(keywords)
+    for kw in call.keywords:
+        if kw.arg is not None and (allowed is None or kw.arg in allowed):
+            out[kw.arg] = kw.value
+    return out
+
+
 @dataclass
 class FunctionInfo:
     """A module-level function or a method of a top-level class.
@@ -76,6 +97,18 @@ class FunctionInfo:
                 params=tuple(x.arg for x in (*a.posonlyargs, *a.args)),
                 returns=node.returns is not None)
         return self._header
+
+    def call_params(self, bound: bool) -> tuple[str, ...]:
+        """The positional parameters a call's arguments fill: a method's receiver is left out
+        where the call is ``bound`` (``self.m(a)``, ``obj.m(a)``) or the method is a class
+        method, and kept where the call passes it (``Cls.m(obj, a)``); a static method has
+        none."""
+        header = self.header()
+        names = header.params
+        if self.owner and names and "staticmethod" not in header.decorators \
+                and (bound or "classmethod" in header.decorators):
+            names = names[1:]
+        return names
 
     @property
     def node(self) -> FuncNode:
