@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from padlint.analysis.project import (ClassInfo, FunctionInfo, ModuleInfo, Project, _dotted, _type_names,
-                                      bind_arguments)
+                                      bind_arguments, import_bindings)
 from padlint.profile import Profile
 
 AXES = ("reqs", "tokens")
@@ -674,7 +674,7 @@ class AxisAnalysis:
             params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)} - {"self", "cls"}
             nodes = list(_own_nodes(node))
             loc = _Locals(node, nodes)
-            local = _bound_names(node, loc)
+            local = _bound_names(node, loc, fn.mod)
             cls = self.project.class_info(fn.owner) if fn.owner else None
             qual = f"{cls.key.partition(':')[2]}.{fn.name}" if cls is not None else fn.name
             for n in nodes:
@@ -784,7 +784,7 @@ class AxisAnalysis:
             if not name or self.profile.is_sink_constructor(name):
                 continue
             if local is None:
-                local = _bound_names(fn, loc)
+                local = _bound_names(fn, loc, mod)
             found = self._callee(n, mod, cls, qual, local)
             built_by = self._builder_fields(found[0]) if found is not None else None
             if built_by is None:
@@ -1007,10 +1007,15 @@ def _param_of(expr: ast.AST, params: set[str], loc: _Locals, depth: int = 0) -> 
     return None
 
 
-def _bound_names(fn: ast.AST, loc: _Locals) -> set[str]:
+def _bound_names(fn: ast.AST, loc: _Locals, mod: ModuleInfo) -> set[str]:
     """The names a function binds itself: parameters, locals, and functions or classes defined
-    in its body (a call of one of them is not a call of a module-level name)."""
+    in its body (a call of one of them is not a call of a module-level name).  A name it
+    imports (``from .attn_utils import build_attn_metadata`` in the body) is not one where the
+    module's index records the same import for it (the index keeps imports made anywhere in the
+    module): a call of it resolves to what was imported."""
     out = set(loc.params) | set(loc.values) | loc.opaque
+    package = mod.key if mod.is_package else mod.key.rpartition(".")[0]
+    imported: dict[str, set] = {}  # name -> what the function's imports bind it to
     todo = list(ast.iter_child_nodes(fn))
     while todo:
         n = todo.pop()
@@ -1020,8 +1025,14 @@ def _bound_names(fn: ast.AST, loc: _Locals) -> set[str]:
         if isinstance(n, ast.Lambda):
             continue
         if isinstance(n, (ast.Import, ast.ImportFrom)):
-            out.update((a.asname or a.name).split(".")[0] for a in n.names)
+            for name, target in import_bindings(n, package):
+                imported.setdefault(name, set()).add(target)
+            continue
         todo.extend(ast.iter_child_nodes(n))
+    for name, targets in imported.items():
+        # (bound no other way in the function, and to what the module's index says)
+        if name in out or targets != {mod.imports.get(name)}:
+            out.add(name.split(".")[0])
     return out
 
 

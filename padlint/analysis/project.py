@@ -553,26 +553,29 @@ def index_module(key: str, path: str, text: str, *, is_package: bool = False) ->
         elif isinstance(node, ast.ClassDef):
             info.classes[node.name] = _index_class(info, node, node.col_offset)
     for node in _statements(tree.body):  # imports in any statement (vLLM imports lazily in functions)
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                if a.asname:
-                    info.imports.setdefault(a.asname, (a.name, None))
-                else:
-                    top = a.name.split(".")[0]
-                    info.imports.setdefault(top, (top, None))
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".") if package else []
-                up = node.level - 1
-                if up > len(parts):
-                    continue
-                prefix = ".".join(parts[:len(parts) - up]) if up else ".".join(parts)
-                base = f"{prefix}.{base}".strip(".") if base else prefix
-            for a in node.names:
-                if a.name != "*":
-                    info.imports.setdefault(a.asname or a.name, (base, a.name))
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for name, target in import_bindings(node, package):
+                info.imports.setdefault(name, target)
     return info
+
+
+def import_bindings(node: ast.Import | ast.ImportFrom, package: str) -> list[tuple[str, tuple[str, str | None]]]:
+    """The names an import statement binds in a module of ``package``, each with what it
+    denotes, as :attr:`ModuleInfo.imports` keeps it: ``(module, None)`` for a module,
+    ``(module, attr)`` for a name taken from one.  A relative import above the top package
+    binds nothing known; ``*`` binds nothing by name."""
+    if isinstance(node, ast.Import):
+        return [(a.asname, (a.name, None)) if a.asname else (a.name.split(".")[0], (a.name.split(".")[0], None))
+                for a in node.names]
+    base = node.module or ""
+    if node.level:
+        parts = package.split(".") if package else []
+        up = node.level - 1
+        if up > len(parts):
+            return []
+        prefix = ".".join(parts[:len(parts) - up]) if up else ".".join(parts)
+        base = f"{prefix}.{base}".strip(".") if base else prefix
+    return [(a.asname or a.name, (base, a.name)) for a in node.names if a.name != "*"]
 
 
 def _statements(body: list) -> Iterable[ast.stmt]:

@@ -219,3 +219,43 @@ def test_builders_found_whatever_the_order_calls_are_read(tmp_path: Path) -> Non
         root.mkdir()
         got = _check(root, {"lib.py": CHAIN, "caller.py": _callers(first, second)})
         assert got == [("pkg/caller.py", line, "is_prefilling")], (first, second, got)
+
+
+def test_a_builder_imported_inside_the_calling_function(tmp_path: Path) -> None:
+    """vLLM imports lazily in function bodies: ``from .attn import build`` inside ``run`` binds
+    ``build`` to the module-level builder of ``attn.py``, so ``run`` hands ``is_prefilling`` at
+    the real count beside request fields at the padded count (line 13).  In ``run_shadowed``
+    the same name is imported from another module (``other.build``, no builder): nothing to
+    report; ``run_local`` assigns the name itself (a local, not the builder): nothing."""
+    attn = HEAD + """
+def build(seq_lens, block_table, is_prefilling):
+    return CommonAttentionMetadata(seq_lens=seq_lens, block_table_tensor=block_table,
+                                   is_prefilling=is_prefilling)
+"""
+    other = """
+def build(seq_lens, block_table, is_prefilling):
+    return (seq_lens, block_table, is_prefilling)
+"""
+    drafter = """\
+import torch
+
+
+class Drafter:
+""" + BUFFERS + """
+    def run(self, num_reqs, num_reqs_padded):
+        from .attn import build
+        return build(self.seq_lens[:num_reqs_padded], self.block_table[:num_reqs_padded],
+                     self.is_prefilling[:num_reqs])
+
+    def run_shadowed(self, num_reqs, num_reqs_padded):
+        from .other import build
+        return build(self.seq_lens[:num_reqs_padded], self.block_table[:num_reqs_padded],
+                     self.is_prefilling[:num_reqs])
+
+    def run_local(self, num_reqs, num_reqs_padded, make):
+        build = make
+        return build(self.seq_lens[:num_reqs_padded], self.block_table[:num_reqs_padded],
+                     self.is_prefilling[:num_reqs])
+"""
+    got = _check(tmp_path, {"attn.py": attn, "other.py": other, "drafter.py": drafter})
+    assert got == [("pkg/drafter.py", 13, "is_prefilling")]
