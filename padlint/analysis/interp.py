@@ -665,6 +665,9 @@ class Frame:
     # the dummy-run function this frame runs under, in any class (the methods of other objects
     # it calls too): only recorded as :attr:`Interpreter.dummy_reads`
     dummy_any: str = ""
+    # locals holding a graph key made from a count (`graph_key = self._make_graph_key(self.bs)`):
+    # they carry the count to the engine but are no name of it a message or fix may use
+    keys: set[str] = field(default_factory=set)
 
 
 # attributes that describe a tensor (its shape, type, placement) rather than hold rows: never a
@@ -3538,12 +3541,29 @@ class Interpreter:
             return got
         return None
 
+    def _padded_field_read(self, expr, frame: Frame, depth: int = 0) -> cst.Attribute | None:
+        """The field ``expr`` reads a padded count off (``self.bs``), directly, as an argument of a
+        call (a graph key made from it: ``self._make_graph_key(self.bs, stream_idx)``), or through
+        a local the function binds once to either; else None."""
+        if isinstance(expr, cst.Attribute):
+            return expr if self.p.is_padded_name(expr.attr.value) else None
+        if isinstance(expr, cst.Call) and depth < 2:
+            found = [f for a in expr.args if (f := self._padded_field_read(a.value, frame, depth + 1)) is not None]
+            return found[0] if len(found) == 1 else None
+        if isinstance(expr, cst.Name) and depth < 2 and frame.seg is not None:
+            defs = self._local_defs(frame.seg.func).get(expr.value, ())
+            return self._padded_field_read(defs[0], frame, depth + 1) if len(defs) == 1 and defs[0] is not None \
+                else None
+        return None
+
     def _check_replay(self, node: cst.Call, graphs: cst.Subscript | None, frame: Frame, state: State) -> None:
         """A graph replay reads rows ``[:count]`` of each graph-bound buffer: ``count`` is the
         graph's index (``self.graphs[bs].replay()``), or, for a replay call the profile names
         (``[graphs] replay``), the padded count in scope of the axis of the count the capture
         sliced the buffer with (none in scope: that buffer is not judged here)."""
         count = None
+        key_name = ""  # a local holding a graph key made from the size, not the size itself
+        stored_under: frozenset = frozenset()
         if graphs is None and self._inside_profile_replay():
             return  # inside a replay call the profile names (`self._replay_graph(bs, fb)`): judged there
         if graphs is not None:
@@ -3553,6 +3573,20 @@ class Interpreter:
             count = self._count(idx.value, state)
             if count is None or not count.canon:
                 return
+            field = self._padded_field_read(idx.value, frame)
+            stored_under = self._stored_under(field, state) if field is not None else frozenset()
+            if field is not None:
+                # the graph's size read from an object's field (`self.graphs[self.bs]`, or a key
+                # made from it): the object holds its real partner too, as for any padded count
+                # read off a field
+                self._know_partners(count.canon, frame)
+                if isinstance(idx.value, cst.Name):
+                    # a key made from the size (`graph_key = self._make_graph_key(self.bs, i)`)
+                    # is no row count: the rows are those of the field read into it
+                    key_name = idx.value.value
+                    frame.keys.add(key_name)
+                    size = self._count(field, state)
+                    count = replace(size if size is not None and size.canon else count, written=self._text(field))
         cls = self.project.class_info(frame.cls or frame.owner)
         if cls is None:
             return
@@ -3582,6 +3616,8 @@ class Interpreter:
         by_axis: dict[str, set] = {}  # the padded counts in scope, by axis
         partial = state.env.get(PARTIAL, frozenset())
         in_scope = {c: n for c, n in self._names_in_scope(frame, state)[1].items() if n not in partial}
+        if key_name and count is not None:
+            in_scope.setdefault(count.canon, count.written)
         held = self._held_counts(state)
         held_real: dict[str, bool] = {}  # padded count -> a real partner of it is held on `self`
         for canon, name in [*in_scope.items(), *((c, n) for c, n in held.items() if c not in in_scope)]:
@@ -3589,6 +3625,38 @@ class Interpreter:
             if axis:
                 by_axis.setdefault(axis, set()).add((canon, name))
         line = frame.seg.line(node, frame.stmt)
+        outer = self._active
+        if stored_under:
+            # the size was stored in this step only where these facts hold (elsewhere it and its
+            # padding rows are another call's): the replay is judged on those paths, where a
+            # reset made under the same facts covers it (path correlation, as for a repeated test)
+            self._active = outer | stored_under
+        try:
+            self._judge_replay(node, graphs, count, bound_all, managed, by_axis, partial, held_real, line,
+                               cls, frame, state)
+        finally:
+            self._active = outer
+
+    def _stored_under(self, field: cst.Attribute, state: State) -> frozenset:
+        """The facts under which this path stored ``self.<field>`` (a prepare method called under
+        ``if not skip_prepare:``), read off the record a join of the test's branches keeps; empty
+        where every path stored it, or the record does not tell."""
+        if not (isinstance(field.value, cst.Name) and field.value.value == "self"):
+            return frozenset()
+        out: set = set()
+        for loc in self._self_locs(state):
+            key = f"@{loc}.{field.attr.value}"
+            rec = dict.get(state.heap, "?" + key)
+            if not dict.get(state.heap, UNSET + key) or not (isinstance(rec, tuple) and len(rec) == 2):
+                continue
+            stored = [facts for facts, v in rec[1] if v is not None]
+            if len(stored) == 1:
+                out |= stored[0]
+        return frozenset(out)
+
+    def _judge_replay(self, node: cst.Call, graphs, count, bound_all, managed: bool, by_axis: dict,
+                      partial, held_real: dict, line: int, cls: ClassInfo, frame: Frame, state: State) -> None:
+        """Judge each graph-bound buffer the replay ``node`` reads (:meth:`_check_replay`)."""
         for attr, fld, bound, definition, dim, _tables in bound_all:
             if dim and not (bound and self.p.count_axis(bound)):
                 continue  # columns bounded by no count of an axis (a top-k width): no padding
@@ -6877,6 +6945,8 @@ class Interpreter:
         real: dict[str, str] = {}
         padded: dict[str, str] = {}
         for n in sorted(set(state.env) | set(frame.params)):
+            if n in frame.keys:
+                continue
             v = state.env.get(n)
             if isinstance(v, CountVal):
                 if v.canon is None or v.offset:

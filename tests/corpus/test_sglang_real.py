@@ -128,3 +128,41 @@ def test_sglang_0_5_20_reports_the_uninitialised_mamba_output_rows():
 
 def test_sglang_0_5_21_zeroes_the_tail():
     assert _uninit_findings("0.5.21") == []
+
+
+# SGLang 0.5.11's decode runner (`model_executor/cuda_graph_runner.py`) replays
+# `self.graphs[graph_key]`, `graph_key = self._make_graph_key(self.bs, stream_idx, variant_label)`,
+# with `self.bs` / `self.raw_bs` stored by `replay_prepare`, which `replay` calls only
+# `if not skip_attn_backend_init:`.  The prepare zeroes `out_cache_loc` when `bs != raw_bs` but not
+# the SWA slot buffer `out_cache_loc_swa`, which the captured graph reads to `bs * num_tokens_per_bs`
+# rows: padding tokens write SWA KV into live slots.  0.5.12 adds the reset ("Padded SWA indices left
+# over from a previous replay would point into real SWA slots"; docs/historical-bugs.md S11-1).
+DECODE_RUNNER_0_5_1X = "sglang/srt/model_executor/cuda_graph_runner.py"
+
+
+def _replay_findings(version: str) -> dict:
+    try:
+        root = corpus_cache.ensure("sglang", version)
+    except corpus_cache.CorpusError as e:
+        pytest.skip(f"SGLang {version} not available: {e}")
+    path = root / DECODE_RUNNER_0_5_1X
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return {f.field: f for f in check_source(path.read_text(encoding="utf-8"), str(path), load_profile("sglang"))
+            if f.code == "PAD001" and lines[f.line - 1].strip() == "self.graphs[graph_key].replay()"}
+
+
+def test_sglang_0_5_11_reports_the_swa_slots_at_the_replay():
+    got = _replay_findings("0.5.11")
+    assert "out_cache_loc_swa" in got, sorted(got)
+    f = got["out_cache_loc_swa"]
+    assert (f.function, f.real, f.padded) == ("CudaGraphRunner.replay", "raw_bs*self.num_tokens_per_bs",
+                                              "self.bs * self.num_tokens_per_bs")
+    # `out_cache_loc` is zeroed under `if bs != raw_bs:` in the prepare: not reported
+    assert "out_cache_loc" not in got
+
+
+def test_sglang_0_5_12_resets_the_swa_slots():
+    got = _replay_findings("0.5.12")
+    assert "out_cache_loc_swa" not in got and "out_cache_loc" not in got, sorted(got)
+    # the buffers neither release resets at the replay are reported in both (`req_pool_indices`)
+    assert "req_pool_indices" in got
