@@ -612,14 +612,15 @@ class AxisAnalysis:
         return None
 
     def _callee(self, call: ast.Call, mod: ModuleInfo, cls: ClassInfo | None, qual: str,
-                local: set[str]) -> tuple[FunctionInfo, bool] | None:
+                local: tuple[set[str], dict[str, tuple]]) -> tuple[FunctionInfo, bool] | None:
         """``(function, bound)`` for the project function a call in function ``qual`` names: a
         module function (defined or imported by name, or reached through an imported module or a
         class) or, for ``self.m(...)`` in a method of ``cls`` itself (not of a class nested in it
         or a function nested in the method), a method of ``cls``.  ``bound``: the call does not
         pass the receiver (``self.m(a)``; ``Cls.m(obj, a)`` passes it).  None where ``local``
-        (the names the calling function binds itself) shadows the name's head, or nothing in the
-        project is named so."""
+        (the names the calling function binds itself, :func:`_bound_names`) shadows the name's
+        head, or nothing in the project is named so; a name only the function's imports bind
+        resolves to what they import."""
         name = _dotted(call.func)
         if not name:
             return None
@@ -630,10 +631,11 @@ class AxisAnalysis:
                 return None
             fn = self.project.find_method(cls, rest)
             return (fn, True) if fn is not None else None
-        if head in local:
+        names, imports = local
+        if head in names:
             return None
         try:
-            got = self.project.resolve(mod, name)
+            got = self.project.resolve(mod, name, imports=imports)
         except (RecursionError, LookupError, SyntaxError, ValueError):  # pragma: no cover - odd re-exports
             return None
         return (got, False) if isinstance(got, FunctionInfo) else None
@@ -774,7 +776,7 @@ class AxisAnalysis:
                 receiver = receivers.get(id(n))
                 key = receiver or f"@{n.lineno}:{n.col_offset}"
                 groups[key] = (name, n.lineno, _text(n.func) + "(...)", fields)
-        local: set[str] | None = None  # the names this function binds, read at its first candidate call
+        local: tuple | None = None  # the names this function binds, read at its first candidate call
         for n in self.own(fn):
             # a call of a project function that builds a metadata object from its parameters: the
             # arguments passed for them are that object's fields, as if passed to the constructor
@@ -1007,12 +1009,11 @@ def _param_of(expr: ast.AST, params: set[str], loc: _Locals, depth: int = 0) -> 
     return None
 
 
-def _bound_names(fn: ast.AST, loc: _Locals, mod: ModuleInfo) -> set[str]:
+def _bound_names(fn: ast.AST, loc: _Locals, mod: ModuleInfo) -> tuple[set[str], dict[str, tuple]]:
     """The names a function binds itself: parameters, locals, and functions or classes defined
-    in its body (a call of one of them is not a call of a module-level name).  A name it
-    imports (``from .attn_utils import build_attn_metadata`` in the body) is not one where the
-    module's index records the same import for it (the index keeps imports made anywhere in the
-    module): a call of it resolves to what was imported."""
+    in its body (a call of one of them is not a call of a module-level name); and, apart, the
+    names only its imports bind (``from .attn_utils import build_attn_metadata`` in the body),
+    each with what it imports (:func:`import_bindings`): a call of one resolves to that."""
     out = set(loc.params) | set(loc.values) | loc.opaque
     package = mod.key if mod.is_package else mod.key.rpartition(".")[0]
     imported: dict[str, set] = {}  # name -> what the function's imports bind it to
@@ -1029,11 +1030,13 @@ def _bound_names(fn: ast.AST, loc: _Locals, mod: ModuleInfo) -> set[str]:
                 imported.setdefault(name, set()).add(target)
             continue
         todo.extend(ast.iter_child_nodes(n))
+    own: dict[str, tuple] = {}
     for name, targets in imported.items():
-        # (bound no other way in the function, and to what the module's index says)
-        if name in out or targets != {mod.imports.get(name)}:
-            out.add(name.split(".")[0])
-    return out
+        if name in out or len(targets) != 1:
+            out.add(name)  # (bound another way too, or to two things: nothing known)
+        else:
+            own[name] = next(iter(targets))
+    return out, own
 
 
 def _is_compound(st: ast.stmt) -> bool:

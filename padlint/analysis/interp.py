@@ -3541,20 +3541,45 @@ class Interpreter:
             return got
         return None
 
-    def _padded_field_read(self, expr, frame: Frame, depth: int = 0) -> cst.Attribute | None:
+    def _padded_field_read(self, expr, frame: Frame, canon: str, state: State,
+                           depth: int = 0) -> cst.Attribute | None:
         """The field ``expr`` reads a padded count off (``self.bs``), directly, as an argument of a
         call (a graph key made from it: ``self._make_graph_key(self.bs, stream_idx)``), or through
-        a local the function binds once to either; else None."""
+        a local the function binds once to either; of several, the one holding count ``canon``
+        (the graph's size where it is known); else None."""
         if isinstance(expr, cst.Attribute):
             return expr if self.p.is_padded_name(expr.attr.value) else None
         if isinstance(expr, cst.Call) and depth < 2:
-            found = [f for a in expr.args if (f := self._padded_field_read(a.value, frame, depth + 1)) is not None]
-            return found[0] if len(found) == 1 else None
+            found: dict[str, cst.Attribute] = {}
+            for a in expr.args:
+                f = self._padded_field_read(a.value, frame, canon, state, depth + 1)
+                if f is not None:
+                    found.setdefault(self._text(f), f)
+            if len(found) > 1 and canon:
+                found = {t: f for t, f in found.items()
+                         if (c := self._count(f, state)) is not None and c.canon == canon}
+            return next(iter(found.values())) if len(found) == 1 else None
         if isinstance(expr, cst.Name) and depth < 2 and frame.seg is not None:
             defs = self._local_defs(frame.seg.func).get(expr.value, ())
-            return self._padded_field_read(defs[0], frame, depth + 1) if len(defs) == 1 and defs[0] is not None \
-                else None
+            return self._padded_field_read(defs[0], frame, canon, state, depth + 1) \
+                if len(defs) == 1 and defs[0] is not None else None
         return None
+
+    def _is_key(self, expr, count: Count | None, frame: Frame, state: State) -> bool:
+        """Whether a graph index is a key a call makes from the size (``self._make_graph_key(self.bs,
+        i)``, or a local the function binds once to one) rather than the size itself: the call is
+        handed the count the index evaluates to (it passes the size through) or, the index
+        evaluating to no count, any argument.  A size a call computes (``self.pad_to_captured(
+        raw_bs)``) is handed another count: no key."""
+        if isinstance(expr, cst.Name) and frame.seg is not None:
+            defs = self._local_defs(frame.seg.func).get(expr.value, ())
+            expr = defs[0] if len(defs) == 1 else None
+        if not isinstance(expr, cst.Call):
+            return False
+        if count is None or not count.canon:
+            return True
+        return any((c := self._count(a.value, state)) is not None and c.canon == count.canon and not c.offset
+                   for a in expr.args if not a.star)
 
     def _check_replay(self, node: cst.Call, graphs: cst.Subscript | None, frame: Frame, state: State) -> None:
         """A graph replay reads rows ``[:count]`` of each graph-bound buffer: ``count`` is the
@@ -3570,23 +3595,30 @@ class Interpreter:
             idx = graphs.slice[0].slice if len(graphs.slice) == 1 else None
             if not isinstance(idx, cst.Index):
                 return
-            count = self._count(idx.value, state)
+            expr = idx.value
+            count = self._count(expr, state)
+            key = self._is_key(expr, count, frame, state)  # a key made from the size, not the size
+            field = self._padded_field_read(expr, frame, count.canon if count is not None else "", state)
+            if field is not None and (key or count is None or not count.canon):
+                # the rows of a key made from the size (`graph_key = self._make_graph_key(self.bs, i)`,
+                # or the call itself as the index) are those of the field read into it, named so
+                size = self._count(field, state)
+                if size is not None and size.canon:
+                    count = replace(size, written=self._text(field))
             if count is None or not count.canon:
                 return
-            field = self._padded_field_read(idx.value, frame)
-            stored_under = self._stored_under(field, state) if field is not None else frozenset()
+            if key and field is None:
+                count = replace(count, written=count.canon)  # (a key is no name of the rows)
+            if key and isinstance(expr, cst.Name):
+                key_name = expr.value
+                frame.keys.add(key_name)
             if field is not None:
-                # the graph's size read from an object's field (`self.graphs[self.bs]`, or a key
-                # made from it): the object holds its real partner too, as for any padded count
-                # read off a field
-                self._know_partners(count.canon, frame)
-                if isinstance(idx.value, cst.Name):
-                    # a key made from the size (`graph_key = self._make_graph_key(self.bs, i)`)
-                    # is no row count: the rows are those of the field read into it
-                    key_name = idx.value.value
-                    frame.keys.add(key_name)
-                    size = self._count(field, state)
-                    count = replace(size if size is not None and size.canon else count, written=self._text(field))
+                stored_under = self._stored_under(field, count.canon, state)
+                if stored_under:
+                    # the size was read off an object's field that this step stored under a test
+                    # only, its real partner with it: on the paths the test holds the object
+                    # holds that partner, as for any padded count read off a field
+                    self._know_partners(count.canon, frame)
         cls = self.project.class_info(frame.cls or frame.owner)
         if cls is None:
             return
@@ -3637,21 +3669,38 @@ class Interpreter:
         finally:
             self._active = outer
 
-    def _stored_under(self, field: cst.Attribute, state: State) -> frozenset:
+    def _stored_under(self, field: cst.Attribute, canon: str, state: State) -> frozenset:
         """The facts under which this path stored ``self.<field>`` (a prepare method called under
-        ``if not skip_prepare:``), read off the record a join of the test's branches keeps; empty
-        where every path stored it, or the record does not tell."""
+        ``if not skip_prepare:``), read off the record a join of the test's branches keeps, where
+        a field holding a real partner of the size (count ``canon``) was stored under the same
+        facts; empty where every path stored the size (the held counts decide then), where no
+        record tells, or where no real partner was stored with it."""
         if not (isinstance(field.value, cst.Name) and field.value.value == "self"):
             return frozenset()
-        out: set = set()
-        for loc in self._self_locs(state):
-            key = f"@{loc}.{field.attr.value}"
+        pair = self.p.pair_for_padded(canon)
+        if pair is None:
+            return frozenset()
+        reals = {r.split("*", 1)[0] for r in pair.real}
+
+        def stored(key: str) -> list:
             rec = dict.get(state.heap, "?" + key)
             if not dict.get(state.heap, UNSET + key) or not (isinstance(rec, tuple) and len(rec) == 2):
+                return []
+            return [(facts, v) for facts, v in rec[1] if v is not None]
+
+        out: set = set()
+        for loc in self._self_locs(state):
+            mine = stored(f"@{loc}.{field.attr.value}")
+            if len(mine) != 1:
                 continue
-            stored = [facts for facts, v in rec[1] if v is not None]
-            if len(stored) == 1:
-                out |= stored[0]
+            facts = mine[0][0]
+            head = f"?@{loc}."
+            partner = any(
+                len(got := stored(k[1:])) == 1 and got[0][0] == facts and isinstance(got[0][1], CountVal)
+                and (got[0][1].canon or "").split("*", 1)[0] in reals
+                for k in state.heap if k.startswith(head) and "." not in k[len(head):])
+            if partner:
+                out |= facts
         return frozenset(out)
 
     def _judge_replay(self, node: cst.Call, graphs, count, bound_all, managed: bool, by_axis: dict,

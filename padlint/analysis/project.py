@@ -54,14 +54,14 @@ def bind_arguments(call: ast.Call, params: Iterable[str],
     (the names a keyword may bind).  ``**kwargs`` binds nothing.  The one binding every scan
     of call arguments uses (PAD004's builders, kernel launches, the call graph's guards)."""
     out: dict[str, ast.AST] = {}
+    allowed = None if keywords is None else set(keywords)
+    for kw in call.keywords:  # (keywords first: a caller that keeps the first of a parameter's uses)
+        if kw.arg is not None and (allowed is None or kw.arg in allowed):
+            out[kw.arg] = kw.value
     for name, arg in zip(params, call.args):
         if isinstance(arg, ast.Starred):
             break
-        out[name] = arg
-    allowed = None if keywords is None else set(keywords)
-    for kw in call.keywords:
-        if kw.arg is not None and (allowed is None or kw.arg in allowed):
-            out[kw.arg] = kw.value
+        out.setdefault(name, arg)
     return out
 
 
@@ -742,7 +742,7 @@ class Project:
 
     # ---------------------------------------------------------- resolution
     def resolve(self, mod: ModuleInfo, dotted: str, depth: int = 0, *, factory: bool = False,
-                base: bool = False):
+                base: bool = False, imports: dict[str, tuple[str, str | None]] | None = None):
         """What a dotted name written in ``mod`` denotes at module level:
         a :class:`ClassInfo`, a :class:`FunctionInfo`, a :class:`ModuleInfo`, or None.
 
@@ -751,17 +751,20 @@ class Project:
         re-exports (a factory there gives the classes it returns).  ``base``: the name is a
         base class, read wherever it is defined: its methods are its subclasses' (SGLang's
         ``ForwardInputBuffers.reset_index_buffers`` zeroes the fields of every input-buffer
-        class through ``dataclasses.fields(self)``, in a module that names no count)."""
+        class through ``dataclasses.fields(self)``, in a module that names no count).
+        ``imports``: what a function's own imports bind (:func:`import_bindings`), which shadow
+        the module's names inside it."""
         if depth > 8:
             return None
         head, _, rest = dotted.partition(".")
         target = None
-        if head in mod.classes:
+        own = imports.get(head) if imports else None
+        if own is None and head in mod.classes:
             target = mod.classes[head]
-        elif head in mod.functions:
+        elif own is None and head in mod.functions:
             target = mod.functions[head]
-        elif head in mod.imports:
-            src, attr = mod.imports[head]
+        elif own is not None or head in mod.imports:
+            src, attr = own if own is not None else mod.imports[head]
             if attr is None:
                 target = self.module(src)
             else:

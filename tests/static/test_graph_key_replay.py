@@ -1,7 +1,9 @@
 """Graph replays indexed by a size read off a field (``self.graphs[self.bs]``) or by a key made
-from it (``self.graphs[self._make_graph_key(self.bs, i)]``): the object holds the size's real
-partner too, and the rows are named by the field, never by the key.  Each package is written
-from scratch and checked as a user would (the CLI, ``--profile sglang``)."""
+from it (``self.graphs[self._make_graph_key(self.bs, i)]``): the rows are named by the field,
+never by the key; where a prepare stored the size and its real partner (``self.raw_bs``) under a
+test only, the replay is judged on the paths the test holds (and nowhere else: a path that
+stored nothing replays another call's size).  Each package is written from scratch and checked
+as a user would (the CLI, ``--profile sglang``)."""
 
 from __future__ import annotations
 
@@ -50,16 +52,18 @@ class Runner:
         self.raw_bs = raw_bs
         self.bs = bs
 
-    def replay(self, fb, stream_idx=None):
-        self.prepare(fb)
+    def replay(self, fb, stream_idx=None, skip=False):
+        PREPARE
         REPLAY
 """
 
 
-def _check(tmp_path: Path, key_at_capture: str, replay: str, reset: str = "pass") -> list[dict]:
-    (tmp_path / "pkg").mkdir()
+def _check(tmp_path: Path, key_at_capture: str, replay: str, reset: str = "pass",
+           prepare: str = "self.prepare(fb)") -> list[dict]:
+    (tmp_path / "pkg").mkdir(parents=True)
     (tmp_path / "pkg" / "__init__.py").write_text("")
-    src = RUNNER.replace("KEY_AT_CAPTURE", key_at_capture).replace("REPLAY", replay).replace("RESET", reset)
+    src = RUNNER.replace("KEY_AT_CAPTURE", key_at_capture).replace("REPLAY", replay).replace("RESET", reset) \
+        .replace("PREPARE", prepare)
     (tmp_path / "pkg" / "runner.py").write_text(textwrap.dedent(src))
     proc = subprocess.run([sys.executable, "-m", "padlint", "check", ".", "--profile", "sglang", "--format",
                            "json", "--no-cache"], cwd=tmp_path, env=_env(), capture_output=True, text=True,
@@ -92,3 +96,49 @@ def test_a_reset_in_the_prepare_covers_the_keyed_replay(tmp_path: Path) -> None:
                  "graph_key = make_key(self.bs, stream_idx)\n        self.graphs[graph_key].replay()",
                  reset="if bs != raw_bs:\n            self.req_pool_indices.zero_()")
     assert got == []
+
+
+KEYED = "graph_key = make_key(self.bs, stream_idx)\n        self.graphs[graph_key].replay()"
+RESET = "if bs != raw_bs:\n            self.req_pool_indices.zero_()"
+UNDER_A_TEST = "if not skip:\n            self.prepare(fb)"
+
+
+def test_a_size_stored_under_a_test_is_judged_where_the_test_holds(tmp_path: Path) -> None:
+    # `prepare` (storing `self.bs` and `self.raw_bs`) runs only `if not skip:`; on the other path
+    # both are another call's.  Judged where `not skip` holds: no reset there, one finding (the
+    # key's line + 1 = the replay, line 41), rows named by the field
+    got = _check(tmp_path, "make_key(bs, stream_idx)", KEYED, prepare=UNDER_A_TEST)
+    assert [(f["line"], f["real"], f["padded"]) for f in got] == [(41, "raw_bs", "bs")], got
+    assert "graph_key" not in got[0]["message"]
+
+
+def test_a_reset_made_under_the_same_test_covers_the_replay(tmp_path: Path) -> None:
+    assert _check(tmp_path, "make_key(bs, stream_idx)", KEYED, reset=RESET, prepare=UNDER_A_TEST) == []
+
+
+def test_a_size_stored_under_two_tests_is_not_judged_against_the_other_path(tmp_path: Path) -> None:
+    # no one record of the stored size: as before, the replay's size has no real count on the
+    # path that stored nothing, and the prepare's reset is not second-guessed
+    prepare = "if skip == 0:\n            self.prepare(fb)\n        elif skip == 1:\n            self.prepare(fb)"
+    assert _check(tmp_path / "keyed", "make_key(bs, stream_idx)", KEYED, reset=RESET, prepare=prepare) == []
+    assert _check(tmp_path / "field", "bs", "self.graphs[self.bs].replay()", reset=RESET, prepare=prepare) == []
+
+
+def test_a_size_with_no_real_partner_has_no_padding_rows(tmp_path: Path) -> None:
+    # a warm-up replaying each captured graph: `self.bs` is stored, no real count ever is
+    warm = "for bs in self.capture_bs:\n            self.bs = bs\n            self.graphs[self.bs].replay()"
+    assert _check(tmp_path, "bs", warm, prepare="pass") == []
+
+
+def test_a_key_made_in_the_index_itself(tmp_path: Path) -> None:
+    # `self.graphs[make_key(self.bs, stream_idx)]`: the call is the index; its rows are the field's
+    got = _check(tmp_path, "make_key(bs, stream_idx)", "self.graphs[make_key(self.bs, stream_idx)].replay()")
+    assert [(f["line"], f["padded"]) for f in got] == [(39, "bs")], got
+    assert "self.bs" in got[0]["message"]
+
+
+def test_a_key_made_from_two_fields_is_named_by_the_size(tmp_path: Path) -> None:
+    got = _check(tmp_path, "make_key(bs, stream_idx)",
+                 "graph_key = make_key(self.bs, self.num_tokens)\n        self.graphs[graph_key].replay()")
+    assert [f["line"] for f in got] == [40], got
+    assert "graph_key" not in got[0]["message"] and "graph_key" not in json.dumps(got[0].get("fix")), got[0]

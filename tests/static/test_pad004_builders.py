@@ -259,3 +259,60 @@ class Drafter:
 """
     got = _check(tmp_path, {"attn.py": attn, "other.py": other, "drafter.py": drafter})
     assert got == [("pkg/drafter.py", 13, "is_prefilling")]
+
+
+def test_a_builder_imported_in_a_body_does_not_depend_on_the_order_of_methods(tmp_path: Path) -> None:
+    """As above with ``run_shadowed`` (importing ``build`` from ``other``) first: the module's
+    index keeps the first import of a name, but each function's own import decides for its
+    calls.  ``run`` is now at line 15: its ``is_prefilling`` field at line 18."""
+    attn = HEAD + """
+def build(seq_lens, block_table, is_prefilling):
+    return CommonAttentionMetadata(seq_lens=seq_lens, block_table_tensor=block_table,
+                                   is_prefilling=is_prefilling)
+"""
+    other = """
+def build(seq_lens, block_table, is_prefilling):
+    return (seq_lens, block_table, is_prefilling)
+"""
+    drafter = """\
+import torch
+
+
+class Drafter:
+""" + BUFFERS + """
+    def run_shadowed(self, num_reqs, num_reqs_padded):
+        from .other import build
+        return build(self.seq_lens[:num_reqs_padded], self.block_table[:num_reqs_padded],
+                     self.is_prefilling[:num_reqs])
+
+    def run(self, num_reqs, num_reqs_padded):
+        from .attn import build
+        return build(self.seq_lens[:num_reqs_padded], self.block_table[:num_reqs_padded],
+                     self.is_prefilling[:num_reqs])
+"""
+    got = _check(tmp_path, {"attn.py": attn, "other.py": other, "drafter.py": drafter})
+    assert got == [("pkg/drafter.py", 18, "is_prefilling")]
+
+
+def test_a_parameter_fed_by_keyword_and_by_position_reports_the_keyword_field(tmp_path: Path) -> None:
+    """``wrap(a, b)`` hands ``a`` to ``build`` twice, as ``seq_lens`` (by position) and as
+    ``is_prefilling`` (by keyword): the builder's parameter ``a`` is reported as the keyword's
+    field, whatever the binding's internal order (a baseline keys findings on the field).  The
+    caller hands ``a`` at the real count beside ``b`` at the padded count (line 16)."""
+    src = HEAD + """
+def build(seq_lens, block_table, is_prefilling):
+    return CommonAttentionMetadata(seq_lens=seq_lens, block_table_tensor=block_table,
+                                   is_prefilling=is_prefilling)
+
+
+def wrap(a, b):
+    return build(a, b, is_prefilling=a)
+
+
+class Drafter:
+""" + BUFFERS + """
+    def run(self, num_reqs, num_reqs_padded):
+        return wrap(self.seq_lens[:num_reqs], self.block_table[:num_reqs_padded])
+"""
+    got = _check(tmp_path, {"m.py": src})
+    assert [f for _p, _l, f in got] == ["is_prefilling"], got
