@@ -670,6 +670,11 @@ class Frame:
     keys: set[str] = field(default_factory=set)
 
 
+#: heap key prefix of a join's record (``MAYBE_UNSET + "@loc.f"``): the facts of the branches of a
+#: test whose value of the field some path through them did not store (see _keep_conditional)
+MAYBE_UNSET = "?!"
+
+
 # attributes that describe a tensor (its shape, type, placement) rather than hold rows: never a
 # buffer, whatever object they are read from (`num_actual = slot_mapping.shape[0]` is a number)
 _TENSOR_META = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "is_cpu", "layout", "itemsize",
@@ -1587,6 +1592,13 @@ class Interpreter:
                     if joined is not None:
                         out.heap["?" + loc] = (joined, ((ka, va), (kb, vb)))
                         frame.cond_fields.add("?" + loc)
+                        # the branches whose value some path through them did not store (a test
+                        # nested in the branch, `if not skip and ready:`): not stored wherever
+                        # the branch's facts hold (:meth:`_stored_under`)
+                        maybe = tuple(k for k, h in ((ka, a.heap), (kb, b.heap)) if dict.get(h, UNSET + loc))
+                        if maybe:
+                            out.heap[MAYBE_UNSET + loc] = maybe
+                            frame.cond_fields.add(MAYBE_UNSET + loc)
                 continue
             sa, sb = dict.get(a.heap, loc, PERSISTENT), dict.get(b.heap, loc, PERSISTENT)
             if not isinstance(sa, LocState) or not isinstance(sb, LocState):
@@ -3686,7 +3698,8 @@ class Interpreter:
             rec = dict.get(state.heap, "?" + key)
             if not dict.get(state.heap, UNSET + key) or not (isinstance(rec, tuple) and len(rec) == 2):
                 return []
-            return [(facts, v) for facts, v in rec[1] if v is not None]
+            maybe = dict.get(state.heap, MAYBE_UNSET + key) or ()
+            return [(facts, v) for facts, v in rec[1] if v is not None and facts not in maybe]
 
         out: set = set()
         for loc in self._self_locs(state):

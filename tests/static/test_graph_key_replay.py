@@ -142,3 +142,10 @@ def test_a_key_made_from_two_fields_is_named_by_the_size(tmp_path: Path) -> None
                  "graph_key = make_key(self.bs, self.num_tokens)\n        self.graphs[graph_key].replay()")
     assert [f["line"] for f in got] == [40], got
     assert "graph_key" not in got[0]["message"] and "graph_key" not in json.dumps(got[0].get("fix")), got[0]
+
+
+def test_a_size_stored_under_a_compound_test_is_not_judged_against_the_other_path(tmp_path: Path) -> None:
+    # `if not skip and stream_idx is None:` runs as two tests: where `not skip` holds, some path
+    # (`stream_idx` set) stored nothing, so the size is not this step's on every path there
+    prepare = "if not skip and stream_idx is None:\n            self.prepare(fb)"
+    assert _check(tmp_path, "make_key(bs, stream_idx)", KEYED, reset=RESET, prepare=prepare) == []
