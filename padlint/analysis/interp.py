@@ -1712,6 +1712,8 @@ class Interpreter:
         earlier test's branches (its record on this path, :attr:`Frame.cond_fields`) holds the
         value of the branch whose facts hold here."""
         for rk in frame.cond_fields:
+            if rk.startswith(MAYBE_UNSET):
+                continue  # (which branches may have stored nothing: no values to refine)
             rec = dict.get(state.heap, rk)
             if rec is None:
                 continue  # not on every path here, or stored since
@@ -3366,6 +3368,7 @@ class Interpreter:
         :attr:`Frame.cond_fields`), and the store is logged for the summary of every callee
         being interpreted (a summary applied again stores it again)."""
         del heap["?" + key]
+        del heap[MAYBE_UNSET + key]
         del heap[UNSET + key]
         if self._store_log:
             self._store_log[-1].add(key)

@@ -148,4 +148,8 @@ def test_a_size_stored_under_a_compound_test_is_not_judged_against_the_other_pat
     # `if not skip and stream_idx is None:` runs as two tests: where `not skip` holds, some path
     # (`stream_idx` set) stored nothing, so the size is not this step's on every path there
     prepare = "if not skip and stream_idx is None:\n            self.prepare(fb)"
-    assert _check(tmp_path, "make_key(bs, stream_idx)", KEYED, reset=RESET, prepare=prepare) == []
+    assert _check(tmp_path / "a", "make_key(bs, stream_idx)", KEYED, reset=RESET, prepare=prepare) == []
+    # a later test of the same name refines the fields the join recorded (the record of which
+    # branches may have stored nothing is no such value)
+    later = prepare + "\n        if not skip:\n            self.note = 1"
+    assert _check(tmp_path / "b", "make_key(bs, stream_idx)", KEYED, reset=RESET, prepare=later) == []
