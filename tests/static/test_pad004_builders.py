@@ -221,77 +221,57 @@ def test_builders_found_whatever_the_order_calls_are_read(tmp_path: Path) -> Non
         assert got == [("pkg/caller.py", line, "is_prefilling")], (first, second, got)
 
 
+# two modules defining `build`: a metadata builder (`attn.py`) and a function that builds nothing
+IMPORTED_BUILDERS = {
+    "attn.py": HEAD + """
+def build(seq_lens, block_table, is_prefilling):
+    return CommonAttentionMetadata(seq_lens=seq_lens, block_table_tensor=block_table,
+                                   is_prefilling=is_prefilling)
+""",
+    "other.py": """
+def build(seq_lens, block_table, is_prefilling):
+    return (seq_lens, block_table, is_prefilling)
+""",
+}
+
+
+def _drafter(*methods: str) -> str:
+    """A drafter whose methods each bind ``build`` their own way (``from .attn import build``,
+    ``from .other import build``, ``build = make``) and hand it ``is_prefilling`` at the real count
+    beside the other request fields at the padded count (each method 4 lines and a blank)."""
+    body = {
+        "run": "from .attn import build",
+        "run_shadowed": "from .other import build",
+        "run_local": "build = make",
+    }
+    out = "import torch\n\n\nclass Drafter:\n" + BUFFERS
+    for name in methods:
+        extra = ", make" if name == "run_local" else ""
+        out += f"""
+    def {name}(self, num_reqs, num_reqs_padded{extra}):
+        {body[name]}
+        return build(self.seq_lens[:num_reqs_padded], self.block_table[:num_reqs_padded],
+                     self.is_prefilling[:num_reqs])
+"""
+    return out
+
+
 def test_a_builder_imported_inside_the_calling_function(tmp_path: Path) -> None:
     """vLLM imports lazily in function bodies: ``from .attn import build`` inside ``run`` binds
     ``build`` to the module-level builder of ``attn.py``, so ``run`` hands ``is_prefilling`` at
     the real count beside request fields at the padded count (line 13).  In ``run_shadowed``
     the same name is imported from another module (``other.build``, no builder): nothing to
     report; ``run_local`` assigns the name itself (a local, not the builder): nothing."""
-    attn = HEAD + """
-def build(seq_lens, block_table, is_prefilling):
-    return CommonAttentionMetadata(seq_lens=seq_lens, block_table_tensor=block_table,
-                                   is_prefilling=is_prefilling)
-"""
-    other = """
-def build(seq_lens, block_table, is_prefilling):
-    return (seq_lens, block_table, is_prefilling)
-"""
-    drafter = """\
-import torch
-
-
-class Drafter:
-""" + BUFFERS + """
-    def run(self, num_reqs, num_reqs_padded):
-        from .attn import build
-        return build(self.seq_lens[:num_reqs_padded], self.block_table[:num_reqs_padded],
-                     self.is_prefilling[:num_reqs])
-
-    def run_shadowed(self, num_reqs, num_reqs_padded):
-        from .other import build
-        return build(self.seq_lens[:num_reqs_padded], self.block_table[:num_reqs_padded],
-                     self.is_prefilling[:num_reqs])
-
-    def run_local(self, num_reqs, num_reqs_padded, make):
-        build = make
-        return build(self.seq_lens[:num_reqs_padded], self.block_table[:num_reqs_padded],
-                     self.is_prefilling[:num_reqs])
-"""
-    got = _check(tmp_path, {"attn.py": attn, "other.py": other, "drafter.py": drafter})
-    assert got == [("pkg/drafter.py", 13, "is_prefilling")]
+    files = {**IMPORTED_BUILDERS, "drafter.py": _drafter("run", "run_shadowed", "run_local")}
+    assert _check(tmp_path, files) == [("pkg/drafter.py", 13, "is_prefilling")]
 
 
 def test_a_builder_imported_in_a_body_does_not_depend_on_the_order_of_methods(tmp_path: Path) -> None:
     """As above with ``run_shadowed`` (importing ``build`` from ``other``) first: the module's
     index keeps the first import of a name, but each function's own import decides for its
     calls.  ``run`` is now at line 15: its ``is_prefilling`` field at line 18."""
-    attn = HEAD + """
-def build(seq_lens, block_table, is_prefilling):
-    return CommonAttentionMetadata(seq_lens=seq_lens, block_table_tensor=block_table,
-                                   is_prefilling=is_prefilling)
-"""
-    other = """
-def build(seq_lens, block_table, is_prefilling):
-    return (seq_lens, block_table, is_prefilling)
-"""
-    drafter = """\
-import torch
-
-
-class Drafter:
-""" + BUFFERS + """
-    def run_shadowed(self, num_reqs, num_reqs_padded):
-        from .other import build
-        return build(self.seq_lens[:num_reqs_padded], self.block_table[:num_reqs_padded],
-                     self.is_prefilling[:num_reqs])
-
-    def run(self, num_reqs, num_reqs_padded):
-        from .attn import build
-        return build(self.seq_lens[:num_reqs_padded], self.block_table[:num_reqs_padded],
-                     self.is_prefilling[:num_reqs])
-"""
-    got = _check(tmp_path, {"attn.py": attn, "other.py": other, "drafter.py": drafter})
-    assert got == [("pkg/drafter.py", 18, "is_prefilling")]
+    files = {**IMPORTED_BUILDERS, "drafter.py": _drafter("run_shadowed", "run")}
+    assert _check(tmp_path, files) == [("pkg/drafter.py", 18, "is_prefilling")]
 
 
 def test_a_parameter_fed_by_keyword_and_by_position_reports_the_keyword_field(tmp_path: Path) -> None:
