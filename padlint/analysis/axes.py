@@ -1015,7 +1015,6 @@ def _bound_names(fn: ast.AST, loc: _Locals, mod: ModuleInfo) -> tuple[set[str], 
     names only its imports bind (``from .attn_utils import build_attn_metadata`` in the body),
     each with what it imports (:func:`import_bindings`): a call of one resolves to that."""
     out = set(loc.params) | set(loc.values) | loc.opaque
-    package = mod.key if mod.is_package else mod.key.rpartition(".")[0]
     imported: dict[str, set] = {}  # name -> what the function's imports bind it to
     todo = list(ast.iter_child_nodes(fn))
     while todo:
@@ -1026,7 +1025,7 @@ def _bound_names(fn: ast.AST, loc: _Locals, mod: ModuleInfo) -> tuple[set[str], 
         if isinstance(n, ast.Lambda):
             continue
         if isinstance(n, (ast.Import, ast.ImportFrom)):
-            for name, target in import_bindings(n, package):
+            for name, target in import_bindings(n, mod.package):
                 imported.setdefault(name, set()).add(target)
             continue
         todo.extend(ast.iter_child_nodes(n))

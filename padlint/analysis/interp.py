@@ -2133,13 +2133,16 @@ class Interpreter:
                 name, ordered = test.left.value, isinstance(op, cst.GreaterThan)
             elif isinstance(right, cst.Name) and self._is_zero(test.left) and isinstance(op, (cst.LessThan, cst.NotEqual)):
                 name, ordered = right.value, isinstance(op, cst.LessThan)
-        if name is None or frame.seg is None:
+        v = self._bound_once(name, frame) if name is not None else None
+        if not isinstance(v, cst.BinaryOperation) or not isinstance(v.operator, cst.Subtract):
             return None
-        defs = self._local_defs(frame.seg.func).get(name, ())
-        if len(defs) != 1 or not isinstance(defs[0], cst.BinaryOperation) \
-                or not isinstance(defs[0].operator, cst.Subtract):
-            return None
-        return defs[0].left, defs[0].right, ordered
+        return v.left, v.right, ordered
+
+    def _bound_once(self, name: str, frame: Frame):
+        """The value the frame's function binds local ``name`` to, where its one binding is a plain
+        assignment (:meth:`_local_defs`); else None."""
+        defs = self._local_defs(frame.seg.func).get(name, ()) if frame.seg is not None else ()
+        return defs[0] if len(defs) == 1 else None
 
     def _local_defs(self, func) -> dict[str, tuple]:
         """Name -> the values the function's own statements bind it to (``None`` for a binding
@@ -3535,12 +3538,7 @@ class Interpreter:
     def _graph_lookup(self, expr, frame: Frame) -> cst.Subscript | None:
         """``self.graphs[key]`` for ``self.graphs.get(key)`` and for a local the function binds once
         to either (``g = self.graphs[key]``): the graph ``g.replay()`` replays; else None."""
-        v = expr
-        if isinstance(expr, cst.Name):
-            defs = self._local_defs(frame.seg.func).get(expr.value, ()) if frame.seg is not None else ()
-            if len(defs) != 1 or defs[0] is None:
-                return None
-            v = defs[0]
+        v = self._bound_once(expr.value, frame) if isinstance(expr, cst.Name) else expr
         if isinstance(v, cst.Subscript) and isinstance(v.value, cst.Attribute) \
                 and isinstance(v.value.value, cst.Name) and v.value.value.value == "self":
             return v
@@ -3574,10 +3572,9 @@ class Interpreter:
                 found = {t: f for t, f in found.items()
                          if (c := self._count(f, state)) is not None and c.canon == canon}
             return next(iter(found.values())) if len(found) == 1 else None
-        if isinstance(expr, cst.Name) and depth < 2 and frame.seg is not None:
-            defs = self._local_defs(frame.seg.func).get(expr.value, ())
-            return self._padded_field_read(defs[0], frame, canon, state, depth + 1) \
-                if len(defs) == 1 and defs[0] is not None else None
+        if isinstance(expr, cst.Name) and depth < 2:
+            v = self._bound_once(expr.value, frame)
+            return self._padded_field_read(v, frame, canon, state, depth + 1) if v is not None else None
         return None
 
     def _is_key(self, expr, count: Count | None, frame: Frame, state: State) -> bool:
@@ -3586,9 +3583,8 @@ class Interpreter:
         handed the count the index evaluates to (it passes the size through) or, the index
         evaluating to no count, any argument.  A size a call computes (``self.pad_to_captured(
         raw_bs)``) is handed another count: no key."""
-        if isinstance(expr, cst.Name) and frame.seg is not None:
-            defs = self._local_defs(frame.seg.func).get(expr.value, ())
-            expr = defs[0] if len(defs) == 1 else None
+        if isinstance(expr, cst.Name):
+            expr = self._bound_once(expr.value, frame)
         if not isinstance(expr, cst.Call):
             return False
         if count is None or not count.canon:

@@ -203,6 +203,11 @@ class ModuleInfo:
     _starts: array | None = field(default=None, repr=False, compare=False)  # offset of each line's start
 
     @property
+    def package(self) -> str:
+        """The package its relative imports start from: itself for a package's ``__init__``."""
+        return self.key if self.is_package else self.key.rpartition(".")[0]
+
+    @property
     def lines(self) -> list[str]:
         """The module's lines with their ends, split on first use and kept (a module read only
         to resolve names, or for :meth:`line_text`, never splits its text)."""
@@ -545,7 +550,6 @@ def index_module(key: str, path: str, text: str, *, is_package: bool = False) ->
     if tree is None:
         return None
     info = ModuleInfo(key=key, path=path, text=text, is_package=is_package, _spare=tree)
-    package = key if is_package else key.rpartition(".")[0]
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             info.functions[node.name] = FunctionInfo(f"{key}:{node.name}", key, node.name, "",
@@ -554,7 +558,7 @@ def index_module(key: str, path: str, text: str, *, is_package: bool = False) ->
             info.classes[node.name] = _index_class(info, node, node.col_offset)
     for node in _statements(tree.body):  # imports in any statement (vLLM imports lazily in functions)
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for name, target in import_bindings(node, package):
+            for name, target in import_bindings(node, info.package):
                 info.imports.setdefault(name, target)
     return info
 
