@@ -68,7 +68,7 @@ PROFILE_SCHEMA: dict[str, Any] = {
     "index_fields": None,
     "exempt": ANY_KEY,
     "constants": ANY_KEY,
-    "axes": {"allocators": None, "reqs": {"sizes": None, "counts": None},
+    "axes": {"allocators": None, "row_copies": None, "reqs": {"sizes": None, "counts": None},
              "tokens": {"sizes": None, "counts": None}, "counterparts": ANY_KEY},
     "graphs": {"capture": None, "captured_by": None, "replay": None, "host": None},
     "dummy_runs": {"functions": None},
@@ -181,13 +181,16 @@ class AxesSpec:
     ``counts``: axis -> counts of one step besides ``[[counts]]`` (``num_actual_tokens``);
     ``allocators``: calls whose first positional argument is the first dimension, besides
     the ``[buffers]`` allocators; ``counterparts``: count -> the count of the other axis in
-    the same padding state (``num_actual_tokens`` -> ``num_reqs``).
+    the same padding state (``num_actual_tokens`` -> ``num_reqs``); ``row_copies``: calls whose
+    result has the rows of their first positional argument (a host-to-device copy helper;
+    not when called with ``out=``).
     """
 
     sizes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     counts: tuple[tuple[str, tuple[str, ...]], ...] = ()
     allocators: tuple[str, ...] = ()
     counterparts: tuple[tuple[str, str], ...] = ()
+    row_copies: tuple[str, ...] = ()
 
     def size_axis(self, name: str) -> str | None:
         """The axis of a capacity named ``name`` (last name as written), or None."""
@@ -762,7 +765,8 @@ def _axes(value: Any, where: str) -> AxesSpec:
             raise ProfileError(f"{where}.counterparts.{k}: expected a name, got {v!r}")
     return AxesSpec(sizes=tuple(sizes), counts=tuple(counts),
                     allocators=_names(t.get("allocators", []), f"{where}.allocators"),
-                    counterparts=tuple(pairs.items()))
+                    counterparts=tuple(pairs.items()),
+                    row_copies=_names(t.get("row_copies", []), f"{where}.row_copies"))
 
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")

@@ -123,6 +123,9 @@ class FieldWidth:
     # says how many rows the consumer reads, and a field sliced to fewer is the odd one; it is
     # never reported itself
     declared: bool = False
+    # the value is not sliced where it is handed over: how its rows were found
+    # (:mod:`padlint.analysis.widths`), (path, line, text) steps, outermost first
+    steps: tuple[tuple[str, int, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,9 @@ class MetadataWidths:
     line: int
     fields: tuple[FieldWidth, ...]
     stmt_text: str
+    # the widths hold on the paths where these local counts take their padded value
+    # (``num_reqs = input_batch.num_reqs_after_padding``, line 181); empty: on every path
+    condition: str = ""
 
 
 @dataclass(frozen=True)
@@ -281,6 +287,9 @@ class AxisAnalysis:
         allocs = set(profile.uninitialized_allocators) | set(profile.initialized_allocators)
         allocs = {a for a in allocs if a.rsplit(".", 1)[-1] not in ("arange", "tensor", "array")}
         self.allocators = allocs | set(profile.axes.allocators)
+        from padlint.analysis.widths import RowWidths  # (widths reads this module's helpers)
+        self.widths = RowWidths(project, profile.axes.row_copies, count=self.count, locals_of=self.locals_of,
+                                first_dim_upper=_first_dim_upper, functions=_functions, own_nodes=_own_nodes)
 
     # ------------------------------------------------------------- counts
     def locals_of(self, fn: ast.AST) -> _Locals:
@@ -739,16 +748,75 @@ class AxisAnalysis:
             return None
         return _field_at(fld, v, _text(v), c, declared=True)
 
-    def _field(self, fld: str, v: ast.AST, loc: _Locals) -> FieldWidth | None:
+    def _field(self, fld: str, v: ast.AST, loc: _Locals, mod: ModuleInfo, path: str) -> FieldWidth | None:
         """Field ``fld`` handed ``v``: sliced to a count (``x[:n]``, or a local holding such slices),
-        or a count field declaring the padded width (:meth:`_declared_width`); None otherwise."""
+        or a count field declaring the padded width (:meth:`_declared_width`), or a value whose
+        rows :class:`RowWidths` finds (a gather, a copy, a field of an object built elsewhere);
+        None otherwise."""
         w = self._slice_width(v, loc)
         if w is not None:
             return _field_at(fld, v, w[0], w[1])
-        return self._declared_width(fld, v, loc)
+        got = self._declared_width(fld, v, loc)
+        if got is not None:
+            return got
+        return self._value_field(fld, v, loc, mod, path)
+
+    def _value_field(self, fld: str, v: ast.AST, loc: _Locals, mod: ModuleInfo, path: str) -> FieldWidth | None:
+        vw = self.widths.of(v, loc, mod)
+        if vw is None or vw.count.padded is None:
+            return None
+        steps = tuple((s.path or path, s.line, s.text) for s in vw.steps)
+        f = _field_at(fld, v, _text(v), vw.count)
+        return FieldWidth(f.field, f.text, f.slice_text, f.count, f.line, f.column, f.end_line, f.end_column,
+                          steps=steps)
 
     def _scan_metadata(self, qual: str, fn: ast.AST, loc: _Locals, mod: ModuleInfo, path: str,
                        out: AxisFacts, cls: ClassInfo | None = None) -> None:
+        groups, built = self._metadata_groups(qual, fn, loc, mod, path, cls)
+        for sink, line, stmt, fields in groups.values():
+            if len(fields) >= 2:
+                out.metadata.append(MetadataWidths(path, qual, sink, line, tuple(fields), stmt))
+        alt = self._padded_path(loc) if groups else None
+        if alt is not None:
+            # the same objects on the path where the function's counts take their padded values
+            # (``num_reqs = input_batch.num_reqs_after_padding`` under a test, ``input_batch.num_reqs``
+            # on the other branch): a field whose rows do not follow that count is narrower there
+            loc2, condition = alt
+            again, _ = self._metadata_groups(qual, fn, loc2, mod, path, cls)
+            for key, (sink, line, stmt, fields) in again.items():
+                before = groups.get(key)
+                if len(fields) >= 2 and (before is None or before[3] != fields):
+                    out.metadata.append(MetadataWidths(path, qual, sink, line, tuple(fields), stmt, condition))
+        self._scan_handouts(qual, fn, loc, path, built, out)
+
+    def _padded_path(self, loc: _Locals) -> tuple[_Locals, str] | None:
+        """The function's locals on the paths where every local count assigned both a real and a
+        padded count of one axis (``num_reqs = input_batch.num_reqs_after_padding`` in one branch,
+        ``= input_batch.num_reqs`` in the other) holds its padded one, with the words that say
+        so; None when the function has no such local."""
+        chosen: dict[str, list[ast.AST]] = {}
+        for name, vals in loc.values.items():
+            if len(vals) < 2 or name in loc.opaque or name in loc.params:
+                continue
+            counts = [self.count(v, loc) for v in vals]
+            if any(c is None for c in counts) or len({c.axis for c in counts}) != 1:  # type: ignore[union-attr]
+                continue
+            padded = [v for v, c in zip(vals, counts) if c.padded is True]  # type: ignore[union-attr]
+            if padded and any(c.padded is False for c in counts):  # type: ignore[union-attr]
+                chosen[name] = padded[:1]
+        if not chosen:
+            return None
+        loc2 = _Locals.__new__(_Locals)
+        loc2.__dict__.update(loc.__dict__)
+        loc2.values = {**loc.values, **chosen}
+        words = ", ".join(f"`{n} = {_text(v[0])}` (line {v[0].lineno})" for n, v in sorted(chosen.items()))
+        return loc2, words
+
+    def _metadata_groups(self, qual: str, fn: ast.AST, loc: _Locals, mod: ModuleInfo, path: str,
+                         cls: ClassInfo | None) -> tuple[dict[str, tuple[str, int, str, list[FieldWidth]]],
+                                                         dict[str, str]]:
+        """The metadata objects ``fn`` builds, key -> (sink, line, statement, fields with a known
+        width), and the locals assigned a sink constructor's result (local -> constructor)."""
         groups: dict[str, tuple[str, int, str, list[FieldWidth]]] = {}
         built: dict[str, str] = {}  # local name -> constructor it is assigned from
         receivers: dict[int, str] = {}  # id(constructor call) -> the local it is assigned to
@@ -771,7 +839,7 @@ class AxisAnalysis:
                     continue
                 fields: list[FieldWidth] = []
                 for kw in n.keywords:
-                    if kw.arg is not None and (f := self._field(kw.arg, kw.value, loc)) is not None:
+                    if kw.arg is not None and (f := self._field(kw.arg, kw.value, loc, mod, path)) is not None:
                         fields.append(f)
                 receiver = receivers.get(id(n))
                 key = receiver or f"@{n.lineno}:{n.col_offset}"
@@ -800,7 +868,7 @@ class AxisAnalysis:
                     continue
                 fld, limit = mapping[param]
                 if limit is None:
-                    f = self._field(fld, v, loc)
+                    f = self._field(fld, v, loc, mod, path)
                     if f is not None:
                         fields.append(f)
                     continue
@@ -810,6 +878,13 @@ class AxisAnalysis:
                 c = self.count(args[limit], loc) if limit in args else None
                 if c is None or w is not None and (w[1].name, w[1].offset) != (c.name, c.offset):
                     continue
+                if w is None and c.padded:
+                    # an argument made with the real count of the padded one's pair keeps that width
+                    narrow = self._value_field(fld, v, loc, mod, path)
+                    if narrow is not None and narrow.count.padded is False \
+                            and self.profile.is_real_for(narrow.count.name, c.name):
+                        fields.append(narrow)
+                        continue
                 fields.append(_field_at(fld, v, f"{_text(v)}[:{c.text}]", c))
             groups[f"@{n.lineno}:{n.col_offset}"] = (f"{ctor} (built by `{name}`)", n.lineno,
                                                       _text(n.func) + "(...)", fields)
@@ -830,19 +905,20 @@ class AxisAnalysis:
                         names.clear()
                     names.add(t.attr)
                     w = self._slice_width(st.value, loc)
+                    steps: tuple = ()
                     if w is None:
-                        continue
+                        vf = self._value_field(t.attr, st.value, loc, mod, path)
+                        if vf is None:
+                            continue
+                        w, steps = (vf.slice_text, vf.count), vf.steps
                     key = recv if not phase.get(recv) else f"{recv}#{phase[recv]}"
                     if key not in groups:
                         groups[key] = (built[recv], st.lineno, f"{recv}.*", [])
                     v = st.value
                     groups[key][3].append(FieldWidth(t.attr, _text(v), w[0], w[1], t.lineno, t.col_offset + 1,
                                                      t.end_lineno or t.lineno,
-                                                     (t.end_col_offset or t.col_offset) + 1))
-        for sink, line, stmt, fields in groups.values():
-            if len(fields) >= 2:
-                out.metadata.append(MetadataWidths(path, qual, sink, line, tuple(fields), stmt))
-        self._scan_handouts(qual, fn, loc, path, built, out)
+                                                     (t.end_col_offset or t.col_offset) + 1, steps=steps))
+        return groups, built
 
     def _self_attr_name(self, node: ast.AST) -> str | None:
         """``x`` for ``self.x`` and its views (``self.x.gpu``), else None."""

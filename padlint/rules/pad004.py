@@ -22,7 +22,7 @@ import re
 
 from padlint.model import Finding, Fix, TraceStep, split_lines
 from padlint.profile import Profile
-from padlint.rules.base import Facts, Rule
+from padlint.rules.base import Facts, Rule, shown_path
 
 CODE = "PAD004"
 _NOUN = {"reqs": "request", "tokens": "token"}
@@ -163,11 +163,22 @@ def _slice_finding(profile: Profile, s: SliceSite, axis: str, fix: Fix | None = 
                    trace=tuple(trace), fix=fix, statement=s.stmt_text, function=s.function)
 
 
+def _file(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
 def width_findings(facts: Facts, ax: AxisFacts) -> list[Finding]:
+    """One finding per field and place: an object judged on every path and again on the path
+    where its counts are padded reports a field narrower on both once (the first)."""
     out: list[Finding] = []
+    seen: set[tuple] = set()
     for m in ax.metadata:
         if m.path in facts.texts:
-            out.extend(_width_findings(facts.profile, m))
+            for f in _width_findings(facts.profile, m):
+                key = (f.path, f.line, f.column, f.field)
+                if key not in seen:
+                    seen.add(key)
+                    out.append(f)
     return out
 
 
@@ -204,12 +215,25 @@ def _width_findings(profile: Profile, m: MetadataWidths) -> list[Finding]:
             parts.append(", ".join(f"`{f.field}`" for f in counts[:2])
                          + f"{'' if sliced else ' of the same object'} {'say' if len(counts) > 1 else 'says'} "
                          f"`{counts[0].count.text}` rows")
+        where = f" where {m.condition}" if m.condition else ""
         for f in odd:
-            message = (f"`{f.field}` of {m.sink} is sliced to `{f.count.text}` ({'padded' if f.count.padded else 'real'}"
-                       f" {_NOUN[axis]} count) while {' and '.join(parts)}: the {_NOUN[axis]} fields of one "
-                       f"metadata object disagree on their row count; slice every {_NOUN[axis]} field to the same count"
+            kind = f"{'padded' if f.count.padded else 'real'} {_NOUN[axis]} count"
+            if f.steps:
+                # not sliced where it is handed over: its rows were made elsewhere (a gather, a copy)
+                made = f.steps[-1]
+                state = "padded" if f.count.padded else "real"
+                has = (f"has one row per {state} {_NOUN[axis]} (`{f.count.text}` rows: `{f.text}`, made at "
+                       f"{_file(made[0])}:{made[1]})")
+                fix = (f"give `{f.field}` the same rows: pad it to the count the others have with the "
+                       f"{_NOUN[axis]}s' neutral value, or slice the others to `{f.count.text}`")
+            else:
+                has = f"is sliced to `{f.count.text}` ({kind})"
+                fix = (f"slice every {_NOUN[axis]} field to the same count"
                        + (" (and reset the padding rows of the ones that grow)" if not f.count.padded else ""))
+            message = (f"`{f.field}` of {m.sink} {has} while {' and '.join(parts)}{where}: the {_NOUN[axis]} "
+                       f"fields of one metadata object disagree on their row count; {fix}")
             trace = tuple(TraceStep(m.path, g.line, f"`{g.field}` = `{g.slice_text}`") for g in (f, *rest[:3]))
+            trace += tuple(TraceStep(shown_path(p), line, text) for p, line, text in f.steps[:12])
             out.append(Finding(code=CODE, path=m.path, line=f.line, column=f.column, end_line=f.end_line,
                                end_column=f.end_column, message=message, severity="error", sink=m.sink,
                                field=f.field, buffer=f.slice_text, padded=width.text, real=f.count.text,

@@ -143,3 +143,57 @@ def test_vllm_0_31_0_drafter_fixed():
     tree, path = _spec("0.31.0")
     assert "is_prefilling=self.draft_is_prefilling[:num_reqs_padded]," in path.read_text(encoding="utf-8")
     assert _pad004_in(tree, SPEC) == []
+
+
+# vLLM 0.33.0's Model Runner V2 (V34-1 in docs/historical-bugs.md): the runner gathers
+# ``prompt_lens = self.req_states.prompt_len.gpu[idx_mapping]`` (``model_runner.py``), where
+# ``idx_mapping`` is the device copy (``async_tensor_h2d``) of ``BatchReqState.idx_mapping_np``,
+# ``np.fromiter(..., count=num_reqs)``: one row per scheduled request, the real count.  It goes
+# into ``InputBatch.prompt_lens``; each model state's ``prepare_attn`` picks
+# ``num_reqs = input_batch.num_reqs_after_padding`` under FULL graphs and hands
+# ``build_attn_metadata`` that count (the builder cuts ``seq_lens`` to it) beside
+# ``rswa_prefix_lens=input_batch.prompt_lens``: fewer rows than the object says.  0.34.0 pads it
+# in the builder ("FULL graphs include inactive padded requests. Their prompt lengths must be
+# zero"), so the builder no longer hands the parameter on as it is.  ``req_idx`` (``default.py``
+# only, ``input_batch.idx_mapping_np``: the same real rows; ``CommonAttentionMetadata`` documents
+# it as ``(batch_size,)``) is not padded in either release: reported in both.
+STATES = [Path("vllm/v1/worker/gpu/model_states") / f for f in ("default.py", "encoder_decoder.py",
+                                                                 "mamba_hybrid.py")]
+
+
+def _states(version: str) -> tuple[Path, list[dict]]:
+    cc = _corpus_cache()
+    try:
+        tree = cc.ensure_vllm(version)
+    except cc.CorpusError as e:
+        pytest.skip(f"vLLM {version} not in the corpus cache: {e}")
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "padlint", "check", *map(str, STATES), "--select", "PAD004",
+                           "--format", "json", "--no-cache"],
+                          cwd=tree, capture_output=True, text=True, timeout=900, env=env, check=False)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    return tree, json.loads(proc.stdout)["findings"]
+
+
+def test_vllm_0_33_0_model_states_hand_prompt_lens_at_the_real_count():
+    tree, findings = _states("0.33.0")
+    rswa = sorted((f["path"], f["line"]) for f in findings if f["field"] == "rswa_prefix_lens")
+    assert rswa == sorted((str(p), _line_of(tree / p, "rswa_prefix_lens=input_batch.prompt_lens,")) for p in STATES)
+    for f in findings:
+        if f["field"] == "rswa_prefix_lens":
+            assert "built by `build_attn_metadata`" in f["message"]
+            assert "where `num_reqs = input_batch.num_reqs_after_padding`" in f["message"]
+            assert "one row per real request" in f["message"]
+            # the trace follows the rows to where they were made, in the runner's module
+            texts = " | ".join(s["note"] for s in f["trace"])
+            assert "gathers one row per row of `idx_mapping`" in texts
+            assert "count=num_reqs" in texts
+    req_idx = [(f["path"], f["line"]) for f in findings if f["field"] == "req_idx"]
+    assert req_idx == [(str(STATES[0]), _line_of(tree / STATES[0], "req_idx=input_batch.idx_mapping_np,"))]
+    assert len(findings) == 4
+
+
+def test_vllm_0_34_0_builder_pads_prompt_lens():
+    tree, findings = _states("0.34.0")
+    assert "Their prompt lengths" in (tree / "vllm/v1/worker/gpu/attn_utils.py").read_text(encoding="utf-8")
+    assert [f["field"] for f in findings] == ["req_idx"]
