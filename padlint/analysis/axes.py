@@ -776,41 +776,61 @@ class AxisAnalysis:
         for sink, line, stmt, fields in groups.values():
             if len(fields) >= 2:
                 out.metadata.append(MetadataWidths(path, qual, sink, line, tuple(fields), stmt))
-        alt = self._padded_path(loc) if groups else None
+        alt = self._padded_path(fn, loc) if groups else None
         if alt is not None:
             # the same objects on the path where the function's counts take their padded values
             # (``num_reqs = input_batch.num_reqs_after_padding`` under a test, ``input_batch.num_reqs``
-            # on the other branch): a field whose rows do not follow that count is narrower there
-            loc2, condition = alt
+            # on the other branch): a field whose rows do not follow that count is narrower there.
+            # Only objects that assignment reaches (after it, not on the other branch, not past a
+            # `return` that ends its block)
+            loc2, condition, assigned = alt
             again, _ = self._metadata_groups(qual, fn, loc2, mod, path, cls)
             for key, (sink, line, stmt, fields) in again.items():
                 before = groups.get(key)
-                if len(fields) >= 2 and (before is None or before[3] != fields):
+                if len(fields) >= 2 and (before is None or before[3] != fields) \
+                        and all(_reaches(fn, a, line) for a in assigned):
                     out.metadata.append(MetadataWidths(path, qual, sink, line, tuple(fields), stmt, condition))
         self._scan_handouts(qual, fn, loc, path, built, out)
 
-    def _padded_path(self, loc: _Locals) -> tuple[_Locals, str] | None:
-        """The function's locals on the paths where every local count assigned both a real and a
-        padded count of one axis (``num_reqs = input_batch.num_reqs_after_padding`` in one branch,
-        ``= input_batch.num_reqs`` in the other) holds its padded one, with the words that say
-        so; None when the function has no such local."""
-        chosen: dict[str, list[ast.AST]] = {}
+    def _padded_path(self, fn: ast.AST, loc: _Locals) -> tuple[_Locals, str, list[ast.stmt]] | None:
+        """The function's locals on the paths where every local count that is a real count on
+        some path and a padded count of the same axis on another holds its padded one, with the
+        words that say so and the statements that assign those padded counts; None when the
+        function has no such local.  Such a local: assigned both (``num_reqs =
+        input_batch.num_reqs_after_padding`` in one branch, ``= input_batch.num_reqs`` in the
+        other), assigned ``padded if c else real``, or a parameter named as a real count and
+        assigned a padded one in a branch (``if full: num_reqs = num_reqs_padded``)."""
+        chosen: dict[str, ast.AST] = {}
         for name, vals in loc.values.items():
-            if len(vals) < 2 or name in loc.opaque or name in loc.params:
+            if name in loc.opaque:
                 continue
-            counts = [self.count(v, loc) for v in vals]
+            alts: list[ast.AST] = []
+            for v in vals:
+                alts.extend((v.body, v.orelse) if isinstance(v, ast.IfExp) else (v,))
+            counts = [self.count(v, loc) for v in alts]
             if any(c is None for c in counts) or len({c.axis for c in counts}) != 1:  # type: ignore[union-attr]
                 continue
-            padded = [v for v, c in zip(vals, counts) if c.padded is True]  # type: ignore[union-attr]
-            if padded and any(c.padded is False for c in counts):  # type: ignore[union-attr]
-                chosen[name] = padded[:1]
+            padded = [v for v, c in zip(alts, counts) if c.padded is True]  # type: ignore[union-attr]
+            real = any(c.padded is False for c in counts)  # type: ignore[union-attr]
+            if name in loc.params:
+                own = self.profile.count_axis(name)
+                real = own == counts[0].axis and not self.profile.is_padded_count(name)  # type: ignore[union-attr]
+            if padded and real:
+                chosen[name] = padded[0]
         if not chosen:
             return None
+        assigned = []
+        for name, v in chosen.items():
+            st = _assignment_of(fn, v)
+            if st is None:
+                return None
+            assigned.append(st)
         loc2 = _Locals.__new__(_Locals)
         loc2.__dict__.update(loc.__dict__)
-        loc2.values = {**loc.values, **chosen}
-        words = ", ".join(f"`{n} = {_text(v[0])}` (line {v[0].lineno})" for n, v in sorted(chosen.items()))
-        return loc2, words
+        loc2.values = {**loc.values, **{n: [v] for n, v in chosen.items()}}
+        loc2.params = loc.params - set(chosen)
+        words = ", ".join(f"`{n} = {_text(v)}` (line {v.lineno})" for n, v in sorted(chosen.items()))
+        return loc2, words, assigned
 
     def _metadata_groups(self, qual: str, fn: ast.AST, loc: _Locals, mod: ModuleInfo, path: str,
                          cls: ClassInfo | None) -> tuple[dict[str, tuple[str, int, str, list[FieldWidth]]],
@@ -1112,6 +1132,54 @@ def _bound_names(fn: ast.AST, loc: _Locals, mod: ModuleInfo) -> tuple[set[str], 
         else:
             own[name] = next(iter(targets))
     return out, own
+
+
+def _assignment_of(fn: ast.AST, value: ast.AST) -> ast.stmt | None:
+    """The statement of ``fn`` that assigns ``value`` (or an ``a if c else b`` holding it)."""
+    for n in _own_nodes(fn):
+        if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
+            v = n.value
+            if v is value or isinstance(v, ast.IfExp) and (v.body is value or v.orelse is value):
+                return n
+    return None
+
+
+def _block_chain(stmts: list, target: ast.stmt) -> list[tuple[list, int]] | None:
+    """The statement lists from ``stmts`` down to the one holding ``target``, each with the
+    index of the statement on the way (outermost first); None when ``target`` is not there."""
+    for i, st in enumerate(stmts):
+        if st is target:
+            return [(stmts, i)]
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        subs = [getattr(st, k, None) for k in ("body", "orelse", "finalbody")]
+        subs += [h.body for h in getattr(st, "handlers", []) or []]
+        subs += [c.body for c in getattr(st, "cases", []) or []]
+        for sub in subs:
+            if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+                got = _block_chain(sub, target)
+                if got is not None:
+                    return [(stmts, i), *got]
+    return None
+
+
+_ENDS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def _reaches(fn: ast.AST, st: ast.stmt, line: int) -> bool:
+    """Whether control may go from statement ``st`` of ``fn`` to the statement on ``line``: a
+    later statement of its block, or of an enclosing block it falls out to (not past a block
+    that ends in ``return``, ``raise``, ``continue`` or ``break``)."""
+    chain = _block_chain(getattr(fn, "body", []), st)
+    if chain is None:
+        return False
+    for stmts, i in reversed(chain):
+        for later in stmts[i + 1:]:
+            if later.lineno <= line <= (later.end_lineno or later.lineno):
+                return True
+        if isinstance(stmts[-1], _ENDS):
+            return False
+    return False
 
 
 def _is_compound(st: ast.stmt) -> bool:

@@ -846,6 +846,12 @@ class Project:
             text = self._texts[key] = self._read(loc[0]) or ""
         return text
 
+    def source_text(self, key: str) -> str | None:
+        """The text of module ``key``: a checked file's as handed in, else the one on disk."""
+        if key in self._sources:
+            return self._sources[key][1]
+        return self._module_text(key)
+
     def text_may_matter(self, key: str) -> bool:
         if self._may_matter is None or key in self._modules or key in self._sources:
             return True

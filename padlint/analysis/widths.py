@@ -13,24 +13,27 @@ its value was made with.  This module follows that, flow-insensitively, through:
 - allocations with a count as first dimension (``np.zeros(n)``, ``torch.empty((n, k))``,
   ``np.fromiter(it, count=n)``);
 - local names every assignment of which has one width (``None`` assignments aside: no rows);
+- elementwise operations (``a < b``, ``~m``, ``a & b``): the rows of the operands whose rows
+  are known, when they agree;
 - a field read off an object whose class the code names (``input_batch.prompt_lens`` with
   ``input_batch: InputBatch``): the width the field is given where the project builds that
   class (``InputBatch(..., prompt_lens=prompt_lens)``), when every such construction gives it
   the same known count (one that passes None or leaves the field out gives it no rows and
   does not count; one whose width is not known, or that passes arguments by position or
   ``**kw``, leaves the field's width unknown: SGLang builds ``ForwardBatch.out_cache_loc`` at
-  the padded count for a capture and from the scheduler's batch for a step).  Constructions
-  are calls of the class by a name that resolves to it; ``dataclasses.replace`` and
-  ``cls(...)`` in a class method are not read.
+  the padded count for a capture and from the scheduler's batch for a step), and nothing may
+  change the field after (:meth:`RowWidths._settled`).  Constructions are calls of the class
+  by a name that resolves to it (an import alias too) and ``cls(...)`` in its class methods;
+  ``dataclasses.replace`` is not read.
 
-A boolean mask used as a gather index would give fewer rows than the mask has; masks come from
-comparisons, which this module does not follow, so an index with a known width is a tensor
-of indices made by one of the shapes above.
+A boolean mask used as a gather index gives fewer rows than the mask has: an index that may be
+one (a comparison, ``~``, ``&``, a ``bool`` dtype) gives no width (:meth:`RowWidths._mask`).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -51,6 +54,7 @@ SIZED = frozenset({f"{m}.{f}" for m in ("torch", "np", "numpy")
 #: ``np.fromiter(iterable, dtype, count=n)``: n rows
 COUNTED = frozenset({"np.fromiter", "numpy.fromiter"})
 _MODULES = frozenset({"torch", "np", "numpy"})
+_STORE = r"(?:[-+*/|&]|//|<<|>>)?=(?!=)"  # an assignment or augmented assignment, not `==`
 
 
 @dataclass(frozen=True)
@@ -87,8 +91,10 @@ class RowWidths:
     ``n`` of ``[:n]``; ``functions(tree)`` the (name, node, class) of a module's functions;
     ``own_nodes(fn)`` a function's nodes outside nested functions."""
 
-    #: how many class fields deep a width is followed (a field given a field of another class...)
-    FIELD_DEPTH = 3
+    #: how many class fields deep a width is followed (a field given a field of another class...):
+    #: a guard against pathological chains only; a field's width is memoised once found, so a
+    #: limit met on one reading and not another would make results depend on the order of reading
+    FIELD_DEPTH = 12
 
     def __init__(self, project: Project, row_copies: tuple[str, ...], *, count: Callable, locals_of: Callable,
                  first_dim_upper: Callable, functions: Callable, own_nodes: Callable):
@@ -102,11 +108,16 @@ class RowWidths:
         self._fields: dict[tuple[str, str], ValueWidth | None] = {}
         self._active: set[tuple[str, str]] = set()
         self._sites: dict[str, list[tuple[ModuleInfo, ast.AST, ast.Call]]] = {}
+        self._mod_calls: dict[str, list[tuple[ast.AST, ast.Call, str, str | None]]] = {}
+        self._cut = False  # a lookup met a depth limit: its result is not kept
+        self._settled_memo: dict[tuple[str, str], bool] = {}
+        self._stored_attrs: dict[str, bool] = {}  # attr -> some module stores `x.attr = ...`
 
     # ------------------------------------------------------------------ values
     def of(self, v: ast.AST, loc: "_Locals", mod: ModuleInfo, depth: int = 0, fields: int = 0) -> ValueWidth | None:
         """The rows of value ``v`` in a function with locals ``loc`` in module ``mod``, or None."""
         if depth > 8:
+            self._cut = True
             return None
         line = getattr(v, "lineno", 0)
         if isinstance(v, ast.Subscript):
@@ -114,7 +125,7 @@ class RowWidths:
             if upper is not None:
                 c = self._count(upper, loc)
                 return ValueWidth(c, (Step(None, line, f"`{_text(v)}`: rows [:{c.text}]"),)) if c is not None else None
-            if isinstance(v.slice, (ast.Name, ast.Attribute, ast.Call)):
+            if isinstance(v.slice, (ast.Name, ast.Attribute, ast.Call)) and not self._mask(v.slice, loc):
                 w = self.of(v.slice, loc, mod, depth + 1, fields)
                 if w is not None:
                     step = Step(None, line, f"`{_text(v)}` gathers one row per row of `{_text(v.slice)}`")
@@ -141,13 +152,15 @@ class RowWidths:
             return ValueWidth(first.count, (step, *first.steps))  # type: ignore[union-attr]
         if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name):
             cls = self._class_of(v.value.id, loc, mod)
-            if cls is None or fields >= self.FIELD_DEPTH:
+            if cls is None:
                 return None
             w = self.field(cls, v.attr, fields + 1)
             if w is None:
                 return None
             return ValueWidth(w.count, (Step(None, line, f"`{_text(v)}`, field `{v.attr}` of `{cls.name}`"),
                                         *w.steps))
+        if isinstance(v, (ast.BinOp, ast.Compare, ast.UnaryOp, ast.BoolOp)):
+            return self._elementwise(v, loc, mod, depth, fields)
         if isinstance(v, ast.IfExp):
             alts = [x for x in (v.body, v.orelse) if not _is_none(x)]
             got = [self.of(x, loc, mod, depth + 1, fields) for x in alts]
@@ -157,6 +170,50 @@ class RowWidths:
                 return None
             return got[0]
         return None
+
+    def _mask(self, idx: ast.AST, loc: "_Locals", depth: int = 0) -> bool:
+        """Whether a gather index may be a boolean mask (it selects fewer rows than it has): a
+        comparison, ``~``, ``&``, ``|``, an allocation or conversion with a ``bool`` dtype, or a
+        local one of whose values is one of those."""
+        if depth > 4:
+            return True
+        if isinstance(idx, ast.Compare) or isinstance(idx, ast.UnaryOp) and isinstance(idx.op, (ast.Invert, ast.Not)) \
+                or isinstance(idx, ast.BinOp) and isinstance(idx.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return True
+        if isinstance(idx, ast.Call):
+            if any(k.arg == "dtype" and "bool" in _text(k.value) for k in idx.keywords) \
+                    or any("bool" in _text(a) for a in idx.args[1:]):
+                return True
+            if isinstance(idx.func, ast.Attribute) and idx.func.attr in ("bool",):
+                return True
+            if isinstance(idx.func, ast.Attribute) and idx.func.attr in ROW_METHODS:
+                return self._mask(idx.func.value, loc, depth + 1)
+            return bool(idx.args) and _dotted(idx.func) in ROW_FUNCTIONS and self._mask(idx.args[0], loc, depth + 1)
+        if isinstance(idx, ast.Name):
+            return any(self._mask(x, loc, depth + 1) for x in loc.values.get(idx.id, []))
+        return False
+
+    def _elementwise(self, v: ast.AST, loc: "_Locals", mod: ModuleInfo, depth: int, fields: int) -> ValueWidth | None:
+        """An elementwise operation (``a < b``, ``~m``, ``a & b``, ``x + 1``) has the rows of its
+        operands whose rows are known, when they agree: an operand of unknown rows broadcasts
+        against them (a scalar, or the same rows), else the operation could not run."""
+        if isinstance(v, ast.BinOp):
+            if isinstance(v.op, (ast.MatMult,)):
+                return None
+            parts = [v.left, v.right]
+        elif isinstance(v, ast.Compare):
+            parts = [v.left, *v.comparators]
+        elif isinstance(v, ast.UnaryOp):
+            if not isinstance(v.op, (ast.Invert, ast.USub, ast.UAdd)):
+                return None
+            parts = [v.operand]
+        else:
+            return None  # `and`/`or` of arrays raise; of anything else it is not a tensor
+        got = [w for p in parts if (w := self.of(p, loc, mod, depth + 1, fields)) is not None]
+        if not got or len({(g.count.name, g.count.offset, g.count.padded) for g in got}) != 1:
+            return None
+        step = Step(None, getattr(v, "lineno", 0), f"`{_text(v)}` keeps the rows of its operands")
+        return ValueWidth(got[0].count, (step, *got[0].steps))
 
     def _call(self, v: ast.Call, loc: "_Locals", mod: ModuleInfo, depth: int, fields: int) -> ValueWidth | None:
         name = _dotted(v.func) or ""
@@ -217,16 +274,26 @@ class RowWidths:
 
     # ------------------------------------------------------------------ fields
     def field(self, cls: ClassInfo, attr: str, fields: int = 1) -> ValueWidth | None:
-        """The width ``attr`` is given where the project constructs ``cls`` (keyword arguments),
-        when the constructions whose width is known agree; None otherwise."""
+        """The width ``attr`` is given where the project constructs ``cls``, when every
+        construction that passes it gives the same known count and nothing changes it after
+        (:meth:`_settled`); None otherwise.  A field met again while it is being read (a cycle of
+        fields) gives None: one construction of unknown width makes a field's width unknown, so
+        every field of the cycle is None whichever is read first, and that is kept.  A result cut
+        by a depth limit is not kept: it would depend on where the reading started."""
         key = (cls.key, attr)
         if key in self._fields:
             return self._fields[key]
-        if key in self._active or attr not in cls.fields:
+        if key in self._active:
+            return None
+        if fields > self.FIELD_DEPTH:
+            self._cut = True
+            return None
+        if not self._settled(cls, attr):
+            self._fields[key] = None
             return None
         self._active.add(key)
-        complete = True
-        got: list[tuple[str, ValueWidth] | None] = []
+        outer, self._cut = self._cut, False
+        got: list[ValueWidth | None] = []
         try:
             for mod, fn, call in self._constructions(cls):
                 if call.args or any(k.arg is None for k in call.keywords):
@@ -235,51 +302,104 @@ class RowWidths:
                 value = next((k.value for k in call.keywords if k.arg == attr), None)
                 if value is None or _is_none(value):
                     continue
-                loc = self._locals_of(fn)
-                w = self.of(value, loc, mod, 0, fields)
+                w = self.of(value, self._locals_of(fn), mod, 0, fields)
                 if w is None:
                     got.append(None)  # a construction of unknown width: the field may have any
                     break
                 site = Step(mod.path, call.lineno, f"`{cls.name}({attr}={_text(value)})`")
                 steps = tuple(Step(s.path or mod.path, s.line, s.text) for s in w.steps)
-                got.append((mod.path, ValueWidth(w.count, (site, *steps))))
+                got.append(ValueWidth(w.count, (site, *steps)))
         except RecursionError:  # pragma: no cover - a pathological chain
-            complete = False
+            self._cut = True
+            got = [None]
         finally:
             self._active.discard(key)
-        keys = {(w[1].count.name, w[1].count.offset, w[1].count.padded) if w is not None else None for w in got}
-        result = got[0][1] if len(keys) == 1 and None not in keys else None  # type: ignore[index]
-        if complete:
+        cut, self._cut = self._cut, outer or self._cut
+        keys = {(w.count.name, w.count.offset, w.count.padded) if w is not None else None for w in got}
+        result = got[0] if len(keys) == 1 and None not in keys else None
+        if not cut:
             self._fields[key] = result
         return result
 
+    def _settled(self, cls: ClassInfo, attr: str) -> bool:
+        """Whether field ``attr`` of ``cls`` keeps the value a construction gives it: a dataclass or
+        named tuple without ``__init__``/``__post_init__``/``__setattr__`` of its own and no
+        ``self.attr = ...`` in its body, and no module of the project that stores ``x.attr = ...``
+        (``batch.prompt_lens = F.pad(batch.prompt_lens, ...)``: the text is enough to give up)."""
+        key = (cls.key, attr)
+        got = self._settled_memo.get(key)
+        if got is None:
+            got = self._settled_memo[key] = self._settled_now(cls, attr)
+        return got
+
+    def _settled_now(self, cls: ClassInfo, attr: str) -> bool:
+        if attr not in cls.fields:
+            return False
+        record = cls.is_dataclass or any(b.rsplit(".", 1)[-1] == "NamedTuple" for b in cls.bases)
+        if not record or {"__init__", "__post_init__", "__setattr__"} & set(cls.methods):
+            return False
+        body = cls.mod.line_text(cls.start, cls.end)
+        if "__setattr__" in body or re.search(rf"\bself\.{attr}\s*{_STORE}", body):
+            return False
+        stored = self._stored_attrs.get(attr)
+        if stored is None:
+            store = re.compile(rf"\.{attr}\s*{_STORE}")
+            stored = self._stored_attrs[attr] = any(store.search(self.project.source_text(key) or "")
+                                                    for key in self.project.modules_mentioning([f".{attr}"]))
+        return not stored
+
     def _constructions(self, cls: ClassInfo) -> list[tuple[ModuleInfo, ast.AST, ast.Call]]:
         """``(module, function, call)`` of every call in a project function that constructs
-        ``cls`` by a name that resolves to it."""
+        ``cls``: by a name that resolves to it (an import alias too), or as ``cls(...)`` in a
+        class method of ``cls`` itself."""
         got = self._sites.get(cls.key)
         if got is not None:
             return got
         out: list[tuple[ModuleInfo, ast.AST, ast.Call]] = []
-        for key in self.project.modules_mentioning([f"{cls.name}("]):
+        factory: list[tuple[ModuleInfo, ast.AST, ast.Call]] = []
+        for key in self.project.modules_mentioning([cls.name]):
             mod = self.project.module(key)
             if mod is None:
                 continue
-            try:
-                tree = mod.peek_tree()
-            except (LookupError, SyntaxError, ValueError):  # pragma: no cover - a module the index could not re-read
-                continue
-            for _qual, fn, _cls in self._functions(tree):
-                for n in self._own_nodes(fn):
-                    if not isinstance(n, ast.Call) or not (n.keywords or n.args):
-                        continue
-                    name = _dotted(n.func) or ""
-                    if name.rsplit(".", 1)[-1] != cls.name:
-                        continue
-                    try:
-                        target = self.project.resolve(mod, name, base=True)
-                    except (RecursionError, LookupError, SyntaxError, ValueError):  # pragma: no cover
-                        target = None
-                    if isinstance(target, ClassInfo) and target.key == cls.key:
-                        out.append((mod, fn, n))
+            # the names this module may call the class by: its own name, or an alias of an import of it
+            names = {cls.name} | {alias for alias, (_src, attr) in mod.imports.items() if attr == cls.name}
+            for fn, call, name, owner in self._calls(mod):
+                head = name.rsplit(".", 1)[-1]
+                if head == "cls" and name == "cls":
+                    if owner == cls.name and mod.key == cls.module:
+                        factory.append((mod, fn, call))
+                    continue
+                if head not in names and name.partition(".")[0] not in names:
+                    continue
+                try:
+                    target = self.project.resolve(mod, name, base=True)
+                except (RecursionError, LookupError, SyntaxError, ValueError):  # pragma: no cover
+                    target = None
+                if isinstance(target, ClassInfo) and target.key == cls.key:
+                    out.append((mod, fn, call))
+        # calls by name first: the message cites the first construction, and a class method's
+        # `cls(...)` is most often a dummy or a test batch
+        out += factory
         self._sites[cls.key] = out
+        return out
+
+    def _calls(self, mod: ModuleInfo) -> list[tuple[ast.AST, ast.Call, str, str | None]]:
+        """``(function, call, dotted name, top-level class)`` of every call with arguments in the
+        module's functions (one walk per module, whatever the number of classes looked up)."""
+        got = self._mod_calls.get(mod.key)
+        if got is not None:
+            return got
+        out: list[tuple[ast.AST, ast.Call, str, str | None]] = []
+        try:
+            tree = mod.peek_tree()
+        except (LookupError, SyntaxError, ValueError):  # pragma: no cover - a module the index could not re-read
+            tree = None
+        if tree is not None:
+            for _qual, fn, owner in self._functions(tree):
+                for n in self._own_nodes(fn):
+                    if isinstance(n, ast.Call) and (n.keywords or n.args):
+                        name = _dotted(n.func)
+                        if name:
+                            out.append((fn, n, name, owner))
+        self._mod_calls[mod.key] = out
         return out

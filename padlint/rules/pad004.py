@@ -163,10 +163,6 @@ def _slice_finding(profile: Profile, s: SliceSite, axis: str, fix: Fix | None = 
                    trace=tuple(trace), fix=fix, statement=s.stmt_text, function=s.function)
 
 
-def _file(path: str) -> str:
-    return path.replace("\\", "/").rsplit("/", 1)[-1]
-
-
 def width_findings(facts: Facts, ax: AxisFacts) -> list[Finding]:
     """One finding per field and place: an object judged on every path and again on the path
     where its counts are padded reports a field narrower on both once (the first)."""
@@ -218,14 +214,18 @@ def _width_findings(profile: Profile, m: MetadataWidths) -> list[Finding]:
         where = f" where {m.condition}" if m.condition else ""
         for f in odd:
             kind = f"{'padded' if f.count.padded else 'real'} {_NOUN[axis]} count"
+            real_text = f.count.text
             if f.steps:
-                # not sliced where it is handed over: its rows were made elsewhere (a gather, a copy)
+                # not sliced where it is handed over: its rows were made elsewhere (a gather, a copy),
+                # with a count named there (maybe a local of another function): say where
                 made = f.steps[-1]
                 state = "padded" if f.count.padded else "real"
-                has = (f"has one row per {state} {_NOUN[axis]} (`{f.count.text}` rows: `{f.text}`, made at "
-                       f"{_file(made[0])}:{made[1]})")
-                fix = (f"give `{f.field}` the same rows: pad it to the count the others have with the "
-                       f"{_NOUN[axis]}s' neutral value, or slice the others to `{f.count.text}`")
+                real_text = f"{f.count.text} ({shown_path(made[0])}:{made[1]})"
+                has = (f"has one row per {state} {_NOUN[axis]} (`{f.text}`: `{f.count.text}` rows, made at "
+                       f"{shown_path(made[0])}:{made[1]})")
+                fix = (f"slice `{f.field}` to the count the others have" if f.count.padded else
+                       f"give `{f.field}` the rows the others have: pad it up to their count with the "
+                       f"{_NOUN[axis]}s' neutral value where it is made or handed over")
             else:
                 has = f"is sliced to `{f.count.text}` ({kind})"
                 fix = (f"slice every {_NOUN[axis]} field to the same count"
@@ -236,7 +236,7 @@ def _width_findings(profile: Profile, m: MetadataWidths) -> list[Finding]:
             trace += tuple(TraceStep(shown_path(p), line, text) for p, line, text in f.steps[:12])
             out.append(Finding(code=CODE, path=m.path, line=f.line, column=f.column, end_line=f.end_line,
                                end_column=f.end_column, message=message, severity="error", sink=m.sink,
-                               field=f.field, buffer=f.slice_text, padded=width.text, real=f.count.text,
+                               field=f.field, buffer=f.slice_text, padded=width.text, real=real_text,
                                trace=trace, fix=None, statement=m.stmt_text, function=m.function))
     return out
 

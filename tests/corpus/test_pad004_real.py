@@ -156,7 +156,10 @@ def test_vllm_0_31_0_drafter_fixed():
 # in the builder ("FULL graphs include inactive padded requests. Their prompt lengths must be
 # zero"), so the builder no longer hands the parameter on as it is.  ``req_idx`` (``default.py``
 # only, ``input_batch.idx_mapping_np``: the same real rows; ``CommonAttentionMetadata`` documents
-# it as ``(batch_size,)``) is not padded in either release: reported in both.
+# it as ``(batch_size,)``) and ``is_prefilling`` (``default.py`` only, ``torch.from_numpy(
+# input_batch.is_prefilling_np)``, ``num_computed_prefill_tokens_np < prefill_len_np`` of two
+# gathers with ``idx_mapping_np``: the same real rows; the Mamba hybrid state hands a padded one
+# of its own instead) are not padded in either release: reported in both.
 STATES = [Path("vllm/v1/worker/gpu/model_states") / f for f in ("default.py", "encoder_decoder.py",
                                                                  "mamba_hybrid.py")]
 
@@ -188,12 +191,15 @@ def test_vllm_0_33_0_model_states_hand_prompt_lens_at_the_real_count():
             texts = " | ".join(s["note"] for s in f["trace"])
             assert "gathers one row per row of `idx_mapping`" in texts
             assert "count=num_reqs" in texts
-    req_idx = [(f["path"], f["line"]) for f in findings if f["field"] == "req_idx"]
-    assert req_idx == [(str(STATES[0]), _line_of(tree / STATES[0], "req_idx=input_batch.idx_mapping_np,"))]
-    assert len(findings) == 4
+    others = sorted((f["field"], f["path"], f["line"]) for f in findings if f["field"] != "rswa_prefix_lens")
+    assert others == [
+        ("is_prefilling", str(STATES[0]),
+         _line_of(tree / STATES[0], "is_prefilling=torch.from_numpy(input_batch.is_prefilling_np),")),
+        ("req_idx", str(STATES[0]), _line_of(tree / STATES[0], "req_idx=input_batch.idx_mapping_np,"))]
+    assert len(findings) == 5
 
 
 def test_vllm_0_34_0_builder_pads_prompt_lens():
     tree, findings = _states("0.34.0")
     assert "Their prompt lengths" in (tree / "vllm/v1/worker/gpu/attn_utils.py").read_text(encoding="utf-8")
-    assert [f["field"] for f in findings] == ["req_idx"]
+    assert sorted(f["field"] for f in findings) == ["is_prefilling", "req_idx"]

@@ -157,3 +157,191 @@ def test_counts_chosen_by_a_branch(tmp_path: Path) -> None:
                                        rswa_prefix_lens=self.prompt_len[:n])
 """
     assert _check(tmp_path, {"m.py": src}) == [("pkg/m.py", 17, "rswa_prefix_lens")]
+
+
+def test_elementwise_operations_keep_the_rows(tmp_path: Path) -> None:
+    """``done < total`` of two gathers with the real index has its rows (vLLM Model Runner V2's
+    ``is_prefilling_np = num_computed_prefill_tokens_np < prefill_len_np``), and so have ``~m`` and
+    ``m & (x > 0)``: ``run`` (line 14) and ``run_not`` (line 19) are reported beside the padded
+    ``seq_lens``.  ``run_mixed`` compares a real-width gather with a padded slice: operands that
+    disagree give no width (the operation would not broadcast), nothing on line 24."""
+    src = HEAD + RUNNER + """
+    def run(self, num_reqs, num_reqs_padded, done_all, total_all):
+        idx = np.arange(num_reqs)
+        prefilling = done_all[idx] < total_all[idx]
+        return CommonAttentionMetadata(num_reqs=num_reqs_padded, seq_lens=self.seq_lens[:num_reqs_padded],
+                                       is_prefilling=torch.from_numpy(prefilling))
+
+    def run_not(self, num_reqs, num_reqs_padded, done_all):
+        m = done_all[np.arange(num_reqs)] > 0
+        return CommonAttentionMetadata(num_reqs=num_reqs_padded, seq_lens=self.seq_lens[:num_reqs_padded],
+                                       is_prefilling=~m & (m > 0))
+
+    def run_mixed(self, num_reqs, num_reqs_padded, done_all):
+        m = done_all[np.arange(num_reqs)] > self.seq_lens[:num_reqs_padded]
+        return CommonAttentionMetadata(num_reqs=num_reqs_padded, seq_lens=self.seq_lens[:num_reqs_padded],
+                                       is_prefilling=m)
+"""
+    assert _check(tmp_path, {"m.py": src}) == [("pkg/m.py", 14, "is_prefilling"), ("pkg/m.py", 19, "is_prefilling")]
+
+
+def test_the_padded_path_follows_control_flow(tmp_path: Path) -> None:
+    """The object is judged on the padded path only where the padded assignment reaches it.
+    ``sibling`` pads ``prompt`` in the FULL branch and hands it as it is only in the other
+    branch (where ``n`` is real): nothing.  ``early`` returns in the real branch before the
+    padded assignment: nothing.  ``ifexp`` picks ``n = num_reqs_padded if full else num_reqs``
+    and hands ``prompt`` (real rows) beside ``seq_lens[:n]``: reported on line 34."""
+    src = HEAD + RUNNER + """
+    def sibling(self, num_reqs, num_reqs_padded, full):
+        prompt = self.prompt_len[torch.arange(num_reqs)]
+        if full:
+            n = num_reqs_padded
+            md = CommonAttentionMetadata(num_reqs=n, seq_lens=self.seq_lens[:n],
+                                         rswa_prefix_lens=torch.nn.functional.pad(prompt, (0, n - num_reqs)))
+        else:
+            n = num_reqs
+            md = CommonAttentionMetadata(num_reqs=n, seq_lens=self.seq_lens[:n], rswa_prefix_lens=prompt)
+        return md
+
+    def early(self, num_reqs, num_reqs_padded, full):
+        prompt = self.prompt_len[torch.arange(num_reqs)]
+        if not full:
+            n = num_reqs
+            return CommonAttentionMetadata(num_reqs=n, seq_lens=self.seq_lens[:n], rswa_prefix_lens=prompt)
+        n = num_reqs_padded
+        return CommonAttentionMetadata(num_reqs=n, seq_lens=self.seq_lens[:n],
+                                       rswa_prefix_lens=torch.nn.functional.pad(prompt, (0, n - num_reqs)))
+
+    def ifexp(self, num_reqs, num_reqs_padded, full):
+        prompt = self.prompt_len[torch.arange(num_reqs)]
+        n = num_reqs_padded if full else num_reqs
+        return CommonAttentionMetadata(num_reqs=n, seq_lens=self.seq_lens[:n],
+                                       rswa_prefix_lens=prompt)
+"""
+    assert _check(tmp_path, {"m.py": src}) == [("pkg/m.py", 34, "rswa_prefix_lens")]
+
+
+USE = HEAD + """from pkg.data import Batch
+
+
+def use(batch: Batch):
+    return CommonAttentionMetadata(num_reqs=batch.num_reqs_padded, seq_lens=batch.seq_lens,
+                                   rswa_prefix_lens=batch.prompt_lens)
+"""
+
+MAKE = HEAD + """
+from pkg.data import Batch
+
+
+def make(prompt_len, seq_lens, num_reqs, num_reqs_padded):
+    return Batch(num_reqs=num_reqs, num_reqs_padded=num_reqs_padded, seq_lens=seq_lens[:num_reqs_padded],
+                 prompt_lens=prompt_len[:num_reqs])
+"""
+
+
+def test_fields_the_code_may_change_after_construction(tmp_path: Path) -> None:
+    """``make`` builds ``Batch.prompt_lens`` with ``num_reqs`` rows (alone: reported, as in
+    :func:`test_a_field_built_in_two_places`).  Each variant lets the field hold other rows, so
+    nothing is reported: ``__post_init__`` pads it; a class with its own ``__init__`` (not a
+    dataclass) pads it; the consumer stores ``batch.prompt_lens = F.pad(...)`` before the sink; a
+    construction through an import alias (``Batch as PaddedBatch``) gives it the padded rows;
+    a class method's ``cls(...)`` gives it the padded rows."""
+    post = DATA + """
+    def __post_init__(self):
+        self.prompt_lens = torch.nn.functional.pad(self.prompt_lens, (0, self.num_reqs_padded - self.num_reqs))
+"""
+    plain = DATA.replace("@dataclass\n", "") + """
+    def __init__(self, num_reqs, num_reqs_padded, seq_lens, prompt_lens):
+        self.num_reqs = num_reqs
+        self.num_reqs_padded = num_reqs_padded
+        self.seq_lens = seq_lens
+        self.prompt_lens = torch.nn.functional.pad(prompt_lens, (0, num_reqs_padded - num_reqs))
+"""
+    stored = USE.replace("    return Common", "    batch.prompt_lens = torch.nn.functional.pad(batch.prompt_lens, (0, 1))\n"
+                                             "    return Common")
+    alias = """from pkg.data import Batch as PaddedBatch
+
+
+def make_padded(prompt_len, seq_lens, num_reqs, num_reqs_padded):
+    return PaddedBatch(num_reqs=num_reqs, num_reqs_padded=num_reqs_padded, seq_lens=seq_lens[:num_reqs_padded],
+                       prompt_lens=prompt_len[:num_reqs_padded])
+"""
+    dummy = DATA + """
+    @classmethod
+    def make_dummy(cls, prompt_len, seq_lens, num_reqs_padded):
+        return cls(num_reqs=num_reqs_padded, num_reqs_padded=num_reqs_padded,
+                   seq_lens=seq_lens[:num_reqs_padded], prompt_lens=prompt_len[:num_reqs_padded])
+"""
+    cases = {
+        "alone": {"data.py": DATA, "a.py": MAKE, "use.py": USE},
+        "post": {"data.py": post, "a.py": MAKE, "use.py": USE},
+        "plain": {"data.py": plain, "a.py": MAKE, "use.py": USE},
+        "stored": {"data.py": DATA, "a.py": MAKE, "use.py": stored},
+        "alias": {"data.py": DATA, "a.py": MAKE, "b.py": alias, "use.py": USE},
+        "dummy": {"data.py": dummy, "a.py": MAKE, "use.py": USE},
+    }
+    got = {}
+    for name, files in cases.items():
+        (tmp_path / name).mkdir()
+        got[name] = _check(tmp_path / name, files)
+    assert got == {"alone": [("pkg/use.py", 9, "rswa_prefix_lens")], "post": [], "plain": [], "stored": [],
+                   "alias": [], "dummy": []}
+
+
+def test_field_chains_do_not_depend_on_the_order_they_are_read(tmp_path: Path) -> None:
+    """``A.x`` <- ``B.y`` <- ``C.z`` <- ``D.w`` = ``np.zeros(num_reqs)``: every field has
+    ``num_reqs`` rows; a sink reads ``c.z`` and another ``a.x`` (line 8 of each).  Both are
+    reported whichever module is read first (the modules' names decide the order)."""
+    data = "from dataclasses import dataclass\n\nimport torch\n" + "".join(
+        f"\n\n@dataclass\nclass {c}:\n    {f}: torch.Tensor\n" for c, f in (("D", "w"), ("C", "z"), ("B", "y"), ("A", "x")))
+    make = """import numpy as np
+from pkg.data import A, B, C, D
+
+
+def mk_d(num_reqs):
+    return D(w=np.zeros(num_reqs))
+
+
+def mk_c(d: D):
+    return C(z=d.w)
+
+
+def mk_b(c: C):
+    return B(y=c.z)
+
+
+def mk_a(b: B):
+    return A(x=b.y)
+"""
+    def use(cls: str, attr: str) -> str:
+        return HEAD + f"""from pkg.data import {cls}
+
+
+def use(o: {cls}, seq_lens, num_reqs_padded):
+    return CommonAttentionMetadata(num_reqs=num_reqs_padded, seq_lens=seq_lens[:num_reqs_padded],
+                                   rswa_prefix_lens=o.{attr})
+"""
+    for first, last in (("aa", "zz"), ("zz", "aa")):
+        d = tmp_path / first
+        d.mkdir()
+        got = _check(d, {"data.py": data, "make.py": make, f"{first}_use_a.py": use("A", "x"),
+                         f"{last}_use_c.py": use("C", "z")})
+        assert sorted(got) == sorted([(f"pkg/{first}_use_a.py", 9, "rswa_prefix_lens"),
+                                      (f"pkg/{last}_use_c.py", 9, "rswa_prefix_lens")]), first
+
+
+def test_a_boolean_mask_is_no_gather_of_its_rows(tmp_path: Path) -> None:
+    """``self.prompt_len[keep]`` with ``keep = np.ones(num_reqs_padded, dtype=bool)`` selects the
+    rows where ``keep`` is True, not ``num_reqs_padded`` of them; nor does ``x[a > 0]`` have
+    ``a``'s rows.  Beside ``seq_lens[:num_reqs]`` neither is reported (a gather with the padded
+    index ``np.arange(num_reqs_padded)`` is, line 16)."""
+    src = HEAD + RUNNER + """
+    def run(self, num_reqs, num_reqs_padded, done):
+        keep = np.ones(num_reqs_padded, dtype=bool)
+        keep[done] = False
+        a = self.prompt_len[np.arange(num_reqs_padded)]
+        return CommonAttentionMetadata(seq_lens=self.seq_lens[:num_reqs], block_table_tensor=self.prompt_len[:num_reqs],
+                                       rswa_prefix_lens=self.prompt_len[keep], is_prefilling=self.prompt_len[a > 0],
+                                       dcp_local_seq_lens=a)
+"""
+    assert _check(tmp_path, {"m.py": src}) == [("pkg/m.py", 16, "dcp_local_seq_lens")]
