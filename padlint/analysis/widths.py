@@ -108,7 +108,7 @@ class RowWidths:
         self._fields: dict[tuple[str, str], ValueWidth | None] = {}
         self._active: set[tuple[str, str]] = set()
         self._sites: dict[str, list[tuple[ModuleInfo, ast.AST, ast.Call]]] = {}
-        self._mod_calls: dict[str, list[tuple[ast.AST, ast.Call, str, str | None]]] = {}
+        self._mod_calls: dict[str, list[tuple[str, str | None]]] = {}
         self._cut = False  # a lookup met a depth limit: its result is not kept
         self._settled_memo: dict[tuple[str, str], bool] = {}
         self._stored_attrs: dict[str, bool] = {}  # attr -> some module stores `x.attr = ...`
@@ -351,23 +351,24 @@ class RowWidths:
     def _constructions(self, cls: ClassInfo) -> list[tuple[ModuleInfo, ast.AST, ast.Call]]:
         """``(module, function, call)`` of every call in a project function that constructs
         ``cls``: by a name that resolves to it (an import alias too), or as ``cls(...)`` in a
-        class method of ``cls`` itself."""
+        class method of ``cls`` itself.  Calls by name first: the message cites the first
+        construction, and a class method's ``cls(...)`` is most often a dummy or a test batch."""
         got = self._sites.get(cls.key)
         if got is not None:
             return got
-        out: list[tuple[ModuleInfo, ast.AST, ast.Call]] = []
-        factory: list[tuple[ModuleInfo, ast.AST, ast.Call]] = []
+        named: list[tuple[ModuleInfo, int]] = []  # (module, index into its calls)
+        factory: list[tuple[ModuleInfo, int]] = []
         for key in self.project.modules_mentioning([cls.name]):
             mod = self.project.module(key)
             if mod is None:
                 continue
             # the names this module may call the class by: its own name, or an alias of an import of it
             names = {cls.name} | {alias for alias, (_src, attr) in mod.imports.items() if attr == cls.name}
-            for fn, call, name, owner in self._calls(mod):
+            for i, (name, owner) in enumerate(self._calls(mod)):
                 head = name.rsplit(".", 1)[-1]
-                if head == "cls" and name == "cls":
+                if name == "cls":
                     if owner == cls.name and mod.key == cls.module:
-                        factory.append((mod, fn, call))
+                        factory.append((mod, i))
                     continue
                 if head not in names and name.partition(".")[0] not in names:
                     continue
@@ -376,30 +377,37 @@ class RowWidths:
                 except (RecursionError, LookupError, SyntaxError, ValueError):  # pragma: no cover
                     target = None
                 if isinstance(target, ClassInfo) and target.key == cls.key:
-                    out.append((mod, fn, call))
-        # calls by name first: the message cites the first construction, and a class method's
-        # `cls(...)` is most often a dummy or a test batch
-        out += factory
+                    named.append((mod, i))
+        out: list[tuple[ModuleInfo, ast.AST, ast.Call]] = []
+        nodes: dict[str, list[tuple[ast.AST, ast.Call]]] = {}
+        for mod, i in named + factory:
+            if mod.key not in nodes:
+                nodes[mod.key] = [(fn, call) for fn, call, _n, _o in self._walk_calls(mod)]
+            fn, call = nodes[mod.key][i]
+            out.append((mod, fn, call))
         self._sites[cls.key] = out
         return out
 
-    def _calls(self, mod: ModuleInfo) -> list[tuple[ast.AST, ast.Call, str, str | None]]:
-        """``(function, call, dotted name, top-level class)`` of every call with arguments in the
-        module's functions (one walk per module, whatever the number of classes looked up)."""
+    def _calls(self, mod: ModuleInfo) -> list[tuple[str, str | None]]:
+        """``(dotted name, top-level class)`` of every call with arguments in the module's
+        functions, in walk order (one walk per module, whatever the number of classes looked
+        up; names only, so that no syntax tree is held: :meth:`_walk_calls` walks again, in the
+        same order, the few modules that construct a class)."""
         got = self._mod_calls.get(mod.key)
-        if got is not None:
-            return got
+        if got is None:
+            got = self._mod_calls[mod.key] = [(name, owner) for _fn, _call, name, owner in self._walk_calls(mod)]
+        return got
+
+    def _walk_calls(self, mod: ModuleInfo) -> list[tuple[ast.AST, ast.Call, str, str | None]]:
         out: list[tuple[ast.AST, ast.Call, str, str | None]] = []
         try:
             tree = mod.peek_tree()
         except (LookupError, SyntaxError, ValueError):  # pragma: no cover - a module the index could not re-read
-            tree = None
-        if tree is not None:
-            for _qual, fn, owner in self._functions(tree):
-                for n in self._own_nodes(fn):
-                    if isinstance(n, ast.Call) and (n.keywords or n.args):
-                        name = _dotted(n.func)
-                        if name:
-                            out.append((fn, n, name, owner))
-        self._mod_calls[mod.key] = out
+            return out
+        for _qual, fn, owner in self._functions(tree):
+            for n in self._own_nodes(fn):
+                if isinstance(n, ast.Call) and (n.keywords or n.args):
+                    name = _dotted(n.func)
+                    if name:
+                        out.append((fn, n, name, owner))
         return out

@@ -345,3 +345,25 @@ def test_a_boolean_mask_is_no_gather_of_its_rows(tmp_path: Path) -> None:
                                        dcp_local_seq_lens=a)
 """
     assert _check(tmp_path, {"m.py": src}) == [("pkg/m.py", 16, "dcp_local_seq_lens")]
+
+
+def test_a_real_count_parameter_reassigned_the_padded_one(tmp_path: Path) -> None:
+    """``num_reqs`` (a parameter named as the real count) becomes ``num_reqs_padded`` under a
+    test: on that path ``seq_lens[:num_reqs]`` and ``num_reqs=`` are padded while
+    ``batch.prompt_lens`` keeps the real rows ``make`` gave it: reported (line 11).  ``keep``
+    reassigns nothing: every count is the real one, nothing."""
+    use = HEAD + """from pkg.data import Batch
+
+
+def use(batch: Batch, num_reqs, num_reqs_padded, full):
+    if full:
+        num_reqs = num_reqs_padded
+    return CommonAttentionMetadata(num_reqs=num_reqs, seq_lens=batch.seq_lens[:num_reqs],
+                                   rswa_prefix_lens=batch.prompt_lens)
+
+
+def keep(batch: Batch, num_reqs):
+    return CommonAttentionMetadata(num_reqs=num_reqs, seq_lens=batch.seq_lens[:num_reqs],
+                                   rswa_prefix_lens=batch.prompt_lens)
+"""
+    assert _check(tmp_path, {"data.py": DATA, "a.py": MAKE, "use.py": use}) == [("pkg/use.py", 11, "rswa_prefix_lens")]
