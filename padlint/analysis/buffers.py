@@ -965,9 +965,12 @@ class BufferIndex:
         into ``*args``/``**kwargs`` (then nothing is known of it)."""
         args = fn.args
         params = [a.arg for a in (*args.posonlyargs, *args.args)]
-        if method and params and params[0] in ("self", "cls"):
-            params = params[1:]
+        # the names a keyword may bind: those after the positional-only ones (``def f(self, /,
+        # buf)``: ``buf``), counted before the receiver is left out
         named = params[len(args.posonlyargs):] + [a.arg for a in args.kwonlyargs]
+        if method and params and params[0] in ("self", "cls"):
+            named = [n for n in named if n != params[0]]
+            params = params[1:]
         target = arg.value if isinstance(arg, ast.keyword) else arg
         return next((p for p, a in bind_arguments(call, params, named).items() if a is target), None)
 

@@ -76,3 +76,20 @@ def test_the_bound_arguments_are_the_call_nodes_themselves():
     call = _call("f(x, b=y)")
     bound = bind_arguments(call, ("a", "b"))
     assert bound["a"] is call.args[0] and bound["b"] is call.keywords[0].value
+
+
+def test_buffer_index_binds_keywords_after_a_positional_only_receiver():
+    """``def launch(self, /, buf, n)`` called as ``o.launch(buf=x, n=k)``: ``self`` is the only
+    positional-only parameter, so ``buf`` and ``n`` bind by keyword (before the fix the
+    positional-only count was taken after leaving ``self`` out, and ``buf`` could not bind);
+    ``def f(a, /, b)`` called as ``f(a=x)`` binds nothing (``a`` is positional-only)."""
+    from padlint.analysis.buffers import BufferIndex
+
+    meth = ast.parse("def launch(self, /, buf, n): pass").body[0]
+    call = _call("o.launch(buf=x, n=k)")
+    assert BufferIndex._bind(meth, call, call.keywords[0], True) == "buf"
+    assert BufferIndex._bind(meth, call, call.keywords[1], True) == "n"
+    free = ast.parse("def f(a, /, b): pass").body[0]
+    call = _call("f(a=x, b=y)")
+    assert BufferIndex._bind(free, call, call.keywords[0], False) is None
+    assert BufferIndex._bind(free, call, call.keywords[1], False) == "b"
