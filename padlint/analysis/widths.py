@@ -202,6 +202,8 @@ class RowWidths:
                 return None
             parts = [v.left, v.right]
         elif isinstance(v, ast.Compare):
+            if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in v.ops):
+                return None  # `x is None`, `a in b`: one bool, not a tensor of rows
             parts = [v.left, *v.comparators]
         elif isinstance(v, ast.UnaryOp):
             if not isinstance(v.op, (ast.Invert, ast.USub, ast.UAdd)):

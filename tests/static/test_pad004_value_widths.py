@@ -164,7 +164,8 @@ def test_elementwise_operations_keep_the_rows(tmp_path: Path) -> None:
     ``is_prefilling_np = num_computed_prefill_tokens_np < prefill_len_np``), and so have ``~m`` and
     ``m & (x > 0)``: ``run`` (line 14) and ``run_not`` (line 19) are reported beside the padded
     ``seq_lens``.  ``run_mixed`` compares a real-width gather with a padded slice: operands that
-    disagree give no width (the operation would not broadcast), nothing on line 24."""
+    disagree give no width (the operation would not broadcast), nothing on line 24; ``x is not
+    None`` and ``x in y`` are one bool each, not rows: nothing on line 29."""
     src = HEAD + RUNNER + """
     def run(self, num_reqs, num_reqs_padded, done_all, total_all):
         idx = np.arange(num_reqs)
@@ -181,6 +182,11 @@ def test_elementwise_operations_keep_the_rows(tmp_path: Path) -> None:
         m = done_all[np.arange(num_reqs)] > self.seq_lens[:num_reqs_padded]
         return CommonAttentionMetadata(num_reqs=num_reqs_padded, seq_lens=self.seq_lens[:num_reqs_padded],
                                        is_prefilling=m)
+
+    def run_is(self, num_reqs, num_reqs_padded, done_all):
+        m = done_all[np.arange(num_reqs)] > 0
+        return CommonAttentionMetadata(num_reqs=num_reqs_padded, seq_lens=self.seq_lens[:num_reqs_padded],
+                                       is_prefilling=m is not None, causal=m in done_all)
 """
     assert _check(tmp_path, {"m.py": src}) == [("pkg/m.py", 14, "is_prefilling"), ("pkg/m.py", 19, "is_prefilling")]
 
