@@ -110,6 +110,9 @@ class RowWidths:
         self._sites: dict[str, list[tuple[ModuleInfo, ast.AST, ast.Call]]] = {}
         self._mod_calls: dict[str, list[tuple[str, str | None]]] = {}
         self._cut = False  # a lookup met a depth limit: its result is not kept
+        # (id of a function's locals, name) -> the width the name has while a value of it that
+        # reads the name itself is read (:meth:`of`)
+        self._bound: dict[tuple[int, str], ValueWidth] = {}
         self._settled_memo: dict[tuple[str, str], bool] = {}
         self._stored_attrs: dict[str, bool] = {}  # attr -> some module stores `x.attr = ...`
 
@@ -134,12 +137,31 @@ class RowWidths:
         if isinstance(v, ast.Call):
             return self._call(v, loc, mod, depth, fields)
         if isinstance(v, ast.Name):
+            bound = self._bound.get((id(loc), v.id))
+            if bound is not None:
+                return bound
             if v.id in loc.opaque or v.id in loc.params:
                 return None
             vals = [x for x in loc.values.get(v.id, []) if not _is_none(x)]
             if not vals:
                 return None
-            got = [self.of(x, loc, mod, depth + 1, fields) for x in vals]
+            # a value that reads the name itself (`idx = torch.from_numpy(idx).cuda()`) is read
+            # with the name bound to the width its other values agree on
+            own = [x for x in vals if any(isinstance(n, ast.Name) and n.id == v.id for n in ast.walk(x))]
+            base = [x for x in vals if not any(x is o for o in own)]
+            if not base:
+                return None
+            got = [self.of(x, loc, mod, depth + 1, fields) for x in base]
+            if own and not any(g is None for g in got) \
+                    and len({(g.count.name, g.count.offset, g.count.padded) for g in got}) == 1:  # type: ignore[union-attr]
+                self._bound[(id(loc), v.id)] = got[0]  # type: ignore[assignment]
+                try:
+                    got += [self.of(x, loc, mod, depth + 1, fields) for x in own]
+                finally:
+                    del self._bound[(id(loc), v.id)]
+                vals = base + own
+            elif own:
+                return None
             if any(g is None for g in got):
                 return None
             keys = {(g.count.name, g.count.offset, g.count.padded) for g in got}  # type: ignore[union-attr]
@@ -171,7 +193,7 @@ class RowWidths:
             return got[0]
         return None
 
-    def _mask(self, idx: ast.AST, loc: "_Locals", depth: int = 0) -> bool:
+    def _mask(self, idx: ast.AST, loc: "_Locals", depth: int = 0, seen: frozenset = frozenset()) -> bool:
         """Whether a gather index may be a boolean mask (it selects fewer rows than it has): a
         comparison, ``~``, ``&``, ``|``, an allocation or conversion with a ``bool`` dtype, or a
         local one of whose values is one of those."""
@@ -187,10 +209,12 @@ class RowWidths:
             if isinstance(idx.func, ast.Attribute) and idx.func.attr in ("bool",):
                 return True
             if isinstance(idx.func, ast.Attribute) and idx.func.attr in ROW_METHODS:
-                return self._mask(idx.func.value, loc, depth + 1)
-            return bool(idx.args) and _dotted(idx.func) in ROW_FUNCTIONS and self._mask(idx.args[0], loc, depth + 1)
+                return self._mask(idx.func.value, loc, depth + 1, seen)
+            return bool(idx.args) and _dotted(idx.func) in ROW_FUNCTIONS and self._mask(idx.args[0], loc, depth + 1, seen)
         if isinstance(idx, ast.Name):
-            return any(self._mask(x, loc, depth + 1) for x in loc.values.get(idx.id, []))
+            if idx.id in seen:
+                return False  # (a value that reads the name itself: its other values decide)
+            return any(self._mask(x, loc, depth + 1, seen | {idx.id}) for x in loc.values.get(idx.id, []))
         return False
 
     def _elementwise(self, v: ast.AST, loc: "_Locals", mod: ModuleInfo, depth: int, fields: int) -> ValueWidth | None:

@@ -373,3 +373,26 @@ def keep(batch: Batch, num_reqs):
                                    rswa_prefix_lens=batch.prompt_lens)
 """
     assert _check(tmp_path, {"data.py": DATA, "a.py": MAKE, "use.py": use}) == [("pkg/use.py", 11, "rswa_prefix_lens")]
+
+
+def test_a_name_rebound_to_a_conversion_of_itself(tmp_path: Path) -> None:
+    """``idx = np.arange(num_reqs)`` then ``idx = torch.from_numpy(idx).cuda()``: the second value
+    reads the name itself and keeps its rows, so ``idx`` has ``num_reqs`` rows and the gather
+    with it too: reported beside the padded ``seq_lens`` (line 15).  ``shrink`` rebinds
+    ``idx = idx[:num_reqs_padded]``, a slice to another count: the values disagree, nothing
+    (line 21)."""
+    src = HEAD + RUNNER + """
+    def run(self, num_reqs, num_reqs_padded):
+        idx = np.arange(num_reqs)
+        idx = torch.from_numpy(idx).cuda()
+        prompt = self.prompt_len[idx]
+        return CommonAttentionMetadata(num_reqs=num_reqs_padded, seq_lens=self.seq_lens[:num_reqs_padded],
+                                       rswa_prefix_lens=prompt)
+
+    def shrink(self, num_reqs, num_reqs_padded):
+        idx = np.arange(num_reqs)
+        idx = idx[:num_reqs_padded]
+        return CommonAttentionMetadata(num_reqs=num_reqs_padded, seq_lens=self.seq_lens[:num_reqs_padded],
+                                       rswa_prefix_lens=self.prompt_len[idx])
+"""
+    assert _check(tmp_path, {"m.py": src}) == [("pkg/m.py", 15, "rswa_prefix_lens")]
