@@ -288,8 +288,7 @@ class AxisAnalysis:
         allocs = {a for a in allocs if a.rsplit(".", 1)[-1] not in ("arange", "tensor", "array")}
         self.allocators = allocs | set(profile.axes.allocators)
         from padlint.analysis.widths import RowWidths  # (widths reads this module's helpers)
-        self.widths = RowWidths(project, profile.axes.row_copies, count=self.count, locals_of=self.locals_of,
-                                first_dim_upper=_first_dim_upper, functions=_functions, own_nodes=_own_nodes)
+        self.widths = RowWidths(project, profile.axes.row_copies, count=self.count, locals_of=self.locals_of)
 
     # ------------------------------------------------------------- counts
     def locals_of(self, fn: ast.AST) -> _Locals:
@@ -765,10 +764,7 @@ class AxisAnalysis:
         vw = self.widths.of(v, loc, mod)
         if vw is None or vw.count.padded is None:
             return None
-        steps = tuple((s.path or path, s.line, s.text) for s in vw.steps)
-        f = _field_at(fld, v, _text(v), vw.count)
-        return FieldWidth(f.field, f.text, f.slice_text, f.count, f.line, f.column, f.end_line, f.end_column,
-                          steps=steps)
+        return _field_at(fld, v, _text(v), vw.count, steps=tuple((s.path or path, s.line, s.text) for s in vw.steps))
 
     def _scan_metadata(self, qual: str, fn: ast.AST, loc: _Locals, mod: ModuleInfo, path: str,
                        out: AxisFacts, cls: ClassInfo | None = None) -> None:
@@ -1053,10 +1049,11 @@ class AxisAnalysis:
                 stmt_text=_text(st) if st is not None and not _is_compound(st) else ""))
 
 
-def _field_at(fld: str, v: ast.AST, slice_text: str, count: CountAxis, declared: bool = False) -> FieldWidth:
+def _field_at(fld: str, v: ast.AST, slice_text: str, count: CountAxis, declared: bool = False,
+              steps: tuple[tuple[str, int, str], ...] = ()) -> FieldWidth:
     """Field ``fld`` of width ``count``, located at the value ``v`` handed to it."""
     return FieldWidth(fld, _text(v), slice_text, count, v.lineno, v.col_offset + 1, v.end_lineno or v.lineno,
-                      (v.end_col_offset or v.col_offset) + 1, declared=declared)
+                      (v.end_col_offset or v.col_offset) + 1, declared=declared, steps=steps)
 
 
 def _param_of(expr: ast.AST, params: set[str], loc: _Locals, depth: int = 0) -> tuple[str, str | None] | None:

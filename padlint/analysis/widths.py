@@ -35,12 +35,11 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
+# (axes imports this module only inside AxisAnalysis, so these names exist when it is imported)
+from padlint.analysis.axes import CountAxis, _first_dim_upper, _functions, _Locals, _own_nodes, _text
 from padlint.analysis.project import ClassInfo, ModuleInfo, Project, _dotted, _type_names
-
-if TYPE_CHECKING:  # pragma: no cover
-    from padlint.analysis.axes import CountAxis, _Locals
 
 #: methods whose result has the rows of the tensor or array they are called on
 ROW_METHODS = frozenset({"to", "cuda", "cpu", "numpy", "contiguous", "clone", "pin_memory", "detach", "long",
@@ -68,15 +67,20 @@ class Step:
 
 @dataclass(frozen=True)
 class ValueWidth:
-    count: "CountAxis"
+    count: CountAxis
     steps: tuple[Step, ...]  # outermost first
 
+    @property
+    def key(self) -> tuple:
+        """What two widths must share to be the same rows: the count, its offset, padded or not."""
+        return (self.count.name, self.count.offset, self.count.padded)
 
-def _text(node: ast.AST) -> str:
-    try:
-        return " ".join(ast.unparse(node).split())
-    except Exception:  # noqa: BLE001 - a text is only shown
-        return "?"
+
+def _agree(got: list[ValueWidth | None]) -> ValueWidth | None:
+    """The first of ``got`` when every one is known and all have the same rows, else None."""
+    if not got or any(g is None for g in got) or len({g.key for g in got}) != 1:  # type: ignore[union-attr]
+        return None
+    return got[0]
 
 
 def _is_none(node: ast.AST) -> bool:
@@ -87,24 +91,18 @@ class RowWidths:
     """Widths of values, memoised per class field for one program.
 
     ``count(expr, loc)`` gives the axis of a count expression (:meth:`AxisAnalysis.count`);
-    ``locals_of(fn)`` the local assignments of a function; ``first_dim_upper(slice)`` the
-    ``n`` of ``[:n]``; ``functions(tree)`` the (name, node, class) of a module's functions;
-    ``own_nodes(fn)`` a function's nodes outside nested functions."""
+    ``locals_of(fn)`` the local assignments of a function (memoised by the axis analysis)."""
 
     #: how many class fields deep a width is followed (a field given a field of another class...):
     #: a guard against pathological chains only; a field's width is memoised once found, so a
     #: limit met on one reading and not another would make results depend on the order of reading
     FIELD_DEPTH = 12
 
-    def __init__(self, project: Project, row_copies: tuple[str, ...], *, count: Callable, locals_of: Callable,
-                 first_dim_upper: Callable, functions: Callable, own_nodes: Callable):
+    def __init__(self, project: Project, row_copies: tuple[str, ...], *, count: Callable, locals_of: Callable):
         self.project = project
         self.row_copies = frozenset(row_copies)
         self._count = count
         self._locals_of = locals_of
-        self._upper = first_dim_upper
-        self._functions = functions
-        self._own_nodes = own_nodes
         self._fields: dict[tuple[str, str], ValueWidth | None] = {}
         self._active: set[tuple[str, str]] = set()
         self._sites: dict[str, list[tuple[ModuleInfo, ast.AST, ast.Call]]] = {}
@@ -117,14 +115,14 @@ class RowWidths:
         self._stored_attrs: dict[str, bool] = {}  # attr -> some module stores `x.attr = ...`
 
     # ------------------------------------------------------------------ values
-    def of(self, v: ast.AST, loc: "_Locals", mod: ModuleInfo, depth: int = 0, fields: int = 0) -> ValueWidth | None:
+    def of(self, v: ast.AST, loc: _Locals, mod: ModuleInfo, depth: int = 0, fields: int = 0) -> ValueWidth | None:
         """The rows of value ``v`` in a function with locals ``loc`` in module ``mod``, or None."""
         if depth > 8:
             self._cut = True
             return None
         line = getattr(v, "lineno", 0)
         if isinstance(v, ast.Subscript):
-            upper = self._upper(v.slice)
+            upper = _first_dim_upper(v.slice)
             if upper is not None:
                 c = self._count(upper, loc)
                 return ValueWidth(c, (Step(None, line, f"`{_text(v)}`: rows [:{c.text}]"),)) if c is not None else None
@@ -152,26 +150,23 @@ class RowWidths:
             if not base:
                 return None
             got = [self.of(x, loc, mod, depth + 1, fields) for x in base]
-            if own and not any(g is None for g in got) \
-                    and len({(g.count.name, g.count.offset, g.count.padded) for g in got}) == 1:  # type: ignore[union-attr]
-                self._bound[(id(loc), v.id)] = got[0]  # type: ignore[assignment]
+            if own:
+                agreed = _agree(got)
+                if agreed is None:
+                    return None
+                self._bound[(id(loc), v.id)] = agreed
                 try:
                     got += [self.of(x, loc, mod, depth + 1, fields) for x in own]
                 finally:
                     del self._bound[(id(loc), v.id)]
                 vals = base + own
-            elif own:
+            first = _agree(got)
+            if first is None:
                 return None
-            if any(g is None for g in got):
-                return None
-            keys = {(g.count.name, g.count.offset, g.count.padded) for g in got}  # type: ignore[union-attr]
-            if len(keys) != 1:
-                return None
-            first = got[0]
-            if first.steps and first.steps[0].line == vals[0].lineno:  # type: ignore[union-attr]
+            if first.steps and first.steps[0].line == vals[0].lineno:
                 return first  # the value's own step is on the assignment's line: it says enough
             step = Step(None, vals[0].lineno, f"`{v.id} = {_text(vals[0])}`")
-            return ValueWidth(first.count, (step, *first.steps))  # type: ignore[union-attr]
+            return ValueWidth(first.count, (step, *first.steps))
         if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name):
             cls = self._class_of(v.value.id, loc, mod)
             if cls is None:
@@ -185,15 +180,10 @@ class RowWidths:
             return self._elementwise(v, loc, mod, depth, fields)
         if isinstance(v, ast.IfExp):
             alts = [x for x in (v.body, v.orelse) if not _is_none(x)]
-            got = [self.of(x, loc, mod, depth + 1, fields) for x in alts]
-            if not got or any(g is None for g in got):
-                return None
-            if len({(g.count.name, g.count.offset, g.count.padded) for g in got}) != 1:  # type: ignore[union-attr]
-                return None
-            return got[0]
+            return _agree([self.of(x, loc, mod, depth + 1, fields) for x in alts])
         return None
 
-    def _mask(self, idx: ast.AST, loc: "_Locals", depth: int = 0, seen: frozenset = frozenset()) -> bool:
+    def _mask(self, idx: ast.AST, loc: _Locals, depth: int = 0, seen: frozenset = frozenset()) -> bool:
         """Whether a gather index may be a boolean mask (it selects fewer rows than it has): a
         comparison, ``~``, ``&``, ``|``, an allocation or conversion with a ``bool`` dtype, or a
         local one of whose values is one of those."""
@@ -217,7 +207,7 @@ class RowWidths:
             return any(self._mask(x, loc, depth + 1, seen | {idx.id}) for x in loc.values.get(idx.id, []))
         return False
 
-    def _elementwise(self, v: ast.AST, loc: "_Locals", mod: ModuleInfo, depth: int, fields: int) -> ValueWidth | None:
+    def _elementwise(self, v: ast.AST, loc: _Locals, mod: ModuleInfo, depth: int, fields: int) -> ValueWidth | None:
         """An elementwise operation (``a < b``, ``~m``, ``a & b``, ``x + 1``) has the rows of its
         operands whose rows are known, when they agree: an operand of unknown rows broadcasts
         against them (a scalar, or the same rows), else the operation could not run."""
@@ -235,13 +225,13 @@ class RowWidths:
             parts = [v.operand]
         else:
             return None  # `and`/`or` of arrays raise; of anything else it is not a tensor
-        got = [w for p in parts if (w := self.of(p, loc, mod, depth + 1, fields)) is not None]
-        if not got or len({(g.count.name, g.count.offset, g.count.padded) for g in got}) != 1:
+        first = _agree([w for p in parts if (w := self.of(p, loc, mod, depth + 1, fields)) is not None])
+        if first is None:
             return None
         step = Step(None, getattr(v, "lineno", 0), f"`{_text(v)}` keeps the rows of its operands")
-        return ValueWidth(got[0].count, (step, *got[0].steps))
+        return ValueWidth(first.count, (step, *first.steps))
 
-    def _call(self, v: ast.Call, loc: "_Locals", mod: ModuleInfo, depth: int, fields: int) -> ValueWidth | None:
+    def _call(self, v: ast.Call, loc: _Locals, mod: ModuleInfo, depth: int, fields: int) -> ValueWidth | None:
         name = _dotted(v.func) or ""
         line = v.lineno
         if isinstance(v.func, ast.Attribute) and v.func.attr in ROW_METHODS \
@@ -274,7 +264,7 @@ class RowWidths:
             return None
         return ValueWidth(c, (Step(None, line, f"`{_text(v)}`: {c.text} rows"),))
 
-    def _class_of(self, name: str, loc: "_Locals", mod: ModuleInfo) -> ClassInfo | None:
+    def _class_of(self, name: str, loc: _Locals, mod: ModuleInfo) -> ClassInfo | None:
         """The project class a local name holds: a parameter's annotation, or every assignment
         a construction of one class."""
         names: list[str] = []
@@ -341,8 +331,7 @@ class RowWidths:
         finally:
             self._active.discard(key)
         cut, self._cut = self._cut, outer or self._cut
-        keys = {(w.count.name, w.count.offset, w.count.padded) if w is not None else None for w in got}
-        result = got[0] if len(keys) == 1 and None not in keys else None
+        result = _agree(got)
         if not cut:
             self._fields[key] = result
         return result
@@ -430,8 +419,8 @@ class RowWidths:
             tree = mod.peek_tree()
         except (LookupError, SyntaxError, ValueError):  # pragma: no cover - a module the index could not re-read
             return out
-        for _qual, fn, owner in self._functions(tree):
-            for n in self._own_nodes(fn):
+        for _qual, fn, owner in _functions(tree):
+            for n in _own_nodes(fn):
                 if isinstance(n, ast.Call) and (n.keywords or n.args):
                     name = _dotted(n.func)
                     if name:

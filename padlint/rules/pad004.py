@@ -213,13 +213,12 @@ def _width_findings(profile: Profile, m: MetadataWidths) -> list[Finding]:
                          f"`{counts[0].count.text}` rows")
         where = f" where {m.condition}" if m.condition else ""
         for f in odd:
-            kind = f"{'padded' if f.count.padded else 'real'} {_NOUN[axis]} count"
+            state = "padded" if f.count.padded else "real"
             real_text = f.count.text
             if f.steps:
                 # not sliced where it is handed over: its rows were made elsewhere (a gather, a copy),
                 # with a count named there (maybe a local of another function): say where
                 made = f.steps[-1]
-                state = "padded" if f.count.padded else "real"
                 real_text = f"{f.count.text} ({shown_path(made[0])}:{made[1]})"
                 has = (f"has one row per {state} {_NOUN[axis]} (`{f.text}`: `{f.count.text}` rows, made at "
                        f"{shown_path(made[0])}:{made[1]})")
@@ -227,7 +226,7 @@ def _width_findings(profile: Profile, m: MetadataWidths) -> list[Finding]:
                        f"give `{f.field}` the rows the others have: pad it up to their count with the "
                        f"{_NOUN[axis]}s' neutral value where it is made or handed over")
             else:
-                has = f"is sliced to `{f.count.text}` ({kind})"
+                has = f"is sliced to `{f.count.text}` ({state} {_NOUN[axis]} count)"
                 fix = (f"slice every {_NOUN[axis]} field to the same count"
                        + (" (and reset the padding rows of the ones that grow)" if not f.count.padded else ""))
             message = (f"`{f.field}` of {m.sink} {has} while {' and '.join(parts)}{where}: the {_NOUN[axis]} "
