@@ -21,7 +21,7 @@ from padlint.analysis.callgraph import CallGraph, module_functions
 from padlint.prefilter import FEW_FILES
 from padlint.analysis.index import may_matter
 from padlint.analysis.interp import Interpreter
-from padlint.analysis.project import FunctionInfo, Project, _dotted
+from padlint.analysis.project import FunctionInfo, Project, _dotted, is_test_module
 from padlint.model import Finding
 from padlint.profile import Profile
 
@@ -140,7 +140,11 @@ def find_entries(graph: CallGraph, seeds: list[FunctionInfo]) -> list[FunctionIn
     entry points are the functions of ``U`` that nothing in ``U`` calls, and the
     public methods that only private methods of their own class call (a class's API).  A
     cycle that nothing outside calls (``a`` calls ``b`` calls ``a``) gets its
-    first function as an entry point, so every seed is reached from some entry.
+    first function as an entry point, so every seed is reached from some entry.  Callers in
+    test code (:func:`padlint.analysis.project.is_test_module`: SGLang's ``sglang/test/`` kits
+    call a runner's ``execute`` on an object they just built) are not followed up from code
+    that is not itself test code: the production callers the call graph cannot resolve (a
+    runner built from a class held in a variable) would be hidden behind them.
     """
     up: dict[str, FunctionInfo] = {}
     callers_of: dict[str, list[FunctionInfo]] = {}
@@ -150,7 +154,12 @@ def find_entries(graph: CallGraph, seeds: list[FunctionInfo]) -> list[FunctionIn
         if fn.key in up:
             continue
         up[fn.key] = fn
-        cs = [c for c in graph.callers(fn) if c.key != fn.key] if level < MAX_CALLER_LEVELS else []
+        # a caller in test code (a test kit that builds the object and calls its API) is not
+        # the program: it does not make a production function part of a larger entry point
+        # (code that is itself test code keeps its test callers)
+        test = is_test_module(fn.module)
+        cs = [c for c in graph.callers(fn) if c.key != fn.key and (test or not is_test_module(c.module))] \
+            if level < MAX_CALLER_LEVELS else []
         callers_of[fn.key] = cs
         todo.extend((c, level + 1) for c in cs if c.key not in up)
     def is_entry(k: str, f: FunctionInfo) -> bool:
@@ -378,11 +387,14 @@ def check_source(source: str, path: str, profile: Profile) -> list[Finding]:
     """PAD001 findings for one file's text, sorted by position.
 
     The file is analysed with the modules it reaches in its package on disk
-    (if it lies in one).  Raises :class:`AnalysisSyntaxError` (with
-    ``lineno``) when the file does not parse, and ``RecursionError`` or
-    ``MemoryError`` for pathologically deep nesting.
+    (if it lies in one), on an analysis thread with a large stack as the CLI runs it (the
+    calls from a real engine's outer loops down to a runner nest deeper than the main thread's
+    recursion limit).  Raises :class:`AnalysisSyntaxError` (with ``lineno``) when the file does
+    not parse, and ``RecursionError`` or ``MemoryError`` for pathologically deep nesting.
     """
-    res = check_project([Source(path, source)], profile)[path]
+    from padlint.parse import with_big_stack
+
+    res = with_big_stack(lambda srcs: check_project(srcs, profile), [Source(path, source)])[path]
     if isinstance(res, AnalysisSyntaxError):
         raise res
     return sorted(res, key=Finding.sort_key)

@@ -47,6 +47,10 @@ MAX_WRITERS = 16
 
 #: heap key prefix of "some path handed this location to code the analysis does not read"
 MAY_WRITE = "!w:"
+#: heap key prefix of "some path called a method of this object, which the analysis followed": the
+#: writes it made through the object's own attributes are in the heap; what the object holds
+#: under names of its own (a refresher built with the caller's buffer) may have been written
+CALLED = "!c:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -3912,7 +3916,8 @@ class Interpreter:
                     for h in self.graph.holders(cls, gi.attr)]
             if any(state.heap.get(loc) is not None or state.heap.get(loc + "#dev") is not None
                    or any(state.heap.get(MAY_WRITE + holder) is not None for holder in _holders(loc))
-                   for loc in locs) or any(state.heap.get(MAY_WRITE + h) is not None for h in held):
+                   for loc in locs) or any(state.heap.get(MAY_WRITE + h) is not None
+                                           or state.heap.get(CALLED + h) is not None for h in held):
                 continue
             text = f"self.{gi.attr}"
             taint = Taint(
@@ -6215,7 +6220,31 @@ class Interpreter:
               arg_vals: list[AVal], recv: AVal | None, frame: Frame, state: State,
               closure: ClosureVal | None = None) -> AVal:
         """Interpret one callee with the caller's heap and count bindings (``closure``: a nested
-        function defined in another frame, run in its defining frame's terms)."""
+        function defined in another frame, run in its defining frame's terms).
+
+        A method of another object (``self.refresher.refresh(bs)`` with ``self.refresher =
+        Refresher(buf)``) may write what that object holds under names the caller does not track:
+        after the call, the object is marked :data:`CALLED`, which the graph-input check reads for
+        the objects that hold a buffer under a name of their own.  Its writes through its own
+        attributes are in the heap already, so the mark is not a :data:`MAY_WRITE` of everything
+        the object holds, and it is made after the call, not before: a worker's
+        ``self.cuda_graph_runner.can_run_graph(batch)`` then ``.execute(batch)`` read as writes of
+        the graph inputs ``execute`` never writes."""
+        value = self._call_body(fn, nested, node, arg_vals, recv, frame, state, closure)
+        if fn is not None and fn.owner and isinstance(recv, Refs):
+            seg = self.segment(fn)
+            positional = [*seg.func.params.posonly_params, *seg.func.params.params] if seg is not None else []
+            if positional and positional[0].name.value == "self" and not _decorated(seg.func, "staticmethod"):
+                other = self._not_self(recv, state)
+                for r in other.refs if other is not None else ():
+                    if r.persistent or r.types:  # (as :meth:`_mark_written`)
+                        state.heap[CALLED + r.loc] = True
+        return value
+
+    def _call_body(self, fn: FunctionInfo | None, nested: cst.FunctionDef | None, node: cst.Call,
+                   arg_vals: list[AVal], recv: AVal | None, frame: Frame, state: State,
+                   closure: ClosureVal | None) -> AVal:
+        """:meth:`_call` but the receiver's mark."""
         if fn is not None:
             if not self.graph.relevant(fn) and not any(
                     isinstance(v, TailVal) or isinstance(v, ClosureVal) and v.active for v in arg_vals):
@@ -6277,15 +6306,7 @@ class Interpreter:
         is_method = fn is not None and owner != "" and positional and positional[0].name.value == "self" \
             and not _decorated(func, "staticmethod")
         if is_method:
-            if isinstance(recv, Refs):
-                # a method of another object: what that object holds may be written there
-                # (`self.refresher.refresh(bs)` with `self.refresher = Refresher(buf)`); not the
-                # caller's own `self` (its buffers' writes are seen in the callee)
-                me = state.env.get("self")
-                mine = {r.loc for r in me.refs} if isinstance(me, Refs) else set()
-                other = frozenset(r for r in recv.refs if r.loc not in mine)
-                if other:
-                    self._mark_written([Refs(other)], state)
+            # (a method of another object: what that object holds is marked after the call, :meth:`_call`)
             self_val = recv if isinstance(recv, Refs) else state.env.get("self") if recv is None else None
             if not isinstance(self_val, Refs):
                 self_val = self._self_ref(owner)

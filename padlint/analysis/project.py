@@ -613,6 +613,17 @@ def _inside_package(d: Path, levels: int = 4) -> bool:
     return False
 
 
+#: Dotted-name parts that mark a module as test code (pytest's conventions, and the packages
+#: engines ship their test kits in: SGLang's ``sglang/test/``).
+_TEST_PARTS = frozenset({"test", "tests", "testing", "conftest"})
+
+
+def is_test_module(key: str) -> bool:
+    """Whether the module ``key`` is test code: a dotted part named ``test``/``tests``/
+    ``testing``/``conftest``, or a ``test_*`` / ``*_test`` module or package."""
+    return any(p in _TEST_PARTS or p.startswith("test_") or p.endswith("_test") for p in key.split("."))
+
+
 def find_root(path: str) -> tuple[Path, str] | None:
     """(directory holding the top package, dotted module name) of a Python file."""
     p = Path(os.path.abspath(path))
@@ -1061,7 +1072,9 @@ class Project:
 
     # ------------------------------------------------------- whole project
     def files(self) -> list[tuple[str, Path]]:
-        """Every (module key, path) of ``.py`` files under the roots' packages."""
+        """Every (module key, path) of ``.py`` files under the roots' packages, namespace
+        subpackages included (:func:`_inside_package`: SGLang 0.5.23's ``sglang/srt/`` has no
+        ``__init__.py``; without it a file checked alone saw a quarter of the package)."""
         if self._files is None:
             out: list[tuple[str, Path]] = []
             seen: set[str] = set()
@@ -1070,7 +1083,8 @@ class Project:
                     if not (top / "__init__.py").is_file():
                         continue
                     for dirpath, dirnames, filenames in os.walk(top):
-                        dirnames[:] = sorted(d for d in dirnames if (Path(dirpath) / d / "__init__.py").is_file())
+                        dirnames[:] = sorted(d for d in dirnames if (Path(dirpath) / d / "__init__.py").is_file()
+                                             or _inside_package(Path(dirpath) / d))
                         rel = Path(dirpath).relative_to(root).parts
                         for fn in sorted(filenames):
                             if not fn.endswith(".py"):

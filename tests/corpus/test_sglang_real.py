@@ -64,41 +64,56 @@ DECODE_RUNNER = "sglang/srt/model_executor/runner/decode_cuda_graph_runner.py"
 INDEX_FIELDS = {"req_pool_indices", "out_cache_loc", "mamba_track_indices"}
 
 
-def _capture_findings(version: str) -> list[tuple[str, str]]:
-    import json
-    import subprocess
-    import sys
+def _capture_findings(version: str) -> list[tuple[str, str, list[tuple[str, ...]]]]:
+    """(field, message, call paths) of the capture findings, the file checked alone as the CLI
+    checks it (on an analysis thread); the paths are the engine's facts behind each finding
+    (function names, entry point first), of which the message names a few."""
+    from padlint.analysis.engine import Source, check_project
+    from padlint.parse import with_big_stack
 
     try:
         root = corpus_cache.ensure("sglang", version)
     except corpus_cache.CorpusError as e:
         pytest.skip(f"SGLang {version} not available: {e}")
-    out = subprocess.run([sys.executable, "-m", "padlint", "check", DECODE_RUNNER, "--profile", "sglang",
-                          "--no-cache", "--format", "json", "--exit-zero"], cwd=root, capture_output=True,
-                         text=True, check=True)
-    doc = json.loads(out.stdout)
-    return sorted((f["field"], f["message"]) for f in doc["findings"]
-                  if "at capture" in f["message"] and "hold no request" in f["message"])
+    path = root / DECODE_RUNNER
+    facts: dict = {}
+    res = with_big_stack(lambda srcs: check_project(srcs, load_profile("sglang"), facts=facts),
+                         [Source(str(path), path.read_text(encoding="utf-8"))])[str(path)]
+    assert isinstance(res, list), res
+    return sorted((f.field, f.message, facts.get((f.path, f.line, f.field), [])) for f in res
+                  if "at capture" in f.message and "hold no request" in f.message)
+
+
+def _through(path: tuple[str, ...], *names: str) -> bool:
+    """Whether the call path passes through ``names`` in that order, one right after another
+    (a method named with its class, ``DecodeCudaGraphRunner.__init__``, by its own name)."""
+    short = tuple(p.rsplit(".", 1)[-1] for p in path)
+    n = len(names)
+    return any(short[i:i + n] == names for i in range(len(short) - n + 1))
 
 
 def test_sglang_0_5_16_reports_the_recapture():
-    # reported on the paths from `execute` (the recapture)
+    # reported on the paths through `execute` (the recapture while serving: execute -> load_batch
+    # -> recapture_if_needed -> capture), which the engine reaches from the runner's callers
     got = _capture_findings("0.5.16")
-    assert {field for field, _ in got} == INDEX_FIELDS, got
-    assert all("`execute`" in message for _, message in got), got
+    assert {field for field, _, _ in got} == INDEX_FIELDS, got
+    for field, _message, paths in got:
+        assert any(_through(p, "execute", "load_batch", "recapture_if_needed", "capture") for p in paths), (field, paths)
 
 
 def test_sglang_0_5_16_reports_the_first_capture_too():
-    # and from `__init__` (the first capture, over buffers `DecodeInputBuffers.create` makes and
-    # `share_buffers()` pools, whose rows may be another runner's: the pool is keyed by
+    # and from the constructor (the first capture, over buffers `DecodeInputBuffers.create` makes
+    # and `share_buffers()` pools, whose rows may be another runner's: the pool is keyed by
     # `(name, numel, dtype, device)`, and `capture` refills the pooled `seq_lens` first, which
     # must not count as a reset of the other pooled buffers)
     got = _capture_findings("0.5.16")
-    assert all("from `__init__` and `execute`" in message for _, message in got), got
+    assert {field for field, _, _ in got} == INDEX_FIELDS, got
+    for field, _message, paths in got:
+        assert any(_through(p, "__init__", "capture") for p in paths), (field, paths)
 
 
 def test_sglang_0_5_17_resets_the_index_buffers_before_a_capture():
-    assert _capture_findings("0.5.17") == []
+    assert [(field, message) for field, message, _ in _capture_findings("0.5.17")] == []
 
 
 # SGLang 0.5.20's `MambaMixer2.forward` allocated its output `torch.empty` with the padded

@@ -446,3 +446,52 @@ def test_a_keyword_of_a_call_the_graph_does_not_read_does_not_bind(tmp_path):
                             "num_tokens=self.global_num_tokens_gpu)\n")
     found = _findings(tmp_path / "b", bound="None", runner=inside)
     assert [(f.line, f.field) for f in found] == [(38, "num_tokens")]
+
+
+# A worker that holds the runner, asks it whether it can run the batch, and calls its `execute`
+# (SGLang's draft workers: `self.cuda_graph_runner.can_run_graph(fb)` then
+# `self.cuda_graph_runner.execute(fb)`).  Once the project index saw those workers, a runner file
+# checked alone was judged from them, and the mark "a method of another object may write what it
+# holds" read inside `execute` as a write of the graph input that no path made: the finding was
+# lost (SGLang 0.5.23's `FrozenKVMTPCudaGraphRunner.execute` without its
+# `global_num_tokens_gpu.fill_`).  The mark was made before each call, on everything the object
+# holds; it is now made after the call, and read only for the objects that hold a buffer under a
+# name of their own (the refresher above): a followed method's writes through the object's own
+# attributes are in the heap.
+WORKER = '''\
+from pkg.graph_runner import DraftGraphRunner
+
+
+class DraftWorker:
+    def __init__(self, model_runner, capture_bs, dp_size):
+        self.cuda_graph_runner = None
+        self.cuda_graph_runner = DraftGraphRunner(model_runner, capture_bs, dp_size)
+
+    def draft(self, forward_batch):
+        if self.cuda_graph_runner and self.cuda_graph_runner.can_run(forward_batch):
+            return self.cuda_graph_runner.execute(forward_batch)
+'''
+
+CAN_RUN = '''
+    def can_run(self, forward_batch: ForwardBatch) -> bool:
+        return forward_batch.batch_size <= self.capture_bs[-1]
+'''
+
+
+def _from_worker(tmp_path, replay_write: str):
+    files = {"pkg/__init__.py": "", "pkg/forward_batch_info.py": BATCH, "pkg/graph_runner.py": RUNNER + CAN_RUN,
+             "pkg/worker.py": WORKER}
+    subst = {"REPLAY_WRITE": replay_write, "CAPTURE_WRITE": SIZED, "BOUND": "self.global_num_tokens_gpu"}
+    return check_files(tmp_path, files, ["pkg/graph_runner.py"], subst, profile="sglang")
+
+
+def test_a_replay_reached_from_a_worker_is_judged_as_from_its_own_entry(tmp_path):
+    # the entry point is now the worker's `draft` (it calls `execute`); no path to the replay
+    # (line 38) writes the graph input, as when `execute` was its own entry point
+    found = _from_worker(tmp_path, "pass")
+    assert [(f.code, f.line, f.field) for f in found] == [("PAD001", 38, "global_num_tokens_gpu")]
+    assert found[0].trace[0].note == "entry point `draft`"
+
+
+def test_a_replay_reached_from_a_worker_that_writes_the_input_is_clean(tmp_path):
+    assert _from_worker(tmp_path, "self.global_num_tokens_gpu.fill_(bs * 2)") == []
