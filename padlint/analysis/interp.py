@@ -5433,14 +5433,24 @@ class Interpreter:
         """The persistent buffers of ``vals`` may have been written here (a store into some of
         their rows, or a call the analysis does not read that receives them: an extension op, a
         library function, a method of an object of unknown class).  Only "did any path write
-        it?" reads the mark (:meth:`_check_graph_inputs`); the padding state is not changed."""
-        for v in vals:
+        it?" reads the mark (:meth:`_check_graph_inputs`); the padding state is not changed.
+        Lists, tuples and dicts of buffers are looked into (``torch._foreach_copy_(dsts, srcs)``,
+        SGLang's ``_grouped_foreach_copy_``)."""
+        todo = [(v, 0) for v in vals]
+        while todo:
+            v, depth = todo.pop()
             if isinstance(v, TailVal):  # rows of a buffer from a count on: the buffer
                 v = v.base
             if isinstance(v, Refs):
                 for r in v.refs:
                     if r.persistent or r.types:  # a buffer, or an object that may hold one
                         state.heap[MAY_WRITE + r.loc] = True
+            elif depth < 4 and isinstance(v, TupleVal):
+                todo.extend((x, depth + 1) for x in v.items)
+            elif depth < 4 and isinstance(v, DictVal):
+                todo.extend((x, depth + 1) for _k, x in v.items)
+            elif depth < 4 and isinstance(v, MapVal):
+                todo.append((v.item, depth + 1))
 
     def _drop_partial(self, vals, state: State) -> None:
         """Code the analysis does not read, handed a buffer (or an object or container holding

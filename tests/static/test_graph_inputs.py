@@ -495,3 +495,29 @@ def test_a_replay_reached_from_a_worker_is_judged_as_from_its_own_entry(tmp_path
 
 def test_a_replay_reached_from_a_worker_that_writes_the_input_is_clean(tmp_path):
     assert _from_worker(tmp_path, "self.global_num_tokens_gpu.fill_(bs * 2)") == []
+
+
+# The buffers object's own method refreshes the input, through a list handed to a foreach op or
+# to a helper that hands it on (SGLang's `_grouped_foreach_copy_(dsts, srcs)`): code the analysis
+# does not read, handed a list holding the buffer, may write it.  (Before the mark change above,
+# the mark on everything the called object holds hid that a list's buffers were not marked.)
+def _held_refresh(tmp_path, body: str):
+    batch = ("import torch\n" + BATCH + "\n\ndef _copy(dsts, srcs):\n    torch._foreach_copy_(dsts, srcs)\n\n"
+             "@dataclass\nclass Buffers:\n    global_num_tokens_gpu: torch.Tensor\n\n"
+             "    def refresh(self, n: int) -> None:\n        " + body + "\n")
+    files = {"pkg/__init__.py": "", "pkg/forward_batch_info.py": batch, "pkg/graph_runner.py": HELD}
+    return check_files(tmp_path, files, ["pkg/graph_runner.py"], {"REPLAY_WRITE": "buffers.refresh(bs * 2)"},
+                       profile="sglang")
+
+
+def test_a_refresh_through_a_foreach_op_on_a_list_is_a_write(tmp_path):
+    assert _held_refresh(tmp_path / "a", "torch._foreach_fill_([self.global_num_tokens_gpu], n)") == []
+    assert _held_refresh(tmp_path / "b", "_copy([self.global_num_tokens_gpu], [torch.full((1,), n)])") == []
+    assert _held_refresh(tmp_path / "c", "bufs = {'g': self.global_num_tokens_gpu}\n"
+                                         "        torch._foreach_fill_(list(bufs.values()), n)") == []
+
+
+def test_a_refresh_that_writes_nothing_is_no_write(tmp_path):
+    # the same method with nothing in it: the replay (line 33) reads what a capture left
+    found = _held_refresh(tmp_path, "pass")
+    assert [(f.line, f.field) for f in found] == [(33, "global_num_tokens_gpu")]
