@@ -6243,8 +6243,7 @@ class Interpreter:
         value = self._call_body(fn, nested, node, arg_vals, recv, frame, state, closure)
         if fn is not None and fn.owner and isinstance(recv, Refs):
             seg = self.segment(fn)
-            positional = [*seg.func.params.posonly_params, *seg.func.params.params] if seg is not None else []
-            if positional and positional[0].name.value == "self" and not _decorated(seg.func, "staticmethod"):
+            if seg is not None and _binds_self(seg.func):
                 other = self._not_self(recv, state)
                 for r in other.refs if other is not None else ():
                     if r.persistent or r.types:  # (as :meth:`_mark_written`)
@@ -6313,8 +6312,7 @@ class Interpreter:
             env = {}
         ps = func.params
         positional = [*ps.posonly_params, *ps.params]
-        is_method = fn is not None and owner != "" and positional and positional[0].name.value == "self" \
-            and not _decorated(func, "staticmethod")
+        is_method = fn is not None and owner != "" and _binds_self(func)
         if is_method:
             # (a method of another object: what that object holds is marked after the call, :meth:`_call`)
             self_val = recv if isinstance(recv, Refs) else state.env.get("self") if recv is None else None
@@ -7184,6 +7182,14 @@ def _walk_lexical(node: cst.CSTNode):
         yield n
         stack.extend(reversed(n.children))
 
+
+
+def _binds_self(func: cst.FunctionDef) -> bool:
+    """A method whose first positional parameter is ``self`` (not a static method): a call binds
+    its receiver there."""
+    ps = func.params
+    positional = [*ps.posonly_params, *ps.params]
+    return bool(positional) and positional[0].name.value == "self" and not _decorated(func, "staticmethod")
 
 
 def _decorated(func: cst.FunctionDef, name: str) -> bool:
