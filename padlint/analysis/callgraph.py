@@ -121,6 +121,7 @@ class CallGraph:
         self._core: dict[str, bool] = {}
         self._sink: dict[str, bool] = {}
         self._callees: dict[str, list[FunctionInfo]] = {}
+        self._self_callees: dict[str, frozenset[str]] = {}
         self._relevant: dict[str, bool] = {}
         self._sinkward: dict[str, bool] = {}
         self._callers: dict[str, list[FunctionInfo]] = {}
@@ -410,6 +411,8 @@ class CallGraph:
             names = _type_names(p.annotation)
             if names:
                 params[p.arg] = names
+        on_self: dict[str, bool] = {}  # callee key -> every call that resolves to it is on `self`
+        mro_keys = lambda c: {k.key for k in self.project.mro(c)}  # noqa: E731
         if mod is not None:
             called: set[int] = set()
             local = self._local_classes(node, mod, owner, params)
@@ -421,8 +424,13 @@ class CallGraph:
                     # a public method stays the entry point it is
                     called.update(id(a) for a in sub.args)
                     called.update(id(k.value) for k in sub.keywords)
+                    mine = owner is not None and _on_self(sub)
+                    unbound = owner is not None and not mine and _passes_self(sub)
                     for t in self.resolve_call(sub.func, mod, owner, params, local):
                         out.setdefault(t.key, t)
+                        # `Base.m(self, ...)`: a method of a class `self` is an instance of
+                        yes = bool(t.owner) and (mine or unbound and t.owner in mro_keys(owner))
+                        on_self[t.key] = on_self.get(t.key, True) and yes
             if owner is not None:
                 # a method taken as a value and called later in this function (`fn = self._a if c
                 # else self._b; fn(...)`): an edge too, or it would look like an entry point
@@ -432,8 +440,18 @@ class CallGraph:
                             and isinstance(sub.ctx, ast.Load):
                         for t in self.methods_of([owner], sub.attr):
                             out.setdefault(t.key, t)
+                            on_self.setdefault(t.key, True)
         v = self._callees[fn.key] = list(out.values())
+        self._self_callees[fn.key] = frozenset(k for k, yes in on_self.items() if yes)
         return v
+
+    def self_callees(self, fn: FunctionInfo) -> frozenset[str]:
+        """Keys of the methods ``fn`` calls only on its own object (``self.m()``,
+        ``super().m()``, ``cls.m()``, ``Base.m(self, ...)``, ``self.m`` taken as a value): in
+        them, ``self`` is the object ``fn`` runs on, of ``fn``'s class or a subclass of it."""
+        if fn.key not in self._self_callees:
+            self.callees(fn)
+        return self._self_callees[fn.key]
 
     def _local_classes(self, node: ast.AST, mod: ModuleInfo, owner: ClassInfo | None,
                        params: dict[str, list[str]]) -> dict[str, list[ClassInfo]]:
@@ -461,7 +479,7 @@ class CallGraph:
         ``self.a.b``, a parameter, a local bound to one, an element of a typed container
         (``self.attn_groups[i][j]``) or of an object whose class's ``__getitem__`` says what it
         gives (``self.block_table[gid]``), the result of a method or function with a return
-        annotation (``g.get_metadata_builder()``)."""
+        annotation (``g.get_metadata_builder()``), a construction (``Runner(8)``)."""
         if depth > 4:
             return []
         if isinstance(expr, ast.Name):
@@ -1410,6 +1428,26 @@ class CallGraph:
         if cls is None:
             return self.project.modules_mentioning(words)
         return [fn.module, *(k for k in self.project.subclass_modules(cls) if k != fn.module)]
+
+
+def _on_self(call: ast.Call) -> bool:
+    """Whether ``call`` calls a method on the calling method's own object: ``self.m(...)``,
+    ``cls.m(...)``, ``super().m(...)`` (``Base.m(self, ...)``: :func:`_passes_self`)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return False
+    recv = func.value
+    if isinstance(recv, ast.Name) and recv.id in ("self", "cls"):
+        return True
+    return isinstance(recv, ast.Call) and isinstance(recv.func, ast.Name) and recv.func.id == "super"
+
+
+def _passes_self(call: ast.Call) -> bool:
+    """``X.m(self, ...)`` with ``X`` a name or dotted name (an unbound method of a base class
+    when ``m`` resolves to one)."""
+    if not isinstance(call.func, ast.Attribute) or _dotted(call.func.value) is None:
+        return False
+    return bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == "self"
 
 
 def _row_slice(node: ast.Subscript) -> tuple[ast.Slice, int] | None:

@@ -133,7 +133,8 @@ def _called_from(graph: CallGraph, roots: list[FunctionInfo]) -> set[str]:
     return seen
 
 
-def find_entries(graph: CallGraph, seeds: list[FunctionInfo]) -> list[FunctionInfo]:
+def find_entries(graph: CallGraph, seeds: list[FunctionInfo],
+                 classes: dict[str, set[str]] | None = None) -> list[FunctionInfo]:
     """Entry points for ``seeds`` (functions of checked files that reach a sink).
 
     The seeds' callers are collected upward through the project (``U``); the
@@ -145,25 +146,59 @@ def find_entries(graph: CallGraph, seeds: list[FunctionInfo]) -> list[FunctionIn
     call a runner's ``execute`` on an object they just built) are not followed up from code
     that is not itself test code: the production callers the call graph cannot resolve (a
     runner built from a class held in a variable) would be hidden behind them.
+
+    The search keeps the class of the object a method runs on along calls on ``self``
+    (:meth:`CallGraph.self_callees`): from a subclass's override ``E.capture_one_shape`` up
+    to the base's ``B._capture_one_stream`` (which calls ``self.capture_one_shape()``), ``self``
+    is an ``E``; of the callers of ``B.__init__`` only ``E``'s own constructor
+    (``super().__init__()``) can reach the override, not those of ``E``'s sibling classes,
+    whose objects run their own ``capture_one_shape``.  A caller whose class cannot be that
+    of the object (:meth:`Project.may_share_object`) is not followed; a call on another object
+    starts again from the caller's own class.  A method whose every caller was left out so is
+    an entry point for that class only where code outside can call it on such an object (the
+    class inherits it, and it is public or the constructor: ``E(...)`` runs an inherited
+    ``B.__init__``); ``classes`` (when given) receives, per entry point, the classes other
+    than its own to run it for.
     """
-    up: dict[str, FunctionInfo] = {}
-    callers_of: dict[str, list[FunctionInfo]] = {}
-    todo = [(s, 0) for s in seeds]
+    project = graph.project
+    up: dict[tuple[str, str], FunctionInfo] = {}  # (function, class of its `self`) -> function
+    callers_of: dict[tuple[str, str], list[tuple[FunctionInfo, str]]] = {}
+    pruned: set[tuple[str, str]] = set()  # states some caller of which was left out for its class
+    todo = [(s, s.owner or "", 0) for s in seeds]
     while todo and len(up) < MAX_ENTRIES * 4:
-        fn, level = todo.pop()
-        if fn.key in up:
+        fn, recv, level = todo.pop()
+        state = (fn.key, recv)
+        if state in up:
             continue
-        up[fn.key] = fn
+        up[state] = fn
         # a caller in test code (a test kit that builds the object and calls its API) is not
         # the program: it does not make a production function part of a larger entry point
         # (code that is itself test code keeps its test callers)
         test = is_test_module(fn.module)
-        cs = [c for c in graph.callers(fn) if c.key != fn.key and (test or not is_test_module(c.module))] \
-            if level < MAX_CALLER_LEVELS else []
-        callers_of[fn.key] = cs
-        todo.extend((c, level + 1) for c in cs if c.key not in up)
-    def is_entry(k: str, f: FunctionInfo) -> bool:
-        inside = [c for c in callers_of.get(k, ()) if c.key in up]
+        cs: list[tuple[FunctionInfo, str]] = []
+        for c in graph.callers(fn) if level < MAX_CALLER_LEVELS else ():
+            if c.key == fn.key or not test and is_test_module(c.module):
+                continue
+            if recv and c.owner and fn.key in graph.self_callees(c):
+                narrowed = _self_class(project, c.owner, recv)
+                if narrowed is None:
+                    pruned.add(state)  # `c` runs on objects of a class that cannot be `recv`'s
+                    continue
+                cs.append((c, narrowed))
+            else:
+                cs.append((c, c.owner or ""))
+        callers_of[state] = cs
+        todo.extend((c, r, level + 1) for c, r in cs if (c.key, r) not in up)
+    fns = {f.key: f for f in up.values()}
+
+    def is_entry(state: tuple[str, str], f: FunctionInfo) -> bool:
+        inside = [c for c, r in callers_of.get(state, ()) if (c.key, r) in up]
+        if not inside and state in pruned and not callers_of.get(state):
+            # every caller runs on objects of other classes: outside code may still call it on
+            # one of this class if the class has it and it is public (or constructs)
+            recv = project.class_info(state[1]) if state[1] else None
+            m = project.find_method(recv, f.name) if recv is not None else None
+            return m is not None and m.key == f.key and (f.name == "__init__" or not f.name.startswith("_"))
         if not inside:
             return True
         # a public method that only private methods of its own class call (`execute_model`,
@@ -174,7 +209,16 @@ def find_entries(graph: CallGraph, seeds: list[FunctionInfo]) -> list[FunctionIn
             c.owner == f.owner and c.name.startswith("_") for c in inside) and not all(
             c.name == "__init__" for c in inside)
 
-    roots = [f for k, f in up.items() if is_entry(k, f)]
+    root_fns: dict[str, FunctionInfo] = {}
+    live: set[str] = set()  # functions with a state that some caller, or outside code, may reach
+    for state, f in up.items():
+        if is_entry(state, f):
+            root_fns.setdefault(f.key, f)
+            if classes is not None and state[1] and state[1] != f.owner:
+                classes.setdefault(f.key, set()).add(state[1])
+        if state not in pruned or callers_of.get(state) or f.key in root_fns:
+            live.add(f.key)
+    roots = list(root_fns.values())
     covered: set[str] = set()
 
     def cover(f: FunctionInfo) -> None:
@@ -184,16 +228,33 @@ def find_entries(graph: CallGraph, seeds: list[FunctionInfo]) -> list[FunctionIn
             if x.key in covered:
                 continue
             covered.add(x.key)
-            stack.extend(c for c in graph.callees(x) if c.key in up and c.key not in covered)
+            stack.extend(c for c in graph.callees(x) if c.key in fns and c.key not in covered)
 
     for r in roots:
         cover(r)
     entries = list(roots)
-    for k, f in sorted(up.items(), key=lambda kv: (kv[1].module, kv[1].start)):
-        if k not in covered and len(entries) < MAX_ENTRIES:
+    for k, f in sorted(fns.items(), key=lambda kv: (kv[1].module, kv[1].start)):
+        if k not in covered and k in live and len(entries) < MAX_ENTRIES:
             entries.append(f)  # a cycle no outside function calls
             cover(f)
     return sorted(entries, key=lambda f: (f.module, f.start))
+
+
+def _self_class(project: Project, caller_class: str, recv: str) -> str | None:
+    """The class of ``self`` in a method of ``caller_class`` that calls, on ``self``, a method
+    whose ``self`` is known to be a ``recv``: the narrower of the two when one is a subclass of
+    the other, ``recv`` when a project class derives from both (a mixin), None when no object
+    can be both."""
+    if caller_class == recv:
+        return recv
+    d, r = project.class_info(caller_class), project.class_info(recv)
+    if d is None or r is None:
+        return caller_class
+    if any(c.key == r.key for c in project.mro(d)):
+        return d.key
+    if any(c.key == d.key for c in project.mro(r)):
+        return r.key
+    return r.key if project.may_share_object(d, r) else None
 
 
 #: How many subclasses an inherited entry point is run for (:func:`inherited_runs`).
@@ -352,9 +413,11 @@ def check_project(sources: list[Source], profile: Profile, *, seeds: set[str] | 
         candidates += [fn for fn in feeders if fn.key not in below and _feeds_a_sink(graph, fn)]
     interp = Interpreter(profile, project, graph)
     with _deep_recursion():
-        for entry in find_entries(graph, candidates):
+        classes: dict[str, set[str]] = {}
+        for entry in find_entries(graph, candidates, classes):
             interp.run_entry(entry)
-            for sub in inherited_runs(project, entry):
+            subs = inherited_runs(project, entry)
+            for sub in [*subs, *sorted(classes.get(entry.key, set()) - set(subs))]:
                 interp.run_entry(entry, self_class=sub)
     interp.release_summaries()  # the rules query the run's facts, not the callees' summaries
     if facts is not None:
