@@ -413,6 +413,7 @@ class CallGraph:
                 params[p.arg] = names
         on_self: dict[str, bool] = {}  # callee key -> every call that resolves to it is on `self`
         mro_keys = lambda c: {k.key for k in self.project.mro(c)}  # noqa: E731
+        me, foreign = _self_scope(node) if owner is not None else (None, set())
         if mod is not None:
             called: set[int] = set()
             local = self._local_classes(node, mod, owner, params)
@@ -424,8 +425,9 @@ class CallGraph:
                     # a public method stays the entry point it is
                     called.update(id(a) for a in sub.args)
                     called.update(id(k.value) for k in sub.keywords)
-                    mine = owner is not None and _on_self(sub)
-                    unbound = owner is not None and not mine and _passes_self(sub)
+                    here = me is not None and id(sub) not in foreign
+                    mine = here and _on_self(sub, me)
+                    unbound = here and not mine and _passes_self(sub, me)
                     for t in self.resolve_call(sub.func, mod, owner, params, local):
                         out.setdefault(t.key, t)
                         # `Base.m(self, ...)`: a method of a class `self` is an instance of
@@ -440,7 +442,7 @@ class CallGraph:
                             and isinstance(sub.ctx, ast.Load):
                         for t in self.methods_of([owner], sub.attr):
                             out.setdefault(t.key, t)
-                            on_self.setdefault(t.key, True)
+                            on_self[t.key] = on_self.get(t.key, True) and me == "self" and id(sub) not in foreign
         v = self._callees[fn.key] = list(out.values())
         self._self_callees[fn.key] = frozenset(k for k, yes in on_self.items() if yes)
         return v
@@ -1430,24 +1432,50 @@ class CallGraph:
         return [fn.module, *(k for k in self.project.subclass_modules(cls) if k != fn.module)]
 
 
-def _on_self(call: ast.Call) -> bool:
-    """Whether ``call`` calls a method on the calling method's own object: ``self.m(...)``,
-    ``cls.m(...)``, ``super().m(...)`` (``Base.m(self, ...)``: :func:`_passes_self`)."""
+def _self_scope(fn: ast.AST) -> tuple[str | None, set[int]]:
+    """The name a method's own object has in it (its first parameter: ``self``, ``cls`` in a
+    class method; None for a static method, a method without one, or one that rebinds it),
+    and the ids of the nodes where that name means something else (nested classes, nested
+    functions and lambdas with a parameter of that name)."""
+    a = fn.args
+    first = [*a.posonlyargs, *a.args][:1]
+    if not first or any(_dotted(d) == "staticmethod" for d in fn.decorator_list):
+        return None, set()
+    me = first[0].arg
+    foreign: set[int] = set()
+    for sub in ast.walk(fn):
+        if sub is fn:
+            continue
+        shadows = isinstance(sub, ast.ClassDef) or isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) \
+            and me in {p.arg for p in (*sub.args.posonlyargs, *sub.args.args, *sub.args.kwonlyargs)}
+        if shadows:
+            foreign.update(id(n) for n in ast.walk(sub))
+    for sub in ast.walk(fn):
+        if isinstance(sub, ast.Name) and sub.id == me and isinstance(sub.ctx, (ast.Store, ast.Del)) \
+                and id(sub) not in foreign:
+            return None, set()  # `self = ...`: the name is not reliably the object
+    return me, foreign
+
+
+def _on_self(call: ast.Call, me: str) -> bool:
+    """Whether ``call`` calls a method on the calling method's own object (``me``: its first
+    parameter): ``self.m(...)``, ``cls.m(...)`` in a class method, ``super().m(...)``
+    (``Base.m(self, ...)``: :func:`_passes_self`)."""
     func = call.func
     if not isinstance(func, ast.Attribute):
         return False
     recv = func.value
-    if isinstance(recv, ast.Name) and recv.id in ("self", "cls"):
+    if isinstance(recv, ast.Name) and recv.id == me:
         return True
     return isinstance(recv, ast.Call) and isinstance(recv.func, ast.Name) and recv.func.id == "super"
 
 
-def _passes_self(call: ast.Call) -> bool:
+def _passes_self(call: ast.Call, me: str) -> bool:
     """``X.m(self, ...)`` with ``X`` a name or dotted name (an unbound method of a base class
     when ``m`` resolves to one)."""
     if not isinstance(call.func, ast.Attribute) or _dotted(call.func.value) is None:
         return False
-    return bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == "self"
+    return bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == me
 
 
 def _row_slice(node: ast.Subscript) -> tuple[ast.Slice, int] | None:

@@ -164,13 +164,15 @@ def find_entries(graph: CallGraph, seeds: list[FunctionInfo],
     up: dict[tuple[str, str], FunctionInfo] = {}  # (function, class of its `self`) -> function
     callers_of: dict[tuple[str, str], list[tuple[FunctionInfo, str]]] = {}
     pruned: set[tuple[str, str]] = set()  # states some caller of which was left out for its class
+    seen: set[str] = set()
     todo = [(s, s.owner or "", 0) for s in seeds]
-    while todo and len(up) < MAX_ENTRIES * 4:
+    while todo and len(seen) < MAX_ENTRIES * 4 and len(up) < MAX_ENTRIES * 16:
         fn, recv, level = todo.pop()
         state = (fn.key, recv)
         if state in up:
             continue
         up[state] = fn
+        seen.add(fn.key)
         # a caller in test code (a test kit that builds the object and calls its API) is not
         # the program: it does not make a production function part of a larger entry point
         # (code that is itself test code keeps its test callers)
@@ -191,14 +193,23 @@ def find_entries(graph: CallGraph, seeds: list[FunctionInfo],
         todo.extend((c, r, level + 1) for c, r in cs if (c.key, r) not in up)
     fns = {f.key: f for f in up.values()}
 
+    def runs_as(state: tuple[str, str], f: FunctionInfo) -> bool:
+        """Whether an object of the state's class runs ``f`` when called by its name: the
+        class inherits it (it may also run it through ``super()``, but then that call is a
+        caller of the state)."""
+        if not state[1] or state[1] == f.owner:
+            return True
+        cls = project.class_info(state[1])
+        m = project.find_method(cls, f.name) if cls is not None else None
+        return m is not None and m.key == f.key
+
     def is_entry(state: tuple[str, str], f: FunctionInfo) -> bool:
         inside = [c for c, r in callers_of.get(state, ()) if (c.key, r) in up]
-        if not inside and state in pruned and not callers_of.get(state):
-            # every caller runs on objects of other classes: outside code may still call it on
-            # one of this class if the class has it and it is public (or constructs)
-            recv = project.class_info(state[1]) if state[1] else None
-            m = project.find_method(recv, f.name) if recv is not None else None
-            return m is not None and m.key == f.key and (f.name == "__init__" or not f.name.startswith("_"))
+        if not inside and (state in pruned and not callers_of.get(state) or not runs_as(state, f)):
+            # every caller runs on objects of other classes (or the object's class overrides
+            # `f`): outside code may still call it on one of this class if the class has it
+            # and it is public (or constructs)
+            return runs_as(state, f) and (f.name == "__init__" or not f.name.startswith("_"))
         if not inside:
             return True
         # a public method that only private methods of its own class call (`execute_model`,
@@ -210,14 +221,31 @@ def find_entries(graph: CallGraph, seeds: list[FunctionInfo],
             c.name == "__init__" for c in inside)
 
     root_fns: dict[str, FunctionInfo] = {}
-    live: set[str] = set()  # functions with a state that some caller, or outside code, may reach
+    root_states: list[tuple[str, str]] = []
     for state, f in up.items():
         if is_entry(state, f):
+            root_states.append(state)
             root_fns.setdefault(f.key, f)
             if classes is not None and state[1] and state[1] != f.owner:
-                classes.setdefault(f.key, set()).add(state[1])
-        if state not in pruned or callers_of.get(state) or f.key in root_fns:
-            live.add(f.key)
+                cls, own = project.class_info(state[1]), project.class_info(f.owner)
+                if cls is not None and own is not None and _constructs_as(project, cls, own):
+                    classes.setdefault(f.key, set()).add(state[1])
+    # states below a dead end (a state none of whose callers can be on its object, and no
+    # entry point itself): those from which some chain of callers leads to one.  Only the
+    # others may be a cycle that no outside function calls
+    rooted = set(root_states)
+    dead = [st for st, f in up.items() if st not in rooted
+            and not any((c.key, r) in up for c, r in callers_of.get(st, ()))]
+    doomed: set[tuple[str, str]] = set(dead)
+    below: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for st, cs in callers_of.items():
+        for c, r in cs:
+            below.setdefault((c.key, r), []).append(st)
+    while dead:
+        for st in below.get(dead.pop(), ()):
+            if st not in doomed:
+                doomed.add(st)
+                dead.append(st)
     roots = list(root_fns.values())
     covered: set[str] = set()
 
@@ -233,8 +261,9 @@ def find_entries(graph: CallGraph, seeds: list[FunctionInfo],
     for r in roots:
         cover(r)
     entries = list(roots)
+    cyclic = {f.key for st, f in up.items() if st not in doomed}
     for k, f in sorted(fns.items(), key=lambda kv: (kv[1].module, kv[1].start)):
-        if k not in covered and k in live and len(entries) < MAX_ENTRIES:
+        if k not in covered and k in cyclic and len(entries) < MAX_ENTRIES:
             entries.append(f)  # a cycle no outside function calls
             cover(f)
     return sorted(entries, key=lambda f: (f.module, f.start))
@@ -243,8 +272,8 @@ def find_entries(graph: CallGraph, seeds: list[FunctionInfo],
 def _self_class(project: Project, caller_class: str, recv: str) -> str | None:
     """The class of ``self`` in a method of ``caller_class`` that calls, on ``self``, a method
     whose ``self`` is known to be a ``recv``: the narrower of the two when one is a subclass of
-    the other, ``recv`` when a project class derives from both (a mixin), None when no object
-    can be both."""
+    the other, ``caller_class`` when a project class derives from both (a mixin), None when no
+    object can be both."""
     if caller_class == recv:
         return recv
     d, r = project.class_info(caller_class), project.class_info(recv)
@@ -254,7 +283,9 @@ def _self_class(project: Project, caller_class: str, recv: str) -> str | None:
         return d.key
     if any(c.key == d.key for c in project.mro(r)):
         return r.key
-    return r.key if project.may_share_object(d, r) else None
+    # unrelated classes: an object of a project class deriving from both (a mixin's method
+    # calling a method of the other base) is of neither; the caller's class is all that is known
+    return d.key if project.may_share_object(d, r) else None
 
 
 #: How many subclasses an inherited entry point is run for (:func:`inherited_runs`).

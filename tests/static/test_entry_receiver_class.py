@@ -215,5 +215,155 @@ class Both(Mixin, Right):
     assert _self_class(project, k("Base"), k("Left")) == k("Left")  # a base's method on a Left
     assert _self_class(project, k("Left"), k("Base")) == k("Left")  # narrowed to the subclass
     assert _self_class(project, k("Right"), k("Left")) is None  # siblings: no object is both
-    assert _self_class(project, k("Mixin"), k("Right")) == k("Right")  # Both derives from each
+    # Both derives from each: an object of neither, the caller's class is all that is known
+    assert _self_class(project, k("Mixin"), k("Right")) == k("Mixin")
     assert _self_class(project, k("Mixin"), k("Left")) is None
+
+
+# --- shapes a review of the first version found (each gave a false finding there) -----------
+
+EXECUTE_RESETS = '''\
+    def execute(self, num_reqs: int, num_reqs_padded: int):
+        self.slot_mapping[num_reqs:num_reqs_padded].fill_(-1)
+        return self._run(num_reqs, num_reqs_padded)
+'''
+
+
+def test_a_subclass_that_overrides_the_entry_is_not_run_through_the_base_version(tmp_path):
+    # Leaky overrides `execute` (reset, then `self._run`): `Runner.execute` never runs on a
+    # Leaky, so it is no entry point for Leaky; Leaky's own `execute` is, and it resets
+    entries, classes = _entries(tmp_path, EXECUTE_RESETS)
+    assert "Runner.execute" not in classes, classes
+    assert "Leaky.execute" in entries, entries
+    assert _pad001(tmp_path, EXECUTE_RESETS, ["pkg/leaky.py"])[1] == []
+
+
+CHAIN_BASE = '''\
+import torch
+
+
+class CommonAttentionMetadata:
+    def __init__(self, slot_mapping, num_reqs):
+        self.slot_mapping = slot_mapping
+        self.num_reqs = num_reqs
+
+
+class Runner:
+    def __init__(self, max_bs: int) -> None:
+        self.slot_mapping = torch.zeros(max_bs, dtype=torch.int64)
+
+    def _sibling_only(self, n: int, p: int):
+        return self._run(n, p)
+
+    def _run(self, num_reqs: int, num_reqs_padded: int):
+        return self.build(num_reqs, num_reqs_padded)
+
+    def build(self, num_reqs: int, num_reqs_padded: int):
+        self.slot_mapping[num_reqs:num_reqs_padded].fill_(-1)
+        return CommonAttentionMetadata(
+            slot_mapping=self.slot_mapping[:num_reqs_padded],
+            num_reqs=num_reqs_padded,
+        )
+'''
+
+CHAIN_SIBLING = '''\
+from pkg.base import Runner
+
+
+class SiblingA(Runner):
+    def refresh(self, num_reqs: int, num_reqs_padded: int):
+        return self._sibling_only(num_reqs, num_reqs_padded)
+'''
+
+
+def test_a_chain_below_a_dead_end_is_not_an_entry_point(tmp_path):
+    # Leaky.build is reached only through Runner._run <- Runner._sibling_only (private) <-
+    # SiblingA.refresh, on a SiblingA: no path runs Leaky.build, so nothing is an entry point
+    # for it (`_run` must not come back as "a cycle no outside function calls")
+    files = {"pkg/__init__.py": "", "pkg/base.py": CHAIN_BASE, "pkg/leaky.py": LEAKY.replace("{INIT}", ""),
+             "pkg/siblings.py": CHAIN_SIBLING}
+    from padlint.analysis.callgraph import CallGraph
+    from padlint.analysis.engine import find_entries
+    from padlint.analysis.project import Project
+    from padlint.profile import load_profile
+
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    project = Project()
+    key = project.add_source(str(tmp_path / "pkg/leaky.py"), files["pkg/leaky.py"])
+    build = project.module(key).classes["Leaky"].methods["build"]
+    assert find_entries(CallGraph(project, load_profile("vllm")), [build], {}) == []
+    assert [f for f in check_files(tmp_path, files, ["pkg/leaky.py"]) if f.code == "PAD001"] == []
+
+
+PLAIN_BASE = CHAIN_BASE.replace("    def _sibling_only(self, n: int, p: int):\n        return self._run(n, p)\n\n", "")
+assert "_sibling_only" not in PLAIN_BASE
+
+MIXIN_BASE = PLAIN_BASE + '''
+
+class Mixin(Base):
+    def step(self, num_reqs: int, num_reqs_padded: int):
+        return self._run(num_reqs, num_reqs_padded)
+
+    def build(self, num_reqs: int, num_reqs_padded: int):
+        self.slot_mapping[num_reqs:num_reqs_padded].fill_(-1)
+        return CommonAttentionMetadata(
+            slot_mapping=self.slot_mapping[:num_reqs_padded],
+            num_reqs=num_reqs_padded,
+        )
+'''
+
+MIXIN_RIGHT = '''\
+from pkg.base import Base, CommonAttentionMetadata, Mixin
+
+
+class Right(Base):
+    def execute(self, num_reqs: int, num_reqs_padded: int):
+        self.slot_mapping[num_reqs:num_reqs_padded].fill_(-1)
+        return self._run(num_reqs, num_reqs_padded)
+
+    def build(self, num_reqs: int, num_reqs_padded: int):
+        return CommonAttentionMetadata(
+            slot_mapping=self.slot_mapping[:num_reqs_padded],
+            num_reqs=num_reqs_padded,
+        )
+
+
+class Both(Mixin, Right):
+    pass
+'''
+
+
+def test_a_mixin_method_is_not_run_on_the_other_base(tmp_path):
+    # Both(Mixin, Right): on a Both, `Mixin.step -> self._run -> self.build` runs Mixin.build
+    # (first in Both's MRO, resets); a Right never runs `Mixin.step`.  Right.build leaks only
+    # after Right.execute's own reset: no finding
+    files = {"pkg/__init__.py": "", "pkg/base.py": MIXIN_BASE.replace("class Runner:", "class Base:"),
+             "pkg/right.py": MIXIN_RIGHT}
+    got = [f for f in check_files(tmp_path, files, ["pkg/right.py"]) if f.code == "PAD001"]
+    assert got == [], [(f.path, f.line, [s.note for s in f.trace]) for f in got]
+
+
+DRIVER = '''\
+from pkg.leaky import Leaky
+
+
+class Driver:
+    def __init__(self) -> None:
+        self.runner = Leaky(8)
+
+    def step(self, num_reqs: int, num_reqs_padded: int):
+        {BODY}
+'''
+
+
+def test_a_local_named_cls_is_not_the_method_s_own_object(tmp_path):
+    # `cls = self.runner; cls._run(n, n)` in an instance method of Driver calls `_run` on a
+    # Leaky with no padding rows (n, n): the same as `r = self.runner`, no finding either way
+    for body in ("cls = self.runner\n        return cls._run(num_reqs, num_reqs)",
+                 "r = self.runner\n        return r._run(num_reqs, num_reqs)"):
+        files = {"pkg/__init__.py": "", "pkg/base.py": PLAIN_BASE, "pkg/leaky.py": LEAKY.replace("{INIT}", ""),
+                 "pkg/driver.py": DRIVER.replace("{BODY}", body)}
+        got = [f for f in check_files(tmp_path, files, ["pkg/leaky.py"]) if f.code == "PAD001"]
+        assert got == [], body
