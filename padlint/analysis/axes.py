@@ -30,6 +30,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from padlint.analysis.literals import expr_text
 from padlint.analysis.project import (ClassInfo, FunctionInfo, ModuleInfo, Project, _dotted, _type_names,
                                       bind_arguments, import_bindings)
 from padlint.profile import Profile
@@ -212,13 +213,6 @@ def _own_nodes(fn: ast.AST) -> Iterator[ast.AST]:
         todo.extend(ast.iter_child_nodes(n))
 
 
-def _text(node: ast.AST) -> str:
-    try:
-        return " ".join(ast.unparse(node).split())
-    except Exception:  # noqa: BLE001 - unparse of odd trees; a text is only shown
-        return "?"
-
-
 class _Locals:
     """The local assignments of one function: name -> values (flow-insensitive)."""
 
@@ -318,7 +312,7 @@ class AxisAnalysis:
         """The axis of a count expression in a function with locals ``loc``, or None."""
         if depth > 6:
             return None
-        text = _text(expr)
+        text = expr_text(expr)
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
             for a, b in ((expr.left, expr.right), (expr.right, expr.left)):
                 if isinstance(b, ast.Constant) and type(b.value) is int:
@@ -371,7 +365,7 @@ class AxisAnalysis:
             return None  # `n = m + 1` then `[:n]`: offsets through locals are not followed
         if len(known) == 1:
             v = values[0]
-            definition = (_text(v), v.lineno, v.col_offset + 1, v.end_lineno or v.lineno,
+            definition = (expr_text(v), v.lineno, v.col_offset + 1, v.end_lineno or v.lineno,
                           (v.end_col_offset or v.col_offset) + 1)
             return CountAxis(text, inner.name, axis, 0, inner.padded, (name, *inner.via), definition,
                              loc.loads.get(name, 0))
@@ -456,7 +450,7 @@ class AxisAnalysis:
             if c is None:
                 return None
             return attr, Evidence(c.axis, "write", mod.path, line,
-                                  f"written as `{_text(target)}` (`{c.text}` counts {c.axis})")
+                                  f"written as `{expr_text(target)}` (`{c.text}` counts {c.axis})")
 
         for n in self.own(fn):
             if isinstance(n, (ast.Assign, ast.AnnAssign)):
@@ -498,7 +492,7 @@ class AxisAnalysis:
         if axis is None:
             return None
         return Evidence(axis, "allocation", mod.path, value.lineno,
-                        f"allocated with first dimension `{_text(dim)}`")
+                        f"allocated with first dimension `{expr_text(dim)}`")
 
     def size_axis(self, dim: ast.AST, cls: ClassInfo | None, loc: _Locals, depth: int = 0) -> str | None:
         """The axis of a capacity expression: a name or attribute the profile's
@@ -585,8 +579,8 @@ class AxisAnalysis:
                 out.slices.append(SliceSite(
                     path=path, function=qual, line=n.lineno, column=n.col_offset + 1,
                     end_line=n.end_lineno or n.lineno, end_column=(n.end_col_offset or n.col_offset) + 1,
-                    text=_text(n), buffer_text=_text(n.value), buffer=buf, count=c, write=id(n) in writes,
-                    stmt_line=st.lineno, stmt_text=_text(st) if not _is_compound(st) else _head(st)))
+                    text=expr_text(n), buffer_text=expr_text(n.value), buffer=buf, count=c, write=id(n) in writes,
+                    stmt_line=st.lineno, stmt_text=expr_text(st) if not _is_compound(st) else _head(st)))
         self._scan_metadata(qual, fn, loc, mod, path, out, cls)
 
     @staticmethod
@@ -609,7 +603,7 @@ class AxisAnalysis:
             if upper is None:
                 return None
             c = self.count(upper, loc)
-            return (_text(value), c) if c is not None else None
+            return (expr_text(value), c) if c is not None else None
         if isinstance(value, ast.Name) and depth < 3 and value.id not in loc.opaque and value.id not in loc.params:
             vals = loc.values.get(value.id, [])
             got = [self._slice_width(v, loc, depth + 1) for v in vals]
@@ -745,7 +739,7 @@ class AxisAnalysis:
         c = self.count(v, loc)
         if c is None or c.axis != axis or c.padded is not True or c.offset:
             return None
-        return _field_at(fld, v, _text(v), c, declared=True)
+        return _field_at(fld, v, expr_text(v), c, declared=True)
 
     def _field(self, fld: str, v: ast.AST, loc: _Locals, mod: ModuleInfo, path: str) -> FieldWidth | None:
         """Field ``fld`` handed ``v``: sliced to a count (``x[:n]``, or a local holding such slices),
@@ -764,7 +758,7 @@ class AxisAnalysis:
         vw = self.widths.of(v, loc, mod)
         if vw is None or vw.count.padded is None:
             return None
-        return _field_at(fld, v, _text(v), vw.count, steps=tuple((s.path or path, s.line, s.text) for s in vw.steps))
+        return _field_at(fld, v, expr_text(v), vw.count, steps=tuple((s.path or path, s.line, s.text) for s in vw.steps))
 
     def _scan_metadata(self, qual: str, fn: ast.AST, loc: _Locals, mod: ModuleInfo, path: str,
                        out: AxisFacts, cls: ClassInfo | None = None) -> None:
@@ -825,7 +819,7 @@ class AxisAnalysis:
         loc2.__dict__.update(loc.__dict__)
         loc2.values = {**loc.values, **{n: [v] for n, v in chosen.items()}}
         loc2.params = loc.params - set(chosen)
-        words = ", ".join(f"`{n} = {_text(v)}` (line {v.lineno})" for n, v in sorted(chosen.items()))
+        words = ", ".join(f"`{n} = {expr_text(v)}` (line {v.lineno})" for n, v in sorted(chosen.items()))
         return loc2, words, assigned
 
     def _metadata_groups(self, qual: str, fn: ast.AST, loc: _Locals, mod: ModuleInfo, path: str,
@@ -859,7 +853,7 @@ class AxisAnalysis:
                         fields.append(f)
                 receiver = receivers.get(id(n))
                 key = receiver or f"@{n.lineno}:{n.col_offset}"
-                groups[key] = (name, n.lineno, _text(n.func) + "(...)", fields)
+                groups[key] = (name, n.lineno, expr_text(n.func) + "(...)", fields)
         local: tuple | None = None  # the names this function binds, read at its first candidate call
         for n in self.own(fn):
             # a call of a project function that builds a metadata object from its parameters: the
@@ -901,9 +895,9 @@ class AxisAnalysis:
                             and self.profile.is_real_for(narrow.count.name, c.name):
                         fields.append(narrow)
                         continue
-                fields.append(_field_at(fld, v, f"{_text(v)}[:{c.text}]", c))
+                fields.append(_field_at(fld, v, f"{expr_text(v)}[:{c.text}]", c))
             groups[f"@{n.lineno}:{n.col_offset}"] = (f"{ctor} (built by `{name}`)", n.lineno,
-                                                      _text(n.func) + "(...)", fields)
+                                                      expr_text(n.func) + "(...)", fields)
         # attribute stores, in source order; storing a field the current group already has starts
         # a new group (the object is being set again: SGLang pads a forward batch's fields for a
         # replay, then restores them to the real counts)
@@ -931,7 +925,7 @@ class AxisAnalysis:
                     if key not in groups:
                         groups[key] = (built[recv], st.lineno, f"{recv}.*", [])
                     v = st.value
-                    groups[key][3].append(FieldWidth(t.attr, _text(v), w[0], w[1], t.lineno, t.col_offset + 1,
+                    groups[key][3].append(FieldWidth(t.attr, expr_text(v), w[0], w[1], t.lineno, t.col_offset + 1,
                                                      t.end_lineno or t.lineno,
                                                      (t.end_col_offset or t.col_offset) + 1, steps=steps))
         return groups, built
@@ -981,7 +975,7 @@ class AxisAnalysis:
             if c is None or c.padded is not False or c.offset:
                 spoiled.add(attr)  # written with a padded or unknown count: not refreshed only to the real rows
                 return
-            refreshed.setdefault(attr, (node.lineno, _text(node), c))
+            refreshed.setdefault(attr, (node.lineno, expr_text(node), c))
 
         for n in self.own(fn):
             if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -1045,14 +1039,14 @@ class AxisAnalysis:
             out.handouts.append(WholeHandout(
                 path=path, function=qual, sink=sink, field=fld, line=value.lineno, column=value.col_offset + 1,
                 end_line=value.end_lineno or value.lineno, end_column=(value.end_col_offset or value.col_offset) + 1,
-                buffer_text=_text(value), refresh_line=line, refresh_text=text, count=c,
-                stmt_text=_text(st) if st is not None and not _is_compound(st) else ""))
+                buffer_text=expr_text(value), refresh_line=line, refresh_text=text, count=c,
+                stmt_text=expr_text(st) if st is not None and not _is_compound(st) else ""))
 
 
 def _field_at(fld: str, v: ast.AST, slice_text: str, count: CountAxis, declared: bool = False,
               steps: tuple[tuple[str, int, str], ...] = ()) -> FieldWidth:
     """Field ``fld`` of width ``count``, located at the value ``v`` handed to it."""
-    return FieldWidth(fld, _text(v), slice_text, count, v.lineno, v.col_offset + 1, v.end_lineno or v.lineno,
+    return FieldWidth(fld, expr_text(v), slice_text, count, v.lineno, v.col_offset + 1, v.end_lineno or v.lineno,
                       (v.end_col_offset or v.col_offset) + 1, declared=declared, steps=steps)
 
 
@@ -1079,7 +1073,7 @@ def _param_of(expr: ast.AST, params: set[str], loc: _Locals, depth: int = 0) -> 
                 up = _first_dim_upper(v.slice)
                 if up is None:
                     return None
-                got.add(_text(up))
+                got.add(expr_text(up))
             return (expr.id, got.pop()) if len(got) == 1 else None
         found = {_param_of(v, params, loc, depth + 1) for v in vals}
         return found.pop() if len(found) == 1 and None not in found else None
@@ -1091,7 +1085,7 @@ def _param_of(expr: ast.AST, params: set[str], loc: _Locals, depth: int = 0) -> 
         inner = _param_of(expr.value, params, loc, depth + 1)
         if inner is None or inner[1] is not None:
             return None
-        return (inner[0], _text(up))
+        return (inner[0], expr_text(up))
     if isinstance(expr, ast.IfExp):
         alts = [x for x in (expr.body, expr.orelse) if not (isinstance(x, ast.Constant) and x.value is None)]
         found = {_param_of(x, params, loc, depth + 1) for x in alts}
@@ -1186,7 +1180,7 @@ def _is_compound(st: ast.stmt) -> bool:
 
 
 def _head(st: ast.stmt) -> str:
-    text = _text(st)
+    text = expr_text(st)
     return text.split("\n", 1)[0]
 
 

@@ -50,6 +50,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from padlint.analysis.literals import expr_text
 from padlint.analysis.project import (
     ClassInfo,
     FuncNode,
@@ -246,10 +247,6 @@ class ClassLifecycle:
 
 # -- helpers -------------------------------------------------------------------------------
 
-def _text(node: ast.AST) -> str:
-    return " ".join(ast.unparse(node).split())
-
-
 def _self_chain(node: ast.AST) -> list[str] | None:
     """``self.a.b`` -> ["a", "b"]; None when not rooted at ``self``."""
     parts: list[str] = []
@@ -298,16 +295,16 @@ def _fill_of(call: ast.Call, name: str) -> str | None:
     dtype = ""
     for kw in call.keywords:
         if kw.arg == "dtype":
-            dtype = _text(kw.value)
+            dtype = expr_text(kw.value)
         if kw.arg == "fill_value" and base == "full":
-            return _text(kw.value)
+            return expr_text(kw.value)
     boolean = dtype.endswith(("bool", "bool_"))
     if base == "zeros":
         return "False" if boolean else "0"
     if base == "ones":
         return "True" if boolean else "1"
     if base == "full":  # torch.full(size, value), np.full(shape, value), full_like(x, value)
-        return _text(call.args[1]) if len(call.args) > 1 else None
+        return expr_text(call.args[1]) if len(call.args) > 1 else None
     return None
 
 
@@ -435,7 +432,7 @@ class _Scan:
         if len(chain) != 1 or chain[0] not in self.out.buffers:
             return None
         attr = self.out._aliases.get(chain[0], chain[0])
-        return attr, _text(node)
+        return attr, expr_text(node)
 
     # moves and swaps -------------------------------------------------------------------------
     def row_ref(self, node: ast.AST) -> tuple[str, str, str, ast.Subscript] | None:
@@ -458,7 +455,7 @@ class _Scan:
             return None
         if isinstance(parts[0], ast.Name) and parts[0].id in self.fancy:
             return None  # `idx = [a, b]; buf[idx]`: several rows (a permutation), not one
-        return buf[0], buf[1], _text(parts[0]), node
+        return buf[0], buf[1], expr_text(parts[0]), node
 
     def _through_row_view(self, target: ast.AST) -> ast.AST:
         """The row ``self.buf[i]`` a write through a local view of it writes (``row.fill_(v)``,
@@ -492,13 +489,13 @@ class _Scan:
                 attr, written, dst, src = move
                 moves.append((RowMove(self.cls.key, meth.name, self.mod.path, attr, written, dst, src,
                                       stmt.lineno, stmt.col_offset + 1, stmt.end_lineno or stmt.lineno,
-                                      (stmt.end_col_offset or 0) + 1, _text(stmt), indent, guards, None),
+                                      (stmt.end_col_offset or 0) + 1, expr_text(stmt), indent, guards, None),
                               stmt))
             swap = self.swap_of(stmt)
             if swap is not None:
                 self.out.swaps.append(ViewSwap(self.cls.key, meth.name, self.mod.path, *swap[:4],
                                                stmt.lineno, stmt.col_offset + 1, stmt.end_lineno or stmt.lineno,
-                                               (stmt.end_col_offset or 0) + 1, _text(stmt), swap[4]))
+                                               (stmt.end_col_offset or 0) + 1, expr_text(stmt), swap[4]))
             writes.extend(self.writes_of(stmt))
             calls.extend(self.row_calls(stmt))
         evidence = self.relocation_evidence(meth, [(mv.src, mv.dst) for mv, _s in moves])
@@ -535,19 +532,19 @@ class _Scan:
                 if isinstance(t, ast.Subscript) and isinstance(v, ast.Subscript):
                     ct, cv = _self_chain(t.value), _self_chain(v.value)
                     if ct and ct == cv:
-                        key = (_text(_index_parts(v)[0]), _text(_index_parts(t)[0]))
+                        key = (expr_text(_index_parts(v)[0]), expr_text(_index_parts(t)[0]))
                         copied.setdefault(key, set()).add(".".join(ct))
                 if isinstance(t, ast.Subscript) and _self_chain(t.value) and isinstance(v, ast.Constant) \
                         and v.value is None:
-                    cleared.add(_text(_index_parts(t)[0]))
+                    cleared.add(expr_text(_index_parts(t)[0]))
             elif isinstance(stmt, ast.Delete):
                 for t in stmt.targets:
                     if isinstance(t, ast.Subscript) and _self_chain(t.value):
-                        cleared.add(_text(_index_parts(t)[0]))
+                        cleared.add(expr_text(_index_parts(t)[0]))
             for n in ast.walk(stmt):
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "pop" \
                         and _self_chain(n.func.value) and n.args:
-                    cleared.add(_text(n.args[0]))
+                    cleared.add(expr_text(n.args[0]))
         return {p for p in pairs if len(copied.get(p, ())) >= 2 or p[0] in cleared}
 
     def move_of(self, stmt: ast.stmt) -> tuple[str, str, str, str] | None:
@@ -615,7 +612,7 @@ class _Scan:
             own = isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
                 and n.func.value.id == "self"
             bufs = {b[0] for b in (self.canonical(a) for a in args) if b is not None}
-            out.append((stmt.lineno, {_text(a) for a in args}, bufs, own))
+            out.append((stmt.lineno, {expr_text(a) for a in args}, bufs, own))
         return out
 
     def writes_of(self, stmt: ast.stmt) -> list[tuple[str, str | None, int]]:
@@ -698,7 +695,7 @@ class _Scan:
                 self.out.releases.append(RowRelease(
                     self.cls.key, meth.name, self.mod.path, attr, tuple(rows), row, stmt.lineno,
                     stmt.col_offset + 1, stmt.end_lineno or stmt.lineno, (stmt.end_col_offset or 0) + 1,
-                    _text(stmt), indent, handled, self._resetter(attr)))
+                    expr_text(stmt), indent, handled, self._resetter(attr)))
 
     def _holder_rows(self, attr: str) -> list[tuple[str, str]]:
         """(class key, buffer) pairs the object ``self.<attr>`` keeps one row of per request: the
@@ -834,7 +831,7 @@ class _Scan:
             self.out.gaps.append(AdmissionGap(
                 self.cls.key, cov.method, self.mod.path, attr, written, row, cov.conditions, stmt.lineno,
                 stmt.col_offset + 1, stmt.end_lineno or stmt.lineno, (stmt.end_col_offset or 0) + 1,
-                _text(stmt), reader, reader_line, fix_line, fix_indent))
+                expr_text(stmt), reader, reader_line, fix_line, fix_indent))
 
     def _length_prefixed(self, fn: FunctionInfo, stmt: ast.stmt, attr: str, row: str) -> bool:
         """Whether the conditional row write ``stmt`` fills the row's first ``n`` columns
@@ -858,11 +855,11 @@ class _Scan:
                     and cols[0].upper is not None \
                     and (cols[0].lower is None or (isinstance(cols[0].lower, ast.Constant)
                                                    and cols[0].lower.value == 0)):
-                bound = _text(cols[0].upper)
+                bound = expr_text(cols[0].upper)
         if bound is None:
             return False
         for other, _g in _walk(fn.node.body, ()):
-            if not isinstance(other, ast.Assign) or _text(other.value) != bound:
+            if not isinstance(other, ast.Assign) or expr_text(other.value) != bound:
                 continue
             for t in other.targets:
                 ref = self.row_ref(t)
@@ -947,7 +944,7 @@ class _Scan:
                     inner = ref[3]
                     while isinstance(inner.value, ast.Subscript):
                         inner = inner.value
-                    return stmt, _text(inner.value), ref[2]
+                    return stmt, expr_text(inner.value), ref[2]
         return None
 
 
@@ -1070,7 +1067,7 @@ def _several_params(fn: FuncNode) -> set[str]:
     for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs):
         if arg.annotation is None:
             continue
-        ann = _text(arg.annotation)
+        ann = expr_text(arg.annotation)
         if any(w in ann for w in ("Tensor", "List", "list", "Sequence", "ndarray", "Iterable", "tuple", "Tuple")):
             out.add(arg.arg)
     # locals computed from them (`src = src_index.to(torch.long)`), to a fixpoint
@@ -1092,7 +1089,7 @@ def _fancy_names(fn: ast.AST) -> set[str]:
         if isinstance(value, (ast.List, ast.ListComp)):
             return True
         return isinstance(value, ast.Call) and isinstance(value.func, (ast.Attribute, ast.Name)) and \
-            _text(value.func).rsplit(".", 1)[-1] in ("tensor", "array", "asarray", "arange", "nonzero", "where")
+            expr_text(value.func).rsplit(".", 1)[-1] in ("tensor", "array", "asarray", "arange", "nonzero", "where")
 
     out: set[str] = set()
     for n in ast.walk(fn):
@@ -1178,7 +1175,7 @@ def _calls_self(fn: ast.AST) -> bool:
 
 def _cond_text(test: ast.AST) -> str:
     """A test as a condition: ``(p := req.params)`` reads as ``req.params``."""
-    return _text(test.value if isinstance(test, ast.NamedExpr) else test)
+    return expr_text(test.value if isinstance(test, ast.NamedExpr) else test)
 
 
 def _negated(test: ast.AST) -> str:
@@ -1188,7 +1185,7 @@ def _negated(test: ast.AST) -> str:
     inverse = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn,
                ast.NotIn: ast.In, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt}
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in inverse:
-        return _text(ast.Compare(test.left, [inverse[type(test.ops[0])]()], test.comparators))
+        return expr_text(ast.Compare(test.left, [inverse[type(test.ops[0])]()], test.comparators))
     t = _cond_text(test)
     return f"not {t}" if isinstance(test, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.NamedExpr)) \
         else f"not ({t})"
@@ -1288,7 +1285,7 @@ class _Cover:
         if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
             inner = self.body(stmt.body, depth)
             return _Result(line=inner.line, ends=inner.ends, conditions=inner.conditions or
-                           ((f"the loop `{_text(stmt.iter if not isinstance(stmt, ast.While) else stmt.test)}` runs",)
+                           ((f"the loop `{expr_text(stmt.iter if not isinstance(stmt, ast.While) else stmt.test)}` runs",)
                             if inner.line else ()))
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
             return self.body(stmt.body, depth)
@@ -1306,10 +1303,10 @@ class _Cover:
         t = node.test
         if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.NotEq)):
             return False
-        left, right = _text(t.left), _text(t.comparators[0])
+        left, right = expr_text(t.left), expr_text(t.comparators[0])
         for stmt in node.body:
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _text(stmt.targets[0]) == left \
-                    and _text(stmt.value) == right and any(
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and expr_text(stmt.targets[0]) == left \
+                    and expr_text(stmt.value) == right and any(
                         attr == self.attr and row is not None for attr, row, _l in self.scan.writes_of(stmt)):
                 return True
         return False

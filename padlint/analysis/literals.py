@@ -1,5 +1,5 @@
 """Comparing a written literal with a field's neutral value (shared by the interpreter and the
-pad-value facts)."""
+pad-value facts), and the one-line text of an expression shown in messages."""
 
 from __future__ import annotations
 
@@ -34,3 +34,12 @@ def same_literal(written: str, neutral: str, profile: Profile) -> bool | None:
         return list(target) == list(value) if isinstance(target, (list, tuple)) and isinstance(value, (list, tuple)) \
             else None
     return value == target
+
+
+def expr_text(node: ast.AST) -> str:
+    """An expression's source text on one line (whitespace collapsed), for messages; ``?``
+    where the tree cannot be unparsed."""
+    try:
+        return " ".join(ast.unparse(node).split())
+    except Exception:  # noqa: BLE001 - unparse of odd trees; a text is only shown
+        return "?"

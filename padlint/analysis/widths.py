@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 # (axes imports this module only inside AxisAnalysis, so these names exist when it is imported)
-from padlint.analysis.axes import CountAxis, _first_dim_upper, _functions, _Locals, _own_nodes, _text
+from padlint.analysis.axes import CountAxis, _first_dim_upper, _functions, _Locals, _own_nodes
+from padlint.analysis.literals import expr_text
 from padlint.analysis.project import ClassInfo, ModuleInfo, Project, _dotted, _type_names
 
 #: methods whose result has the rows of the tensor or array they are called on
@@ -125,11 +126,11 @@ class RowWidths:
             upper = _first_dim_upper(v.slice)
             if upper is not None:
                 c = self._count(upper, loc)
-                return ValueWidth(c, (Step(None, line, f"`{_text(v)}`: rows [:{c.text}]"),)) if c is not None else None
+                return ValueWidth(c, (Step(None, line, f"`{expr_text(v)}`: rows [:{c.text}]"),)) if c is not None else None
             if isinstance(v.slice, (ast.Name, ast.Attribute, ast.Call)) and not self._mask(v.slice, loc):
                 w = self.of(v.slice, loc, mod, depth + 1, fields)
                 if w is not None:
-                    step = Step(None, line, f"`{_text(v)}` gathers one row per row of `{_text(v.slice)}`")
+                    step = Step(None, line, f"`{expr_text(v)}` gathers one row per row of `{expr_text(v.slice)}`")
                     return ValueWidth(w.count, (step, *w.steps))
             return None
         if isinstance(v, ast.Call):
@@ -165,7 +166,7 @@ class RowWidths:
                 return None
             if first.steps and first.steps[0].line == vals[0].lineno:
                 return first  # the value's own step is on the assignment's line: it says enough
-            step = Step(None, vals[0].lineno, f"`{v.id} = {_text(vals[0])}`")
+            step = Step(None, vals[0].lineno, f"`{v.id} = {expr_text(vals[0])}`")
             return ValueWidth(first.count, (step, *first.steps))
         if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name):
             cls = self._class_of(v.value.id, loc, mod)
@@ -174,7 +175,7 @@ class RowWidths:
             w = self.field(cls, v.attr, fields + 1)
             if w is None:
                 return None
-            return ValueWidth(w.count, (Step(None, line, f"`{_text(v)}`, field `{v.attr}` of `{cls.name}`"),
+            return ValueWidth(w.count, (Step(None, line, f"`{expr_text(v)}`, field `{v.attr}` of `{cls.name}`"),
                                         *w.steps))
         if isinstance(v, (ast.BinOp, ast.Compare, ast.UnaryOp, ast.BoolOp)):
             return self._elementwise(v, loc, mod, depth, fields)
@@ -193,8 +194,8 @@ class RowWidths:
                 or isinstance(idx, ast.BinOp) and isinstance(idx.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
             return True
         if isinstance(idx, ast.Call):
-            if any(k.arg == "dtype" and "bool" in _text(k.value) for k in idx.keywords) \
-                    or any("bool" in _text(a) for a in idx.args[1:]):
+            if any(k.arg == "dtype" and "bool" in expr_text(k.value) for k in idx.keywords) \
+                    or any("bool" in expr_text(a) for a in idx.args[1:]):
                 return True
             if isinstance(idx.func, ast.Attribute) and idx.func.attr in ("bool",):
                 return True
@@ -228,7 +229,7 @@ class RowWidths:
         first = _agree([w for p in parts if (w := self.of(p, loc, mod, depth + 1, fields)) is not None])
         if first is None:
             return None
-        step = Step(None, getattr(v, "lineno", 0), f"`{_text(v)}` keeps the rows of its operands")
+        step = Step(None, getattr(v, "lineno", 0), f"`{expr_text(v)}` keeps the rows of its operands")
         return ValueWidth(first.count, (step, *first.steps))
 
     def _call(self, v: ast.Call, loc: _Locals, mod: ModuleInfo, depth: int, fields: int) -> ValueWidth | None:
@@ -239,14 +240,14 @@ class RowWidths:
             w = self.of(v.func.value, loc, mod, depth + 1, fields)
             if w is None:
                 return None
-            return ValueWidth(w.count, (Step(None, line, f"`{_text(v)}` keeps the rows of `{_text(v.func.value)}`"),
+            return ValueWidth(w.count, (Step(None, line, f"`{expr_text(v)}` keeps the rows of `{expr_text(v.func.value)}`"),
                                         *w.steps))
         copies = name in ROW_FUNCTIONS or name.rsplit(".", 1)[-1] in self.row_copies
         if copies and v.args and not any(k.arg == "out" for k in v.keywords):
             w = self.of(v.args[0], loc, mod, depth + 1, fields)
             if w is None:
                 return None
-            return ValueWidth(w.count, (Step(None, line, f"`{name}(...)` keeps the rows of `{_text(v.args[0])}`"),
+            return ValueWidth(w.count, (Step(None, line, f"`{name}(...)` keeps the rows of `{expr_text(v.args[0])}`"),
                                         *w.steps))
         dim: ast.AST | None = None
         if name in SIZED and v.args:
@@ -262,7 +263,7 @@ class RowWidths:
         c = self._count(dim, loc)
         if c is None:
             return None
-        return ValueWidth(c, (Step(None, line, f"`{_text(v)}`: {c.text} rows"),))
+        return ValueWidth(c, (Step(None, line, f"`{expr_text(v)}`: {c.text} rows"),))
 
     def _class_of(self, name: str, loc: _Locals, mod: ModuleInfo) -> ClassInfo | None:
         """The project class a local name holds: a parameter's annotation, or every assignment
@@ -322,7 +323,7 @@ class RowWidths:
                 if w is None:
                     got.append(None)  # a construction of unknown width: the field may have any
                     break
-                site = Step(mod.path, call.lineno, f"`{cls.name}({attr}={_text(value)})`")
+                site = Step(mod.path, call.lineno, f"`{cls.name}({attr}={expr_text(value)})`")
                 steps = tuple(Step(s.path or mod.path, s.line, s.text) for s in w.steps)
                 got.append(ValueWidth(w.count, (site, *steps)))
         except RecursionError:  # pragma: no cover - a pathological chain
