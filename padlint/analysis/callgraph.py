@@ -481,7 +481,7 @@ class CallGraph:
         ``self.a.b``, a parameter, a local bound to one, an element of a typed container
         (``self.attn_groups[i][j]``) or of an object whose class's ``__getitem__`` says what it
         gives (``self.block_table[gid]``), the result of a method or function with a return
-        annotation (``g.get_metadata_builder()``), a construction (``Runner(8)``)."""
+        annotation (``g.get_metadata_builder()``)."""
         if depth > 4:
             return []
         if isinstance(expr, ast.Name):
