@@ -110,17 +110,20 @@ def _files(init: str) -> dict[str, str]:
             "pkg/siblings.py": SIBLINGS}
 
 
-def _entries(tmp_path, init: str):
+def _entries(tmp_path, init: str, files: dict[str, str] | None = None):
+    """Entry points (and extra classes to run them for) found up from ``Leaky.build`` in
+    ``pkg/leaky.py``, the package being ``files`` (default: :func:`_files` with ``init``)."""
     from padlint.analysis.callgraph import CallGraph
     from padlint.analysis.engine import find_entries
     from padlint.analysis.project import Project
     from padlint.profile import load_profile
 
-    for rel, text in _files(init).items():
+    files = files if files is not None else _files(init)
+    for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
     project = Project()
-    key = project.add_source(str(tmp_path / "pkg/leaky.py"), _files(init)["pkg/leaky.py"])
+    key = project.add_source(str(tmp_path / "pkg/leaky.py"), files["pkg/leaky.py"])
     graph = CallGraph(project, load_profile("vllm"))
     build = project.module(key).classes["Leaky"].methods["build"]
     classes: dict[str, set[str]] = {}
@@ -282,18 +285,7 @@ def test_a_chain_below_a_dead_end_is_not_an_entry_point(tmp_path):
     # for it (`_run` must not come back as "a cycle no outside function calls")
     files = {"pkg/__init__.py": "", "pkg/base.py": CHAIN_BASE, "pkg/leaky.py": LEAKY.replace("{INIT}", ""),
              "pkg/siblings.py": CHAIN_SIBLING}
-    from padlint.analysis.callgraph import CallGraph
-    from padlint.analysis.engine import find_entries
-    from padlint.analysis.project import Project
-    from padlint.profile import load_profile
-
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    project = Project()
-    key = project.add_source(str(tmp_path / "pkg/leaky.py"), files["pkg/leaky.py"])
-    build = project.module(key).classes["Leaky"].methods["build"]
-    assert find_entries(CallGraph(project, load_profile("vllm")), [build], {}) == []
+    assert _entries(tmp_path, "", files) == ([], {})
     assert [f for f in check_files(tmp_path, files, ["pkg/leaky.py"]) if f.code == "PAD001"] == []
 
 
