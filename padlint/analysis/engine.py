@@ -203,8 +203,11 @@ def find_entries(graph: CallGraph, seeds: list[FunctionInfo],
         m = project.find_method(cls, f.name) if cls is not None else None
         return m is not None and m.key == f.key
 
+    # the callers of each state that the search reached (the others were cut by its bounds)
+    inside_of = {st: [c for c, r in cs if (c.key, r) in up] for st, cs in callers_of.items()}
+
     def is_entry(state: tuple[str, str], f: FunctionInfo) -> bool:
-        inside = [c for c, r in callers_of.get(state, ()) if (c.key, r) in up]
+        inside = inside_of.get(state, [])
         if not inside and (state in pruned and not callers_of.get(state) or not runs_as(state, f)):
             # every caller runs on objects of other classes (or the object's class overrides
             # `f`): outside code may still call it on one of this class if the class has it
@@ -221,10 +224,10 @@ def find_entries(graph: CallGraph, seeds: list[FunctionInfo],
             c.name == "__init__" for c in inside)
 
     root_fns: dict[str, FunctionInfo] = {}
-    root_states: list[tuple[str, str]] = []
+    rooted: set[tuple[str, str]] = set()
     for state, f in up.items():
         if is_entry(state, f):
-            root_states.append(state)
+            rooted.add(state)
             root_fns.setdefault(f.key, f)
             if classes is not None and state[1] and state[1] != f.owner:
                 cls, own = project.class_info(state[1]), project.class_info(f.owner)
@@ -233,9 +236,7 @@ def find_entries(graph: CallGraph, seeds: list[FunctionInfo],
     # states below a dead end (a state none of whose callers can be on its object, and no
     # entry point itself): those from which some chain of callers leads to one.  Only the
     # others may be a cycle that no outside function calls
-    rooted = set(root_states)
-    dead = [st for st, f in up.items() if st not in rooted
-            and not any((c.key, r) in up for c, r in callers_of.get(st, ()))]
+    dead = [st for st in up if st not in rooted and not inside_of.get(st)]
     doomed: set[tuple[str, str]] = set(dead)
     below: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for st, cs in callers_of.items():
