@@ -666,6 +666,9 @@ class Frame:
     # ``[dummy_runs] functions``) where the frame's function is of that run's class (or nested
     # in one), "" elsewhere: its views' rows are judged as a dummy run's (:meth:`_dummy_taint`)
     dummy: str = ""
+    # the function node this frame runs (a nested function's recursion is told by it: its name
+    # in the call path grows at each level, `f.prepare.prepare`)
+    node: object = None
     # the dummy-run function this frame runs under, in any class (the methods of other objects
     # it calls too): only recorded as :attr:`Interpreter.dummy_reads`
     dummy_any: str = ""
@@ -6279,7 +6282,7 @@ class Interpreter:
             seg, owner, module, path = frame.seg, frame.owner, frame.module, frame.path
             name = func.name.value
             qual = f"{frame.qual}.{name}"
-        if any(f.qual == qual for f in self._frames) or len(self._frames) > self.MAX_DEPTH:
+        if any(f.qual == qual or f.node is func for f in self._frames) or len(self._frames) > self.MAX_DEPTH:
             self._opaque([*arg_vals, self._not_self(recv, state)], state)
             return UNKNOWN
         line = frame.seg.line(node, frame.stmt)
@@ -6293,7 +6296,7 @@ class Interpreter:
                        chain=chain + ((line, f"calls `{shown}`", frame.path),), known=set(frame.known),
                        dummy=(name if self.p.is_dummy_run(name) else
                               frame.dummy if fn is None or fn.owner == frame.owner else ""),
-                       dummy_any=name if self.p.is_dummy_run(name) else frame.dummy_any)
+                       dummy_any=name if self.p.is_dummy_run(name) else frame.dummy_any, node=func)
         if fn is None and closure is not None:
             callee.nested = dict(def_nested)
             env = dict(closure.env)  # the enclosing locals, as they were when it was taken
