@@ -713,6 +713,9 @@ class Interpreter:
 
     MAX_DEPTH = 64  # calls followed below an entry point (deeper calls are not followed)
     MAX_NESTING = 200  # expression nesting above which a function is not parsed with libcst
+    # function bodies run per entry point in the calls of a function that reaches no sink, its
+    # callees' included; past it, the function is code not read in that entry point
+    MAX_AWAY_BODIES = 1000
     MAX_SUMMARIES_PER_CALLEE = 16  # summaries kept per callee and arguments
 
     def __init__(self, profile: Profile, project: Project, graph: CallGraph):
@@ -814,6 +817,14 @@ class Interpreter:
         # left unwritten reads them written (:meth:`_taints`)
         self._branch_tests: list[tuple[str, str, bool]] = []
         self._frames: list[Frame] = []        # the frames being interpreted, entry point first
+        # per function that reaches no sink: the bodies its calls ran in this entry point, its
+        # callees' included (:attr:`MAX_AWAY_BODIES`); and every body run so far
+        self._runs: dict[str, int] = {}
+        self._bodies = 0
+        # sinks reached so far (checked or not), and the functions the call graph has as reaching
+        # none that reached one in some run
+        self._sinks_seen = 0
+        self._reaching: set[str] = set()
         self._write_log: list[set] = []       # per callee being interpreted: the writes it noted
         self._hit_log: list[list] = []        # per callee being interpreted: its sink hits, with their paths
         self._hit_chains: dict[tuple, set] = {}  # hit key -> its stale chains (membership)
@@ -890,6 +901,7 @@ class Interpreter:
         frame.params = tuple(params)
         frame.known.update(frame.params)
         self._frames = [frame]
+        self._runs = {}
         try:
             self._exec_function(seg.func, frame, state)
         finally:
@@ -901,6 +913,7 @@ class Interpreter:
         return [p.name.value for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params)]
 
     def _exec_function(self, func: cst.FunctionDef, frame: Frame, state: State) -> tuple[State, AVal]:
+        self._bodies += 1
         end_facts: list = []
         end = self._exec_block(func.body, frame, state, end_facts)
         states = [s for s, _ in frame.returns] + ([end] if end is not None else [])
@@ -6465,6 +6478,18 @@ class Interpreter:
                                 self._hit_log[-1].append((ev, chain, qpath, 0, 0))
                             self._record_hit(ev, chain, qpath)
                     return summ.value
+        # (a call the call graph does not resolve may be resolved here, from the values: a function
+        # that reached a sink in some run is not held to the share, `Scheduler.run_batch`)
+        away = fn is not None and fn.key not in self._reaching and not self.graph.sinkward(fn)
+        if away and self._runs.get(fn.key, 0) >= self.MAX_AWAY_BODIES:
+            # its runs in this entry point have cost their share: from here on it is code not read.
+            # What it was handed may have any rows written (it is not trusted to reset), and its
+            # value is an object of its annotated class.  (The join of what its earlier runs
+            # returned was tried: values made in other contexts carried their stale rows into this
+            # one, 18 false findings on vLLM 0.33.0)
+            self._opaque([*arg_vals, self._not_self(recv, state)], state)
+            return self._returned_object(fn) if fn.header().returns else UNKNOWN
+        bodies, sinks = self._bodies, self._sinks_seen
         entry = dict(heap)
         self._reads.append(ReadLog(entry))
         callee_state = State(env, heap)
@@ -6497,6 +6522,11 @@ class Interpreter:
         state.heap = exit_state.heap
         if fn is not None and isinstance(value, UnknownVal) and fn.header().returns:
             value = self._returned_object(fn)
+        if away:
+            if self._sinks_seen > sinks:
+                self._reaching.add(fn.key)
+            else:
+                self._runs[fn.key] = self._runs.get(fn.key, 0) + self._bodies - bodies
         if base_key is not None:
             entries = self._summaries.setdefault(base_key, [])
             if len(entries) < self.MAX_SUMMARIES_PER_CALLEE:
@@ -6797,6 +6827,7 @@ class Interpreter:
                     given: set[Taint] | None = None) -> None:
         """``given``: the taints, already judged (a graph input no replay path wrote), instead of
         those :meth:`_taints` finds in ``value``."""
+        self._sinks_seen += 1
         if self.p.is_exempt(fld) or self.p.is_arg_ignored(sink, fld):
             return
         # the argument node is the same object on every path (each function is parsed once);
