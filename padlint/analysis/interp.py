@@ -617,13 +617,18 @@ class Summary:
     between the summaries that read or write the same keys: a summary holds no pair per key."""
 
     __slots__ = ("read_keys", "read_values", "write_keys", "write_values", "value", "stored",
-                 "noted_writes", "hit_events")
+                 "noted_writes", "hit_events", "sinks", "cut_in")
 
     def __init__(self, read_keys: tuple, read_values: tuple, write_keys: tuple, write_values: tuple,
-                 value, stored: frozenset, noted_writes: frozenset, hit_events: tuple):
+                 value, stored: frozenset, noted_writes: frozenset, hit_events: tuple,
+                 sinks: bool = False, cut_in: int = -1):
         self.read_keys, self.read_values = read_keys, read_values
         self.write_keys, self.write_values = write_keys, write_values
         self.value, self.stored, self.noted_writes, self.hit_events = value, stored, noted_writes, hit_events
+        # whether its run reached a sink; and the entry point (its number) in which a call below it
+        # was cut by that entry point's share (:attr:`Interpreter.MAX_AWAY_BODIES`), -1 if none: it
+        # answers calls in that entry point only
+        self.sinks, self.cut_in = sinks, cut_in
 
 
 @dataclass
@@ -821,10 +826,13 @@ class Interpreter:
         # callees' included (:attr:`MAX_AWAY_BODIES`); and every body run so far
         self._runs: dict[str, int] = {}
         self._bodies = 0
-        # sinks reached so far (checked or not), and the functions the call graph has as reaching
-        # none that reached one in some run
+        # sinks reached so far (checked or not), calls cut by a share so far, the functions the call
+        # graph has as reaching no sink that reached one in this entry point, and the entry point's
+        # number
         self._sinks_seen = 0
+        self._cuts = 0
         self._reaching: set[str] = set()
+        self._entry_no = 0
         self._write_log: list[set] = []       # per callee being interpreted: the writes it noted
         self._hit_log: list[list] = []        # per callee being interpreted: its sink hits, with their paths
         self._hit_chains: dict[tuple, set] = {}  # hit key -> its stale chains (membership)
@@ -901,7 +909,8 @@ class Interpreter:
         frame.params = tuple(params)
         frame.known.update(frame.params)
         self._frames = [frame]
-        self._runs = {}
+        self._runs, self._reaching = {}, set()
+        self._entry_no += 1
         try:
             self._exec_function(seg.func, frame, state)
         finally:
@@ -6460,8 +6469,9 @@ class Interpreter:
         if base_key is not None:
             look = dict.get  # not Heap.get: a summary that does not apply leaves no read behind
             for summ in self._summaries.get(base_key, ()):
-                if all((x := look(heap, k, v if v is PERSISTENT else _GONE)) is v or x == v
-                       for k, v in zip(summ.read_keys, summ.read_values)):
+                if (summ.cut_in < 0 or summ.cut_in == self._entry_no) and all(
+                        (x := look(heap, k, v if v is PERSISTENT else _GONE)) is v or x == v
+                        for k, v in zip(summ.read_keys, summ.read_values)):
                     if heap.reads:  # what the callee read, its caller read (where it was given it)
                         heap.reads[-1].keys.update(heap.reads[-1].given(summ.read_keys, heap))
                     for k, v in zip(summ.write_keys, summ.write_values):
@@ -6470,6 +6480,10 @@ class Interpreter:
                         self._stored(k, heap)
                     for w in summ.noted_writes:  # and the writes it noted, for this entry, on this path
                         self._note_write(w[0], w[:6] + (self._qpath(callee) + w[6],))
+                    if summ.sinks:  # (its callers reach a sink through it)
+                        self._sinks_seen += 1
+                    if summ.cut_in >= 0:  # (and a call below them was cut)
+                        self._cuts += 1
                     if summ.hit_events:  # and its stale sink arguments, on this path
                         here_q = self._qpath(callee)
                         for ev, c, q, n, nq in summ.hit_events:
@@ -6487,9 +6501,10 @@ class Interpreter:
             # value is an object of its annotated class.  (The join of what its earlier runs
             # returned was tried: values made in other contexts carried their stale rows into this
             # one, 18 false findings on vLLM 0.33.0)
+            self._cuts += 1
             self._opaque([*arg_vals, self._not_self(recv, state)], state)
             return self._returned_object(fn) if fn.header().returns else UNKNOWN
-        bodies, sinks = self._bodies, self._sinks_seen
+        bodies, sinks, cuts = self._bodies, self._sinks_seen, self._cuts
         entry = dict(heap)
         self._reads.append(ReadLog(entry))
         callee_state = State(env, heap)
@@ -6529,6 +6544,8 @@ class Interpreter:
                 self._runs[fn.key] = self._runs.get(fn.key, 0) + self._bodies - bodies
         if base_key is not None:
             entries = self._summaries.setdefault(base_key, [])
+            if any(e.cut_in >= 0 and e.cut_in != self._entry_no for e in entries):
+                entries[:] = [e for e in entries if e.cut_in < 0 or e.cut_in == self._entry_no]
             if len(entries) < self.MAX_SUMMARIES_PER_CALLEE:
                 out = exit_state.heap
                 writes = [(k, v) for k, v in out.items() if entry.get(k, _GONE) is not v]
@@ -6551,7 +6568,8 @@ class Interpreter:
                 entries.append(Summary(self._interned(read_keys), tuple(_given(k, entry) for k in read_keys),
                                        self._interned(tuple(k for k, _v in writes)),
                                        tuple(v for _k, v in writes), value, self._interned(stored),
-                                       self._interned(rel), hits))
+                                       self._interned(rel), hits, self._sinks_seen > sinks,
+                                       self._entry_no if self._cuts > cuts else -1))
         return value
 
     def _interned(self, keys):
