@@ -34,3 +34,24 @@ def check_text(root: Path, text: str, name: str = "runner.py", profile: str = "v
     out = check_project([Source(str(path), text)], load_profile(profile))[str(path)]
     assert isinstance(out, list), out
     return out
+
+
+def count_bodies(monkeypatch, limit: int | None = None):
+    """A Counter of the function bodies the interpreter runs, by their name on the call path
+    (``Frame.qual``); with ``limit``, the check fails once more than that many have run (a
+    recursion or a path explosion the test is about fails fast instead of running on)."""
+    from collections import Counter
+
+    from padlint.analysis.interp import Interpreter
+
+    seen: Counter = Counter()
+    real = Interpreter._exec_function
+
+    def exec_function(self, func, frame, state):
+        seen[frame.qual] += 1
+        if limit is not None and sum(seen.values()) > limit:
+            raise AssertionError(f"more than {limit} function bodies run")
+        return real(self, func, frame, state)
+
+    monkeypatch.setattr(Interpreter, "_exec_function", exec_function)
+    return seen

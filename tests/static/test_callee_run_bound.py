@@ -20,13 +20,11 @@ more, then builds the metadata.  The bound is set small in the tests.
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
 from padlint.analysis.interp import Interpreter
 
-from .project_files import check_text
+from .project_files import check_text, count_bodies
 
 N = 20
 BOUND = 10  # MAX_AWAY_BODIES in these tests
@@ -77,16 +75,8 @@ class Runner:
 def runs(monkeypatch):
     """How often the interpreter runs each function's body (by its name on the call path), with
     the bound set to :data:`BOUND`."""
-    seen: Counter = Counter()
-    real = Interpreter._exec_function
-
-    def exec_function(self, func, frame, state):
-        seen[frame.qual] += 1
-        return real(self, func, frame, state)
-
-    monkeypatch.setattr(Interpreter, "_exec_function", exec_function)
     monkeypatch.setattr(Interpreter, "MAX_AWAY_BODIES", BOUND)
-    return seen
+    return count_bodies(monkeypatch)
 
 
 def _text(reset: str, takes: int = N, drains: int = 0) -> str:

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from padlint.analysis.interp import Interpreter
-
-from .project_files import check_text
+from .project_files import check_text, count_bodies
 
 RUNNER = '''\
 import torch
@@ -77,19 +75,8 @@ MAX_BODIES = 200
 
 @pytest.fixture
 def runs(monkeypatch):
-    """The call-path names of the function bodies the interpreter runs (the check fails once
-    there are more than :data:`MAX_BODIES`)."""
-    seen: list[str] = []
-    real = Interpreter._exec_function
-
-    def exec_function(self, func, frame, state):
-        seen.append(frame.qual)
-        if len(seen) > MAX_BODIES:
-            raise AssertionError(f"more than {MAX_BODIES} function bodies run: recursion not cut")
-        return real(self, func, frame, state)
-
-    monkeypatch.setattr(Interpreter, "_exec_function", exec_function)
-    return seen
+    """The function bodies the interpreter runs, by name (the check fails past :data:`MAX_BODIES`)."""
+    return count_bodies(monkeypatch, MAX_BODIES)
 
 
 @pytest.mark.parametrize("body", [SELF, MUTUAL], ids=["calls itself", "two call each other"])
