@@ -29,7 +29,8 @@ from .project_files import check_text, count_bodies
 N = 20
 BOUND = 10  # MAX_AWAY_BODIES in these tests
 
-RUNNER = '''\
+# every fixture's module starts so: the metadata class is the sink
+HEADER = '''\
 import torch
 
 
@@ -37,6 +38,8 @@ class CommonAttentionMetadata:
     def __init__(self, seq_lens, num_reqs):
         self.seq_lens = seq_lens
         self.num_reqs = num_reqs
+'''
+RUNNER = HEADER + '''\
 
 
 class Pool:
@@ -113,14 +116,7 @@ def test_the_share_counts_the_bodies_below_a_call(tmp_path, runs):
     assert runs["runner:Pool.take"] == 8
 
 
-DRIVER = '''\
-import torch
-
-
-class CommonAttentionMetadata:
-    def __init__(self, seq_lens, num_reqs):
-        self.seq_lens = seq_lens
-        self.num_reqs = num_reqs
+DRIVER = HEADER + '''\
 
 
 class Runner:
@@ -157,14 +153,7 @@ def test_a_callee_that_reaches_a_sink_through_a_value_is_not_held_to_the_share(t
     assert runs["runner:Driver.step"] == N
 
 
-REPLAYED = '''\
-import torch
-
-
-class CommonAttentionMetadata:
-    def __init__(self, seq_lens, num_reqs):
-        self.seq_lens = seq_lens
-        self.num_reqs = num_reqs
+REPLAYED = HEADER + '''\
 
 
 class Runner:
@@ -205,14 +194,7 @@ def test_a_sink_reached_through_a_summary_counts_as_reached(tmp_path, runs):
     assert runs["runner:Driver.step"] == N + 1
 
 
-ORDERED = '''\
-import torch
-
-
-class CommonAttentionMetadata:
-    def __init__(self, seq_lens, num_reqs):
-        self.seq_lens = seq_lens
-        self.num_reqs = num_reqs
+ORDERED = HEADER + '''\
 
 
 def reset_tail(buf, n: int, p: int) -> None:
