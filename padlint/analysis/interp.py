@@ -6505,9 +6505,10 @@ class Interpreter:
             self._opaque([*arg_vals, self._not_self(recv, state)], state)
             return self._returned_object(fn) if fn.header().returns else UNKNOWN
         bodies, sinks, cuts = self._bodies, self._sinks_seen, self._cuts
-        entry = dict(heap)
-        self._reads.append(ReadLog(entry))
+        read = ReadLog()  # (what the heap held at the call: ``read.saved``, kept as it is written)
+        self._reads.append(read)
         callee_state = State(env, heap)
+        out = heap  # (the heap the callee's paths leave: its exit state's)
         self._store_log.append(set())
         self._write_log.append(set())
         self._hit_log.append([])
@@ -6515,6 +6516,7 @@ class Interpreter:
         active, self._active = self._active, frozenset()  # a callee's tests are its own
         try:
             exit_state, value = self._exec_function(func, callee, callee_state)
+            out = exit_state.heap
         finally:
             self._active = active
             self._frames.pop()
@@ -6527,9 +6529,9 @@ class Interpreter:
             hit_log = self._fewest_paths(self._hit_log.pop(), len(callee.chain))
             if self._hit_log:
                 self._hit_log[-1].extend(hit_log)
-            read = self._reads.pop()
+            self._reads.pop()
             if self._reads:  # what the callee read, its caller read too (where it was given it)
-                self._reads[-1].keys.update(self._reads[-1].given(read.keys, entry))
+                self._reads[-1].keys.update(self._reads[-1].given(read.keys, out, read))
         if callee.cond_locs or callee.epochs:
             self._drop_local_conditions(exit_state, callee.qual)
         for rk in callee.cond_fields:  # its records are of its own tests
@@ -6547,14 +6549,18 @@ class Interpreter:
             if any(e.cut_in >= 0 and e.cut_in != self._entry_no for e in entries):
                 entries[:] = [e for e in entries if e.cut_in < 0 or e.cut_in == self._entry_no]
             if len(entries) < self.MAX_SUMMARIES_PER_CALLEE:
-                out = exit_state.heap
-                writes = [(k, v) for k, v in out.items() if entry.get(k, _GONE) is not v]
+                # (a key the callee wrote holds another value than at the call; one it did not is
+                # not in ``read.saved``)
+                saved = read.saved
+                writes = [(k, v) for k, old in saved.items()
+                          if (v := dict.get(out, k, _GONE)) is not _GONE and old is not v]
                 # the callee's own allocations (absent when it was called, written by it) are not
                 # inputs: at a later call on the same path the location holds what this call left
                 # there, and the summary's writes replace it as the callee's allocation would; so
                 # are the fields it stored on a typed parameter's object (`@arg:`, one location
                 # per parameter, where each real call has its own object)
-                own = {k for k, _v in writes if k.startswith(("new:", "@new:", "@arg:")) and k not in entry}
+                own = {k for k, _v in writes if k.startswith(("new:", "@new:", "@arg:"))
+                       and read.at_call(k, out, _GONE) is _GONE}
                 # the writes' call paths below this call: a later call replays them on its own path
                 here = self._qpath(callee)
                 rel = frozenset(w[:6] + (w[6][len(here):],) for w in noted if w[6][:len(here)] == here)
@@ -6565,7 +6571,7 @@ class Interpreter:
                 hits = tuple({(ev, c, q, n, nq): None for ev, c, q, _n, _nq in hit_log
                               if len(c) >= n and q[:nq] == here})
                 read_keys = tuple(sorted(k for k in read.keys if k not in own))
-                entries.append(Summary(self._interned(read_keys), tuple(_given(k, entry) for k in read_keys),
+                entries.append(Summary(self._interned(read_keys), tuple(_given(k, read.at_call(k, out, _GONE)) for k in read_keys),
                                        self._interned(tuple(k for k, _v in writes)),
                                        tuple(v for _k, v in writes), value, self._interned(stored),
                                        self._interned(rel), hits, self._sinks_seen > sinks,
@@ -7150,14 +7156,13 @@ def _holds_tensor(value: AVal) -> bool:
 _GONE = object()
 
 
-def _given(key: str, heap: dict):
-    """What a callee was given at ``key``: its value in ``heap``; a persistent buffer's location
-    that is not there holds what any persistent buffer holds (:data:`PERSISTENT`, the value
-    ``State.loc`` reads), so a summary taken before some path wrote that value explicitly
+def _given(key: str, v):
+    """What a callee was given at ``key``: ``v``, its value at the call; a persistent buffer's
+    location that is not there holds what any persistent buffer holds (:data:`PERSISTENT`, the
+    value ``State.loc`` reads), so a summary taken before some path wrote that value explicitly
     still applies after (an object field, ``@...``, or an allocation, ``new:...``, that is not
     there is absent: :data:`_GONE`).  A value equal to it is it, so that the lookup can
     compare by identity first."""
-    v = heap.get(key, _GONE)
     if key.startswith(("@", "new:")):
         return v
     return PERSISTENT if v is _GONE or v == PERSISTENT else v

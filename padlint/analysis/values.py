@@ -555,6 +555,8 @@ class Heap(dict):
             value = (old if isinstance(old, LocState) else PERSISTENT).join(value)
         if old is value:
             return
+        if self.reads:
+            _note_old(self.reads, key, old)
         if old is not _MISSING:
             self.fingerprint ^= hash((key, old))
         self.fingerprint ^= hash((key, value))
@@ -565,6 +567,8 @@ class Heap(dict):
         old = dict.get(self, key, _MISSING)
         if old is _MISSING:
             return
+        if self.reads:
+            _note_old(self.reads, key, old)
         self.fingerprint ^= hash((key, old))
         self.dirty.add(key)
         super().__delitem__(key)
@@ -578,7 +582,8 @@ class Heap(dict):
         v = dict.get(self, key, _MISSING)
         if self.reads:
             log = self.reads[-1]
-            if log.entry.get(key, _MISSING) is v:
+            s = log.saved
+            if key not in s or s[key] is v:
                 log.keys.add(key)  # the value the callee was given: its summary depends on it
         return default if v is _MISSING else v
 
@@ -586,25 +591,58 @@ class Heap(dict):
 _MISSING = object()
 
 
+def _note_old(logs: list, key, old) -> None:
+    """Keep ``old``, the value ``key`` held before a write, in each read log of ``logs`` (the
+    callees being interpreted, innermost last) that has none for ``key`` yet: the value it had
+    at that callee's call.  A log that has one was written there since its call, and so were
+    the logs of its callers (the write that put it there put it in theirs): the walk stops."""
+    for log in reversed(logs):
+        s = log.saved
+        if key in s:
+            return
+        s[key] = old
+
+
 class ReadLog:
     """What one callee being interpreted read of the heap it was given: the keys whose value,
-    when read, was still the one in ``entry`` (the heap at the call).  A key read after the
-    callee (or its callees) wrote it on that path is not an input: its value is the callee's
-    own, computed from what it read (an object the callee allocates, read again by the same
+    when read, was still the one the heap held at the call.  A key read after the callee (or
+    its callees) wrote it on that path is not an input: its value is the callee's own,
+    computed from what it read (an object the callee allocates, read again by the same
     callee, would otherwise tie its summary to what the previous call left there).  A join
     reads both sides of a key only one path wrote, so the side that kept the given value is
-    logged there."""
+    logged there.
 
-    __slots__ = ("entry", "keys")
+    The heap at the call is not copied (a copy per call cost as much as the heap had keys:
+    thousands, at tens of thousands of calls on SGLang's scheduler): every heap a callee's
+    paths write was forked or joined from the one it was given, and each write keeps the
+    value it replaces here, the first time the key is written since the call (``saved``, on
+    any path: absent ones as a sentinel).  So a key not in ``saved`` holds on every path of
+    the callee what it held at the call, and ``saved`` names every key in which two of them
+    may differ (:meth:`State.join`) and every key the callee may have changed."""
 
-    def __init__(self, entry: dict):
+    __slots__ = ("saved", "keys")
+
+    def __init__(self):
         self.keys: set = set()
-        self.entry = entry
+        self.saved: dict = {}
 
-    def given(self, keys, values: dict) -> list:
-        """Of ``keys``, those whose value in ``values`` is the one this log's callee was given."""
-        e = self.entry
-        return [k for k in keys if e.get(k, _MISSING) is values.get(k, _MISSING)]
+    def at_call(self, key, heap: dict, default=None):
+        """The value ``key`` held at this log's call; ``heap`` is a heap of its callee's paths."""
+        s = self.saved
+        v = s[key] if key in s else dict.get(heap, key, _MISSING)
+        return default if v is _MISSING else v
+
+    def given(self, keys, heap: dict, inner: "ReadLog | None" = None) -> list:
+        """Of ``keys``, those whose value in ``heap`` (a heap of this log's callee's paths) is the
+        one this log's callee was given; with ``inner``, the log of a callee of that callee
+        that has just returned to it (``heap`` its exit), those whose value at ``inner``'s call
+        was the one given to this log's callee."""
+        s = self.saved
+        if inner is None:
+            return [k for k in keys if k not in s or s[k] is dict.get(heap, k, _MISSING)]
+        i = inner.saved  # (a key written since the inner call was written since this one: in ``s``)
+        return [k for k in keys if k not in s
+                or s[k] is (i[k] if k in i else dict.get(heap, k, _MISSING))]
 
 
 #: heap key prefix marking an object field (``UNSET + "@loc.f"``) that some path joined here did
@@ -662,12 +700,20 @@ class State:
         written = set(first.base).union(*(s.heap.dirty for s in live))
         differ: dict[int, set] = {}
         if full:
+            # inside a callee, only the keys written since its call may differ (its read log's
+            # ``saved``: every path joined here was forked from the heap it was given); in an
+            # entry point's own body, every key
+            logs = first.reads
+            cand = logs[-1].saved if logs else None
             for s in live[1:]:
                 h = s.heap
                 if h is first:
                     continue
-                d = {k for k, v in h.items() if dict.get(first, k, _MISSING) is not v}
-                d.update(k for k in first if k not in h)
+                if cand is not None:
+                    d = {k for k in cand if dict.get(h, k, _MISSING) is not dict.get(first, k, _MISSING)}
+                else:
+                    d = {k for k, v in h.items() if dict.get(first, k, _MISSING) is not v}
+                    d.update(k for k in first if k not in h)
                 differ[id(h)] = d
                 written |= d
         out = State({}, Heap(first, written, first.fingerprint))

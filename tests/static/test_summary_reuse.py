@@ -26,7 +26,7 @@ import pytest
 
 from padlint.analysis import interp as interp_mod
 from padlint.analysis.interp import CountVal
-from padlint.analysis.values import PERSISTENT, Heap, ReadLog, join_vals
+from padlint.analysis.values import PERSISTENT, UNSET, Heap, ReadLog, join_vals
 
 from .project_files import check_files
 
@@ -104,9 +104,8 @@ def test_callee_in_a_loop_is_interpreted_once_and_findings_stay(tmp_path, monkey
 
 
 def test_a_write_is_not_a_read():
-    entry = {"a": PERSISTENT}
-    h = Heap(entry)
-    log = ReadLog(dict(h))
+    h = Heap({"a": PERSISTENT})
+    log = ReadLog()
     h.reads = [log]
     h["b"] = PERSISTENT  # written, never read
     assert log.keys == set()
@@ -179,3 +178,58 @@ def test_stores_on_a_passed_in_object_are_not_inputs(tmp_path, monkeypatch, rese
     assert seen["pkg.runner:Runner._stage"] == 1
     seq = [f for f in found if f.code == "PAD001" and f.field == "seq_lens"]
     assert bool(seq) == stale
+
+
+def test_read_log_keeps_what_the_call_held_from_the_first_write_on_any_path():
+    # the heap at a call is not copied: each write keeps the value it replaces, once per key,
+    # in every read log on the stack that has none for it yet (a caller's and a callee's)
+    a0, a1, a2 = PERSISTENT, interp_mod.LocState(False), interp_mod.LocState(True)
+    h = Heap({"a": a0, "c": a0})
+    outer = ReadLog()
+    h.reads = [outer]
+    h["a"] = a1  # written in the caller: its log keeps a0
+    inner = ReadLog()
+    h.reads.append(inner)
+    branch = h.fork()  # one path of the callee
+    branch["a"] = a2  # the callee's first write of "a": it held a1 at the callee's call
+    branch["b"] = a1  # absent at both calls
+    del branch["c"]
+    assert inner.saved["a"] is a1 and outer.saved["a"] is a0  # the caller's is kept, not replaced
+    assert inner.at_call("b", branch, "gone") == "gone" and outer.at_call("b", branch, "gone") == "gone"
+    assert inner.at_call("c", branch) is a0  # deleted on that path, held at the call
+    # "c" was not written on the other path (the heap given to the callee): it holds its call value
+    assert "c" in inner.saved and h.get("c") is a0
+    # of the keys the callee read, those its caller was given too: "c" (held since the caller's
+    # call), not "a" (the caller wrote it before the call)
+    h.reads.pop()
+    assert sorted(outer.given(["a", "c"], branch, inner)) == ["c"]
+    assert outer.given(["a", "c"], branch) == []  # in `branch` both differ from the caller's call
+
+
+def _ways_out(with_log: bool):
+    """Two ways out of a callee that forked at different depths, joined in full: one wrote
+    the field ``@self.bs`` under a nested fork whose written-key set the path no longer carries."""
+    from padlint.analysis.values import State
+    h = Heap({f"k{i}": PERSISTENT for i in range(50)})
+    log = ReadLog()
+    h.reads = [log] if with_log else None
+    s1 = State({}, h.fork())
+    inner = s1.heap.fork()
+    inner["@self.bs"] = CountVal("num_reqs_padded", padded=True)  # an object field stored on one path
+    s1.heap = Heap(inner, (), inner.fingerprint, reads=h.reads)  # (its written-key set lost)
+    s2 = State({}, h.fork())
+    return State.join([s2, s1], full=True), log
+
+
+def test_full_join_in_a_callee_compares_the_keys_written_since_its_call():
+    # inside a callee, the ways out differ only in keys some path wrote since the call, which
+    # the callee's read log names: the join compares those and finds what comparing every key
+    # finds (an entry point's own body has no log: every key)
+    out, log = _ways_out(True)
+    every, _ = _ways_out(False)
+    # (the log names the field and the mark the join wrote, none of the fifty keys no path wrote)
+    assert set(log.saved) == {"@self.bs", UNSET + "@self.bs"}
+    assert dict(out.heap) == dict(every.heap)
+    # the field one way out stored and the other did not is marked so (what the other reads is
+    # what an earlier call left): compared, not dropped
+    assert out.heap.get(UNSET + "@self.bs") is True
