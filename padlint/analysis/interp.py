@@ -2391,6 +2391,16 @@ class Interpreter:
                 # `share_buffers` runs `setattr(self, f.name, ...)`): its fields are values, not
                 # persistent locations
                 built = bool(base.refs) and not any(r.persistent for r in base.refs)
+                # `self.X = self.buf` or `= self.buf[:bs]` in a method that is no constructor (a
+                # step's `prepare`): from here on this path's `self.X` is that buffer or view, with
+                # its rows' states (what construction stores, the class's own aliases say)
+                alias = is_self and frame.seg.func.name.value not in self._CONSTRUCTORS \
+                    and isinstance(value, Refs) and bool(value.refs) and all(
+                        r.persistent and not r.types and not r.elem_types
+                        and not r.loc.startswith(("@", "new:")) for r in value.refs)
+                if alias:
+                    self._store_field(base, target.attr.value, self._cv(value), state)
+                    return
                 if not is_self or isinstance(value, CountVal) or is_object or built:
                     self._store_field(base, target.attr.value, self._cv(value), state)
                     if not is_self or is_object or built:
