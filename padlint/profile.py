@@ -72,6 +72,7 @@ PROFILE_SCHEMA: dict[str, Any] = {
              "tokens": {"sizes": None, "counts": None}, "counterparts": ANY_KEY},
     "graphs": {"capture": None, "captured_by": None, "replay": None, "host": None},
     "dummy_runs": {"functions": None},
+    "setup": {"functions": None},
     "devices": {ANY_KEY: {"modules": None, "why": None}},
     "registry": {"slot_classes": None, "fill_methods": None, "buffer_position": None, "buffer_keyword": None,
                  "axis": None, "default_axis": None, "policy": None, "default_policy": None, "pad_value": None,
@@ -327,6 +328,13 @@ class Profile:
     #: index field (slots, blocks, state slots) read there makes the dummy run write through
     #: a live request's indices
     dummy_runs: tuple[str, ...] = ()
+    #: ``[setup] functions``: names (fnmatch) of methods that run before the steps, to set the
+    #: engine up (``load_model``, ``initialize_kv_cache``, the graph capture set-up): an object one
+    #: of them stores in a field of ``self`` (a block table, a graph runner) lives across steps
+    #: like one the constructor stores, so the buffers it holds are persistent buffers: handed out
+    #: whole, they are read to the sink's width (a field a step method stores may be that step's
+    #: own object, and is not)
+    setup: tuple[str, ...] = ()
     fill_methods: tuple[str, ...] = ("fill_", "fill", "zero_")
     reset_helpers: tuple[tuple[str, int], ...] = ()
     fields: tuple[FieldSpec, ...] = ()
@@ -408,6 +416,10 @@ class Profile:
             if any(fnmatch.fnmatchcase(module, pat) for pat in patterns):
                 return name
         return ""
+
+    def is_setup(self, function_name: str) -> bool:
+        """True for a method the profile's ``[setup] functions`` names."""
+        return any(fnmatch.fnmatchcase(function_name, pat) for pat in self.setup)
 
     def is_dummy_run(self, function_name: str) -> bool:
         """True for a function the profile's ``[dummy_runs] functions`` names."""
@@ -641,6 +653,8 @@ def profile_from_dict(data: dict[str, Any], origin: str) -> Profile:
         graph_host=_names(graphs.get("host", []), f"{origin}: graphs.host"),
         dummy_runs=_names(_table(data.get("dummy_runs", {}), f"{origin}: dummy_runs").get("functions", []),
                           f"{origin}: dummy_runs.functions"),
+        setup=_names(_table(data.get("setup", {}), f"{origin}: setup").get("functions", []),
+                     f"{origin}: setup.functions"),
         fill_methods=_names(resets.get("fill_methods", ["fill_", "fill", "zero_"]), f"{origin}: resets.fill_methods"),
         reset_helpers=_helpers(resets.get("helpers", {}), f"{origin}: resets.helpers"),
         fields=tuple(fields),

@@ -3067,8 +3067,11 @@ class Interpreter:
 
     def _set_at_construction(self, types: frozenset, attr: str) -> bool:
         """Whether every class of ``types`` sets its attribute ``attr`` only when an object is
-        built: a declared (class-level annotated) field, or stores of ``self.<attr>`` in
-        ``__init__``/``__post_init__`` only (the MRO's methods).  Unknown classes: False."""
+        built or the engine set up: a declared (class-level annotated) field, or stores of
+        ``self.<attr>`` only in ``__init__``/``__post_init__``, the methods only they run
+        (:meth:`_runs_at_construction`) and the profile's set-up methods (``[setup]
+        functions``: ``initialize_kv_cache``'s block tables live across steps as the
+        constructor's fields do) (the MRO's methods).  Unknown classes: False."""
         if not types:
             return False
         key = (types, attr, "held")
@@ -3089,7 +3092,8 @@ class Interpreter:
                     where = c.stored_in.get(attr)
                     if where:
                         stored = True
-                        if not where <= self._CONSTRUCTORS:
+                        if not all(m in self._CONSTRUCTORS or self.p.is_setup(m)
+                                   or self._runs_at_construction(c.methods.get(m)) for m in where):
                             out = False
                 if not out:
                     break
@@ -3099,6 +3103,26 @@ class Interpreter:
                 found = found or stored
             out = out and found
             self._attr_type_cache[key] = out
+        return out
+
+    def _runs_at_construction(self, fn: FunctionInfo | None, depth: int = 0) -> bool:
+        """Whether ``fn`` runs only while an object is built: a constructor, or a method every
+        resolved caller of which (one at least) runs only then, such as a helper the
+        constructor calls (``self._init_and_capture()`` in ``__init__``).  Memoised; four
+        levels of callers at most, a cycle is no construction."""
+        if fn is None:
+            return False
+        if fn.name in self._CONSTRUCTORS:
+            return True
+        memo = self._attr_type_cache
+        key = (fn.key, "at-construction")
+        out = memo.get(key)
+        if out is None:
+            if depth >= 4:
+                return False
+            memo[key] = False  # (while its callers are looked at: a cycle is not construction)
+            callers = self.graph.callers(fn)
+            out = memo[key] = bool(callers) and all(self._runs_at_construction(c, depth + 1) for c in callers)
         return out
 
     def _known_count(self, name: str) -> bool:
@@ -6150,6 +6174,11 @@ class Interpreter:
                                                 or _decorated_ast(t, "classmethod")):
                 # a module function, or a static method called on its class (`Runner._zero(buf, n, p)`)
                 return ("funcs", [(t, None)])
+            return None
+        if name in self.p.copy_to_device:
+            # a method the profile declares on its persistent buffer types (`copy_to_gpu(n)` copies
+            # rows [:n] to the device view) means what the profile says, on an object of a project
+            # class too (the wrapper's own body, `if n is None:` a whole copy, is not followed)
             return None
         recv = self._eval(recv_node, frame, state)
         if not isinstance(recv, Refs):

@@ -959,20 +959,32 @@ class Project:
     def _named_classes(self, cls: ClassInfo, attr: str, *, elems: bool) -> list[ClassInfo]:
         """The classes the MRO's type names for ``attr`` resolve to (``attr_types``, or
         ``elem_types`` for a container's elements); a factory function stands for the classes
-        it returns."""
+        it returns.  So does a method of the object's own (``self.buffers =
+        self._allocate_buffers()``, the override of ``cls``), where nothing else names a class
+        for the attribute (a declared type, ``self.model_runner: GPUModelRunner =
+        self._make_model_runner()``, is the attribute's type, as a type checker reads it)."""
         out: dict[str, ClassInfo] = {}
+        own: list[str] = []
         for c in self.mro(cls):
             mod = self.module(c.module)
             if mod is None:
                 continue
             scan_method_attr_types(c)
             for name in (c.elem_types if elems else c.attr_types).get(attr, ()):
+                if name.startswith("self.") and "." not in name[5:]:
+                    own.append(name[5:])
+                    continue
                 t = self.resolve(mod, name, factory=not elems)
                 if isinstance(t, ClassInfo):
                     out.setdefault(t.key, t)
                 elif isinstance(t, FunctionInfo) and not elems:  # a factory: the classes it returns
                     for r in self.returned_classes(t):
                         out.setdefault(r.key, r)
+        if not out and not elems:
+            for name in own:
+                m = self.find_method(cls, name)
+                for r in self.returned_classes(m) if m is not None else ():
+                    out.setdefault(r.key, r)
         return list(out.values())
 
     def _field_declaration(self, cls: ClassInfo, attr: str) -> ast.AnnAssign | None:

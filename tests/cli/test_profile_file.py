@@ -73,6 +73,9 @@ def test_any_one_kind_of_sink_is_enough(sinks):
      "my.toml: dummy_runs.functions: expected a list of non-empty strings"),
     ({**SINKS, "dummy_runs": ["_dummy_run"]}, "my.toml: dummy_runs: expected a table"),
     ({**SINKS, "dummy_runs": {"function": ["_dummy_run"]}}, "my.toml: unknown key 'dummy_runs.function' (did you mean 'functions'?)"),
+    ({**SINKS, "setup": {"functions": "load_model"}},
+     "my.toml: setup.functions: expected a list of non-empty strings"),
+    ({**SINKS, "setup": {"methods": ["load_model"]}}, "my.toml: unknown key 'setup.methods'"),
 ])
 
 def test_bad_value_types(data, message):
@@ -95,6 +98,14 @@ def test_dummy_run_patterns():
     assert p.is_dummy_run("_dummy_run") and p.is_dummy_run("get_dummy_block_tables")
     assert not p.is_dummy_run("dummy_run") and not p.is_dummy_run("execute_model")
     assert not profile_from_dict(SINKS, "my.toml").is_dummy_run("_dummy_run")
+
+
+def test_setup_patterns():
+    """``[setup] functions`` are fnmatch patterns on a method's name; none by default."""
+    p = profile_from_dict({**SINKS, "setup": {"functions": ["load_model", "init_*_graphs"]}}, "my.toml")
+    assert p.is_setup("load_model") and p.is_setup("init_cuda_graphs")
+    assert not p.is_setup("execute_model") and not p.is_setup("init_forward_metadata")
+    assert not profile_from_dict(SINKS, "my.toml").is_setup("load_model")
 
 
 def test_valid_values_are_kept():

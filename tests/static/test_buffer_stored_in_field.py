@@ -111,3 +111,232 @@ def test_a_fresh_tensor_stored_in_a_field_is_no_buffer(tmp_path):
     # `self.seq_lens_cpu = torch.ones(8)`: made this step with the neutral value in every row:
     # nothing stale to hand out, reset or not (as before)
     assert _findings(tmp_path, "pass", stored="torch.ones(8, dtype=torch.int64)") == []
+
+
+# ------------------------------------------- a runner a set-up method stores in a worker's field
+
+_WORKER = '''
+
+class Worker:
+    def __init__(self) -> None:
+        self.runner = None
+
+    def SETUP(self) -> None:
+        self.runner = Runner(8)
+
+    def forward(self, forward_batch) -> None:
+        self.runner.prepare(forward_batch)
+        self.runner.replay(self.runner.bs, self.runner.seq_lens_cpu)
+'''
+
+
+def _worker_findings(tmp_path, reset: str, setup: str):
+    # the worker's `forward` is the entry point: the runner is reached through the worker's field
+    text = (_RUNNER.replace("RESET", reset).replace("STORED", "self.seq_lens_buf").replace("HANDED", "self.seq_lens_cpu")
+            + _WORKER.replace("SETUP", setup))
+    p = tmp_path / "worker.py"
+    p.write_text(text, encoding="utf-8")
+    return [(f.code, f.field, text.splitlines()[f.line - 1].strip(), f.message) for f in
+            check_source(text, str(p), load_profile("sglang"))]
+
+
+def test_a_runner_a_setup_method_stores_holds_persistent_buffers(tmp_path):
+    # `_capture_cuda_graphs` is one of the SGLang profile's `[setup] functions`: the runner it
+    # stores lives across steps, so the whole buffer its `replay` hands out beside
+    # `batch_size=bs` has stale rows [raw_bs:bs] when `prepare` does not reset them (found
+    # from the worker's `forward` too: messages name that entry point)
+    found = _worker_findings(tmp_path, "pass", "_capture_cuda_graphs")
+    assert [f[:3] for f in found] == [("PAD001", "seq_lens_cpu", _SINK)] * len(found) and found
+    assert any("Worker.forward" in f[3] or "`forward`" in f[3] for f in found)
+    assert _worker_findings(tmp_path, _RESET, "_capture_cuda_graphs") == []
+
+
+def test_a_runner_a_step_method_stores_is_not_taken_as_held(tmp_path):
+    # the same store in a method the profile does not name (`stage`, maybe run each step): the
+    # object may be that step's own, its tensors no buffers kept across steps; from the worker's
+    # entry point the whole `seq_lens_cpu` is not read to the sink's width (the runner's own
+    # `step` entry point, where `self` is the runner, still reports it: one finding, not two)
+    found = _worker_findings(tmp_path, "pass", "stage")
+    assert [f[:3] for f in found] == [("PAD001", "seq_lens_cpu", _SINK)]
+    assert not any("forward" in f[3] for f in found)
+
+
+# ------------------------------- objects built by a constructor's helpers and by factory methods
+
+_BUFFERED = '''\
+from types import SimpleNamespace
+
+import torch
+
+
+class Backend:
+    def init_forward_metadata_out_graph(self, view) -> None:
+        print(view.seq_lens_cpu[: view.batch_size])
+
+
+class Buffers:
+    seq_lens_cpu: torch.Tensor
+
+
+class Runner:
+    def __init__(self, max_bs: int) -> None:
+        self.capture_bs = [1, 2, 4, 8]
+        self.max_bs = max_bs
+        self.backend = Backend()
+        BUILD
+
+    def _allocate(self) -> Buffers:
+        b = Buffers()
+        b.seq_lens_cpu = torch.full((self.max_bs,), 1, dtype=torch.int64)
+        return b
+
+HELPER
+    def _pad_to_bucket(self, raw_bs: int) -> int:
+        return next(b for b in self.capture_bs if b >= raw_bs)
+
+    def step(self, forward_batch) -> None:
+        buffers = self.buffers
+        raw_bs = forward_batch.batch_size
+        bs = self._pad_to_bucket(raw_bs)
+        if bs != raw_bs:
+            RESET
+        buffers.seq_lens_cpu[:raw_bs].copy_(forward_batch.seq_lens_cpu)
+        view = SimpleNamespace(batch_size=bs, seq_lens_cpu=buffers.seq_lens_cpu)
+        self.backend.init_forward_metadata_out_graph(view)
+'''
+
+
+#: a method that stores the buffers object (where the constructor calls it)
+_HELPER = '''    def _init_buffers(self) -> None:
+        self.buffers = self._allocate()
+'''
+
+
+def _buffered_findings(tmp_path, build: str, reset: str):
+    helper = _HELPER if "_init_buffers" in build else ""
+    text = _BUFFERED.replace("BUILD", build).replace("RESET", reset).replace("HELPER\n", helper + "\n")
+    p = tmp_path / "runner.py"
+    p.write_text(text, encoding="utf-8")
+    return [(f.code, f.field, text.splitlines()[f.line - 1].strip()) for f in
+            check_source(text, str(p), load_profile("sglang"))]
+
+
+_HANDED_WHOLE = "view = SimpleNamespace(batch_size=bs, seq_lens_cpu=buffers.seq_lens_cpu)"
+
+
+@pytest.mark.parametrize("build", [
+    # the buffers object, made by a method of the runner whose return annotation names its class
+    # (`Buffers` declares `seq_lens_cpu`): stored by the constructor itself ...
+    "self.buffers = self._allocate()",
+    # ... or by a helper only the constructor calls
+    "self._init_buffers()",
+])
+def test_buffers_built_at_construction_are_persistent(tmp_path, build):
+    # no reset: rows [raw_bs:bs] of the whole `seq_lens_cpu` handed beside `batch_size=bs` hold
+    # an earlier, larger batch's lengths (before, the object's class was unknown, `self._allocate()`
+    # naming no class, or its field was set outside the constructor: the whole buffer was not read
+    # to the sink's width)
+    assert _buffered_findings(tmp_path, build, "pass") == [("PAD001", "seq_lens_cpu", _HANDED_WHOLE)]
+    assert _buffered_findings(tmp_path, build, "buffers.seq_lens_cpu.fill_(1)") == []
+
+
+def test_a_helper_a_step_calls_too_is_not_construction(tmp_path):
+    # `_init_buffers` also called from `step` (a re-allocation each step): the object in the field
+    # may be that step's own, not one kept across steps (so is one a method nobody calls stores:
+    # it may be called from anywhere)
+    text = _BUFFERED.replace("BUILD", "self._init_buffers()").replace("RESET", "pass").replace(
+        "HELPER\n", _HELPER + "\n").replace(
+        "        buffers = self.buffers\n", "        self._init_buffers()\n        buffers = self.buffers\n")
+    p = tmp_path / "runner.py"
+    p.write_text(text, encoding="utf-8")
+    assert check_source(text, str(p), load_profile("sglang")) == []
+
+
+_TYPES = '''\
+class V1Runner: ...
+class V2Runner: ...
+class Buffers: ...
+
+
+class Worker:
+    def __init__(self):
+        self.declared: V1Runner = self._make_runner()
+        self.made = self._make_runner()
+        self.buffers = self._allocate()
+
+    def _make_runner(self):
+        if self.v2:
+            return V2Runner()
+        return V1Runner()
+
+    def _allocate(self) -> Buffers:
+        return Buffers()
+'''
+
+
+@pytest.mark.parametrize("attr, classes", [
+    ("buffers", ["Buffers"]),  # the method's return annotation
+    ("made", ["V1Runner", "V2Runner"]),  # the classes the method constructs and returns
+    ("declared", ["V1Runner"]),  # a declared type is the attribute's type, as a type checker reads it
+])
+def test_an_attribute_a_method_of_the_object_makes_has_that_methods_classes(attr, classes):
+    from padlint.analysis.project import Project
+    pr = Project()
+    key = pr.add_source("m.py", _TYPES, "m.py")
+    worker = pr.class_info(f"{key}:Worker")
+    assert sorted(c.name for c in pr.attr_classes(worker, attr)) == classes
+
+
+# ----------------------------- a profile-declared buffer method on an object of a project class
+
+_WRAPPED = '''\
+import torch
+from dataclasses import dataclass
+
+
+@dataclass
+class CommonAttentionMetadata:
+    seq_lens: torch.Tensor
+
+
+class HostDeviceBuffer:
+    def __init__(self, n: int) -> None:
+        self.cpu = torch.zeros(n, dtype=torch.int32)
+        self.np = self.cpu.numpy()
+        self.gpu = torch.zeros(n, dtype=torch.int32)
+
+    def copy_to_gpu(self, n: int | None = None) -> torch.Tensor:
+        if n is None:
+            return self.gpu.copy_(self.cpu, non_blocking=True)
+        return self.gpu[:n].copy_(self.cpu[:n], non_blocking=True)
+
+
+class Runner:
+    def __init__(self, max_num_reqs: int) -> None:
+        self.seq_lens = self._make_buffer(max_num_reqs)
+
+    def _make_buffer(self, n: int) -> HostDeviceBuffer:
+        return HostDeviceBuffer(n)
+
+    def execute_model(self, lens, num_reqs: int, num_reqs_padded: int):
+        self.seq_lens.np[:num_reqs] = lens
+        RESET
+        self.seq_lens.copy_to_gpu(num_reqs)
+        return CommonAttentionMetadata(seq_lens=self.seq_lens.gpu[:num_reqs_padded])
+'''
+
+
+@pytest.mark.parametrize("reset, stale", [
+    ("pass", True),
+    ("self.seq_lens.gpu[num_reqs:num_reqs_padded].fill_(0)", False),
+])
+def test_a_profile_buffer_method_means_what_the_profile_says_on_a_typed_object(tmp_path, reset, stale):
+    # `self.seq_lens` is an object of a project class (the factory method's return annotation),
+    # and the vLLM profile declares `copy_to_gpu(n)` a copy of rows [:n] to the device view: the
+    # device rows [num_reqs:num_reqs_padded] are not written by it, whatever the wrapper's body
+    # does when `n` is None (followed, its whole-copy branch counted as a write of every row)
+    text = _WRAPPED.replace("RESET", reset)
+    p = tmp_path / "runner.py"
+    p.write_text(text, encoding="utf-8")
+    found = [(f.code, f.field) for f in check_source(text, str(p), load_profile("vllm"))]
+    assert found == ([("PAD001", "seq_lens")] if stale else [])
