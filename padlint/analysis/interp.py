@@ -2405,6 +2405,17 @@ class Interpreter:
                     self._store_field(base, target.attr.value, self._cv(value), state)
                     if not is_self or is_object or built:
                         return
+                elif any(state.heap.get(self._field_key(r.loc, target.attr.value)) is not None
+                         for r in base.refs if r.count is None):
+                    # any other value (a fresh tensor, one handed in, None) replaces a buffer an
+                    # earlier store made the field on this path: from here the field is its own
+                    # location again, stored as such (a write a callee's summary replays; the read
+                    # above is logged, so a summary made where no buffer was stored does not apply)
+                    for r in base.refs:
+                        if r.count is None:
+                            del state.heap[self._field_key(r.loc, target.attr.value)]
+                    own = self._eval(target, frame, state)
+                    self._store_field(base, target.attr.value, own, state)
                 # `self.X = fresh_tensor`: the persistent location now holds that tensor's state
                 fresh = [r for r in (value.refs if isinstance(value, Refs) else ()) if not r.persistent]
                 for r in base.refs:
@@ -3105,25 +3116,40 @@ class Interpreter:
             self._attr_type_cache[key] = out
         return out
 
-    def _runs_at_construction(self, fn: FunctionInfo | None, depth: int = 0) -> bool:
+    def _runs_at_construction(self, fn: FunctionInfo | None) -> bool:
         """Whether ``fn`` runs only while an object is built: a constructor, or a method every
         resolved caller of which (one at least) runs only then, such as a helper the
-        constructor calls (``self._init_and_capture()`` in ``__init__``).  Memoised; four
-        levels of callers at most, a cycle is no construction."""
-        if fn is None:
-            return False
+        constructor calls (``self._init_and_capture()`` in ``__init__``).  Four levels of
+        callers at most; a cycle is no construction.  Memoised where the answer did not depend
+        on that bound or on a call still being looked at (the order of questions must not
+        change answers)."""
+        return fn is not None and self._at_construction(fn, 0, frozenset())[0]
+
+    def _at_construction(self, fn: FunctionInfo, depth: int, path: frozenset) -> tuple[bool, bool]:
+        """(:meth:`_runs_at_construction`, whether that answer holds whatever the bound and the
+        path: only those are memoised)."""
         if fn.name in self._CONSTRUCTORS:
-            return True
+            return True, True
         memo = self._attr_type_cache
         key = (fn.key, "at-construction")
-        out = memo.get(key)
-        if out is None:
-            if depth >= 4:
-                return False
-            memo[key] = False  # (while its callers are looked at: a cycle is not construction)
-            callers = self.graph.callers(fn)
-            out = memo[key] = bool(callers) and all(self._runs_at_construction(c, depth + 1) for c in callers)
-        return out
+        got = memo.get(key)
+        if got is not None:
+            return got, True
+        if depth >= 4 or fn.key in path:
+            return False, False
+        callers = self.graph.callers(fn)
+        out, exact = bool(callers), True
+        for c in callers:
+            ok, ex = self._at_construction(c, depth + 1, path | {fn.key})
+            exact = exact and ex
+            if not ok:
+                out = False
+                if ex:  # (a caller that surely runs after construction decides it)
+                    exact = True
+                    break
+        if exact:
+            memo[key] = out
+        return out, exact
 
     def _known_count(self, name: str) -> bool:
         return self.p.is_padded_name(name) or any(name in pair.real for pair in self.p.counts)
@@ -5354,8 +5380,12 @@ class Interpreter:
                 and func.value.value == "self":
             self._check_shape_capture(node, func.attr.value, frame, state)
 
-        # self.m(...) / nested function / module-level function
-        target = self._resolve_callee(func, frame, state)
+        # self.m(...) / nested function / module-level function; a call of the profile's buffer
+        # method in its shape (`copy_to_gpu(n)`, `copy_to_gpu()`: rows [:n] to the device view)
+        # means what the profile says on an object of a project class too (the wrapper's own
+        # body, `if n is None:` a whole copy, is not followed); a project's namesake of another
+        # shape (`pool.copy_to_gpu(x, out=buf[:n])`) is followed
+        target = None if self._profile_copy(node, frame, state) else self._resolve_callee(func, frame, state)
         if target is not None:
             return self._inline(target, node, frame, state)
 
@@ -6127,6 +6157,18 @@ class Interpreter:
             return None
         return MethodVal(frozenset((fn.key, recv) for fn, recv in target[1]))
 
+    def _profile_copy(self, node: cst.Call, frame: Frame, state: State) -> bool:
+        """Whether ``node`` calls one of the profile's ``copy_to_device`` methods in its shape: no
+        argument, or one positional count."""
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in self.p.copy_to_device):
+            return False
+        if not node.args:
+            return True
+        a = node.args[0]
+        return len(node.args) == 1 and a.keyword is None and not a.star \
+            and self._count(a.value, state) is not None
+
     def _resolve_callee(self, func, frame: Frame, state: State):
         """Where a call goes: ("nested", name), or ("funcs", [(FunctionInfo, receiver), ...])
         for project functions (several for dispatch on a base class), or None."""
@@ -6174,11 +6216,6 @@ class Interpreter:
                                                 or _decorated_ast(t, "classmethod")):
                 # a module function, or a static method called on its class (`Runner._zero(buf, n, p)`)
                 return ("funcs", [(t, None)])
-            return None
-        if name in self.p.copy_to_device:
-            # a method the profile declares on its persistent buffer types (`copy_to_gpu(n)` copies
-            # rows [:n] to the device view) means what the profile says, on an object of a project
-            # class too (the wrapper's own body, `if n is None:` a whole copy, is not followed)
             return None
         recv = self._eval(recv_node, frame, state)
         if not isinstance(recv, Refs):

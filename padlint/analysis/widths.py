@@ -40,7 +40,7 @@ from typing import Callable
 # (axes imports this module only inside AxisAnalysis, so these names exist when it is imported)
 from padlint.analysis.axes import CountAxis, _first_dim_upper, _functions, _Locals, _own_nodes
 from padlint.analysis.literals import expr_text
-from padlint.analysis.project import ClassInfo, ModuleInfo, Project, _dotted, _type_names
+from padlint.analysis.project import ClassInfo, ModuleInfo, Project, _dotted, _type_names, scan_method_attr_types
 
 #: methods whose result has the rows of the tensor or array they are called on
 ROW_METHODS = frozenset({"to", "cuda", "cpu", "numpy", "contiguous", "clone", "pin_memory", "detach", "long",
@@ -113,7 +113,7 @@ class RowWidths:
         # reads the name itself is read (:meth:`of`)
         self._bound: dict[tuple[int, str], ValueWidth] = {}
         self._settled_memo: dict[tuple[str, str], bool] = {}
-        self._stored_attrs: dict[str, bool] = {}  # attr -> some module stores `x.attr = ...`
+        self._stored_attrs: dict[tuple, bool] = {}  # (class, attr) -> some module may store `x.attr = ...` on one
 
     # ------------------------------------------------------------------ values
     def of(self, v: ast.AST, loc: _Locals, mod: ModuleInfo, depth: int = 0, fields: int = 0) -> ValueWidth | None:
@@ -357,12 +357,36 @@ class RowWidths:
         body = cls.mod.line_text(cls.start, cls.end)
         if "__setattr__" in body or re.search(rf"\bself\.{attr}\s*{_STORE}", body):
             return False
-        stored = self._stored_attrs.get(attr)
+        key = (cls.key, attr)
+        stored = self._stored_attrs.get(key)
         if stored is None:
             store = re.compile(rf"\.{attr}\s*{_STORE}")
-            stored = self._stored_attrs[attr] = any(store.search(self.project.source_text(key) or "")
-                                                    for key in self.project.modules_mentioning([f".{attr}"]))
+            stored = self._stored_attrs[key] = any(
+                self._stores_on(cls, attr, mod_key, m.start())
+                for mod_key in self.project.modules_mentioning([f".{attr}"])
+                for text in [self.project.source_text(mod_key) or ""] for m in store.finditer(text))
         return not stored
+
+    def _stores_on(self, cls: ClassInfo, attr: str, mod_key: str, at: int) -> bool:
+        """Whether the store ``<x>.attr = ...`` at offset ``at`` of module ``mod_key`` may store
+        on an object of ``cls``: any receiver may but ``self`` (``x.prompt_lens = F.pad(...)``),
+        and ``self`` in a class of that module that is ``cls`` or a subclass of it and stores
+        the attribute (another class's ``self.prompt_lens = torch.zeros(...)`` stores on its own
+        objects: vLLM 0.32.0's watermarking draft state unsettled the input batch's field)."""
+        text = self.project.source_text(mod_key) or ""
+        before = text[max(0, at - 5):at]
+        if not (before.endswith("self") and (len(before) < 5 or not (before[0].isalnum() or before[0] in "_."))):
+            return True
+        mod = self.project.module(mod_key)
+        if mod is None:
+            return True
+        line = text.count("\n", 0, at) + 1
+        klass = next((c for c in mod.classes.values() if c.start <= line <= c.end), None)
+        if klass is None or any(b.key == cls.key for b in self.project.mro(klass)):
+            return True  # (`self` outside a class the module indexes: taken as a store on any object)
+        scan_method_attr_types(klass)
+        # its own methods store it on its own objects; a store from a class nested in it is not told
+        return attr not in klass.stored_in
 
     def _constructions(self, cls: ClassInfo) -> list[tuple[ModuleInfo, ast.AST, ast.Call]]:
         """``(module, function, call)`` of every call in a project function that constructs

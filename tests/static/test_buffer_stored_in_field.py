@@ -340,3 +340,103 @@ def test_a_profile_buffer_method_means_what_the_profile_says_on_a_typed_object(t
     p.write_text(text, encoding="utf-8")
     found = [(f.code, f.field) for f in check_source(text, str(p), load_profile("vllm"))]
     assert found == ([("PAD001", "seq_lens")] if stale else [])
+
+
+# --------------------------------------------------------------- found by this session's review
+
+@pytest.mark.parametrize("later", [
+    "self.seq_lens_cpu = torch.ones(self.bs, dtype=torch.int64)",  # a fresh tensor, every row neutral
+    "self.seq_lens_cpu = forward_batch.seq_lens_cpu",  # a tensor handed in
+    "self.seq_lens_cpu = None",
+])
+def test_a_later_store_replaces_the_buffer_in_the_field(tmp_path, later):
+    # `prepare` (no reset) makes `self.seq_lens_cpu` the buffer; `step` then stores another value
+    # in the field before the replay hands it: the stale buffer is no longer what is handed
+    text = _RUNNER.replace("RESET", "pass").replace("STORED", "self.seq_lens_buf").replace(
+        "        self.prepare(forward_batch)\n", f"        self.prepare(forward_batch)\n        {later}\n").replace(
+        "HANDED", "self.seq_lens_cpu")
+    p = tmp_path / "runner.py"
+    p.write_text(text, encoding="utf-8")
+    assert check_source(text, str(p), load_profile("sglang")) == []
+
+
+def test_a_namesake_of_another_shape_is_followed(tmp_path):
+    # `copy_to_gpu(x, out=...)` of a project class (vLLM's UVA staging pool) is not the profile's
+    # `copy_to_gpu(n)`: its body, which writes `out` whole, is followed, so the padded slice it
+    # fills holds this step's values
+    text = _WRAPPED.replace("RESET", "pass").replace(
+        "        self.seq_lens.copy_to_gpu(num_reqs)\n",
+        "        self.pool.copy_to_gpu(lens, out=self.seq_lens.gpu[:num_reqs_padded])\n").replace(
+        "        self.seq_lens = self._make_buffer(max_num_reqs)\n",
+        "        self.seq_lens = self._make_buffer(max_num_reqs)\n        self.pool = StagingPool()\n").replace(
+        "class Runner:", "class StagingPool:\n    def copy_to_gpu(self, x, out):\n        return out.copy_(x)\n\n\nclass Runner:")
+    p = tmp_path / "runner.py"
+    p.write_text(text, encoding="utf-8")
+    assert check_source(text, str(p), load_profile("vllm")) == []
+
+
+_DEEP = '''\
+from types import SimpleNamespace
+
+import torch
+
+
+class Backend:
+    def init_forward_metadata_out_graph(self, view) -> None:
+        print(view.seq_lens_cpu[: view.batch_size])
+
+
+class Buffers:
+    seq_lens_cpu: torch.Tensor
+
+
+class Runner:
+    def __init__(self) -> None:
+        self.capture_bs = [1, 2, 4, 8]
+        self.backend = Backend()
+        self._a()
+
+    def _a(self):
+        self._b()
+
+    def _b(self):
+        self._c()
+
+    def _c(self):
+        self.near = self._allocate()
+        self._d()
+
+    def _d(self):
+        self._e()
+
+    def _e(self):
+        self.far = self._allocate()
+
+    def _allocate(self) -> Buffers:
+        b = Buffers()
+        b.seq_lens_cpu = torch.full((8,), 1, dtype=torch.int64)
+        return b
+
+    def _pad_to_bucket(self, raw_bs: int) -> int:
+        return next(b for b in self.capture_bs if b >= raw_bs)
+
+    def step(self, forward_batch) -> None:
+        FIRST
+        buffers = self.near
+        raw_bs = forward_batch.batch_size
+        bs = self._pad_to_bucket(raw_bs)
+        buffers.seq_lens_cpu[:raw_bs].copy_(forward_batch.seq_lens_cpu)
+        view = SimpleNamespace(batch_size=bs, seq_lens_cpu=buffers.seq_lens_cpu)
+        self.backend.init_forward_metadata_out_graph(view)
+'''
+
+
+@pytest.mark.parametrize("first", ["pass", "print(self.far.seq_lens_cpu)"])
+def test_construction_helpers_do_not_depend_on_the_order_of_questions(tmp_path, first):
+    # `_c` runs three calls below `__init__` (construction: `self.near` holds persistent buffers,
+    # reported stale); `_e` five (past the bound: not taken as construction).  Asking about `_e`
+    # first must not change the answer for `_c`
+    text = _DEEP.replace("FIRST", first)
+    p = tmp_path / "runner.py"
+    p.write_text(text, encoding="utf-8")
+    assert [(f.code, f.field) for f in check_source(text, str(p), load_profile("sglang"))] == [("PAD001", "seq_lens_cpu")]

@@ -396,3 +396,33 @@ def test_a_name_rebound_to_a_conversion_of_itself(tmp_path: Path) -> None:
                                        rswa_prefix_lens=self.prompt_len[idx])
 """
     assert _check(tmp_path, {"m.py": src}) == [("pkg/m.py", 15, "rswa_prefix_lens")]
+
+
+def test_a_same_named_field_of_another_class_does_not_unsettle_the_field(tmp_path: Path) -> None:
+    """``Batch.prompt_lens`` built with ``num_reqs`` rows (:func:`test_fields_the_code_may_change_after_construction`,
+    "alone": reported).  Another class that stores ``self.prompt_lens = ...`` on its own objects
+    (vLLM 0.32.0's watermarking draft state beside the input batch) does not change a ``Batch``'s
+    field: still reported.  A subclass of ``Batch`` that stores it does: nothing."""
+    other = """import torch
+
+
+class DraftState:
+    def __init__(self, max_num_reqs):
+        self.prompt_lens = torch.zeros(max_num_reqs, dtype=torch.int32)
+
+    def update(self, lens):
+        self.prompt_lens = lens
+"""
+    sub = """import torch
+from pkg.data import Batch
+
+
+class PaddedBatch(Batch):
+    def pad(self):
+        self.prompt_lens = torch.nn.functional.pad(self.prompt_lens, (0, 1))
+"""
+    got = {}
+    for name, extra in (("other", other), ("sub", sub)):
+        (tmp_path / name).mkdir()
+        got[name] = _check(tmp_path / name, {"data.py": DATA, "a.py": MAKE, "use.py": USE, "extra.py": extra})
+    assert got == {"other": [("pkg/use.py", 9, "rswa_prefix_lens")], "sub": []}
