@@ -362,18 +362,18 @@ class RowWidths:
         if stored is None:
             store = re.compile(rf"\.{attr}\s*{_STORE}")
             stored = self._stored_attrs[key] = any(
-                self._stores_on(cls, attr, mod_key, m.start())
+                self._stores_on(cls, attr, mod_key, text, m.start())
                 for mod_key in self.project.modules_mentioning([f".{attr}"])
                 for text in [self.project.source_text(mod_key) or ""] for m in store.finditer(text))
         return not stored
 
-    def _stores_on(self, cls: ClassInfo, attr: str, mod_key: str, at: int) -> bool:
+    def _stores_on(self, cls: ClassInfo, attr: str, mod_key: str, text: str, at: int) -> bool:
         """Whether the store ``<x>.attr = ...`` at offset ``at`` of module ``mod_key`` may store
         on an object of ``cls``: any receiver may but ``self`` (``x.prompt_lens = F.pad(...)``),
         and ``self`` in a class of that module that is ``cls`` or a subclass of it and stores
         the attribute (another class's ``self.prompt_lens = torch.zeros(...)`` stores on its own
-        objects: vLLM 0.32.0's watermarking draft state unsettled the input batch's field)."""
-        text = self.project.source_text(mod_key) or ""
+        objects: vLLM 0.32.0's watermarking draft state unsettled the input batch's field).
+        ``text`` is the module's text."""
         before = text[max(0, at - 5):at]
         if not (before.endswith("self") and (len(before) < 5 or not (before[0].isalnum() or before[0] in "_."))):
             return True
