@@ -163,7 +163,8 @@ def test_a_runner_a_step_method_stores_is_not_taken_as_held(tmp_path):
 
 # ------------------------------- objects built by a constructor's helpers and by factory methods
 
-_BUFFERED = '''\
+#: the sink's backend and a declared buffers class (the runners below hold one)
+_BUFFERS_HEAD = '''\
 from types import SimpleNamespace
 
 import torch
@@ -178,6 +179,9 @@ class Buffers:
     seq_lens_cpu: torch.Tensor
 
 
+'''
+
+_BUFFERED = _BUFFERS_HEAD + '''\
 class Runner:
     def __init__(self, max_bs: int) -> None:
         self.capture_bs = [1, 2, 4, 8]
@@ -375,21 +379,7 @@ def test_a_namesake_of_another_shape_is_followed(tmp_path):
     assert check_source(text, str(p), load_profile("vllm")) == []
 
 
-_DEEP = '''\
-from types import SimpleNamespace
-
-import torch
-
-
-class Backend:
-    def init_forward_metadata_out_graph(self, view) -> None:
-        print(view.seq_lens_cpu[: view.batch_size])
-
-
-class Buffers:
-    seq_lens_cpu: torch.Tensor
-
-
+_DEEP = _BUFFERS_HEAD + '''\
 class Runner:
     def __init__(self) -> None:
         self.capture_bs = [1, 2, 4, 8]
