@@ -5385,7 +5385,7 @@ class Interpreter:
         # means what the profile says on an object of a project class too (the wrapper's own
         # body, `if n is None:` a whole copy, is not followed); a project's namesake of another
         # shape (`pool.copy_to_gpu(x, out=buf[:n])`) is followed
-        target = None if self._profile_copy(node, frame, state) else self._resolve_callee(func, frame, state)
+        target = None if self._profile_copy(node, state) else self._resolve_callee(func, frame, state)
         if target is not None:
             return self._inline(target, node, frame, state)
 
@@ -6157,7 +6157,7 @@ class Interpreter:
             return None
         return MethodVal(frozenset((fn.key, recv) for fn, recv in target[1]))
 
-    def _profile_copy(self, node: cst.Call, frame: Frame, state: State) -> bool:
+    def _profile_copy(self, node: cst.Call, state: State) -> bool:
         """Whether ``node`` calls one of the profile's ``copy_to_device`` methods in its shape: no
         argument, or one positional count."""
         func = node.func
