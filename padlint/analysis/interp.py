@@ -24,7 +24,7 @@ from padlint.analysis.kernels import pointer_write, tail_stores
 from padlint.analysis.values import (
     TAIL_WRITE, UNSET, PARTIAL,
     ALL, DUMMY_ROWS, NOSET, PADDED_AS_REAL, UNKNOWN, AVal, BoolVal, ClosureVal, Count, DictVal, FactVal, FuncVal, MaskVal, LocState, MapVal, MetaVal, MethodVal, PadWrite, PERSISTENT, ReadLog,
-    Ref, Refs, Reset, State, TailVal, Taint, TupleVal, UnknownVal, at_least, covering, covers, extremum, is_extremum, join_all, opaque_term, join_vals, no_literal, origin_key, stamp, with_step,
+    Ref, Refs, Reset, State, TailVal, Taint, TupleVal, UnknownVal, at_least, covering, covers, extremum, is_extremum, join_all, opaque_term, join_vals, no_literal, origin_key, real_in_scope, stamp, with_step,
 )
 from padlint.analysis.buffers import EMPTY, UNKNOWN_VALUE, BufferIndex
 from padlint.analysis.buffers import _MODULES as READ_ONLY_MODULES, _PURE_MODULE_FUNCS as READ_ONLY_FUNCS
@@ -520,6 +520,7 @@ class _HitEvent:
     qual: str
     path: str
     fixable: bool
+    count_locals: dict | None = None  # names in scope at the sink bound to a count -> bound to a padded one
 
 
 @dataclass
@@ -541,6 +542,10 @@ class SinkHit:
     taints: tuple[Taint, ...]
     real_names: dict[str, str]  # canonical real count -> name in scope at the sink
     padded_names: dict[str, str]
+    # the names in scope at the sink bound to a count (or to a value of no known count), each
+    # with whether that count is a padded one: a profile pair names the real count of a padded
+    # one by name (:func:`real_in_scope`)
+    count_locals: dict = field(default_factory=dict)
     dims: frozenset = frozenset()  # padded dimensions of every alternative of the value
     maybe_none: bool = False       # the value is None on some path (a fix must guard)
     fixable: bool = True           # the sink statement is a place to insert a reset before
@@ -6958,17 +6963,18 @@ class Interpreter:
         else:
             # a reset at the sink fixes every stale path only if each names the real count there
             # (a dummy run binds the callee's real name to its own padded count: it does not)
-            real_names, padded_names = self._names_in_scope(frame, state)
+            real_names, padded_names, count_locals = self._names_in_scope(frame, state)
             base_val = value
             while isinstance(base_val, MapVal):
                 base_val = base_val.item
             locs = frozenset(r.loc.split("#", 1)[0] for r in base_val.refs if r.persistent) \
                 if isinstance(base_val, Refs) else frozenset()
             named = not isinstance(value, MapVal) and all(
-                any(r in real_names for r in (t.real or (self.p.pair_for_padded(t.padded) or _NOPAIR).real))
+                real_in_scope(t, self.p.pair_for_padded(t.padded), real_names, count_locals)[2]
                 for t in taints)
             ev = _HitEvent(key, sink, fld, kind, severity, value_node, value, node, tuple(taints), real_names,
-                           padded_names, locs, named, frame.seg, frame.stmt, frame.qual, frame.path, frame.fixable)
+                           padded_names, locs, named, frame.seg, frame.stmt, frame.qual, frame.path, frame.fixable,
+                           count_locals)
         chain, qpath = frame.chain, self._qpath()
         if self._hit_log and taints:  # a summary of a callee being interpreted replays it on its later paths
             self._hit_log[-1].append((ev, chain, qpath, 0, 0))
@@ -7043,7 +7049,8 @@ class Interpreter:
                 chain=chain, taints=tuple(sorted(ts, key=lambda t: (t.steps[0][0], t.buffer, len(t.steps), repr(t)))),
                 # a total order, the most direct first: the message names the first, whatever the
                 # run's string hashes
-                real_names=ev.real_names, padded_names=ev.padded_names, fixable=fixable, path=ev.path,
+                real_names=ev.real_names, padded_names=ev.padded_names, count_locals=ev.count_locals or {},
+                fixable=fixable, path=ev.path,
                 lines=seg.lines, stale_chains=stale_chains,
                 dims=frozenset(r.count.dim for r in value.refs if r.count is not None and r.count.canon)
                 if isinstance(value, Refs) else frozenset(),
@@ -7164,10 +7171,12 @@ class Interpreter:
             return norm(self._text(stmt.test))
         return norm(self._text(stmt))[:200]
 
-    def _names_in_scope(self, frame: Frame, state: State) -> tuple[dict[str, str], dict[str, str]]:
-        """Map canonical counts to names that denote them at the sink (for the fix)."""
+    def _names_in_scope(self, frame: Frame, state: State) -> tuple[dict[str, str], dict[str, str], dict[str, bool]]:
+        """Map canonical counts to names that denote them at the sink (for the fix), and the names
+        in scope bound to a count (or to a value of no known count) to whether it is padded."""
         real: dict[str, str] = {}
         padded: dict[str, str] = {}
+        count_locals: dict[str, bool] = {}
         for n in sorted(set(state.env) | set(frame.params)):
             if n in frame.keys:
                 continue
@@ -7180,13 +7189,16 @@ class Interpreter:
                 canon = n
             else:
                 continue
-            table = padded if self.p.is_padded_name(canon) else real
+            is_padded = self.p.is_padded_name(canon)
+            table = padded if is_padded else real
+            count_locals[n] = is_padded or (isinstance(v, CountVal) and v.padded)
             if canon not in table or n == canon:
                 table[canon] = n
-        return real, padded
+        return real, padded, count_locals
 
 
 _NOPAIR = type("NoPair", (), {"real": ()})()
+
 
 
 def _qualified_call(frame: Frame, name: str, owner: str, module: str, nested: bool) -> tuple[tuple, str]:

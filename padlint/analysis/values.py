@@ -1034,3 +1034,25 @@ def at_least(k: str, k_off: int, c: str, c_off: int, depth: int = 0) -> bool:
         if test(at_least(k, k_off, a, a_off + c_off, depth + 1) for a, a_off in args):
             return True
     return False
+
+
+def real_in_scope(taint: Taint, pair, real_names: dict, count_locals: dict) -> tuple[str | None, str | None, bool]:
+    """The real count of ``taint``'s stale rows ``[real:padded]`` at a sink: its canonical name
+    (entry-point terms), the name in scope there that shows it (None where none does), and
+    whether that name holds the real count there (a reset from it covers the stale rows).
+
+    A real count inferred from the step's writes (``taint.real``) is a value: the name in scope
+    bound to it.  A real count the profile pairs with the padded one (``pair``, ``num_tokens`` for
+    ``num_tokens_padded``) is a name: a count of that name in scope is it, before a local that holds
+    the value of the entry point's namesake on this path only (a dummy run's callee whose
+    ``max_query_len`` is the caller's ``num_tokens`` on one branch, and whose own ``num_tokens`` is
+    the caller's real token count).  Where a call bound that name to a padded count (a dummy
+    run), it is still the name shown, and it holds no real count (``count_locals[name]``)."""
+    reals = taint.real or (pair.real if pair is not None else ())
+    if not taint.real:
+        for r in reals:
+            if r in count_locals:
+                return r, r, not count_locals[r]
+    canon = next((r for r in reals if r in real_names), reals[0] if reals else None)
+    name = real_names.get(canon) if canon else None
+    return canon, name, name is not None

@@ -12,7 +12,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from padlint.analysis.values import PADDED_AS_REAL, TAIL_WRITE, Taint, origin_key
+from padlint.analysis.values import PADDED_AS_REAL, TAIL_WRITE, Taint, origin_key, real_in_scope
 from padlint.model import Finding, Fix, TraceStep
 from padlint.profile import Profile
 from padlint.rules.base import Facts, Rule, shown_path
@@ -305,12 +305,12 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     taint = hit.taints[0]
     if taint.graph_input:
         return _graph_input_finding(hit, taint, path)
-    pair = profile.pair_for_padded(taint.padded)
-    reals = taint.real or (pair.real if pair else ())  # inferred from the step's writes, or the profile's
-    real_canon = next((r for r in reals if r in hit.real_names), reals[0] if reals else None)
-    real_name = hit.real_names.get(real_canon) if real_canon else None
+    # inferred from the step's writes, or the profile's pair
+    real_canon, shown, holds = real_in_scope(taint, profile.pair_for_padded(taint.padded), hit.real_names,
+                                             hit.count_locals)
+    real_name = shown if holds else None  # a reset from it covers the stale rows
     # counts as the sink's code names them; entry-point names only where none is in scope
-    real_shown = real_name or real_canon or "?"
+    real_shown = shown or real_canon or "?"
     padded_shown = hit.padded_names.get(taint.padded) or taint.padded
     if taint.padded not in hit.padded_names and re.fullmatch(r"[A-Za-z_]\w*(\.\w+)+", taint.padded_written) \
             and not taint.padded_written.startswith("self."):

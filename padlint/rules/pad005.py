@@ -22,11 +22,12 @@ stale one, and this rule reports it when that value is not neutral.
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from padlint.analysis.buffers import EMPTY
 from padlint.analysis.project import _dotted
-from padlint.analysis.values import DUMMY_ROWS
+from padlint.analysis.values import DUMMY_ROWS, real_in_scope
 from padlint.model import Finding, Fix, TraceStep, split_lines
 from padlint.profile import Profile
 from padlint.rules.base import Facts, Rule
@@ -55,9 +56,9 @@ def init_findings(interp: Interpreter, profile: Profile, texts: dict[str, str]) 
         if not taints:
             continue
         t = taints[0]
-        pair = profile.pair_for_padded(t.padded)
-        real = next((hit.real_names[r] for r in (pair.real if pair else ()) if r in hit.real_names),
-                    pair.real[0] if pair else "?")
+        canon, name, _holds = real_in_scope(replace(t, real=()), profile.pair_for_padded(t.padded),
+                                            hit.real_names, hit.count_locals)
+        real = name or canon or "?"
         padded = hit.padded_names.get(t.padded) or t.padded_written or t.padded
         lead = ":, " * t.dim
         noun = "rows" if t.dim == 0 else "entries"
@@ -126,9 +127,9 @@ def _first_run_finding(hit, t, taints, profile: Profile, texts: dict[str, str]) 
     if t.real == (DUMMY_ROWS,):
         rows = f"[0:{padded}]"
     else:
-        pair = profile.pair_for_padded(t.padded)
-        real = next((hit.real_names[r] for r in (t.real or (pair.real if pair else ())) if r in hit.real_names),
-                    (t.real or (pair.real if pair else ("?",)))[0])
+        canon, name, _holds = real_in_scope(t, profile.pair_for_padded(t.padded), hit.real_names,
+                                            hit.count_locals)
+        real = name or canon or "?"
         rows = f"[{real}:{padded}]"
     value = "uninitialised memory" if empty else t.init_value
     how = f"constructed uninitialised at {where_alloc}" if empty else f"constructed with {value} at {where_alloc}"
