@@ -1357,6 +1357,7 @@ class Interpreter:
             self._branch_tests.pop()
             then_wrote = self._branch_done()
         self._stamp_branch_locals(then_env, then_end, saved | then_keys)
+        self._settle_partial(then_end, saved | then_keys)
         self._active = saved
         if stmt.orelse is None:
             if guard:
@@ -1364,9 +1365,10 @@ class Interpreter:
                 return then_end if then_end is not None else else_start
             self._unread_when_false(stmt.test, then_end, else_start)
             self._empty_when_false(stmt.test, then_end, else_start)
+            self._settle_partial(else_start, saved | else_keys)
             if then_end is None:
                 self._active = saved | else_keys
-            out = State.join([then_end, else_start], branches=not frame.dummy)
+            out = _continues(State.join([then_end, else_start], branches=not frame.dummy), state)
             self._keep_conditional(out, then_end, else_start, then_keys, else_keys, frame)
             self._partial_prefixes(out, then_end, else_start, stmt, frame, then_keys, else_keys, then_wrote, set())
             return out
@@ -1388,11 +1390,12 @@ class Interpreter:
             self._branch_tests.pop()
             else_wrote = self._branch_done()
         self._stamp_branch_locals(else_env, else_end, saved | else_keys)
+        self._settle_partial(else_end, saved | else_keys)
         self._active = saved | (then_keys if else_end is None else else_keys if then_end is None
                                 else frozenset())
         self._unread_when_false(stmt.test, then_end, else_end)
         self._empty_when_false(stmt.test, then_end, else_end)
-        out = State.join([then_end, else_end], branches=not frame.dummy)
+        out = _continues(State.join([then_end, else_end], branches=not frame.dummy), state)
         self._keep_conditional(out, then_end, else_end, then_keys, else_keys, frame)
         self._partial_prefixes(out, then_end, else_end, stmt, frame, then_keys, else_keys, then_wrote, else_wrote)
         return out
@@ -1739,6 +1742,23 @@ class Interpreter:
                     self._partial_locs.add(loc)
                     j = out.heap.get(loc) or PERSISTENT
                     out.heap[loc] = replace(j, taints=j.taints | frozenset(add), clean=j.clean | frozenset(cover))
+
+    def _settle_partial(self, end: State | None, facts: frozenset) -> None:
+        """At the end of a branch taken under ``facts``: rows one branch of an earlier test left
+        unwritten (:attr:`Taint.partial`) that the write made there covers under facts holding on
+        this branch too (the conditional write :meth:`_partial_prefixes` records) are written on
+        this path (``if not v: buf[:n].copy_(x)`` then ``if v: kernel(buf)``: on the second
+        test's other branch, the first test's write ran).  Else the join of the second test
+        keeps that branch's copy of the taint, true only where the first test failed."""
+        if end is None or not facts or not self._partial_locs:
+            return
+        for loc in self._partial_locs:
+            st = dict.get(end.heap, loc)
+            if not isinstance(st, LocState) or not st.clean or not any(t.partial for t in st.taints):
+                continue
+            gone = frozenset(t for t in st.taints if t.partial and covers(st.clean, t, self._real_for, None, facts))
+            if gone:
+                end.heap[loc] = replace(st, taints=st.taints - gone)
 
     @staticmethod
     def _refine_fields(frame: Frame, state: State, facts: frozenset) -> None:
@@ -7198,6 +7218,23 @@ class Interpreter:
 
 
 _NOPAIR = type("NoPair", (), {"real": ()})()
+
+
+def _continues(out: State | None, parent: State) -> State | None:
+    """``out``, the join of the branches of a test forked from ``parent``, continues ``parent``'s
+    path: its heap has written what ``parent`` had written since its own fork (a branch's heap
+    holds those keys as its ``base``, not as written: where one branch alone is live, the join
+    is that branch's heap), and it forks and joins at ``parent``'s level (its ``base`` is
+    ``parent``'s).  Else a write made before the test, in a branch of an enclosing test, is lost
+    to that test's join (the fields of an object a callee built under ``if not dummy_run:``,
+    then a nested test: the join kept the other path's value and dropped the view's resets)."""
+    if out is None or out.heap is parent.heap:
+        return out
+    h = out.heap
+    if not parent.heap.dirty <= h.dirty:
+        h.dirty |= parent.heap.dirty
+    h.base = parent.heap.base
+    return out
 
 
 

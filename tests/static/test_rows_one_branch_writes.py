@@ -103,6 +103,29 @@ def _check(tmp_path, body, read=READ):
     # a loop that writes the prefix: not a branch of a test
     ("        for _ in range(2):\n"
      "            self.seq_lens[:num_reqs] = so.seq_lens\n", []),
+    # a later test the other way writes them where the first did not (vLLM 0.33.0's MLA
+    # indexer: `if not self.supports_varlen:` copies the lengths, `if self.supports_varlen:` a
+    # kernel writes them): on the second test's other branch the first test's write ran
+    ("        if not flag:\n"
+     "            self.seq_lens[:num_reqs] = so.seq_lens\n"
+     "        if flag:\n"
+     "            some_kernel(self.seq_lens, num_reqs)\n", []),
+    ("        if not flag:\n"
+     "            self.seq_lens[:num_reqs] = so.seq_lens\n"
+     "        if flag:\n"
+     "            self.seq_lens[:num_reqs].fill_(1)\n"
+     "        else:\n"
+     "            so.note = 1\n", []),
+    # ... not where the second test writes them on the path the first one wrote them too
+    ("        if not flag:\n"
+     "            self.seq_lens[:num_reqs] = so.seq_lens\n"
+     "        if not flag:\n"
+     "            some_kernel(self.seq_lens, num_reqs)\n", STALE),
+    # ... nor where the second test is another one
+    ("        if not flag:\n"
+     "            self.seq_lens[:num_reqs] = so.seq_lens\n"
+     "        if so.spec:\n"
+     "            some_kernel(self.seq_lens, num_reqs)\n", STALE),
 ])
 def test_rows_written_on_one_branch(tmp_path, body, expected):
     assert [(f.code, f.field) for f in _check(tmp_path, body)] == expected
