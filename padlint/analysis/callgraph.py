@@ -125,6 +125,7 @@ class CallGraph:
         self._relevant: dict[str, bool] = {}
         self._sinkward: dict[str, bool] = {}
         self._callers: dict[str, list[FunctionInfo]] = {}
+        self._unresolved_refs: dict[str, bool] = {}
         self._graph_bound: dict[str, tuple[tuple[str, str, str, str, int], ...]] = {}
         self._graph_binders: dict[str, dict[str, frozenset[str]]] = {}  # class -> attr -> capture methods
         self._capture_written: dict[str, dict[str, frozenset[str]]] = {}  # class -> capture method -> attrs
@@ -1420,6 +1421,50 @@ class CallGraph:
                     out.setdefault(f.key, f)
         v = self._callers[fn.key] = list(out.values())
         return v
+
+    def referenced_unresolved(self, fn: FunctionInfo) -> bool:
+        """Whether code may call method ``fn`` where :meth:`callers` does not see it: a reference
+        ``x.<name>`` (called or not) in a function that is not one of its resolved callers and
+        calls no other function of that name (an unresolved receiver, a bound method kept as a
+        value and called later, a callback), one at module level, or ``getattr(x, "<name>")``.
+        A method of another class called under the same name through a resolved receiver does
+        not count.  Memoised."""
+        v = self._unresolved_refs.get(fn.key)
+        if v is not None:
+            return v
+        name = fn.name
+        callers = {c.key for c in self.callers(fn)}
+        out = False
+        for key in self.project.modules_mentioning([f".{name}", f'"{name}"', f"'{name}'"]):
+            mod = self.project.module(key)
+            if mod is None:
+                continue
+            spans = [(f.start, f.end, f) for f in _functions(mod)]
+            for node in ast.walk(mod.tree):
+                if isinstance(node, ast.Attribute) and node.attr == name:
+                    pass
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+                        and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
+                        and node.args[1].value == name:
+                    pass
+                else:
+                    continue
+                line = node.lineno
+                inside = [f for start, end, f in spans if start <= line <= end]
+                if not inside:
+                    out = True  # module-level code
+                    break
+                f = min(inside, key=lambda g: g.end - g.start)  # (a method, not its class's span)
+                if f.key == fn.key or f.key in callers:
+                    continue
+                if isinstance(node, ast.Attribute) and any(c.name == name for c in self.callees(f)):
+                    continue  # resolved to another function of that name
+                out = True
+                break
+            if out:
+                break
+        self._unresolved_refs[fn.key] = out
+        return out
 
     def _caller_modules(self, fn: FunctionInfo, words: list[str]) -> list[str]:
         """Modules whose text may hold a call of ``fn``.  A constructor body is called by name

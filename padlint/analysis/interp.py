@@ -543,8 +543,8 @@ class SinkHit:
     real_names: dict[str, str]  # canonical real count -> name in scope at the sink
     padded_names: dict[str, str]
     # the names in scope at the sink bound to a count (or to a value of no known count), each
-    # with whether that count is a padded one: a profile pair names the real count of a padded
-    # one by name (:func:`real_in_scope`)
+    # with (that count, whether it is padded, whether the name is a parameter): a profile pair
+    # names the real count of a padded one by name (:func:`real_in_scope`)
     count_locals: dict = field(default_factory=dict)
     dims: frozenset = frozenset()  # padded dimensions of every alternative of the value
     maybe_none: bool = False       # the value is None on some path (a fix must guard)
@@ -1742,6 +1742,12 @@ class Interpreter:
                     self._partial_locs.add(loc)
                     j = out.heap.get(loc) or PERSISTENT
                     out.heap[loc] = replace(j, taints=j.taints | frozenset(add), clean=j.clean | frozenset(cover))
+                    if cover:
+                        # a write made under a test of this function's locals: dropped where one
+                        # of them is assigned again and where the function returns (another call
+                        # of it tests other values under the same names)
+                        for n in {n for (k, _) in facts if k[0] == frame.qual for n, _ in k[2]}:
+                            frame.cond_locs.setdefault(n, set()).add(loc)
 
     def _settle_partial(self, end: State | None, facts: frozenset) -> None:
         """At the end of a branch taken under ``facts``: rows one branch of an earlier test left
@@ -1756,9 +1762,27 @@ class Interpreter:
             st = dict.get(end.heap, loc)
             if not isinstance(st, LocState) or not st.clean or not any(t.partial for t in st.taints):
                 continue
-            gone = frozenset(t for t in st.taints if t.partial and covers(st.clean, t, self._real_for, None, facts))
+            clean = frozenset(r for r in st.clean if r.when and all(self._stable_fact(k) for k, _ in r.when))
+            if not clean:
+                continue
+            gone = frozenset(t for t in st.taints if t.partial and covers(clean, t, self._real_for, None, facts))
             if gone:
                 end.heap[loc] = replace(st, taints=st.taints - gone)
+
+    def _stable_fact(self, key) -> bool:
+        """Whether a fact (a test's key, :meth:`_cond_keys`) means the same at two tests of one
+        function: a test of its locals (each assignment makes another key, :meth:`_bump`), or
+        of attributes of ``self`` that its classes set only at construction or set-up (a
+        setting: ``self.supports_varlen``).  An attribute a method sets (``self.configure(so)``
+        between the tests) may have changed: its key does not say so."""
+        if not (isinstance(key, tuple) and key and key[0] == "self"):
+            return True
+        me = self._frames[-1] if self._frames else None
+        cls_key = (me.cls or me.owner) if me is not None else ""
+        types = frozenset({cls_key}) if cls_key else frozenset()
+        text = key[2] if len(key) > 2 and isinstance(key[2], str) else ""
+        attrs = {m.group(1) for m in re.finditer(r"\bself\.(\w+)", text)}
+        return bool(types and attrs) and all(self._set_at_construction(types, a) for a in attrs)
 
     @staticmethod
     def _refine_fields(frame: Frame, state: State, facts: frozenset) -> None:
@@ -2284,6 +2308,8 @@ class Interpreter:
             return state
         if isinstance(small, cst.AugAssign):
             self._eval(small.value, frame, state)
+            if isinstance(small.target, (cst.Name, cst.Attribute)):
+                self._bump(small.target, frame, state)  # `n -= 1`: a test of `n` before is another fact
             if isinstance(small.operator, cst.MultiplyAssign) and self._literal(small.value) == "0" \
                     and isinstance(small.target, cst.Subscript):
                 self._write_region(small.target, UNKNOWN, frame, state, small.value)  # `x[R:P] *= 0`
@@ -3142,9 +3168,12 @@ class Interpreter:
         return out
 
     def _runs_at_construction(self, fn: FunctionInfo | None) -> bool:
-        """Whether ``fn`` runs only while an object is built: a constructor, or a method every
-        resolved caller of which (one at least) runs only then, such as a helper the
-        constructor calls (``self._init_and_capture()`` in ``__init__``).  Four levels of
+        """Whether ``fn`` runs only while an object is built or the engine set up: a constructor,
+        a set-up method the profile names (``[setup] functions``), or a method every resolved
+        caller of which (one at least) runs only then, such as a helper the constructor calls
+        (``self._init_and_capture()`` in ``__init__``) or a set-up method calls, and that no code
+        may call where the call graph does not resolve it (:meth:`CallGraph.referenced_unresolved`:
+        a bound method kept as a value, a receiver of unknown class, ``getattr``).  Four levels of
         callers at most; a cycle is no construction.  Memoised where the answer did not depend
         on that bound or on a call still being looked at (the order of questions must not
         change answers)."""
@@ -3153,7 +3182,7 @@ class Interpreter:
     def _at_construction(self, fn: FunctionInfo, depth: int, path: frozenset) -> tuple[bool, bool]:
         """(:meth:`_runs_at_construction`, whether that answer holds whatever the bound and the
         path: only those are memoised)."""
-        if fn.name in self._CONSTRUCTORS:
+        if fn.name in self._CONSTRUCTORS or self.p.is_setup(fn.name):
             return True, True
         memo = self._attr_type_cache
         key = (fn.key, "at-construction")
@@ -3163,6 +3192,9 @@ class Interpreter:
         if depth >= 4 or fn.key in path:
             return False, False
         callers = self.graph.callers(fn)
+        if callers and self.graph.referenced_unresolved(fn):
+            memo[key] = False
+            return False, True
         out, exact = bool(callers), True
         for c in callers:
             ok, ex = self._at_construction(c, depth + 1, path | {fn.key})
@@ -7191,12 +7223,15 @@ class Interpreter:
             return norm(self._text(stmt.test))
         return norm(self._text(stmt))[:200]
 
-    def _names_in_scope(self, frame: Frame, state: State) -> tuple[dict[str, str], dict[str, str], dict[str, bool]]:
+    def _names_in_scope(self, frame: Frame, state: State) -> tuple[dict[str, str], dict[str, str], dict[str, tuple]]:
         """Map canonical counts to names that denote them at the sink (for the fix), and the names
-        in scope bound to a count (or to a value of no known count) to whether it is padded."""
+        in scope bound to a count (or to a value of no known count: its own name) to (that
+        count, whether it is padded, whether the name is a parameter)."""
         real: dict[str, str] = {}
         padded: dict[str, str] = {}
-        count_locals: dict[str, bool] = {}
+        count_locals: dict[str, tuple] = {}
+        func = getattr(frame.seg, "func", None)
+        params = set(self._params(func)) if isinstance(func, cst.FunctionDef) else set(frame.params)
         for n in sorted(set(state.env) | set(frame.params)):
             if n in frame.keys:
                 continue
@@ -7211,7 +7246,7 @@ class Interpreter:
                 continue
             is_padded = self.p.is_padded_name(canon)
             table = padded if is_padded else real
-            count_locals[n] = is_padded or (isinstance(v, CountVal) and v.padded)
+            count_locals[n] = (canon, is_padded or (isinstance(v, CountVal) and v.padded), n in params)
             if canon not in table or n == canon:
                 table[canon] = n
         return real, padded, count_locals

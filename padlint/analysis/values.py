@@ -1042,17 +1042,29 @@ def real_in_scope(taint: Taint, pair, real_names: dict, count_locals: dict) -> t
     whether that name holds the real count there (a reset from it covers the stale rows).
 
     A real count inferred from the step's writes (``taint.real``) is a value: the name in scope
-    bound to it.  A real count the profile pairs with the padded one (``pair``, ``num_tokens`` for
-    ``num_tokens_padded``) is a name: a count of that name in scope is it, before a local that holds
-    the value of the entry point's namesake on this path only (a dummy run's callee whose
-    ``max_query_len`` is the caller's ``num_tokens`` on one branch, and whose own ``num_tokens`` is
-    the caller's real token count).  Where a call bound that name to a padded count (a dummy
-    run), it is still the name shown, and it holds no real count (``count_locals[name]``)."""
+    bound to it.  A real count the profile pairs with the padded one (``pair``: ``num_tokens``
+    and ``num_tokens_unpadded`` for ``num_tokens_padded``) is a name: a count of that name in
+    scope whose value is itself one of the pair's real counts (or not known) is it, before a
+    local that holds the value of the entry point's namesake on one path only (a dummy run's
+    callee whose ``max_query_len`` is the caller's ``num_tokens`` where the batch is not a
+    uniform decode, and whose own ``num_tokens`` is the caller's ``num_tokens_unpadded``).  A
+    local of that name holding another count (``num_tokens = num_reqs``, ``num_tokens =
+    num_tokens_padded``) is not.  A parameter of that name a call bound to a padded count (a
+    dummy run passing its padded count as the callee's real one) is the name shown, and holds
+    no real count (``count_locals``: name -> (count, padded, parameter))."""
     reals = taint.real or (pair.real if pair is not None else ())
     if not taint.real:
         for r in reals:
-            if r in count_locals:
-                return r, r, not count_locals[r]
+            got = count_locals.get(r)
+            if got is None:
+                continue
+            canon, padded, param = got
+            if padded:
+                if param:
+                    return r, r, False
+                continue
+            if canon == r or canon in reals:
+                return r, r, True
     canon = next((r for r in reals if r in real_names), reals[0] if reals else None)
     name = real_names.get(canon) if canon else None
     return canon, name, name is not None

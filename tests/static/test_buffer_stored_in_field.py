@@ -256,6 +256,47 @@ def test_a_helper_a_step_calls_too_is_not_construction(tmp_path):
     assert check_source(text, str(p), load_profile("sglang")) == []
 
 
+def _helper_findings(tmp_path, build: str, extra: str = "", step_extra: str = ""):
+    text = _BUFFERED.replace("BUILD", build).replace("RESET", "pass").replace(
+        "HELPER\n", _HELPER + extra + "\n")
+    if step_extra:
+        text = text.replace("        buffers = self.buffers\n", step_extra + "        buffers = self.buffers\n")
+    p = tmp_path / "runner.py"
+    p.write_text(text, encoding="utf-8")
+    return [(f.code, f.field, text.splitlines()[f.line - 1].strip()) for f in
+            check_source(text, str(p), load_profile("sglang"))]
+
+
+#: a set-up method the SGLang profile names (`[setup] functions`), which calls the helper
+_SETUP = '''    def init_cuda_graphs(self) -> None:
+        self._init_buffers()
+'''
+
+
+def test_a_helper_a_setup_method_calls_is_set_up(tmp_path):
+    # `_init_buffers` is called only by `init_cuda_graphs`, a set-up method of the profile: the
+    # buffers object it stores lives across steps as one the constructor stores does (before,
+    # only the set-up method's own stores counted), so the stale rows [raw_bs:bs] are reported
+    assert _helper_findings(tmp_path, "pass", _SETUP) == [("PAD001", "seq_lens_cpu", _HANDED_WHOLE)]
+
+
+@pytest.mark.parametrize("step_extra", [
+    # the helper kept as a bound method and called each step through it (the call graph
+    # resolves that reference: `step` is one of its callers)
+    "        refresh = self._init_buffers\n        refresh()\n",
+    # ... or looked up by name
+    "        getattr(self, \"_init_buffers\")()\n",
+])
+def test_a_helper_called_where_the_call_graph_does_not_see_it_is_not_construction(tmp_path, step_extra):
+    # the constructor calls `_init_buffers`, and so does `step`: the object may be that step's
+    # own.  Through `getattr(self, "_init_buffers")` the call graph does not resolve the call:
+    # before, the constructor was the helper's only resolved caller, and the object was taken as
+    # kept across steps
+    assert _helper_findings(tmp_path, "self._init_buffers()", step_extra=step_extra) == []
+    # (the same constructor without the step's reference: reported, as above)
+    assert _helper_findings(tmp_path, "self._init_buffers()") == [("PAD001", "seq_lens_cpu", _HANDED_WHOLE)]
+
+
 _TYPES = '''\
 class V1Runner: ...
 class V2Runner: ...

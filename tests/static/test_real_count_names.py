@@ -12,6 +12,8 @@ D4); the runner below is that shape, written from scratch.
 
 from __future__ import annotations
 
+import pytest
+
 from padlint.analysis import check_source
 from padlint.profile import load_profile
 
@@ -89,3 +91,42 @@ def test_a_real_count_bound_to_the_padded_count_is_not_named():
     assert "add `" not in f.message
     assert "passes the padded count as `num_tokens`" in f.message
     assert "max_query_len" not in f.message
+
+
+#: a runner whose own step names the real count `num_tokens_unpadded` (one of the pair's real
+#: names) and binds a local `num_tokens` to something else before the sink
+LOCAL = '''\
+import torch
+from vllm.v1.attention.backend import CommonAttentionMetadata
+
+
+class ModelRunner:
+    def __init__(self, max_num_tokens: int) -> None:
+        self.positions = torch.zeros(max_num_tokens, dtype=torch.int64)
+
+    def execute_model(self, so):
+        num_tokens_unpadded = so.total_num_scheduled_tokens
+        num_tokens_padded = self.cudagraph_dispatcher.pad(num_tokens_unpadded)
+        self.positions[:num_tokens_unpadded] = torch.as_tensor(so.positions)
+        BIND
+        return CommonAttentionMetadata(positions=self.positions[:num_tokens_padded],
+                                       num_actual_tokens=num_tokens)
+'''
+
+
+@pytest.mark.parametrize("bind", [
+    # a local of the pair's real name holding the padded count: the range it names is empty
+    "num_tokens = num_tokens_padded",
+    # ... or a request count: a reset from it would zero the positions of real tokens
+    # [num_reqs:num_tokens_unpadded] whenever a request has more than one token
+    "num_reqs = so.num_reqs\n        num_tokens = num_reqs",
+])
+def test_a_local_of_the_pair_name_holding_another_count_is_not_the_real_count(bind):
+    # rows [num_tokens_unpadded:num_tokens_padded] are stale (written [:num_tokens_unpadded], no
+    # reset); the name the profile pairs is in scope but holds another count: the count the
+    # step's own name holds is shown, and the reset from it proposed (a review found both)
+    found = check_source(LOCAL.replace("BIND", bind), "runner.py", load_profile("vllm"))
+    assert len(found) == 1
+    (f,) = found
+    assert f.real == "num_tokens_unpadded"
+    assert f.fix is not None and f.fix.text == "self.positions[num_tokens_unpadded:num_tokens_padded] = 0"

@@ -126,6 +126,16 @@ def _check(tmp_path, body, read=READ):
      "            self.seq_lens[:num_reqs] = so.seq_lens\n"
      "        if so.spec:\n"
      "            some_kernel(self.seq_lens, num_reqs)\n", STALE),
+    # ... nor where what the tests test changed between them (a review found it; and
+    # `test_a_setting_a_method_changes_between_the_tests`): `flag` is
+    # `so.budget` and `budget -= 1` makes the second test another one (with a budget of 1,
+    # neither branch writes) ...
+    ("        budget = so.budget\n"
+     "        if not budget:\n"
+     "            self.seq_lens[:num_reqs] = so.seq_lens\n"
+     "        budget -= 1\n"
+     "        if budget:\n"
+     "            some_kernel(self.seq_lens, num_reqs)\n", STALE),
 ])
 def test_rows_written_on_one_branch(tmp_path, body, expected):
     assert [(f.code, f.field) for f in _check(tmp_path, body)] == expected
@@ -278,3 +288,53 @@ def test_read_under_the_same_test_after_a_store_of_what_it_tests(tmp_path):
     assert _check(tmp_path, body, _read_under("so.seq_lens is not None")) == []
     # under the other way of the test it is reported
     assert [(f.code, f.field) for f in _check(tmp_path, body, _read_under("so.seq_lens is None"))] == STALE
+
+
+def _with_method(body: str, method: str) -> str:
+    text = RUNNER.replace("{BODY}", body.rstrip("\n")).replace("{READ}", READ)
+    return text.replace("    def execute_model(self, so, flag: bool):", method + "\n    def execute_model(self, so, flag: bool):")
+
+
+def test_a_helper_called_twice_tests_other_values_under_the_same_names(tmp_path):
+    # `stage` writes the rows where its `flag` fails on its first call, and runs the kernel where
+    # its `flag` holds on its second; the calls pass different flags (`so.a`, `so.b`), so with
+    # `a` true and `b` false neither writes them (a review found it: the first call's write,
+    # conditional on the helper's own parameter, settled the second call's rows)
+    text = _with_method("        self.stage(so, so.a, num_reqs, True)\n"
+                        "        self.stage(so, so.b, num_reqs, False)\n", """    def stage(self, so, flag, num_reqs, first):
+        if first:
+            if not flag:
+                self.seq_lens[:num_reqs] = so.seq_lens
+        else:
+            if flag:
+                some_kernel(self.seq_lens, num_reqs)
+""")
+    assert [(f.code, f.field) for f in check_text(tmp_path, text) if f.code == "PAD001"] == STALE
+
+
+_CONFIGURE = """    def __post_init__(self) -> None:
+        self.use_kernel = False
+
+    def configure(self, so) -> None:
+        self.use_kernel = so.use_kernel
+"""
+
+_TWO_TESTS = ("        if not self.use_kernel:\n"
+              "            self.seq_lens[:num_reqs] = so.seq_lens\n"
+              "{BETWEEN}"
+              "        if self.use_kernel:\n"
+              "            some_kernel(self.seq_lens, num_reqs)\n")
+
+
+def test_a_setting_a_method_changes_between_the_tests(tmp_path):
+    # `configure` sets `self.use_kernel` each step: between the two tests it may change (from
+    # true to false: neither branch writes), so the second test says nothing of the first
+    text = _with_method(_TWO_TESTS.replace("{BETWEEN}", "        self.configure(so)\n"), _CONFIGURE)
+    assert [(f.code, f.field) for f in check_text(tmp_path, text) if f.code == "PAD001"] == STALE
+
+
+def test_a_setting_made_at_construction_holds_at_both_tests(tmp_path):
+    # set only when the object is built: both tests read the same value, and on the second
+    # test's other branch the first test's write ran
+    text = _with_method(_TWO_TESTS.replace("{BETWEEN}", ""), _CONFIGURE.split("\n    def configure")[0] + "\n")
+    assert [(f.code, f.field) for f in check_text(tmp_path, text) if f.code == "PAD001"] == []
