@@ -520,7 +520,7 @@ class _HitEvent:
     qual: str
     path: str
     fixable: bool
-    count_locals: dict | None = None  # names in scope at the sink bound to a count -> bound to a padded one
+    count_locals: dict | None = None  # (:attr:`SinkHit.count_locals`)
 
 
 @dataclass
@@ -7270,7 +7270,6 @@ def _continues(out: State | None, parent: State) -> State | None:
         h.dirty |= parent.heap.dirty
     h.base = parent.heap.base
     return out
-
 
 
 def _qualified_call(frame: Frame, name: str, owner: str, module: str, nested: bool) -> tuple[tuple, str]:
