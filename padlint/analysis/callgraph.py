@@ -25,6 +25,7 @@ imported by name, ``mod.f()`` for an imported module.
 from __future__ import annotations
 
 import ast
+import bisect
 import fnmatch
 import re
 from collections.abc import Mapping
@@ -1435,12 +1436,27 @@ class CallGraph:
         name = fn.name
         callers = {c.key for c in self.callers(fn)}
         out = False
+        rx = re.compile(rf"\.{re.escape(name)}\b|[\"']{re.escape(name)}[\"']")
         for key in self.project.modules_mentioning([f".{name}", f'"{name}"', f"'{name}'"]):
             mod = self.project.module(key)
             if mod is None:
                 continue
             spans = [(f.start, f.end, f) for f in _functions(mod)]
-            for node in ast.walk(mod.tree):
+
+            def place(line: int):
+                inside = [f for start, end, f in spans if start <= line <= end]
+                return min(inside, key=lambda g: g.end - g.start) if inside else None  # (a method, not its class)
+
+            # the text first: a module whose mentions are all in the method itself or its resolved
+            # callers is not parsed (a transient parse where one is)
+            starts = [m.start() for m in rx.finditer(mod.text)]
+            if not starts:
+                continue
+            breaks = [m.start() for m in re.finditer("\n", mod.text)]
+            lines = {bisect.bisect_right(breaks, at) + 1 for at in starts}
+            if not any((f := place(line)) is None or (f.key != fn.key and f.key not in callers) for line in lines):
+                continue
+            for node in ast.walk(mod.peek_tree()):
                 if isinstance(node, ast.Attribute) and node.attr == name:
                     pass
                 elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
@@ -1449,12 +1465,10 @@ class CallGraph:
                     pass
                 else:
                     continue
-                line = node.lineno
-                inside = [f for start, end, f in spans if start <= line <= end]
-                if not inside:
+                f = place(node.lineno)
+                if f is None:
                     out = True  # module-level code
                     break
-                f = min(inside, key=lambda g: g.end - g.start)  # (a method, not its class's span)
                 if f.key == fn.key or f.key in callers:
                     continue
                 if isinstance(node, ast.Attribute) and any(c.name == name for c in self.callees(f)):
