@@ -25,7 +25,6 @@ imported by name, ``mod.f()`` for an imported module.
 from __future__ import annotations
 
 import ast
-import bisect
 import fnmatch
 import re
 from collections.abc import Mapping
@@ -1449,11 +1448,7 @@ class CallGraph:
 
             # the text first: a module whose mentions are all in the method itself or its resolved
             # callers is not parsed (a transient parse where one is)
-            starts = [m.start() for m in rx.finditer(mod.text)]
-            if not starts:
-                continue
-            breaks = [m.start() for m in re.finditer("\n", mod.text)]
-            lines = {bisect.bisect_right(breaks, at) + 1 for at in starts}
+            lines = {mod.line_at(m.start()) for m in rx.finditer(mod.text)}
             if not any((f := place(line)) is None or (f.key != fn.key and f.key not in callers) for line in lines):
                 continue
             for node in ast.walk(mod.peek_tree()):

@@ -7266,8 +7266,7 @@ def _continues(out: State | None, parent: State) -> State | None:
     if out is None or out.heap is parent.heap:
         return out
     h = out.heap
-    if not parent.heap.dirty <= h.dirty:
-        h.dirty |= parent.heap.dirty
+    h.dirty |= parent.heap.dirty
     h.base = parent.heap.base
     return out
 

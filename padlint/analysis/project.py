@@ -16,6 +16,7 @@ Vocabulary: a *module key* is a dotted module name (``pkg.runner``); a
 from __future__ import annotations
 
 import ast
+import bisect
 import collections
 import os
 import re
@@ -220,14 +221,22 @@ class ModuleInfo:
         ``end >= 0`` (line numbers, as a function's span gives them)."""
         if self._lines is not None:
             return "".join(self._lines[start - 1:end])
-        starts = self._starts
-        if starts is None:
-            starts = self._starts = array("L", [0])
-            starts.extend(m.end() for m in LINE_BREAK.finditer(self.text))
+        starts = self._line_starts()
         n = len(self.text)
         a = starts[start - 1] if start - 1 < len(starts) else n
         b = starts[end] if end < len(starts) else n
         return self.text[a:b] if b > a else ""
+
+    def _line_starts(self) -> array:
+        """The offset in :attr:`text` of each line's start, computed on first use and kept."""
+        if self._starts is None:
+            self._starts = array("L", [0])
+            self._starts.extend(m.end() for m in LINE_BREAK.finditer(self.text))
+        return self._starts
+
+    def line_at(self, offset: int) -> int:
+        """The number (from 1) of the line of :attr:`text` that holds character ``offset``."""
+        return bisect.bisect_right(self._line_starts(), offset)
 
     @property
     def tree(self) -> ast.Module:

@@ -380,7 +380,7 @@ class RowWidths:
         mod = self.project.module(mod_key)
         if mod is None:
             return True
-        line = text.count("\n", 0, at) + 1
+        line = mod.line_at(at)
         klass = next((c for c in mod.classes.values() if c.start <= line <= c.end), None)
         if klass is None or any(b.key == cls.key for b in self.project.mro(klass)):
             return True  # (`self` outside a class the module indexes: taken as a store on any object)
