@@ -77,7 +77,7 @@ PROFILE_SCHEMA: dict[str, Any] = {
     "registry": {"slot_classes": None, "fill_methods": None, "buffer_position": None, "buffer_keyword": None,
                  "axis": None, "default_axis": None, "policy": None, "default_policy": None, "pad_value": None,
                  "computed": None, "resets": ANY_KEY, "declared_safe": None, "real_counts": ANY_KEY,
-                 "lookup": None, "slice_method": None, "slice_counts": ANY_KEY},
+                 "lookup": None, "slice_method": None, "slice_counts": ANY_KEY, "has": None},
     # the runtime checker's tables: their names here, their contents checked by
     # padlint.runtime.spec (owned with the runtime checker)
     "runtime": {"provider": DELEGATED, "step": DELEGATED, "poison": DELEGATED, "classes": DELEGATED},
@@ -172,6 +172,10 @@ class RegistrySpec:
     lookup: str = ""
     slice_method: str = ""
     slice_counts: tuple[tuple[str, int], ...] = ()
+    # the registry's test of a slot's presence (``registry.has_slot("mamba_track_mask")``): where
+    # the class registers a slot of that name the test holds (a slot registered under a setting
+    # of the builder exists on the paths the analysis follows: no other path reads its buffer)
+    has: str = ""
 
 
 @dataclass(frozen=True)
@@ -755,7 +759,8 @@ def _registry(value: Any, where: str) -> RegistrySpec:
         computed=text("computed", ""), resets=tuple(sorted(resets.items())),
         declared_safe=_names(t.get("declared_safe", []), f"{where}.declared_safe"),
         real_counts=tuple(sorted(reals.items())), lookup=text("lookup", ""),
-        slice_method=text("slice_method", ""), slice_counts=tuple(sorted(slice_counts.items())))
+        slice_method=text("slice_method", ""), slice_counts=tuple(sorted(slice_counts.items())),
+        has=text("has", ""))
 
 
 def _axes(value: Any, where: str) -> AxesSpec:

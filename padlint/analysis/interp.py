@@ -685,6 +685,10 @@ class Frame:
     # locals holding a graph key made from a count (`graph_key = self._make_graph_key(self.bs)`):
     # they carry the count to the engine but are no name of it a message or fix may use
     keys: set[str] = field(default_factory=set)
+    # nested functions of this frame stored where code the analysis does not read may call them
+    # (`self.layer_model.forward = replay_layer_forward`), with the statement that stored each and
+    # the name node stored: run when the function ends (:meth:`Interpreter._run_escaped`)
+    escaped: list = field(default_factory=list)
 
 
 #: heap key prefix of a join's record (``MAYBE_UNSET + "@loc.f"``): the facts of the branches of a
@@ -791,6 +795,8 @@ class Interpreter:
         # persistent buffers: allocations and writes across the project (the never-written fact)
         self.buffers = BufferIndex(project, profile)
         self._property_calls: dict[int, cst.Call] = {}  # id(attribute) -> the getter's call (kept)
+        self._escaping: ClosureVal | None = None  # the closure :meth:`_run_escaped` runs now
+        self._escaped_calls: dict[int, cst.Call] = {}  # id(stored name) -> the escaped closure's call (kept)
         self._written_param_memo: dict[int, tuple] = {}  # id(function) -> (function kept, names)
         self._used_names: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}  # id -> (node kept alive, names)
         self._loc_owners: dict[str, set] = {}  # loc -> {attribute name | None}
@@ -959,7 +965,31 @@ class Interpreter:
         prepared = self._preparing_paths(states, exit_state)
         if prepared:
             exit_state = State.join(prepared, full=True) or exit_state
+        if frame.escaped:
+            self._run_escaped(frame, exit_state)
         return exit_state, value if value is not None else UNKNOWN
+
+    def _run_escaped(self, frame: Frame, state: State) -> None:
+        """Run each nested function the frame stored on an object (:attr:`Frame.escaped`), once,
+        from the state the function ends in: code the analysis does not read calls it after the
+        store (SGLang's prefill runner installs `replay_layer_forward`, which replays the captured
+        graph, as `self.layer_model.forward`, then runs the model, which calls it).  Its sinks are
+        judged there and its writes are the function's; the call step is the store's line."""
+        todo, frame.escaped = frame.escaped, []
+        for closure, stmt, name_node in todo:
+            call = self._escaped_calls.get(id(name_node))
+            if call is None:
+                call = self._escaped_calls[id(name_node)] = cst.Call(func=cst.Name(closure.node.name.value))
+                self._keep.append(name_node)
+            frame.seg.same_line_as(call, name_node, stmt)
+            saved = frame.stmt, frame.fixable
+            frame.stmt, frame.fixable = stmt, False
+            self._escaping = closure
+            try:
+                self._inline(("closure", closure), call, frame, state)
+            finally:
+                frame.stmt, frame.fixable = saved
+                self._escaping = None
 
     def _preparing_paths(self, states: list[State], joined: State) -> list[State]:
         """The ways out of a method that store a padded count in a field of ``self``
@@ -1097,10 +1127,12 @@ class Interpreter:
                     if cur is None:
                         break
                     frame.loop_exits, frame.loop_breaks = [], []
-                    cur = cur.copy()
+                    prev, cur = cur, cur.copy()
                     self._bind(stmt.target, item, frame, cur)
                     end = self._exec_block(stmt.body, frame, cur)
-                    cur = State.join([end, *frame.loop_exits])
+                    # (a round continues the path: what it wrote before the loop stays written
+                    # for the join of an enclosing test, :func:`_continues`)
+                    cur = _continues(State.join([end, *frame.loop_exits], full=bool(frame.loop_exits)), prev)
                 after = cur
             else:
                 base: State | None = state
@@ -1897,7 +1929,27 @@ class Interpreter:
             if isinstance(comp.operator, (cst.Is, cst.IsNot)) and isinstance(comp.comparator, cst.Name) \
                     and comp.comparator.value == "None" and self._literal_test(test.left, frame, state) is not None:
                 return isinstance(comp.operator, cst.IsNot)
+        if isinstance(test, cst.Call):
+            return self._slot_test(test, frame, state)
         return None
+
+    def _slot_test(self, test: cst.Call, frame: Frame, state: State) -> bool | None:
+        """``registry.has_slot("mamba_track_mask")`` (profile ``[registry] has``), the name a
+        literal or a loop variable over literals: True where the class registers a slot of that
+        name (the analysis follows the paths where the slots it reads exist; where one does not,
+        nothing reads its buffer); else None."""
+        reg = self.p.registry
+        if reg is None or not reg.has or not isinstance(test.func, cst.Attribute) \
+                or test.func.attr.value != reg.has or len(test.args) != 1 \
+                or test.args[0].keyword is not None or test.args[0].star:
+            return None
+        key = self._key_of(test.args[0].value, frame, state)
+        if key is None or len(key.keys) != 1:
+            return None
+        name = next(iter(key.keys))
+        cls = self.project.class_info(frame.cls or frame.owner)
+        slots = self.graph.registry_slots(cls) if cls is not None else ()
+        return True if any(p.rsplit(".", 1)[-1] == name for p, *_ in slots) else None
 
     def _block_binds(self, body) -> frozenset[str]:
         """The names a statement block binds (assignments, loop targets, ``with ... as``, walrus),
@@ -2407,6 +2459,16 @@ class Interpreter:
             if isinstance(value, CountVal) and value.canon == target.value and not value.offset \
                     and self._real_by_reset(target.value, frame):
                 value = CountVal(self.p.pair_for_padded(target.value).real[0])
+                self._padded_fields_by_reset(target.value, self.p.pair_for_padded(target.value), frame, state)
+            padded_pair = self._padded_by_reset(target.value, value, frame, state)
+            if padded_pair is not None:
+                # `r = self._capture_req_slots` where the code resets rows `[bs:r]` from its real
+                # count `bs`: `r` is the padded count of that pair, and so is the field it reads
+                # on this path (a replay after this step reads the field: `_held_counts`)
+                value = CountVal(padded_pair.padded[0], padded=True)
+                if isinstance(value_node, cst.Attribute) and isinstance(value_node.value, cst.Name) \
+                        and value_node.value.value == "self" and isinstance(me := state.env.get("self"), Refs):
+                    self._store_field(me, value_node.attr.value, value, state)
             if isinstance(value, CountVal) and value.canon is not None:
                 frame.known.add(value.canon)
                 if isinstance(value_node, cst.Attribute) and self.p.is_padded_name(value_node.attr.value):
@@ -2420,6 +2482,11 @@ class Interpreter:
             self._bind(target, value, frame, state)
             return
         if isinstance(target, cst.Attribute):
+            if isinstance(value, ClosureVal) and value.active and value.node is not None \
+                    and value.key.startswith(frame.qual + ".<") \
+                    and all(c.key != value.key for c, _s, _n in frame.escaped):
+                # a nested function stored on an object: whoever reads the attribute may call it
+                frame.escaped.append((value, frame.stmt, value_node))
             base = self._eval(target.value, frame, state)
             if isinstance(base, MetaVal):
                 self._check_sink(base.sink, target.attr.value, "attribute", value_node, value,
@@ -3224,6 +3291,53 @@ class Interpreter:
         return any(lo == name and not self.p.axes.size_axis(up)
                    for lo, up in frame.seg.reset_bounds)
 
+    def _padded_fields_by_reset(self, real: str, pair, frame: Frame, state: State) -> None:
+        """``real`` (a local) is the real count of ``pair`` by the function's resets of rows
+        ``[real:b]`` (:meth:`_real_by_reset`): where ``b`` is a number ``self`` keeps, read
+        directly (``[bs:self._capture_req_slots]``) or through a local the function binds once to
+        it (``r = self._capture_req_slots``), that field is the pair's padded count on this path
+        from here on (a test ``if bs < self._capture_req_slots:`` compares the pair; a replay
+        after this step reads the padded count off the field, :meth:`_held_counts`)."""
+        me = state.env.get("self")
+        if not isinstance(me, Refs) or not pair.padded:
+            return
+        for lo, up in frame.seg.reset_bounds:
+            if lo != real:
+                continue
+            v = self._bound_once(up, frame)
+            if v is None and up in frame.seg.bound_names:
+                continue
+            attr = v.attr.value if isinstance(v, cst.Attribute) and isinstance(v.value, cst.Name) \
+                and v.value.value == "self" else up if v is None else None
+            if not attr or self._known_count(attr) or self.p.axes.size_axis(attr) \
+                    or f"self.{attr}" not in self._text(frame.seg.func):
+                continue
+            self._store_field(me, attr, CountVal(pair.padded[0], padded=True), state)
+
+    def _padded_by_reset(self, name: str, value: AVal, frame: Frame, state: State):
+        """The count pair whose padded count ``name`` is in this function, or None: the code resets
+        rows ``[a:name]`` (``s["seq_lens"][bs:r].zero_()``) where ``a`` holds a real count of a
+        pair, so ``name`` is where those padding rows end.  Only for a name that is no count to
+        the profile and no capacity of an axis (``r = self._capture_req_slots``: a number the
+        runner keeps), bound to a number (no tensor, no object)."""
+        if not name or self._known_count(name) or self.p.axes.size_axis(name):
+            return None
+        if not (isinstance(value, (UnknownVal, CountVal)) or isinstance(value, Refs) and len(value.refs) == 1
+                and (r := next(iter(value.refs))).count is None and not r.types and not r.elem_types):
+            return None
+        if isinstance(value, CountVal) and value.canon and self.p.pair_for_padded(value.canon) is not None:
+            return None  # a padded count already
+        for lo, up in frame.seg.reset_bounds:
+            if up != name:
+                continue
+            low = state.env.get(lo)
+            if not isinstance(low, CountVal) or not low.canon or low.offset:
+                continue
+            pair = next((p for p in self.p.counts if low.canon in p.real and p.padded), None)
+            if pair is not None:
+                return pair
+        return None
+
     def _paired_here(self, name: str, frame: Frame) -> bool:
         """``name`` is a real count because the function also names its padded partner: a
         number bound to ``num_logits`` in a function that slices ``[:num_logits_padded]`` is
@@ -3577,6 +3691,33 @@ class Interpreter:
                             PadWrite(frame.path, line, value, "registry") if value else None)
         return True
 
+    def _slot_buffer(self, node: cst.Attribute, frame: Frame, state: State) -> Refs | None:
+        """``registry.get_slot("mamba_track_mask").buffer`` (profile ``[registry] lookup``, the
+        slot's buffer under the constructor's ``buffer_keyword``), the name a literal or a loop
+        variable over literals, where the class registers a slot of that name: the buffer the
+        slot holds (``self.buffers.mamba_track_mask``), as the capture's ``slice_for`` view of
+        it names it (:meth:`CallGraph.registry_slots`); else None."""
+        reg = self.p.registry
+        call = node.value
+        if reg is None or not reg.lookup or node.attr.value != reg.buffer_keyword \
+                or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute) \
+                or call.func.attr.value != reg.lookup or len(call.args) != 1 \
+                or call.args[0].keyword is not None or call.args[0].star:
+            return None
+        key = self._key_of(call.args[0].value, frame, state)
+        if key is None or len(key.keys) != 1:
+            return None
+        name = next(iter(key.keys))
+        cls = self.project.class_info(frame.cls or frame.owner)
+        paths = [p for p, *_ in (self.graph.registry_slots(cls) if cls is not None else ())
+                 if p.rsplit(".", 1)[-1] == name]
+        if len(paths) != 1:
+            return None
+        self._eval(call.func.value, frame, state)
+        line = frame.seg.line(node, frame.stmt)
+        return Refs(frozenset(Ref(loc, None, f"self.{paths[0]}", line, True, path=frame.path)
+                              for loc in self._self_attr_locs(paths[0], state)))
+
     def _held_attr_locs(self, attr: str, frame: Frame, state: State, line: int) -> list[str]:
         """The locations ``self.<attr>`` (a dotted path) reads on this path, as the code would read
         it: an object this path built and stored (``self.buffers = Buffers(req_pool_indices=
@@ -3815,6 +3956,18 @@ class Interpreter:
                 by_axis.setdefault(axis, set()).add((canon, name))
         line = frame.seg.line(node, frame.stmt)
         outer = self._active
+        learned, unseen = self._learned_facts(by_axis, bound_all, state)
+        for axis in list(by_axis):
+            # a padded count only the code's resets name, none of which reached this replay on
+            # this path (they ran under a test the analysis cannot tie to the replay): the code's
+            # own account of where the padding rows are is not known here
+            by_axis[axis] = {(c, n) for c, n in by_axis[axis] if c not in unseen}
+        if learned:
+            # the padded count is one the code's own resets name (`r = self._capture_req_slots`,
+            # `s[...][bs:r].zero_()`), and it resets those rows only where these facts hold (`if
+            # self._is_full_backend and bs < r:`): by its own account the graph reads padding
+            # rows there alone, so the replay is judged on those paths
+            stored_under = stored_under | learned
         if stored_under:
             # the size was stored in this step only where these facts hold (elsewhere it and its
             # padding rows are another call's): the replay is judged on those paths, where a
@@ -3825,6 +3978,32 @@ class Interpreter:
                                cls, frame, state)
         finally:
             self._active = outer
+
+    def _learned_facts(self, by_axis: dict, bound_all, state: State) -> tuple[frozenset, set]:
+        """The facts under which the code resets the padding rows of a padded count it names
+        only by its resets (a number ``self`` keeps, :meth:`_padded_fields_by_reset`): those of
+        every reset of such rows of a graph-bound buffer (``if self._is_full_backend and bs <
+        r:``, a slot's reset under ``if self._prefill_static_buffers is not None:``): by the
+        code's own account the graph reads padding rows on the paths where it resets them, so
+        the replay is judged where all of them hold; empty where none is conditional.  Also the
+        counts of that kind no reset of whose rows reached here on this path (not judged)."""
+        learned = {canon for cands in by_axis.values() for canon, name in cands
+                   if name.startswith("self.") and not self._known_count(name[5:])}
+        if not learned:
+            return frozenset(), set()
+        whens: set = set()
+        seen: set = set()
+        for attr, *_rest in bound_all:
+            for loc in self._self_attr_locs(attr, state):
+                for loc2 in (loc, loc + "#host", loc + "#dev"):
+                    st = dict.get(state.heap, loc2)
+                    if not isinstance(st, LocState):
+                        continue
+                    for rs in st.clean:
+                        if rs.real != ALL and rs.upto in learned and self.p.is_real_for(rs.real, rs.upto):
+                            whens.add(rs.when)
+                            seen.add(rs.upto)
+        return frozenset().union(*whens), learned - seen
 
     def _stored_under(self, field: cst.Attribute, canon: str, state: State) -> frozenset:
         """The facts under which this path stored ``self.<field>`` (a prepare method called under
@@ -4483,6 +4662,9 @@ class Interpreter:
             method = self._method_value(node, frame, state)
             if method is not None:
                 return method
+            slot = self._slot_buffer(node, frame, state)
+            if slot is not None:
+                return slot
             base = self._eval(node.value, frame, state)
             if isinstance(base, FieldRef):
                 return KeyVal(frozenset({base.name})) if node.attr.value == "name" else UNKNOWN
@@ -6448,7 +6630,9 @@ class Interpreter:
             self.dummy_started.add(fn.key)
         callee = Frame(qual=qual, owner=owner, seg=seg, module=module, path=path,
                        cls=(def_cls if closure is not None else frame.cls) if fn is None else owner,
-                       chain=chain + ((line, f"calls `{shown}`", frame.path),), known=set(frame.known),
+                       chain=chain + ((line, f"stores `{shown}` for code the analysis does not read to call"
+                                              if closure is not None and closure is self._escaping else
+                                              f"calls `{shown}`", frame.path),), known=set(frame.known),
                        dummy=(name if self.p.is_dummy_run(name) else
                               frame.dummy if fn is None or fn.owner == frame.owner else ""),
                        dummy_any=name if self.p.is_dummy_run(name) else frame.dummy_any, node=func)

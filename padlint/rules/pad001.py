@@ -317,6 +317,12 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
         # no name for the padded count in scope, but the code at the source wrote it as a field
         # of a local (`desc.num_reqs`, the descriptor of a replayed graph): shown as written
         padded_shown = taint.padded_written
+    elif taint.padded not in hit.padded_names and re.fullmatch(r"self\.\w+", taint.padded_written) \
+            and not profile.is_padded_name(taint.padded_written[5:]) \
+            and not any(taint.padded_written[5:] in p.real for p in profile.counts):
+        # a number `self` keeps that the code's own resets make the padded count
+        # (`s[...][bs:r].zero_()` with `r = self._capture_req_slots`): shown as the code names it
+        padded_shown = taint.padded_written
     if not re.fullmatch(r"[A-Za-z_][\w.]*", padded_shown) and taint.padded_written:
         # a padded count the engine named after an expression (`raw_bs*w_padded` for the capture
         # width `bs * w` read in a replay): shown as the code writes it

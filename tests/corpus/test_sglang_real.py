@@ -181,3 +181,46 @@ def test_sglang_0_5_12_resets_the_swa_slots():
     assert "out_cache_loc_swa" not in got and "out_cache_loc" not in got, sorted(got)
     # the buffers neither release resets at the replay are reported in both (`req_pool_indices`)
     assert "req_pool_indices" in got
+
+
+# SGLang 0.5.17's prefill runner pads the request axis of its full graphs to
+# `self._capture_req_slots` and, at replay, resets rows `[bs:r]` of its static buffers (`bs =
+# forward_batch.batch_size`, `r = self._capture_req_slots`: no count the profile names; the
+# resets say which rows are padding rows) but not of the registry's Mamba track slots, which the
+# captured track scatter reads too: a stale mask row "would land this replay's window in an
+# earlier request's checkpoint".  0.5.18 adds `registry.get_slot(name).buffer[bs:r].zero_()` for
+# `mamba_track_mask` and `mamba_track_indices` (docs/historical-bugs.md S11).  Checked alone from
+# the tree root, as pre-commit would.
+PREFILL_RUNNER = "sglang/srt/model_executor/runner/prefill_cuda_graph_runner.py"
+TRACK_FIELDS = {"mamba_track_mask", "mamba_track_indices"}
+
+
+def _prefill_replay_findings(version: str) -> set[tuple[str, str]]:
+    """(field, the replayed line's text) of the findings at a graph replay of the prefill runner."""
+    from padlint.analysis.engine import Source, check_project
+    from padlint.parse import with_big_stack
+
+    try:
+        root = corpus_cache.ensure("sglang", version)
+    except corpus_cache.CorpusError as e:
+        pytest.skip(f"SGLang {version} not available: {e}")
+    path = root / PREFILL_RUNNER
+    text = path.read_text(encoding="utf-8")
+    res = with_big_stack(lambda srcs: check_project(srcs, load_profile("sglang")), [Source(str(path), text)])[str(path)]
+    assert isinstance(res, list), res
+    lines = text.splitlines()
+    return {(f.field, lines[f.line - 1].strip()) for f in res
+            if f.code == "PAD001" and "CUDA graph replayed here" in f.message}
+
+
+def test_sglang_0_5_17_reports_the_mamba_track_slots_at_the_replay():
+    got = _prefill_replay_findings("0.5.17")
+    assert {field for field, _ in got} >= TRACK_FIELDS, sorted(got)
+    # at the replay in the nested function the runner installs as the model's layer forward too
+    assert {(field, line.split("(")[0]) for field, line in got if field in TRACK_FIELDS} >= {
+        ("mamba_track_mask", "hs = self.backend.replay"), ("mamba_track_indices", "hs = self.backend.replay")}, sorted(got)
+
+
+def test_sglang_0_5_18_resets_them():
+    got = _prefill_replay_findings("0.5.18")
+    assert not {field for field, _ in got} & TRACK_FIELDS, sorted(got)

@@ -85,7 +85,22 @@ def _findings(tmp_path, resets=BOTH, guard=GUARD, copy="copy.copy(forward_batch)
     found = check_files(tmp_path, {"runner.py": MODULE}, ["runner.py"],
                         {"RESETS": resets, "GUARD": guard, "COPY": copy}, profile="sglang")
     text = (tmp_path / "runner.py").read_text().splitlines()
-    return sorted((f.field, text[f.line - 1].strip().startswith(f"view.{f.field} = ")) for f in found)
+    return sorted((f.field, text[f.line - 1].strip().startswith(f"view.{f.field} = "))
+                  for f in found if f.code == "PAD001")
+
+
+def test_the_reset_value_is_judged_at_those_padding_rows(tmp_path):
+    # the resets of rows [bs:r] make `r` the padded count of `bs`'s pair: `s["seq_lens"][bs:r]`
+    # are padding rows the view hands out, and 0 is not the profile's neutral value of
+    # `seq_lens` (SEQ_LEN_FILL_VALUE, 1, for the CUDA backends; 0 only in the modules the
+    # profile names, this runner.py not among them)
+    found = check_files(tmp_path, {"runner.py": MODULE}, ["runner.py"],
+                        {"RESETS": BOTH, "GUARD": GUARD, "COPY": "copy.copy(forward_batch)"}, profile="sglang")
+    assert [(f.code, f.field, f.line) for f in found] == [("PAD002", "seq_lens", 29)]
+    fill = 's["seq_lens"][bs:r].fill_(1)\n            s["req_pool_indices"][bs:r].zero_()'
+    found = check_files(tmp_path, {"runner.py": MODULE}, ["runner.py"],
+                        {"RESETS": fill, "GUARD": GUARD, "COPY": "copy.copy(forward_batch)"}, profile="sglang")
+    assert found == []
 
 
 def test_both_entries_reset_nothing_is_stale(tmp_path):
@@ -141,9 +156,12 @@ def test_the_padded_name_is_the_real_count_where_the_code_resets_from_it(tmp_pat
     found = check_files(tmp_path, {"runner.py": MODULE}, ["runner.py"],
                         {"RESETS": only_seq, "GUARD": GUARD, "COPY": "copy.copy(forward_batch)"},
                         profile="sglang")
-    assert [f.field for f in found] == ["req_pool_indices"]
-    # named by the profile's real count of the pair (`raw_bs`): `_prepare` has no name of it
-    assert "rows [raw_bs:self._slots] may be stale" in found[0].message
+    # (and PAD002 for the 0 of `seq_lens`: test_the_reset_value_is_judged_at_those_padding_rows)
+    assert [(f.code, f.field) for f in found] == [("PAD001", "req_pool_indices"), ("PAD002", "seq_lens")]
+    # named by the profile's real count of the pair (`raw_bs`): `_prepare` has no name of it; the
+    # padded count by `_prepare`'s own local `r` (`self._slots`, which the resets of `load_batch`
+    # make the padded count of the pair)
+    assert "rows [raw_bs:r] may be stale" in found[0].message
 
 
 def test_with_no_reset_from_it_the_padded_name_stays_padded(tmp_path):

@@ -98,3 +98,36 @@ def test_a_nested_test_with_one_live_branch():
     assert _found("is_padding[num_tokens:].fill_(True)", one_live) == []
     (f,) = _found("pass", one_live)
     assert f.field == "is_padding"
+
+
+LOOP_RUNNER = '''\
+import torch
+from vllm.v1.attention.backend import CommonAttentionMetadata
+
+
+class ModelRunner:
+    def __init__(self, max_num_tokens: int) -> None:
+        self.positions = torch.zeros(max_num_tokens, dtype=torch.int64)
+        self.counters = {"a": 0, "b": 0}
+
+    def execute_model(self, scheduler_output):
+        num_tokens = scheduler_output.total_num_scheduled_tokens
+        num_tokens_padded = self.cudagraph_dispatcher.pad(num_tokens)
+        self.positions[:num_tokens] = torch.as_tensor(scheduler_output.positions)
+        if scheduler_output.use_spec:
+            self.positions[num_tokens:num_tokens_padded] = 0
+            for name in ("a", "b"):
+                self.counters[name] += 1
+        return CommonAttentionMetadata(positions=self.positions[:num_tokens_padded])
+'''
+
+
+def test_a_loop_over_literals_continues_the_branch_path():
+    # the reset runs only where `use_spec` holds (a test of nothing the analysis keeps a fact
+    # of): the other path hands out stale rows [num_tokens:num_tokens_padded].  The loop over
+    # the literal tuple runs its body once per element, each round a fork of the last; the
+    # rounds did not continue the branch's path, so the reset made before the loop was no
+    # longer among the branch's writes and the join kept it from the one branch (no finding)
+    (f,) = check_source(LOOP_RUNNER, "runner.py", load_profile("vllm"))
+    assert (f.code, f.field, f.line) == ("PAD001", "positions", 18)
+    assert "rows [num_tokens:num_tokens_padded] may be stale" in f.message

@@ -317,7 +317,7 @@ def test_sglang_backend_cannot_be_told_says_what_it_assumes():
 """
     f = only(run(src, SGLANG))
     assert "this assumes the CUDA/ROCm/XPU attention backends" in f.message
-    assert "(0 is the neutral value only under ascend)" in f.message
+    assert "(0 is the neutral value only under ascend, prefill_full_graph)" in f.message
     assert f.fix.text == "1"  # SEQ_LEN_FILL_VALUE is not a name of the module: its value
 
 
