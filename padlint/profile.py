@@ -172,9 +172,9 @@ class RegistrySpec:
     lookup: str = ""
     slice_method: str = ""
     slice_counts: tuple[tuple[str, int], ...] = ()
-    # the registry's test of a slot's presence (``registry.has_slot("mamba_track_mask")``): where
-    # the class registers a slot of that name the test holds (a slot registered under a setting
-    # of the builder exists on the paths the analysis follows: no other path reads its buffer)
+    # the registry's test of a slot's presence (``registry.has_slot("mamba_track_mask")``): on the
+    # branch where it fails, the slot (one the class registers) does not exist and nothing reads
+    # its buffer, which takes the state the other branch left; everything else joins as usual
     has: str = ""
 
 

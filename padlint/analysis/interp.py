@@ -60,6 +60,9 @@ class CountVal(AVal):
     canon: str | None
     offset: int = 0
     padded: bool = False  # canon is a padded count (set by Interpreter._cv); wins in joins
+    # the padded count of a pair only the code's own resets name (``r = self._capture_req_slots``
+    # with rows ``[bs:r]`` reset: :meth:`Interpreter._padded_by_reset`), not a profile name
+    learned: bool = field(default=False, compare=False)
 
 
 def _target_names(target) -> list[cst.Name]:
@@ -685,10 +688,6 @@ class Frame:
     # locals holding a graph key made from a count (`graph_key = self._make_graph_key(self.bs)`):
     # they carry the count to the engine but are no name of it a message or fix may use
     keys: set[str] = field(default_factory=set)
-    # nested functions of this frame stored where code the analysis does not read may call them
-    # (`self.layer_model.forward = replay_layer_forward`), with the statement that stored each and
-    # the name node stored: run when the function ends (:meth:`Interpreter._run_escaped`)
-    escaped: list = field(default_factory=list)
 
 
 #: heap key prefix of a join's record (``MAYBE_UNSET + "@loc.f"``): the facts of the branches of a
@@ -795,7 +794,10 @@ class Interpreter:
         # persistent buffers: allocations and writes across the project (the never-written fact)
         self.buffers = BufferIndex(project, profile)
         self._property_calls: dict[int, cst.Call] = {}  # id(attribute) -> the getter's call (kept)
-        self._escaping: ClosureVal | None = None  # the closure :meth:`_run_escaped` runs now
+        self._escaping_stack: list[ClosureVal] = []  # the closures :meth:`_run_escaped` runs now
+        # heap key of a field holding a padded count the code's resets name -> the facts where
+        # the code bound it (:meth:`_padded_by_reset`), met over the bindings seen
+        self._learned_when: dict[str, frozenset] = {}
         self._escaped_calls: dict[int, cst.Call] = {}  # id(stored name) -> the escaped closure's call (kept)
         self._written_param_memo: dict[int, tuple] = {}  # id(function) -> (function kept, names)
         self._used_names: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}  # id -> (node kept alive, names)
@@ -965,31 +967,31 @@ class Interpreter:
         prepared = self._preparing_paths(states, exit_state)
         if prepared:
             exit_state = State.join(prepared, full=True) or exit_state
-        if frame.escaped:
-            self._run_escaped(frame, exit_state)
         return exit_state, value if value is not None else UNKNOWN
 
-    def _run_escaped(self, frame: Frame, state: State) -> None:
-        """Run each nested function the frame stored on an object (:attr:`Frame.escaped`), once,
-        from the state the function ends in: code the analysis does not read calls it after the
-        store (SGLang's prefill runner installs `replay_layer_forward`, which replays the captured
-        graph, as `self.layer_model.forward`, then runs the model, which calls it).  Its sinks are
-        judged there and its writes are the function's; the call step is the store's line."""
-        todo, frame.escaped = frame.escaped, []
-        for closure, stmt, name_node in todo:
-            call = self._escaped_calls.get(id(name_node))
-            if call is None:
-                call = self._escaped_calls[id(name_node)] = cst.Call(func=cst.Name(closure.node.name.value))
-                self._keep.append(name_node)
-            frame.seg.same_line_as(call, name_node, stmt)
-            saved = frame.stmt, frame.fixable
-            frame.stmt, frame.fixable = stmt, False
-            self._escaping = closure
-            try:
-                self._inline(("closure", closure), call, frame, state)
-            finally:
-                frame.stmt, frame.fixable = saved
-                self._escaping = None
+    def _run_escaped(self, closure: ClosureVal, name_node, frame: Frame, state: State) -> None:
+        """Run a nested function the frame stores on an object, once, right after the store:
+        code the analysis does not read calls it from there on (SGLang's prefill runner installs
+        `replay_layer_forward`, which replays the captured graph, as `self.layer_model.forward`,
+        then runs the model, which calls it).  Its sinks are judged on the store's path, with
+        what that path wrote and the facts that hold there; its writes are the path's.  The call
+        step is the store's line.  (Writes the function makes between the store and the call that
+        runs it are not seen: the store is where the analysis knows the function escapes.)"""
+        if any(c is closure for c in self._escaping_stack):
+            return
+        call = self._escaped_calls.get(id(name_node))
+        if call is None:
+            call = self._escaped_calls[id(name_node)] = cst.Call(func=cst.Name(closure.node.name.value))
+            self._keep.append(name_node)
+        frame.seg.same_line_as(call, name_node, frame.stmt)
+        saved = frame.fixable
+        frame.fixable = False
+        self._escaping_stack.append(closure)
+        try:
+            self._inline(("closure", closure), call, frame, state)
+        finally:
+            frame.fixable = saved
+            self._escaping_stack.pop()
 
     def _preparing_paths(self, states: list[State], joined: State) -> list[State]:
         """The ways out of a method that store a padded count in a field of ``self``
@@ -1396,6 +1398,7 @@ class Interpreter:
                 # `if P > R:` only skips when there are no padding rows: the reset counts.
                 return then_end if then_end is not None else else_start
             self._unread_when_false(stmt.test, then_end, else_start)
+            self._absent_when_false(stmt.test, then_end, else_start, frame)
             self._empty_when_false(stmt.test, then_end, else_start)
             self._settle_partial(else_start, saved | else_keys)
             if then_end is None:
@@ -1426,6 +1429,7 @@ class Interpreter:
         self._active = saved | (then_keys if else_end is None else else_keys if then_end is None
                                 else frozenset())
         self._unread_when_false(stmt.test, then_end, else_end)
+        self._absent_when_false(stmt.test, then_end, else_end, frame)
         self._empty_when_false(stmt.test, then_end, else_end)
         out = _continues(State.join([then_end, else_end], branches=not frame.dummy), state)
         self._keep_conditional(out, then_end, else_end, then_keys, else_keys, frame)
@@ -1929,17 +1933,17 @@ class Interpreter:
             if isinstance(comp.operator, (cst.Is, cst.IsNot)) and isinstance(comp.comparator, cst.Name) \
                     and comp.comparator.value == "None" and self._literal_test(test.left, frame, state) is not None:
                 return isinstance(comp.operator, cst.IsNot)
-        if isinstance(test, cst.Call):
-            return self._slot_test(test, frame, state)
         return None
 
-    def _slot_test(self, test: cst.Call, frame: Frame, state: State) -> bool | None:
-        """``registry.has_slot("mamba_track_mask")`` (profile ``[registry] has``), the name a
-        literal or a loop variable over literals: True where the class registers a slot of that
-        name (the analysis follows the paths where the slots it reads exist; where one does not,
-        nothing reads its buffer); else None."""
+    def _slot_test(self, test, frame: Frame, state: State) -> tuple[str, bool] | None:
+        """``registry.has_slot("mamba_track_mask")`` (profile ``[registry] has``), or its ``not``,
+        the name a literal or a loop variable over literals, of a slot the class registers: (the
+        slot's buffer attribute path, the branch where the slot exists); else None."""
         reg = self.p.registry
-        if reg is None or not reg.has or not isinstance(test.func, cst.Attribute) \
+        present = True
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, present = test.expression, False
+        if reg is None or not reg.has or not isinstance(test, cst.Call) or not isinstance(test.func, cst.Attribute) \
                 or test.func.attr.value != reg.has or len(test.args) != 1 \
                 or test.args[0].keyword is not None or test.args[0].star:
             return None
@@ -1948,8 +1952,28 @@ class Interpreter:
             return None
         name = next(iter(key.keys))
         cls = self.project.class_info(frame.cls or frame.owner)
-        slots = self.graph.registry_slots(cls) if cls is not None else ()
-        return True if any(p.rsplit(".", 1)[-1] == name for p, *_ in slots) else None
+        paths = [p for p, *_ in (self.graph.registry_slots(cls) if cls is not None else ())
+                 if p.rsplit(".", 1)[-1] == name]
+        return (paths[0], present) if len(paths) == 1 else None
+
+    def _absent_when_false(self, test, then_end: State | None, else_end: State | None, frame: Frame) -> None:
+        """``if registry.has_slot(k):`` (:meth:`_slot_test`): on the branch where the slot does not
+        exist nothing reads its buffer, so the buffer takes the state the other branch left (a
+        reset of it under the test counts); every other buffer joins as usual (a slot the builder
+        registers under a setting may be absent, and a reset of another buffer under the test
+        then did not run)."""
+        if then_end is None or else_end is None:
+            return
+        got = self._slot_test(test, frame, then_end)
+        if got is None:
+            return
+        path, present = got
+        src, dst = (then_end, else_end) if present else (else_end, then_end)
+        for loc in self._self_attr_locs(path, src):
+            for k in (loc, loc + "#host", loc + "#dev"):
+                st = dict.get(src.heap, k)
+                if isinstance(st, LocState):
+                    dst.heap[k] = st
 
     def _block_binds(self, body) -> frozenset[str]:
         """The names a statement block binds (assignments, loop targets, ``with ... as``, walrus),
@@ -2464,11 +2488,16 @@ class Interpreter:
             if padded_pair is not None:
                 # `r = self._capture_req_slots` where the code resets rows `[bs:r]` from its real
                 # count `bs`: `r` is the padded count of that pair, and so is the field it reads
-                # on this path (a replay after this step reads the field: `_held_counts`)
-                value = CountVal(padded_pair.padded[0], padded=True)
+                # on this path (a replay after this step reads the field: `_held_counts`); the
+                # facts that hold here are where the code pads, by its own account
+                value = CountVal(padded_pair.padded[0], padded=True, learned=True)
                 if isinstance(value_node, cst.Attribute) and isinstance(value_node.value, cst.Name) \
                         and value_node.value.value == "self" and isinstance(me := state.env.get("self"), Refs):
                     self._store_field(me, value_node.attr.value, value, state)
+                    for r in me.refs:
+                        key = self._field_key(r.loc, value_node.attr.value)
+                        had = self._learned_when.get(key)
+                        self._learned_when[key] = frozenset(self._active) if had is None else had & self._active
             if isinstance(value, CountVal) and value.canon is not None:
                 frame.known.add(value.canon)
                 if isinstance(value_node, cst.Attribute) and self.p.is_padded_name(value_node.attr.value):
@@ -2482,71 +2511,73 @@ class Interpreter:
             self._bind(target, value, frame, state)
             return
         if isinstance(target, cst.Attribute):
-            if isinstance(value, ClosureVal) and value.active and value.node is not None \
-                    and value.key.startswith(frame.qual + ".<") \
-                    and all(c.key != value.key for c, _s, _n in frame.escaped):
-                # a nested function stored on an object: whoever reads the attribute may call it
-                frame.escaped.append((value, frame.stmt, value_node))
-            base = self._eval(target.value, frame, state)
-            if isinstance(base, MetaVal):
-                self._check_sink(base.sink, target.attr.value, "attribute", value_node, value,
-                                 frame, state, "error", node=frame.stmt)
-                if isinstance(target.value, cst.Name) and not base.opaque:  # `meta.f = v`: later reads see v
-                    state.env[target.value.value] = MetaVal(base.sink, base.fields.set(target.attr.value, value),
-                                                            base.cls)
-                return
-            if isinstance(base, Refs):
-                sink = self._sink_type(base)
-                if sink is not None:  # a store on an object of a metadata class (a passed-in ForwardBatch)
-                    self._check_sink(sink, target.attr.value, "attribute", value_node, value,
+            # a nested function stored on an object: whoever reads the attribute may call it
+            escaped = isinstance(value, ClosureVal) and value.active and value.node is not None \
+                and value.key.startswith(frame.qual + ".<")
+            try:
+                base = self._eval(target.value, frame, state)
+                if isinstance(base, MetaVal):
+                    self._check_sink(base.sink, target.attr.value, "attribute", value_node, value,
                                      frame, state, "error", node=frame.stmt)
-                is_self = isinstance(target.value, cst.Name) and target.value.value == "self"
-                # `self.X = obj` with obj an object of a project class (a dataclass built or
-                # `replace`d here): later reads of `self.X` see that object and its fields
-                is_object = isinstance(value, Refs) and bool(value.refs) and all(
-                    r.types and r.count is None for r in value.refs)
-                # `self` an object built on this path (a dataclass constructed here, whose method
-                # `share_buffers` runs `setattr(self, f.name, ...)`): its fields are values, not
-                # persistent locations
-                built = bool(base.refs) and not any(r.persistent for r in base.refs)
-                # `self.X = self.buf` or `= self.buf[:bs]` in a method that is no constructor (a
-                # step's `prepare`): from here on this path's `self.X` is that buffer or view, with
-                # its rows' states (what construction stores, the class's own aliases say)
-                alias = is_self and frame.seg.func.name.value not in self._CONSTRUCTORS \
-                    and isinstance(value, Refs) and bool(value.refs) and all(
-                        r.persistent and not r.types and not r.elem_types
-                        and not r.loc.startswith(("@", "new:")) for r in value.refs)
-                if alias:
-                    self._store_field(base, target.attr.value, self._cv(value), state)
+                    if isinstance(target.value, cst.Name) and not base.opaque:  # `meta.f = v`: later reads see v
+                        state.env[target.value.value] = MetaVal(base.sink, base.fields.set(target.attr.value, value),
+                                                                base.cls)
                     return
-                if not is_self or isinstance(value, CountVal) or is_object or built:
-                    self._store_field(base, target.attr.value, self._cv(value), state)
-                    if not is_self or is_object or built:
+                if isinstance(base, Refs):
+                    sink = self._sink_type(base)
+                    if sink is not None:  # a store on an object of a metadata class (a passed-in ForwardBatch)
+                        self._check_sink(sink, target.attr.value, "attribute", value_node, value,
+                                         frame, state, "error", node=frame.stmt)
+                    is_self = isinstance(target.value, cst.Name) and target.value.value == "self"
+                    # `self.X = obj` with obj an object of a project class (a dataclass built or
+                    # `replace`d here): later reads of `self.X` see that object and its fields
+                    is_object = isinstance(value, Refs) and bool(value.refs) and all(
+                        r.types and r.count is None for r in value.refs)
+                    # `self` an object built on this path (a dataclass constructed here, whose method
+                    # `share_buffers` runs `setattr(self, f.name, ...)`): its fields are values, not
+                    # persistent locations
+                    built = bool(base.refs) and not any(r.persistent for r in base.refs)
+                    # `self.X = self.buf` or `= self.buf[:bs]` in a method that is no constructor (a
+                    # step's `prepare`): from here on this path's `self.X` is that buffer or view, with
+                    # its rows' states (what construction stores, the class's own aliases say)
+                    alias = is_self and frame.seg.func.name.value not in self._CONSTRUCTORS \
+                        and isinstance(value, Refs) and bool(value.refs) and all(
+                            r.persistent and not r.types and not r.elem_types
+                            and not r.loc.startswith(("@", "new:")) for r in value.refs)
+                    if alias:
+                        self._store_field(base, target.attr.value, self._cv(value), state)
                         return
-                elif any(state.heap.get(self._field_key(r.loc, target.attr.value)) is not None
-                         for r in base.refs if r.count is None):
-                    # any other value (a fresh tensor, one handed in, None) replaces a buffer an
-                    # earlier store made the field on this path: from here the field is its own
-                    # location again, stored as such (a write a callee's summary replays; the read
-                    # above is logged, so a summary made where no buffer was stored does not apply)
+                    if not is_self or isinstance(value, CountVal) or is_object or built:
+                        self._store_field(base, target.attr.value, self._cv(value), state)
+                        if not is_self or is_object or built:
+                            return
+                    elif any(state.heap.get(self._field_key(r.loc, target.attr.value)) is not None
+                             for r in base.refs if r.count is None):
+                        # any other value (a fresh tensor, one handed in, None) replaces a buffer an
+                        # earlier store made the field on this path: from here the field is its own
+                        # location again, stored as such (a write a callee's summary replays; the read
+                        # above is logged, so a summary made where no buffer was stored does not apply)
+                        for r in base.refs:
+                            if r.count is None:
+                                del state.heap[self._field_key(r.loc, target.attr.value)]
+                        own = self._eval(target, frame, state)
+                        self._store_field(base, target.attr.value, own, state)
+                    # `self.X = fresh_tensor`: the persistent location now holds that tensor's state
+                    fresh = [r for r in (value.refs if isinstance(value, Refs) else ()) if not r.persistent]
                     for r in base.refs:
-                        if r.count is None:
-                            del state.heap[self._field_key(r.loc, target.attr.value)]
-                    own = self._eval(target, frame, state)
-                    self._store_field(base, target.attr.value, own, state)
-                # `self.X = fresh_tensor`: the persistent location now holds that tensor's state
-                fresh = [r for r in (value.refs if isinstance(value, Refs) else ()) if not r.persistent]
-                for r in base.refs:
-                    if r.count is None and r.persistent:
-                        loc = self._attr_loc(r.loc, target.attr.value)
-                        if fresh:
-                            st = None
-                            for f in fresh:
-                                fs = state.loc(f.loc)
-                                fs = LocState(False, fs.taints, fs.clean)
-                                st = fs if st is None else st.join(fs)
-                            state.heap[loc] = st
-            return
+                        if r.count is None and r.persistent:
+                            loc = self._attr_loc(r.loc, target.attr.value)
+                            if fresh:
+                                st = None
+                                for f in fresh:
+                                    fs = state.loc(f.loc)
+                                    fs = LocState(False, fs.taints, fs.clean)
+                                    st = fs if st is None else st.join(fs)
+                                state.heap[loc] = st
+                return
+            finally:
+                if escaped:
+                    self._run_escaped(value, value_node, frame, state)
         if isinstance(target, cst.Subscript):
             holder = state.env.get(target.value.value) if isinstance(target.value, cst.Name) else None
             if isinstance(holder, DictVal):  # kwargs["seq_lens"] = ...
@@ -3299,10 +3330,11 @@ class Interpreter:
         from here on (a test ``if bs < self._capture_req_slots:`` compares the pair; a replay
         after this step reads the padded count off the field, :meth:`_held_counts`)."""
         me = state.env.get("self")
-        if not isinstance(me, Refs) or not pair.padded:
+        if not isinstance(me, Refs) or not pair.padded \
+                or any(p in frame.seg.bound_names and p != real for p in pair.padded):
             return
         for lo, up in frame.seg.reset_bounds:
-            if lo != real:
+            if lo != real or any(lo2 == up for lo2, _u in frame.seg.reset_bounds):
                 continue
             v = self._bound_once(up, frame)
             if v is None and up in frame.seg.bound_names:
@@ -3312,7 +3344,7 @@ class Interpreter:
             if not attr or self._known_count(attr) or self.p.axes.size_axis(attr) \
                     or f"self.{attr}" not in self._text(frame.seg.func):
                 continue
-            self._store_field(me, attr, CountVal(pair.padded[0], padded=True), state)
+            self._store_field(me, attr, CountVal(pair.padded[0], padded=True, learned=True), state)
 
     def _padded_by_reset(self, name: str, value: AVal, frame: Frame, state: State):
         """The count pair whose padded count ``name`` is in this function, or None: the code resets
@@ -3325,8 +3357,11 @@ class Interpreter:
         if not (isinstance(value, (UnknownVal, CountVal)) or isinstance(value, Refs) and len(value.refs) == 1
                 and (r := next(iter(value.refs))).count is None and not r.types and not r.elem_types):
             return None
-        if isinstance(value, CountVal) and value.canon and self.p.pair_for_padded(value.canon) is not None:
-            return None  # a padded count already
+        if isinstance(value, CountVal) and value.canon and self.p.pair_for_padded(value.canon) is not None \
+                and not value.learned:
+            return None  # a padded count already (not one the resets named: the field read here)
+        if any(lo == name for lo, _up in frame.seg.reset_bounds):
+            return None  # rows from it on are reset too (`x[n:end] = v; x[end:P] = w`): real rows end there
         for lo, up in frame.seg.reset_bounds:
             if up != name:
                 continue
@@ -3334,7 +3369,9 @@ class Interpreter:
             if not isinstance(low, CountVal) or not low.canon or low.offset:
                 continue
             pair = next((p for p in self.p.counts if low.canon in p.real and p.padded), None)
-            if pair is not None:
+            if pair is not None and not any(p in frame.seg.bound_names and p != lo for p in pair.padded):
+                # (a function that binds the pair's padded count by its name has it: `[bs:r]`
+                # is then some range of rows below it)
                 return pair
         return None
 
@@ -3980,18 +4017,27 @@ class Interpreter:
             self._active = outer
 
     def _learned_facts(self, by_axis: dict, bound_all, state: State) -> tuple[frozenset, set]:
-        """The facts under which the code resets the padding rows of a padded count it names
-        only by its resets (a number ``self`` keeps, :meth:`_padded_fields_by_reset`): those of
-        every reset of such rows of a graph-bound buffer (``if self._is_full_backend and bs <
-        r:``, a slot's reset under ``if self._prefill_static_buffers is not None:``): by the
-        code's own account the graph reads padding rows on the paths where it resets them, so
-        the replay is judged where all of them hold; empty where none is conditional.  Also the
-        counts of that kind no reset of whose rows reached here on this path (not judged)."""
-        learned = {canon for cands in by_axis.values() for canon, name in cands
-                   if name.startswith("self.") and not self._known_count(name[5:])}
+        """For a padded count in scope that only the code's resets name (a number ``self`` keeps,
+        :meth:`_padded_by_reset`): the facts under which the code pads, by its own account, and
+        the counts of that kind no reset of whose rows reached here on this path (not judged:
+        where the code resets them is not known here).  The facts are those that held where the
+        code bound the count (`r = self._capture_req_slots` under `if self._is_full_backend and
+        bs < r:`), met over its bindings; where it bound none (a reset bounded by the field
+        itself), those every reset of such rows of a graph-bound buffer holds under.  A reset
+        made under other facts (another setting) then does not cover the replay."""
+        learned: dict[str, list[str]] = {}  # canon -> heap keys of the fields holding it
+        for cands in by_axis.values():
+            for canon, name in cands:
+                if not name.startswith("self.") or "." in name[5:]:
+                    continue
+                for loc in self._self_locs(state):
+                    key = f"@{loc}.{name[5:]}"
+                    v = dict.get(state.heap, key)
+                    if isinstance(v, CountVal) and v.learned and v.canon == canon:
+                        learned.setdefault(canon, []).append(key)
         if not learned:
             return frozenset(), set()
-        whens: set = set()
+        whens: list = []
         seen: set = set()
         for attr, *_rest in bound_all:
             for loc in self._self_attr_locs(attr, state):
@@ -4001,9 +4047,12 @@ class Interpreter:
                         continue
                     for rs in st.clean:
                         if rs.real != ALL and rs.upto in learned and self.p.is_real_for(rs.real, rs.upto):
-                            whens.add(rs.when)
+                            whens.append(rs.when)
                             seen.add(rs.upto)
-        return frozenset().union(*whens), learned - seen
+        bound = [self._learned_when[k] for c in seen for k in learned[c] if k in self._learned_when]
+        facts = frozenset.intersection(*bound) if bound else \
+            frozenset.intersection(*whens) if whens else frozenset()
+        return facts, set(learned) - seen
 
     def _stored_under(self, field: cst.Attribute, canon: str, state: State) -> frozenset:
         """The facts under which this path stored ``self.<field>`` (a prepare method called under
@@ -6631,7 +6680,8 @@ class Interpreter:
         callee = Frame(qual=qual, owner=owner, seg=seg, module=module, path=path,
                        cls=(def_cls if closure is not None else frame.cls) if fn is None else owner,
                        chain=chain + ((line, f"stores `{shown}` for code the analysis does not read to call"
-                                              if closure is not None and closure is self._escaping else
+                                              if closure is not None and self._escaping_stack
+                                              and closure is self._escaping_stack[-1] else
                                               f"calls `{shown}`", frame.path),), known=set(frame.known),
                        dummy=(name if self.p.is_dummy_run(name) else
                               frame.dummy if fn is None or fn.owner == frame.owner else ""),

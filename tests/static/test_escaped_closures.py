@@ -83,3 +83,39 @@ def test_a_nested_function_called_here_is_judged_as_before():
     (f,) = _found("build_metadata()")
     assert (f.code, f.line, f.field) == ("PAD001", SINK_LINE, "positions")
     assert not any("stores `build_metadata`" in t.note for t in f.trace)
+
+
+# A review of the first version (which ran the stored function where its function ended, from
+# the joined exit state) found these three wrong: the function runs right after the store, on
+# the store's path, with the names it reads as they are there.
+
+def test_it_runs_on_the_path_of_the_store():
+    # store and reset under one test: on the store's path the rows are reset
+    src = RUNNER.replace("        {INSTALL}\n", "        if self.use_hook:\n            {INSTALL}\n")
+    src = src.replace("        {RESET}\n", "        pass\n").replace("{INSTALL}", "self.positions[num_tokens:num_tokens_padded] = 0\n"
+                                                               "            " + STORE)
+    assert check_source(src, "runner.py", load_profile("vllm")) == []
+
+
+def test_a_reset_after_the_call_does_not_count():
+    # the model calls the hook before the reset that follows it
+    src = RUNNER.replace("{INSTALL}", STORE).replace("{RESET}", "pass")
+    src = src.replace("        return model(scheduler_output)\n",
+                      "        out = model(scheduler_output)\n"
+                      "        self.positions[num_tokens:num_tokens_padded] = 0\n"
+                      "        return out\n")
+    (f,) = check_source(src, "runner.py", load_profile("vllm"))
+    assert (f.code, f.line, f.field) == ("PAD001", SINK_LINE, "positions")
+
+
+def test_names_are_read_as_they_are_at_the_store():
+    # the hook reads `positions[:num_tokens]` (the real rows) when the model calls it; the name
+    # is rebound to the padded count only after the call
+    src = RUNNER.replace("self.positions[:num_tokens_padded]", "self.positions[:num_tokens]")
+    src = src.replace("num_actual_tokens=num_tokens_padded", "num_actual_tokens=num_tokens")
+    src = src.replace("{INSTALL}", STORE).replace("{RESET}", "pass")
+    src = src.replace("        return model(scheduler_output)\n",
+                      "        out = model(scheduler_output)\n"
+                      "        num_tokens = num_tokens_padded\n"
+                      "        return out\n")
+    assert check_source(src, "runner.py", load_profile("vllm")) == []

@@ -24,6 +24,8 @@ its buffer's padding rows stale where the graph replays.
 
 from __future__ import annotations
 
+import pytest
+
 from .project_files import check_files
 
 REGISTRY = '''\
@@ -231,3 +233,147 @@ def test_no_tail_reset_no_padded_count(tmp_path):
                        and "if registry.has_slot(name):" not in ln and "r = self._capture_req_slots" not in ln)
     runner = runner.replace("        if False:\n", "        if False:\n            pass\n")
     assert _found(tmp_path, runner) == []
+
+
+# Found by a review of the first version.
+
+HEAD = ('        if {TEST}:\n            r = self._capture_req_slots\n'
+        '            s["seq_lens"][bs:r].fill_(1)\n            s["req_pool_indices"][bs:r].zero_()\n')
+
+
+def _head(new: str) -> str:
+    assert RUNNER.count(HEAD) == 1
+    return RUNNER.replace(HEAD, new)
+
+
+@pytest.mark.parametrize("other", ["not self._is_full_backend", "self._use_pool"])
+def test_a_reset_under_another_setting_does_not_cover_the_padding_path(tmp_path, other):
+    # the code binds `r` (and so pads) where `self._is_full_backend` holds; a reset of
+    # `req_pool_indices` made under another setting (or the opposite one) leaves its padding
+    # rows stale on that path.  The first version judged the replay under the union of every
+    # reset's facts, where that reset counted
+    runner = _head(f'        if {other}:\n'
+                   '            s["req_pool_indices"][bs:self._capture_req_slots].zero_()\n'
+                   '        if self._is_full_backend:\n            r = self._capture_req_slots\n'
+                   '            s["seq_lens"][bs:r].fill_(1)\n')
+    assert _found(tmp_path, runner) == [("PAD001", _replay_line(runner), "req_pool_indices")]
+
+
+def test_a_reset_of_another_buffer_under_a_slot_test_counts_only_where_the_slot_exists(tmp_path):
+    # `if registry.has_slot("mamba_track_mask"):` holds only where the builder registered the
+    # slot; where it did not, the reset of `req_pool_indices` under it did not run.  Only the
+    # slot's own buffer is not read there (the first version took the test as always true)
+    runner = _head('        if {TEST}:\n            r = self._capture_req_slots\n'
+                   '            s["seq_lens"][bs:r].fill_(1)\n'
+                   '            if registry.has_slot("mamba_track_mask"):\n'
+                   '                s["req_pool_indices"][bs:r].zero_()\n')
+    assert _found(tmp_path, runner) == [("PAD001", _replay_line(runner), "req_pool_indices")]
+
+
+def test_a_padded_count_stored_under_another_field_name_is_judged_as_before(tmp_path):
+    # a padded count the code computes (`bs = self._pad_to_bucket(raw_bs)`) stored as
+    # `self.graph_bs`, no profile name: not a count the resets name, so judged as any padded
+    # count (the first version took every field of no profile name as such, and skipped it)
+    runner = '''\
+import torch
+
+
+class ToyDraftInput:
+    def __init__(self, topk_p, topk_index):
+        self.topk_p = topk_p
+        self.topk_index = topk_index
+
+
+class ToyDraftBuffers:
+    topk_p: torch.Tensor
+    topk_index: torch.Tensor
+
+
+class ToyDraftGraphRunner:
+    def __init__(self, backend, capture_bs):
+        self.buffers = ToyDraftBuffers()
+        self.backend = backend
+        self.capture_bs = capture_bs
+
+    def _pad_to_bucket(self, raw_bs):
+        return min(b for b in self.capture_bs if b >= raw_bs)
+
+    def capture_one_shape(self, size, forward):
+        num_seqs = size
+        buffers = self.buffers
+        spec_info = ToyDraftInput(
+            topk_p=buffers.topk_p[:num_seqs],
+            topk_index=buffers.topk_index[:num_seqs],
+        )
+        self.backend.capture_one(size, lambda: forward(spec_info))
+
+    def _replay_graph(self, shape_key, forward_batch):
+        return self.backend.replay(shape_key, forward_batch)
+
+    def prepare(self, forward_batch):
+        buffers = self.buffers
+        raw_bs = forward_batch.batch_size
+        bs = self._pad_to_bucket(raw_bs)
+        buffers.topk_p[:raw_bs].copy_(forward_batch.spec_info.topk_p)
+        buffers.topk_index[:raw_bs].copy_(forward_batch.spec_info.topk_index)
+        self.raw_bs = raw_bs
+        self.graph_bs = bs
+
+    def execute(self, forward_batch):
+        self.prepare(forward_batch)
+        return self._replay_graph(self.graph_bs, forward_batch)
+'''
+    got = check_files(tmp_path, {"runner.py": runner}, ["runner.py"], profile="sglang")
+    assert sorted((f.code, f.field) for f in got) == [("PAD001", "topk_index"), ("PAD001", "topk_p")]
+
+
+def test_a_range_of_real_rows_is_no_padding(tmp_path):
+    # `is_draft[num_tokens:end] = 1` writes real draft rows and `[end:num_tokens_padded]` is the
+    # padding: `end` is no padded count (it is where other rows start, and the function binds
+    # the pair's padded count itself); the positions rows [end:num_tokens_padded] are stale
+    runner = '''\
+import torch
+from vllm.v1.attention.backend import CommonAttentionMetadata
+
+
+class ModelRunner:
+    def __init__(self, max_num_tokens: int) -> None:
+        self.positions = torch.zeros(max_num_tokens, dtype=torch.int64)
+        self.is_draft = torch.zeros(max_num_tokens, dtype=torch.int32)
+
+    def execute_model(self, scheduler_output):
+        num_tokens = scheduler_output.total_num_scheduled_tokens
+        end = scheduler_output.num_tokens_with_drafts
+        self.is_draft[:num_tokens] = 0
+        self.is_draft[num_tokens:end] = 1
+        self.positions[:end] = torch.as_tensor(scheduler_output.positions)
+        num_tokens_padded = self.cudagraph_dispatcher.pad(end)
+        return CommonAttentionMetadata(positions=self.positions[:num_tokens_padded])
+'''
+    got = check_files(tmp_path, {"runner.py": runner}, ["runner.py"], profile="vllm")
+    assert [(f.code, f.field, f.line) for f in got] == [("PAD001", "positions", 17)]
+
+
+def test_rows_reset_from_the_end_of_a_range_are_the_padding(tmp_path):
+    # `[num_tokens:end] = False` (real draft rows), `[end:num_tokens_padded] = True` (padding):
+    # the first is no reset of padding rows, and its False no wrong pad value (the first version
+    # took `end` for the padded count and reported PAD002 there)
+    runner = '''\
+import torch
+from vllm.v1.attention.backend import CommonAttentionMetadata
+
+
+class ModelRunner:
+    def __init__(self, max_num_tokens: int) -> None:
+        self.is_padding = torch.zeros(max_num_tokens, dtype=torch.bool)
+
+    def execute_model(self, scheduler_output):
+        num_tokens = scheduler_output.total_num_scheduled_tokens
+        end = scheduler_output.num_tokens_with_drafts
+        num_tokens_padded = self.cudagraph_dispatcher.pad(end)
+        self.is_padding[:num_tokens] = False
+        self.is_padding[num_tokens:end] = False
+        self.is_padding[end:num_tokens_padded] = True
+        return CommonAttentionMetadata(is_padding=self.is_padding[:num_tokens_padded])
+'''
+    assert check_files(tmp_path, {"runner.py": runner}, ["runner.py"], profile="vllm") == []
