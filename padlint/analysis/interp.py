@@ -795,9 +795,9 @@ class Interpreter:
         self.buffers = BufferIndex(project, profile)
         self._property_calls: dict[int, cst.Call] = {}  # id(attribute) -> the getter's call (kept)
         self._escaping_stack: list[ClosureVal] = []  # the closures :meth:`_run_escaped` runs now
-        # heap key of a field holding a padded count the code's resets name -> the facts where
-        # the code bound it (:meth:`_padded_by_reset`), met over the bindings seen
-        self._learned_when: dict[str, frozenset] = {}
+        # (class of `self`, heap key of its field) holding a padded count the code's resets name ->
+        # the facts where the code bound it (:meth:`_padded_by_reset`), met over the bindings seen
+        self._learned_when: dict[tuple[str, str], frozenset] = {}
         self._escaped_calls: dict[int, cst.Call] = {}  # id(stored name) -> the escaped closure's call (kept)
         self._written_param_memo: dict[int, tuple] = {}  # id(function) -> (function kept, names)
         self._used_names: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}  # id -> (node kept alive, names)
@@ -2495,7 +2495,7 @@ class Interpreter:
                         and value_node.value.value == "self" and isinstance(me := state.env.get("self"), Refs):
                     self._store_field(me, value_node.attr.value, value, state)
                     for r in me.refs:
-                        key = self._field_key(r.loc, value_node.attr.value)
+                        key = (frame.cls or frame.owner, self._field_key(r.loc, value_node.attr.value))
                         had = self._learned_when.get(key)
                         self._learned_when[key] = frozenset(self._active) if had is None else had & self._active
             if isinstance(value, CountVal) and value.canon is not None:
@@ -3993,12 +3993,12 @@ class Interpreter:
                 by_axis.setdefault(axis, set()).add((canon, name))
         line = frame.seg.line(node, frame.stmt)
         outer = self._active
-        learned, unseen = self._learned_facts(by_axis, bound_all, state)
+        learned, unseen = self._learned_facts(by_axis, bound_all, frame.cls or frame.owner, state)
         for axis in list(by_axis):
             # a padded count only the code's resets name, none of which reached this replay on
             # this path (they ran under a test the analysis cannot tie to the replay): the code's
             # own account of where the padding rows are is not known here
-            by_axis[axis] = {(c, n) for c, n in by_axis[axis] if c not in unseen}
+            by_axis[axis] = {(c, n) for c, n in by_axis[axis] if n not in unseen}
         if learned:
             # the padded count is one the code's own resets name (`r = self._capture_req_slots`,
             # `s[...][bs:r].zero_()`), and it resets those rows only where these facts hold (`if
@@ -4016,16 +4016,17 @@ class Interpreter:
         finally:
             self._active = outer
 
-    def _learned_facts(self, by_axis: dict, bound_all, state: State) -> tuple[frozenset, set]:
+    def _learned_facts(self, by_axis: dict, bound_all, cls: str, state: State) -> tuple[frozenset, set]:
         """For a padded count in scope that only the code's resets name (a number ``self`` keeps,
         :meth:`_padded_by_reset`): the facts under which the code pads, by its own account, and
-        the counts of that kind no reset of whose rows reached here on this path (not judged:
+        the names of the counts of that kind no reset of whose rows reached here on this path (not judged:
         where the code resets them is not known here).  The facts are those that held where the
         code bound the count (`r = self._capture_req_slots` under `if self._is_full_backend and
         bs < r:`), met over its bindings; where it bound none (a reset bounded by the field
         itself), those every reset of such rows of a graph-bound buffer holds under.  A reset
         made under other facts (another setting) then does not cover the replay."""
         learned: dict[str, list[str]] = {}  # canon -> heap keys of the fields holding it
+        names: dict[str, set] = {}  # canon -> the names of those fields in scope
         for cands in by_axis.values():
             for canon, name in cands:
                 if not name.startswith("self.") or "." in name[5:]:
@@ -4035,6 +4036,7 @@ class Interpreter:
                     v = dict.get(state.heap, key)
                     if isinstance(v, CountVal) and v.learned and v.canon == canon:
                         learned.setdefault(canon, []).append(key)
+                        names.setdefault(canon, set()).add(name)
         if not learned:
             return frozenset(), set()
         whens: list = []
@@ -4049,10 +4051,10 @@ class Interpreter:
                         if rs.real != ALL and rs.upto in learned and self.p.is_real_for(rs.real, rs.upto):
                             whens.append(rs.when)
                             seen.add(rs.upto)
-        bound = [self._learned_when[k] for c in seen for k in learned[c] if k in self._learned_when]
+        bound = [self._learned_when[(cls, k)] for c in seen for k in learned[c] if (cls, k) in self._learned_when]
         facts = frozenset.intersection(*bound) if bound else \
             frozenset.intersection(*whens) if whens else frozenset()
-        return facts, set(learned) - seen
+        return facts, {n for c in set(learned) - seen for n in names[c]}
 
     def _stored_under(self, field: cst.Attribute, canon: str, state: State) -> frozenset:
         """The facts under which this path stored ``self.<field>`` (a prepare method called under

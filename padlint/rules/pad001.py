@@ -447,6 +447,13 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
         fix_hint = f"; reset {noun} {rows} to {shown} on every path before the lambda of line {hit.stmt_line} is called"
     elif hit.at_test:  # an `elif`/`while` test: no single statement to insert before
         fix_hint = f"; reset {noun} {rows} to {shown} on every path before this test"
+    elif re.fullmatch(r"self\.\w+", taint.padded_written or "") \
+            and not profile.is_padded_name(taint.padded_written[5:]) \
+            and not any(taint.padded_written[5:] in p.real for p in profile.counts):
+        # a number `self` keeps that only the code's resets make the padded count
+        # (`s[...][bs:r].zero_()` with `r = self._capture_req_slots`): no step computes it
+        fix_hint = (f"; reset {noun} {rows} to {shown} where the code resets the other padding rows up "
+                    f"to `{taint.padded_written}`, on every path to line {hit.stmt_line}")
     elif (taint.padded_written or "").startswith("self."):
         # the replay's sizes are fields the path stored (`self.bs = bs` in a `load_batch`)
         fix_hint = (f"; reset {noun} {rows} to {shown} where `{taint.padded_written}` is computed and "

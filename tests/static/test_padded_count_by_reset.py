@@ -194,6 +194,9 @@ def test_the_message_names_the_padded_count_as_the_code_does(tmp_path):
     # the rows run to the number the runner keeps, as the code names it, not to a profile name
     assert "[:self._capture_req_slots]" in f.message
     assert ":self._capture_req_slots] may be stale" in f.message
+    # and the fix says where: with the other resets (no step computes the number it keeps)
+    assert "where the code resets the other padding rows up to `self._capture_req_slots`" in f.message
+    assert "is computed and stored" not in f.message
 
 
 def test_a_deleted_registry_slot_reset_is_noticed(tmp_path):
