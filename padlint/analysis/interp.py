@@ -1939,22 +1939,28 @@ class Interpreter:
         """``registry.has_slot("mamba_track_mask")`` (profile ``[registry] has``), or its ``not``,
         the name a literal or a loop variable over literals, of a slot the class registers: (the
         slot's buffer attribute path, the branch where the slot exists); else None."""
-        reg = self.p.registry
         present = True
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             test, present = test.expression, False
-        if reg is None or not reg.has or not isinstance(test, cst.Call) or not isinstance(test.func, cst.Attribute) \
-                or test.func.attr.value != reg.has or len(test.args) != 1 \
-                or test.args[0].keyword is not None or test.args[0].star:
+        path = self._slot_path(test, self.p.registry.has if self.p.registry is not None else "", frame, state)
+        return (path, present) if path is not None else None
+
+    def _slot_path(self, call, method: str, frame: Frame, state: State) -> str | None:
+        """The buffer attribute path of the registry slot ``call`` names, ``registry.<method>(k)``
+        with ``k`` a literal or a loop variable over literals, where the frame's class registers
+        one slot of that name (:meth:`CallGraph.registry_slots`); else None."""
+        if not method or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute) \
+                or call.func.attr.value != method or len(call.args) != 1 \
+                or call.args[0].keyword is not None or call.args[0].star:
             return None
-        key = self._key_of(test.args[0].value, frame, state)
+        key = self._key_of(call.args[0].value, frame, state)
         if key is None or len(key.keys) != 1:
             return None
         name = next(iter(key.keys))
         cls = self.project.class_info(frame.cls or frame.owner)
         paths = [p for p, *_ in (self.graph.registry_slots(cls) if cls is not None else ())
                  if p.rsplit(".", 1)[-1] == name]
-        return (paths[0], present) if len(paths) == 1 else None
+        return paths[0] if len(paths) == 1 else None
 
     def _absent_when_false(self, test, then_end: State | None, else_end: State | None, frame: Frame) -> None:
         """``if registry.has_slot(k):`` (:meth:`_slot_test`): on the branch where the slot does not
@@ -3735,25 +3741,15 @@ class Interpreter:
         slot holds (``self.buffers.mamba_track_mask``), as the capture's ``slice_for`` view of
         it names it (:meth:`CallGraph.registry_slots`); else None."""
         reg = self.p.registry
-        call = node.value
-        if reg is None or not reg.lookup or node.attr.value != reg.buffer_keyword \
-                or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute) \
-                or call.func.attr.value != reg.lookup or len(call.args) != 1 \
-                or call.args[0].keyword is not None or call.args[0].star:
+        if reg is None or node.attr.value != reg.buffer_keyword:
             return None
-        key = self._key_of(call.args[0].value, frame, state)
-        if key is None or len(key.keys) != 1:
+        path = self._slot_path(node.value, reg.lookup, frame, state)
+        if path is None:
             return None
-        name = next(iter(key.keys))
-        cls = self.project.class_info(frame.cls or frame.owner)
-        paths = [p for p, *_ in (self.graph.registry_slots(cls) if cls is not None else ())
-                 if p.rsplit(".", 1)[-1] == name]
-        if len(paths) != 1:
-            return None
-        self._eval(call.func.value, frame, state)
+        self._eval(node.value.func.value, frame, state)
         line = frame.seg.line(node, frame.stmt)
-        return Refs(frozenset(Ref(loc, None, f"self.{paths[0]}", line, True, path=frame.path)
-                              for loc in self._self_attr_locs(paths[0], state)))
+        return Refs(frozenset(Ref(loc, None, f"self.{path}", line, True, path=frame.path)
+                              for loc in self._self_attr_locs(path, state)))
 
     def _held_attr_locs(self, attr: str, frame: Frame, state: State, line: int) -> list[str]:
         """The locations ``self.<attr>`` (a dotted path) reads on this path, as the code would read

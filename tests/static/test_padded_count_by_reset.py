@@ -24,9 +24,13 @@ its buffer's padding rows stale where the graph replays.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from .project_files import check_files
+
+ROOT = Path(__file__).resolve().parents[2]
 
 REGISTRY = '''\
 from dataclasses import dataclass
@@ -275,59 +279,24 @@ def test_a_reset_of_another_buffer_under_a_slot_test_counts_only_where_the_slot_
 
 def test_a_padded_count_stored_under_another_field_name_is_judged_as_before(tmp_path):
     # a padded count the code computes (`bs = self._pad_to_bucket(raw_bs)`) stored as
-    # `self.graph_bs`, no profile name: not a count the resets name, so judged as any padded
-    # count (the first version took every field of no profile name as such, and skipped it)
-    runner = '''\
-import torch
-
-
-class ToyDraftInput:
-    def __init__(self, topk_p, topk_index):
-        self.topk_p = topk_p
-        self.topk_index = topk_index
-
-
-class ToyDraftBuffers:
-    topk_p: torch.Tensor
-    topk_index: torch.Tensor
-
-
-class ToyDraftGraphRunner:
-    def __init__(self, backend, capture_bs):
-        self.buffers = ToyDraftBuffers()
-        self.backend = backend
-        self.capture_bs = capture_bs
-
-    def _pad_to_bucket(self, raw_bs):
-        return min(b for b in self.capture_bs if b >= raw_bs)
-
-    def capture_one_shape(self, size, forward):
-        num_seqs = size
-        buffers = self.buffers
-        spec_info = ToyDraftInput(
-            topk_p=buffers.topk_p[:num_seqs],
-            topk_index=buffers.topk_index[:num_seqs],
-        )
-        self.backend.capture_one(size, lambda: forward(spec_info))
-
-    def _replay_graph(self, shape_key, forward_batch):
-        return self.backend.replay(shape_key, forward_batch)
-
-    def prepare(self, forward_batch):
-        buffers = self.buffers
-        raw_bs = forward_batch.batch_size
-        bs = self._pad_to_bucket(raw_bs)
-        buffers.topk_p[:raw_bs].copy_(forward_batch.spec_info.topk_p)
-        buffers.topk_index[:raw_bs].copy_(forward_batch.spec_info.topk_index)
-        self.raw_bs = raw_bs
-        self.graph_bs = bs
-
-    def execute(self, forward_batch):
-        self.prepare(forward_batch)
-        return self._replay_graph(self.graph_bs, forward_batch)
-'''
-    got = check_files(tmp_path, {"runner.py": runner}, ["runner.py"], profile="sglang")
-    assert sorted((f.code, f.field) for f in got) == [("PAD001", "topk_index"), ("PAD001", "topk_p")]
+    # `self.graph_bs`, no profile name, and replayed from there: not a count the resets name, so
+    # judged as any padded count, the same as the fixture's replay of the local `bs` (the first
+    # version took every field of no profile name as such, and skipped it)
+    fixture = (ROOT / "fixtures" / "sglang" / "graph_bound_replay_buggy.py").read_text(encoding="utf-8")
+    line = "        return self._replay_graph(bs, forward_batch)  # expect: PAD001 field=topk_index\n"
+    assert fixture.count(line) == 1
+    # the step split in two: `prepare` stores the sizes, `execute` replays from the field
+    stored = fixture.replace(line, "        self.raw_bs = raw_bs\n        self.graph_bs = bs\n\n"
+                                   "    def execute(self, forward_batch):\n"
+                                   "        self.prepare(forward_batch)\n"
+                                   "        return self._replay_graph(self.graph_bs, forward_batch)\n")
+    stored = stored.replace("    def execute(self, forward_batch):\n        buffers = self.buffers\n",
+                            "    def prepare(self, forward_batch):\n        buffers = self.buffers\n", 1)
+    assert "def prepare(" in stored
+    before = check_files(tmp_path / "a", {"runner.py": fixture}, ["runner.py"], profile="sglang")
+    after = check_files(tmp_path / "b", {"runner.py": stored}, ["runner.py"], profile="sglang")
+    assert [(f.code, f.field) for f in before] == [("PAD001", "topk_index")]
+    assert [(f.code, f.field) for f in after] == [("PAD001", "topk_index")]
 
 
 def test_a_range_of_real_rows_is_no_padding(tmp_path):
