@@ -794,7 +794,7 @@ class Interpreter:
         # persistent buffers: allocations and writes across the project (the never-written fact)
         self.buffers = BufferIndex(project, profile)
         self._property_calls: dict[int, cst.Call] = {}  # id(attribute) -> the getter's call (kept)
-        self._escaping_stack: list[ClosureVal] = []  # the closures :meth:`_run_escaped` runs now
+        self._escaping: ClosureVal | None = None  # the closure :meth:`_run_escaped` runs now
         # (class of `self`, heap key of its field) holding a padded count the code's resets name ->
         # the facts where the code bound it (:meth:`_padded_by_reset`), met over the bindings seen
         self._learned_when: dict[tuple[str, str], frozenset] = {}
@@ -977,21 +977,19 @@ class Interpreter:
         what that path wrote and the facts that hold there; its writes are the path's.  The call
         step is the store's line.  (Writes the function makes between the store and the call that
         runs it are not seen: the store is where the analysis knows the function escapes.)"""
-        if any(c is closure for c in self._escaping_stack):
-            return
         call = self._escaped_calls.get(id(name_node))
         if call is None:
             call = self._escaped_calls[id(name_node)] = cst.Call(func=cst.Name(closure.node.name.value))
             self._keep.append(name_node)
         frame.seg.same_line_as(call, name_node, frame.stmt)
-        saved = frame.fixable
-        frame.fixable = False
-        self._escaping_stack.append(closure)
+        saved = frame.fixable, self._escaping
+        frame.fixable, self._escaping = False, closure
         try:
+            # (a function that stores itself while it runs is not run again: :meth:`_call_body`
+            # does not enter a function already on the call path)
             self._inline(("closure", closure), call, frame, state)
         finally:
-            frame.fixable = saved
-            self._escaping_stack.pop()
+            frame.fixable, self._escaping = saved
 
     def _preparing_paths(self, states: list[State], joined: State) -> list[State]:
         """The ways out of a method that store a padded count in a field of ``self``
@@ -2517,73 +2515,12 @@ class Interpreter:
             self._bind(target, value, frame, state)
             return
         if isinstance(target, cst.Attribute):
-            # a nested function stored on an object: whoever reads the attribute may call it
-            escaped = isinstance(value, ClosureVal) and value.active and value.node is not None \
-                and value.key.startswith(frame.qual + ".<")
-            try:
-                base = self._eval(target.value, frame, state)
-                if isinstance(base, MetaVal):
-                    self._check_sink(base.sink, target.attr.value, "attribute", value_node, value,
-                                     frame, state, "error", node=frame.stmt)
-                    if isinstance(target.value, cst.Name) and not base.opaque:  # `meta.f = v`: later reads see v
-                        state.env[target.value.value] = MetaVal(base.sink, base.fields.set(target.attr.value, value),
-                                                                base.cls)
-                    return
-                if isinstance(base, Refs):
-                    sink = self._sink_type(base)
-                    if sink is not None:  # a store on an object of a metadata class (a passed-in ForwardBatch)
-                        self._check_sink(sink, target.attr.value, "attribute", value_node, value,
-                                         frame, state, "error", node=frame.stmt)
-                    is_self = isinstance(target.value, cst.Name) and target.value.value == "self"
-                    # `self.X = obj` with obj an object of a project class (a dataclass built or
-                    # `replace`d here): later reads of `self.X` see that object and its fields
-                    is_object = isinstance(value, Refs) and bool(value.refs) and all(
-                        r.types and r.count is None for r in value.refs)
-                    # `self` an object built on this path (a dataclass constructed here, whose method
-                    # `share_buffers` runs `setattr(self, f.name, ...)`): its fields are values, not
-                    # persistent locations
-                    built = bool(base.refs) and not any(r.persistent for r in base.refs)
-                    # `self.X = self.buf` or `= self.buf[:bs]` in a method that is no constructor (a
-                    # step's `prepare`): from here on this path's `self.X` is that buffer or view, with
-                    # its rows' states (what construction stores, the class's own aliases say)
-                    alias = is_self and frame.seg.func.name.value not in self._CONSTRUCTORS \
-                        and isinstance(value, Refs) and bool(value.refs) and all(
-                            r.persistent and not r.types and not r.elem_types
-                            and not r.loc.startswith(("@", "new:")) for r in value.refs)
-                    if alias:
-                        self._store_field(base, target.attr.value, self._cv(value), state)
-                        return
-                    if not is_self or isinstance(value, CountVal) or is_object or built:
-                        self._store_field(base, target.attr.value, self._cv(value), state)
-                        if not is_self or is_object or built:
-                            return
-                    elif any(state.heap.get(self._field_key(r.loc, target.attr.value)) is not None
-                             for r in base.refs if r.count is None):
-                        # any other value (a fresh tensor, one handed in, None) replaces a buffer an
-                        # earlier store made the field on this path: from here the field is its own
-                        # location again, stored as such (a write a callee's summary replays; the read
-                        # above is logged, so a summary made where no buffer was stored does not apply)
-                        for r in base.refs:
-                            if r.count is None:
-                                del state.heap[self._field_key(r.loc, target.attr.value)]
-                        own = self._eval(target, frame, state)
-                        self._store_field(base, target.attr.value, own, state)
-                    # `self.X = fresh_tensor`: the persistent location now holds that tensor's state
-                    fresh = [r for r in (value.refs if isinstance(value, Refs) else ()) if not r.persistent]
-                    for r in base.refs:
-                        if r.count is None and r.persistent:
-                            loc = self._attr_loc(r.loc, target.attr.value)
-                            if fresh:
-                                st = None
-                                for f in fresh:
-                                    fs = state.loc(f.loc)
-                                    fs = LocState(False, fs.taints, fs.clean)
-                                    st = fs if st is None else st.join(fs)
-                                state.heap[loc] = st
-                return
-            finally:
-                if escaped:
-                    self._run_escaped(value, value_node, frame, state)
+            self._store_attr(target, value_node, value, frame, state)
+            if isinstance(value, ClosureVal) and value.active and value.node is not None \
+                    and value.key.startswith(frame.qual + ".<"):
+                # a nested function stored on an object: whoever reads the attribute may call it
+                self._run_escaped(value, value_node, frame, state)
+            return
         if isinstance(target, cst.Subscript):
             holder = state.env.get(target.value.value) if isinstance(target.value, cst.Name) else None
             if isinstance(holder, DictVal):  # kwargs["seq_lens"] = ...
@@ -2599,6 +2536,68 @@ class Interpreter:
                 state.env[target.value.value] = MapVal(join_vals(holder.item, value), holder.keyed)
                 return
             self._write_region(target, value, frame, state, value_node)
+
+    def _store_attr(self, target: cst.Attribute, value_node, value: AVal, frame: Frame, state: State) -> None:
+        """``obj.attr = value`` (:meth:`_assign`)."""
+        base = self._eval(target.value, frame, state)
+        if isinstance(base, MetaVal):
+            self._check_sink(base.sink, target.attr.value, "attribute", value_node, value,
+                             frame, state, "error", node=frame.stmt)
+            if isinstance(target.value, cst.Name) and not base.opaque:  # `meta.f = v`: later reads see v
+                state.env[target.value.value] = MetaVal(base.sink, base.fields.set(target.attr.value, value),
+                                                        base.cls)
+            return
+        if isinstance(base, Refs):
+            sink = self._sink_type(base)
+            if sink is not None:  # a store on an object of a metadata class (a passed-in ForwardBatch)
+                self._check_sink(sink, target.attr.value, "attribute", value_node, value,
+                                 frame, state, "error", node=frame.stmt)
+            is_self = isinstance(target.value, cst.Name) and target.value.value == "self"
+            # `self.X = obj` with obj an object of a project class (a dataclass built or
+            # `replace`d here): later reads of `self.X` see that object and its fields
+            is_object = isinstance(value, Refs) and bool(value.refs) and all(
+                r.types and r.count is None for r in value.refs)
+            # `self` an object built on this path (a dataclass constructed here, whose method
+            # `share_buffers` runs `setattr(self, f.name, ...)`): its fields are values, not
+            # persistent locations
+            built = bool(base.refs) and not any(r.persistent for r in base.refs)
+            # `self.X = self.buf` or `= self.buf[:bs]` in a method that is no constructor (a
+            # step's `prepare`): from here on this path's `self.X` is that buffer or view, with
+            # its rows' states (what construction stores, the class's own aliases say)
+            alias = is_self and frame.seg.func.name.value not in self._CONSTRUCTORS \
+                and isinstance(value, Refs) and bool(value.refs) and all(
+                    r.persistent and not r.types and not r.elem_types
+                    and not r.loc.startswith(("@", "new:")) for r in value.refs)
+            if alias:
+                self._store_field(base, target.attr.value, self._cv(value), state)
+                return
+            if not is_self or isinstance(value, CountVal) or is_object or built:
+                self._store_field(base, target.attr.value, self._cv(value), state)
+                if not is_self or is_object or built:
+                    return
+            elif any(state.heap.get(self._field_key(r.loc, target.attr.value)) is not None
+                     for r in base.refs if r.count is None):
+                # any other value (a fresh tensor, one handed in, None) replaces a buffer an
+                # earlier store made the field on this path: from here the field is its own
+                # location again, stored as such (a write a callee's summary replays; the read
+                # above is logged, so a summary made where no buffer was stored does not apply)
+                for r in base.refs:
+                    if r.count is None:
+                        del state.heap[self._field_key(r.loc, target.attr.value)]
+                own = self._eval(target, frame, state)
+                self._store_field(base, target.attr.value, own, state)
+            # `self.X = fresh_tensor`: the persistent location now holds that tensor's state
+            fresh = [r for r in (value.refs if isinstance(value, Refs) else ()) if not r.persistent]
+            for r in base.refs:
+                if r.count is None and r.persistent:
+                    loc = self._attr_loc(r.loc, target.attr.value)
+                    if fresh:
+                        st = None
+                        for f in fresh:
+                            fs = state.loc(f.loc)
+                            fs = LocState(False, fs.taints, fs.clean)
+                            st = fs if st is None else st.join(fs)
+                        state.heap[loc] = st
 
     def _write_region(self, target: cst.Subscript, value: AVal, frame: Frame, state: State,
                       value_node=None) -> None:
@@ -3313,7 +3312,7 @@ class Interpreter:
         return out, exact
 
     def _known_count(self, name: str) -> bool:
-        return self.p.is_padded_name(name) or any(name in pair.real for pair in self.p.counts)
+        return self.p.is_padded_count(name) is not None
 
     def _real_by_reset(self, name: str, frame: Frame) -> bool:
         """``name``, a padded count to the profile, is the real count in this function: the code
@@ -3336,11 +3335,10 @@ class Interpreter:
         from here on (a test ``if bs < self._capture_req_slots:`` compares the pair; a replay
         after this step reads the padded count off the field, :meth:`_held_counts`)."""
         me = state.env.get("self")
-        if not isinstance(me, Refs) or not pair.padded \
-                or any(p in frame.seg.bound_names and p != real for p in pair.padded):
+        if not isinstance(me, Refs) or not pair.padded:
             return
         for lo, up in frame.seg.reset_bounds:
-            if lo != real or any(lo2 == up for lo2, _u in frame.seg.reset_bounds):
+            if lo != real or not self._ends_padding(lo, up, pair, frame):
                 continue
             v = self._bound_once(up, frame)
             if v is None and up in frame.seg.bound_names:
@@ -3366,8 +3364,6 @@ class Interpreter:
         if isinstance(value, CountVal) and value.canon and self.p.pair_for_padded(value.canon) is not None \
                 and not value.learned:
             return None  # a padded count already (not one the resets named: the field read here)
-        if any(lo == name for lo, _up in frame.seg.reset_bounds):
-            return None  # rows from it on are reset too (`x[n:end] = v; x[end:P] = w`): real rows end there
         for lo, up in frame.seg.reset_bounds:
             if up != name:
                 continue
@@ -3375,11 +3371,18 @@ class Interpreter:
             if not isinstance(low, CountVal) or not low.canon or low.offset:
                 continue
             pair = next((p for p in self.p.counts if low.canon in p.real and p.padded), None)
-            if pair is not None and not any(p in frame.seg.bound_names and p != lo for p in pair.padded):
-                # (a function that binds the pair's padded count by its name has it: `[bs:r]`
-                # is then some range of rows below it)
+            if pair is not None and self._ends_padding(lo, up, pair, frame):
                 return pair
         return None
+
+    @staticmethod
+    def _ends_padding(lo: str, up: str, pair, frame: Frame) -> bool:
+        """Whether the function's reset of rows ``[lo:up]`` (``lo`` a real count of ``pair``) says
+        ``up`` is where the padding rows end: not where rows from ``up`` on are reset too (``x[n:end]
+        = v; x[end:P] = w``: real rows end there), nor where the function binds the pair's padded
+        count by its name (``[lo:up]`` is then some range of rows below it)."""
+        return not any(lo2 == up for lo2, _up in frame.seg.reset_bounds) \
+            and not any(p in frame.seg.bound_names and p != lo for p in pair.padded)
 
     def _paired_here(self, name: str, frame: Frame) -> bool:
         """``name`` is a real count because the function also names its padded partner: a
@@ -6678,8 +6681,7 @@ class Interpreter:
         callee = Frame(qual=qual, owner=owner, seg=seg, module=module, path=path,
                        cls=(def_cls if closure is not None else frame.cls) if fn is None else owner,
                        chain=chain + ((line, f"stores `{shown}` for code the analysis does not read to call"
-                                              if closure is not None and self._escaping_stack
-                                              and closure is self._escaping_stack[-1] else
+                                              if closure is not None and closure is self._escaping else
                                               f"calls `{shown}`", frame.path),), known=set(frame.known),
                        dummy=(name if self.p.is_dummy_run(name) else
                               frame.dummy if fn is None or fn.owner == frame.owner else ""),

@@ -312,17 +312,17 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
     # counts as the sink's code names them; entry-point names only where none is in scope
     real_shown = shown or real_canon or "?"
     padded_shown = hit.padded_names.get(taint.padded) or taint.padded
+    # a number `self` keeps that only the code's own resets make the padded count (`s[...][bs:r]
+    # .zero_()` with `r = self._capture_req_slots`): no count name of the profile, no step computes it
+    learned = re.fullmatch(r"self\.\w+", taint.padded_written or "") is not None \
+        and profile.is_padded_count(taint.padded_written[5:]) is None
     if taint.padded not in hit.padded_names and re.fullmatch(r"[A-Za-z_]\w*(\.\w+)+", taint.padded_written) \
             and not taint.padded_written.startswith("self."):
         # no name for the padded count in scope, but the code at the source wrote it as a field
         # of a local (`desc.num_reqs`, the descriptor of a replayed graph): shown as written
         padded_shown = taint.padded_written
-    elif taint.padded not in hit.padded_names and re.fullmatch(r"self\.\w+", taint.padded_written) \
-            and not profile.is_padded_name(taint.padded_written[5:]) \
-            and not any(taint.padded_written[5:] in p.real for p in profile.counts):
-        # a number `self` keeps that the code's own resets make the padded count
-        # (`s[...][bs:r].zero_()` with `r = self._capture_req_slots`): shown as the code names it
-        padded_shown = taint.padded_written
+    elif taint.padded not in hit.padded_names and learned:
+        padded_shown = taint.padded_written  # shown as the code names it
     if not re.fullmatch(r"[A-Za-z_][\w.]*", padded_shown) and taint.padded_written:
         # a padded count the engine named after an expression (`raw_bs*w_padded` for the capture
         # width `bs * w` read in a replay): shown as the code writes it
@@ -447,11 +447,7 @@ def _finding(interp: Interpreter, key, hit: SinkHit, profile: Profile, source: s
         fix_hint = f"; reset {noun} {rows} to {shown} on every path before the lambda of line {hit.stmt_line} is called"
     elif hit.at_test:  # an `elif`/`while` test: no single statement to insert before
         fix_hint = f"; reset {noun} {rows} to {shown} on every path before this test"
-    elif re.fullmatch(r"self\.\w+", taint.padded_written or "") \
-            and not profile.is_padded_name(taint.padded_written[5:]) \
-            and not any(taint.padded_written[5:] in p.real for p in profile.counts):
-        # a number `self` keeps that only the code's resets make the padded count
-        # (`s[...][bs:r].zero_()` with `r = self._capture_req_slots`): no step computes it
+    elif learned:
         fix_hint = (f"; reset {noun} {rows} to {shown} where the code resets the other padding rows up "
                     f"to `{taint.padded_written}`, on every path to line {hit.stmt_line}")
     elif (taint.padded_written or "").startswith("self."):
